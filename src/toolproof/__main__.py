@@ -1,0 +1,3 @@
+from toolproof.cli import main
+
+main()

@@ -1,0 +1,5 @@
+"""The toolproof command line: a thin layer over the library API."""
+
+from toolproof.cli._app import app, main
+
+__all__ = ["app", "main"]

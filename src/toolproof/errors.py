@@ -1,0 +1,88 @@
+"""Errors raised by toolproof.
+
+The hierarchy::
+
+    ToolproofError
+     ├── UserError            bad input from the user: a suite, a records file, an option.
+     │    └── SuiteError      names the file, line, column and field path.
+     ├── ProviderError        a provider answered with an error; carries status, body, headers.
+     └── HarnessError         toolproof itself failed (a scorer or judge crashed).
+
+A ``UserError`` is printed by the command line as one line, with no traceback,
+and exit code 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+__all__ = ["HarnessError", "ProviderError", "SuiteError", "ToolproofError", "UserError"]
+
+
+class ToolproofError(Exception):
+    """Base of every error toolproof raises on purpose."""
+
+
+class UserError(ToolproofError):
+    """The user's input is wrong. The message says what and where."""
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    """Render a field path as ``cases[3].expect.args.order_id``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+class SuiteError(UserError):
+    """A problem at a precise place in a suite or records file."""
+
+    def __init__(
+        self,
+        file: str,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        path: Sequence[str | int] = (),
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.column = column
+        self.path = tuple(path)
+        self.detail = message
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        field = format_path(self.path)
+        return f"{where}: {field + ': ' if field else ''}{self.detail}"
+
+
+class ProviderError(ToolproofError):
+    """A provider answered, but with an error."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.headers = dict(headers or {})
+
+
+class HarnessError(ToolproofError):
+    """toolproof itself failed while scoring or judging. Never a model failure."""

@@ -1,0 +1,41 @@
+"""toolproof's canonical, provider-neutral types."""
+
+from toolproof.types._case import CallSpec, Case, CountSpec, Expect, Kind, Order
+from toolproof.types._message import Conversation, Message, Role, ToolCall
+from toolproof.types._record import RECORD_FORMAT, AttemptError, Outcome, Record
+from toolproof.types._response import Response, Usage
+from toolproof.types._suite import SUITE_FORMAT, Defaults, Suite, SuiteTool, Thresholds
+from toolproof.types._tool import Effect, Risk, Tool
+from toolproof.types._verdict import STAGE_ORDER, Check, FailureClass, Stage, Verdict
+
+__all__ = [
+    "RECORD_FORMAT",
+    "STAGE_ORDER",
+    "SUITE_FORMAT",
+    "AttemptError",
+    "CallSpec",
+    "Case",
+    "Check",
+    "Conversation",
+    "CountSpec",
+    "Defaults",
+    "Effect",
+    "Expect",
+    "FailureClass",
+    "Kind",
+    "Message",
+    "Order",
+    "Outcome",
+    "Record",
+    "Response",
+    "Risk",
+    "Role",
+    "Stage",
+    "Suite",
+    "SuiteTool",
+    "Thresholds",
+    "Tool",
+    "ToolCall",
+    "Usage",
+    "Verdict",
+]

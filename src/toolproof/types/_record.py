@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolproof.types._message import Message
+from toolproof.types._response import Response
+
+RECORD_FORMAT = "toolproof.record/1"
+
+
+class Outcome(StrEnum):
+    """How an attempt ended. Only ``ok`` is scored as model behaviour."""
+
+    ok = "ok"
+    rate_limited = "rate_limited"
+    server_error = "server_error"
+    timeout = "timeout"
+    network = "network"
+    rejected = "rejected"
+    harness_error = "harness_error"
+
+    @property
+    def is_infrastructure(self) -> bool:
+        return self not in (Outcome.ok, Outcome.harness_error)
+
+
+class AttemptError(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    message: str
+    status: int | None = None
+    body: str | None = None
+
+
+class Record(BaseModel):
+    """One attempt at one case: a line of a records file.
+
+    ``response`` is the model's final answer. For multi-step cases,
+    ``transcript`` holds every turn that led to it. ``request`` is the exact
+    payload sent to the provider (never with credentials).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["toolproof.record/1"] = RECORD_FORMAT
+    case_id: str
+    target: str | None = None
+    attempt: int = Field(default=0, ge=0)
+    run_id: str | None = None
+    outcome: Outcome = Outcome.ok
+    response: Response | None = None
+    transcript: list[Message] | None = None
+    request: Any = None
+    error: AttemptError | None = None
+    started_at: datetime | None = None
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    cached: bool = False
+    key: str | None = Field(default=None, description="Fingerprint of request, model and settings.")

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolproof.types._case import Case, Order
+from toolproof.types._tool import Tool
+
+SUITE_FORMAT = 1
+
+
+class SuiteTool(Tool):
+    """A tool as declared in a suite: the canonical tool plus default matchers."""
+
+    match: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Default matcher per top-level parameter, e.g. {customer: normalized}.",
+    )
+
+    def canonical(self) -> Tool:
+        return Tool.model_validate(self.model_dump(exclude={"match"}))
+
+
+class Defaults(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    extra_args: bool = Field(default=False, description="Allow arguments a call does not list.")
+    order: Order = Field(default=Order.unordered, description="Default order of expected calls.")
+
+
+class Thresholds(BaseModel):
+    """Minimum rates (0..1) and maximum counts a run must meet."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    selection: float | None = Field(default=None, ge=0, le=1)
+    strict_pass: float | None = Field(default=None, ge=0, le=1)
+    arguments: float | None = Field(default=None, ge=0, le=1)
+    schema_adherence: float | None = Field(default=None, ge=0, le=1)
+    no_call_accuracy: float | None = Field(default=None, ge=0, le=1)
+    unsafe_calls: int | None = Field(default=None, ge=0)
+    failures: int | None = Field(default=None, ge=0, description="Maximum failed cases.")
+
+
+class Suite(BaseModel):
+    """A loaded, resolved suite: tools, cases and settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal[1] = SUITE_FORMAT
+    name: str
+    version: str | None = None
+    description: str | None = None
+    now: datetime | None = None
+    timezone: str = "UTC"
+    system: str | None = None
+    tools: list[SuiteTool]
+    defaults: Defaults = Field(default_factory=Defaults)
+    thresholds: dict[str, Thresholds] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    cases: list[Case]
+    source: str | None = Field(default=None, description="Where the suite was loaded from.")
+
+    def tool(self, name: str) -> SuiteTool | None:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        return None
+
+    def tools_for(self, case: Case) -> list[Tool]:
+        """The canonical tools offered to the model in a case."""
+        chosen = self.tools if case.tools is None else [t for t in self.tools if t.name in case.tools]
+        return [t.canonical() for t in chosen]
+
+    def fingerprint(self) -> str:
+        """A hash of everything that changes what the model is asked."""
+        payload = self.model_dump(mode="json", exclude={"source", "thresholds"})
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
