@@ -1,4 +1,12 @@
-"""Model providers: one module each, behind one small async interface."""
+"""Model providers: one module each, behind one small async interface.
+
+``HttpTransport`` is imported on first use, so that importing this package
+(and starting the command line) does not pay for the HTTP client.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from toolproof.providers._base import (
     Exchange,
@@ -8,12 +16,27 @@ from toolproof.providers._base import (
     ToolChoice,
     TransportError,
 )
+from toolproof.providers._registry import create_provider, provider_names
+
+if TYPE_CHECKING:
+    from toolproof.providers._http import HttpTransport
 
 __all__ = [
     "Exchange",
+    "HttpTransport",
     "ModelSettings",
     "Provider",
     "ProviderRequest",
     "ToolChoice",
     "TransportError",
+    "create_provider",
+    "provider_names",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "HttpTransport":
+        from toolproof.providers._http import HttpTransport
+
+        return HttpTransport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
