@@ -1,0 +1,186 @@
+"""Anthropic Messages API (``anthropic:MODEL``), over the shared transport.
+
+System messages go to the top-level ``system``; tool results are
+``tool_result`` blocks in a user turn (consecutive results share one turn);
+``max_tokens`` is required by the API, so 1024 is sent when unset. A
+``tool_use`` block's ``input`` arrives as an object: ``raw_arguments`` is
+its JSON text as received (compact, keys in the order received).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolproof.errors import UserError
+from toolproof.providers._base import Exchange, ModelSettings, Provider, ProviderRequest
+from toolproof.providers._common import (
+    api_key,
+    arguments_for_history,
+    call_from_object,
+    fill_call_ids,
+    join_url,
+    merge_extra,
+    system_text,
+    unexpected_body,
+)
+from toolproof.providers._http import HttpTransport
+from toolproof.types import Message, Response, Tool, ToolCall, Usage
+
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider"]
+
+DEFAULT_MAX_TOKENS = 1024
+API_VERSION = "2023-06-01"
+_EFFORTS = ("low", "medium", "high")
+
+
+class AnthropicProvider(Provider):
+    """``anthropic:MODEL``: key ``ANTHROPIC_API_KEY``."""
+
+    name = "anthropic"
+    default_base_url = "https://api.anthropic.com/v1"
+
+    def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
+        self.model = model
+        self.settings = settings
+        self.transport = transport
+        _check_effort(settings)
+        self.url = join_url(settings.base_url or self.default_base_url, "messages")
+        env = (settings.api_key_env,) if settings.api_key_env else ("ANTHROPIC_API_KEY",)
+        self._key = api_key(self.name, env)
+        self._reported: str | None = None
+
+    async def generate(self, request: ProviderRequest) -> Exchange:
+        payload = self.build_payload(request)
+        headers = {"x-api-key": self._key, "anthropic-version": API_VERSION}
+        body, latency_ms = await self.transport.post_json(
+            self.url, payload, headers, request.settings.timeout_s
+        )
+        response = self.parse_response(body, latency_ms, payload)
+        self._reported = response.model or self._reported
+        return Exchange(request=payload, response=response)
+
+    def model_version(self) -> str | None:
+        return self._reported
+
+    def build_payload(self, request: ProviderRequest) -> dict[str, Any]:
+        """The exact JSON body for one request."""
+        settings = request.settings
+        _check_effort(settings)
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": settings.max_tokens or DEFAULT_MAX_TOKENS,
+        }
+        system = system_text(request.messages)
+        if system is not None:
+            payload["system"] = system
+        payload["messages"] = _messages(fill_call_ids(request.messages))
+        if request.tools:
+            payload["tools"] = [_tool(t) for t in request.tools]
+            payload["tool_choice"] = _tool_choice(settings)
+        if settings.temperature is not None:
+            payload["temperature"] = settings.temperature
+        if settings.reasoning_effort is not None:
+            payload["output_config"] = {"effort": settings.reasoning_effort}
+        return merge_extra(payload, settings)
+
+    def parse_response(self, body: Any, latency_ms: float, payload: Any) -> Response:
+        """The canonical view of a Messages body; ``raw`` is the body itself."""
+        content = body.get("content") if isinstance(body, dict) else None
+        if not isinstance(content, list) or body.get("type") == "error":
+            raise unexpected_body(self.name, body, payload, "the answer has no content")
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                texts.append(str(block.get("text") or ""))
+            elif block.get("type") == "tool_use":
+                name = str(block.get("name") or "")
+                calls.append(call_from_object(block.get("id"), name, block.get("input")))
+        text = "".join(texts) or None
+        stop = body.get("stop_reason")
+        return Response(
+            text=text,
+            tool_calls=calls,
+            refusal=(text or "refusal") if stop == "refusal" else None,
+            stop_reason=stop,
+            usage=_usage(body.get("usage")),
+            latency_ms=latency_ms,
+            model=body.get("model"),
+            raw=body,
+        )
+
+
+def _check_effort(settings: ModelSettings) -> None:
+    effort = settings.reasoning_effort
+    if effort is not None and effort not in _EFFORTS:
+        raise UserError(
+            f"provider 'anthropic' takes reasoning_effort low, medium or high, not {effort!r}"
+        )
+
+
+def _tool(tool: Tool) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        out["description"] = tool.description
+    out["input_schema"] = tool.parameters
+    if tool.strict is not None:
+        out["strict"] = tool.strict
+    return out
+
+
+def _tool_choice(settings: ModelSettings) -> dict[str, Any]:
+    choice = settings.tool_choice
+    kind = {"auto": "auto", "required": "any", "none": "none", "tool": "tool"}[choice.mode]
+    out: dict[str, Any] = {"type": kind}
+    if choice.mode == "tool":
+        out["name"] = choice.tool
+    if kind != "none" and settings.parallel_tool_calls is not None:
+        out["disable_parallel_tool_use"] = not settings.parallel_tool_calls
+    return out
+
+
+def _messages(messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        if msg.role == "system":
+            continue
+        role = "assistant" if msg.role == "assistant" else "user"
+        blocks = _blocks(msg)
+        if out and out[-1]["role"] == role == "user":
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def _blocks(msg: Message) -> list[dict[str, Any]]:
+    if msg.role == "tool":
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": msg.tool_call_id,
+            "content": msg.content or "",
+        }
+        if msg.is_error:
+            block["is_error"] = True
+        return [block]
+    blocks: list[dict[str, Any]] = []
+    if msg.content:
+        blocks.append({"type": "text", "text": msg.content})
+    for call in msg.tool_calls:
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.id,
+                "name": call.name,
+                "input": arguments_for_history(call),
+            }
+        )
+    return blocks
+
+
+def _usage(usage: Any) -> Usage | None:
+    if not isinstance(usage, dict):
+        return None
+    return Usage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"))

@@ -1,0 +1,155 @@
+"""Small pieces every wire-format adapter shares: keys, argument parsing, the common fields.
+
+Parsing a JSON argument string is normalisation; nothing here repairs,
+coerces or fills in what the model produced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from toolproof.errors import UserError
+from toolproof.providers._base import ModelSettings, TransportError
+from toolproof.providers._http import classify_status
+from toolproof.types import Message, Outcome, ToolCall
+
+__all__ = [
+    "SYNTHETIC_ID_PREFIX",
+    "api_key",
+    "arguments_for_history",
+    "arguments_text",
+    "call_from_object",
+    "call_from_text",
+    "fill_call_ids",
+    "join_url",
+    "merge_extra",
+    "system_text",
+    "unexpected_body",
+]
+
+#: Prefix of the ids :func:`fill_call_ids` invents for calls written without one.
+SYNTHETIC_ID_PREFIX = "toolproof_call_"
+
+
+def api_key(provider: str, env_names: tuple[str, ...]) -> str:
+    """The first non-empty key among the environment variables, or a UserError naming them."""
+    for name in env_names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    wanted = " or ".join(env_names)
+    raise UserError(
+        f"provider {provider!r} needs an API key: set the environment variable {wanted}"
+    )
+
+
+def join_url(base: str, path: str) -> str:
+    return base.rstrip("/") + "/" + path.lstrip("/")
+
+
+def call_from_text(call_id: str | None, name: str, raw: str) -> ToolCall:
+    """A call whose arguments arrived as text: keep the text, parse it, never raise."""
+    try:
+        parsed = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return ToolCall(id=call_id, name=name, raw_arguments=raw, parse_error=str(exc))
+    return ToolCall(id=call_id, name=name, raw_arguments=raw, arguments=parsed)
+
+
+def call_from_object(call_id: str | None, name: str, value: Any) -> ToolCall:
+    """A call whose arguments arrived as a JSON value: ``raw_arguments`` is its JSON text.
+
+    A string value is taken as the argument text itself (some servers send
+    that), so it is parsed like text rather than wrapped again.
+    """
+    if isinstance(value, str):
+        return call_from_text(call_id, name, value)
+    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return ToolCall(id=call_id, name=name, raw_arguments=raw, arguments=value)
+
+
+def arguments_for_history(call: ToolCall) -> Any:
+    """The arguments of an earlier call, as a JSON value, to send back in a conversation."""
+    if call.arguments is not None or call.raw_arguments is None:
+        return call.arguments if call.arguments is not None else {}
+    try:
+        return json.loads(call.raw_arguments)
+    except ValueError:
+        return {}
+
+
+def arguments_text(call: ToolCall) -> str:
+    """The arguments of an earlier call, as text, to send back in a conversation."""
+    if call.raw_arguments is not None:
+        return call.raw_arguments
+    return json.dumps(call.arguments if call.arguments is not None else {}, ensure_ascii=False)
+
+
+def merge_extra(payload: dict[str, Any], settings: ModelSettings) -> dict[str, Any]:
+    """Merge ``settings.extra_body`` into the payload, as written (top-level keys win)."""
+    if settings.extra_body:
+        payload.update(settings.extra_body)
+    return payload
+
+
+def system_text(messages: list[Message]) -> str | None:
+    """The system messages joined by blank lines, or None."""
+    parts = [m.content for m in messages if m.role == "system" and m.content]
+    return "\n\n".join(parts) if parts else None
+
+
+def unexpected_body(provider: str, body: Any, request: Any, why: str) -> TransportError:
+    """A 2xx answer that is not a model answer: an error object, or the wrong shape."""
+    status = None
+    outcome = Outcome.server_error
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        code = body["error"].get("code")
+        if isinstance(code, int) and 400 <= code < 600:
+            status, outcome = code, classify_status(code)
+    text = json.dumps(body, ensure_ascii=False)[:65536]
+    return TransportError(outcome, f"{provider}: {why}", status=status, body=text, request=request)
+
+
+def fill_call_ids(messages: list[Message]) -> list[Message]:
+    """Give every earlier call an id, and every tool result the id of the call it answers.
+
+    Suites may write a conversation without ids. Calls without one get
+    ``toolproof_call_N``; a tool result without ``tool_call_id`` answers the first
+    unanswered call of the turn before it. Messages that already carry ids
+    are returned unchanged.
+    """
+    out: list[Message] = []
+    pending: list[ToolCall] = []
+    counter = 0
+    for msg in messages:
+        if msg.role == "assistant" and msg.tool_calls:
+            calls = []
+            for call in msg.tool_calls:
+                if call.id is None:
+                    call = call.model_copy(update={"id": f"{SYNTHETIC_ID_PREFIX}{counter}"})
+                counter += 1
+                calls.append(call)
+            msg = msg.model_copy(update={"tool_calls": calls})
+            pending = list(calls)
+        elif msg.role == "tool":
+            msg = _answer(msg, pending)
+        out.append(msg)
+    return out
+
+
+def _answer(msg: Message, pending: list[ToolCall]) -> Message:
+    if msg.tool_call_id is not None:
+        match = next((c for c in pending if c.id == msg.tool_call_id), None)
+    else:
+        match = pending[0] if pending else None
+    if match is None:
+        return msg
+    pending.remove(match)
+    update: dict[str, Any] = {}
+    if msg.tool_call_id is None:
+        update["tool_call_id"] = match.id
+    if msg.name is None:
+        update["name"] = match.name
+    return msg.model_copy(update=update) if update else msg

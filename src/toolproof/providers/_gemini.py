@@ -1,0 +1,276 @@
+"""Google Gemini API (``gemini:MODEL``): ``POST /v1beta/models/{model}:generateContent``.
+
+The documented REST format is sent over the shared transport, not through
+``google-genai``: the SDK adds its own client, retries and CPU per request,
+and the REST format is small. Tools are sent as ``functionDeclarations``
+with ``parametersJsonSchema``, so the suite's JSON Schema goes out as
+written instead of being converted to Gemini's OpenAPI subset.
+
+Gemini 3 models reject a conversation that replays one of their function
+calls without the ``thoughtSignature`` that came with it. The provider
+remembers the signatures it received and attaches them when the same call
+is sent back; a call it never produced (one written in a suite) is sent
+with the documented placeholder signature instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any
+
+from toolproof.errors import UserError
+from toolproof.providers._base import Exchange, ModelSettings, Provider, ProviderRequest
+from toolproof.providers._common import (
+    SYNTHETIC_ID_PREFIX,
+    api_key,
+    arguments_for_history,
+    call_from_object,
+    fill_call_ids,
+    join_url,
+    merge_extra,
+    system_text,
+    unexpected_body,
+)
+from toolproof.providers._http import HttpTransport
+from toolproof.types import Message, Response, Tool, ToolCall, Usage
+
+__all__ = ["REFUSAL_REASONS", "GeminiProvider"]
+
+#: finishReason / blockReason values that mean the answer was withheld.
+REFUSAL_REASONS = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+    }
+)
+PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
+_MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE", "tool": "ANY"}
+_MAX_SIGNATURES = 50_000
+
+
+class GeminiProvider(Provider):
+    """``gemini:MODEL``: key ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``)."""
+
+    name = "gemini"
+    default_base_url = "https://generativelanguage.googleapis.com"
+
+    def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
+        self.model = model.removeprefix("models/")
+        self.settings = settings
+        self.transport = transport
+        _check_settings(settings)
+        base = settings.base_url or self.default_base_url
+        self.url = join_url(base, f"v1beta/models/{self.model}:generateContent")
+        env = (
+            (settings.api_key_env,)
+            if settings.api_key_env
+            else ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+        )
+        self._key = api_key(self.name, env)
+        self._signatures: OrderedDict[str, str] = OrderedDict()
+        self._reported: str | None = None
+
+    async def generate(self, request: ProviderRequest) -> Exchange:
+        payload = self.build_payload(request)
+        body, latency_ms = await self.transport.post_json(
+            self.url, payload, {"x-goog-api-key": self._key}, request.settings.timeout_s
+        )
+        response = self.parse_response(body, latency_ms, payload)
+        self._reported = response.model or self._reported
+        return Exchange(request=payload, response=response)
+
+    def model_version(self) -> str | None:
+        return self._reported
+
+    # -- request -----------------------------------------------------------------
+
+    def build_payload(self, request: ProviderRequest) -> dict[str, Any]:
+        """The exact JSON body for one request."""
+        settings = request.settings
+        _check_settings(settings)
+        payload: dict[str, Any] = {"contents": self._contents(request.messages)}
+        system = system_text(request.messages)
+        if system is not None:
+            payload["systemInstruction"] = {"parts": [{"text": system}]}
+        if request.tools:
+            payload["tools"] = [{"functionDeclarations": [_declaration(t) for t in request.tools]}]
+            payload["toolConfig"] = {"functionCallingConfig": _calling_config(settings)}
+        config = _generation_config(settings)
+        if config:
+            payload["generationConfig"] = config
+        return merge_extra(payload, settings)
+
+    def _contents(self, messages: list[Message]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for msg in fill_call_ids(messages):
+            if msg.role == "system":
+                continue
+            role = "model" if msg.role == "assistant" else "user"
+            parts = self._parts(msg)
+            if out and out[-1]["role"] == role and msg.role == "tool":
+                out[-1]["parts"].extend(parts)
+            else:
+                out.append({"role": role, "parts": parts})
+        return out
+
+    def _parts(self, msg: Message) -> list[dict[str, Any]]:
+        if msg.role == "tool":
+            return [{"functionResponse": _function_response(msg)}]
+        parts: list[dict[str, Any]] = []
+        if msg.content:
+            parts.append({"text": msg.content})
+        for i, call in enumerate(msg.tool_calls):
+            part: dict[str, Any] = {"functionCall": _history_call(call)}
+            signature = self._signatures.get(_signature_key(call))
+            if signature is None and i == 0:
+                signature = PLACEHOLDER_SIGNATURE
+            if signature is not None:
+                part["thoughtSignature"] = signature
+            parts.append(part)
+        return parts
+
+    # -- response ----------------------------------------------------------------
+
+    def parse_response(self, body: Any, latency_ms: float, payload: Any) -> Response:
+        """The canonical view of a generateContent body; ``raw`` is the body itself."""
+        if not isinstance(body, dict):
+            raise unexpected_body(self.name, body, payload, "the answer is not an object")
+        candidates = body.get("candidates")
+        if not isinstance(candidates, list) or not candidates:
+            return self._blocked(body, latency_ms, payload)
+        candidate = candidates[0] if isinstance(candidates[0], dict) else {}
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for part in (candidate.get("content") or {}).get("parts") or []:
+            self._read_part(part, texts, calls)
+        reason = candidate.get("finishReason")
+        refusal = None
+        if reason in REFUSAL_REASONS:
+            refusal = str(candidate.get("finishMessage") or reason)
+        return Response(
+            text="".join(texts) or None,
+            tool_calls=calls,
+            refusal=refusal,
+            stop_reason=reason,
+            usage=_usage(body.get("usageMetadata")),
+            latency_ms=latency_ms,
+            model=body.get("modelVersion"),
+            raw=body,
+        )
+
+    def _blocked(self, body: dict[str, Any], latency_ms: float, payload: Any) -> Response:
+        feedback = body.get("promptFeedback")
+        reason = feedback.get("blockReason") if isinstance(feedback, dict) else None
+        if reason is None:
+            raise unexpected_body(self.name, body, payload, "the answer has no candidates")
+        return Response(
+            refusal=str(feedback.get("blockReasonMessage") or reason) if feedback else None,
+            stop_reason=str(reason),
+            usage=_usage(body.get("usageMetadata")),
+            latency_ms=latency_ms,
+            model=body.get("modelVersion"),
+            raw=body,
+        )
+
+    def _read_part(self, part: Any, texts: list[str], calls: list[ToolCall]) -> None:
+        if not isinstance(part, dict):
+            return
+        if "text" in part and not part.get("thought"):
+            texts.append(str(part["text"]))
+        call = part.get("functionCall")
+        if not isinstance(call, dict):
+            return
+        name = str(call.get("name") or "")
+        # Gemini leaves out ``args`` for a call without arguments.
+        tool_call = call_from_object(call.get("id"), name, call.get("args", {}))
+        calls.append(tool_call)
+        if isinstance(part.get("thoughtSignature"), str):
+            self._remember(tool_call, part["thoughtSignature"])
+
+    def _remember(self, call: ToolCall, signature: str) -> None:
+        self._signatures[_signature_key(call)] = signature
+        while len(self._signatures) > _MAX_SIGNATURES:
+            self._signatures.popitem(last=False)
+
+
+def _key_env(settings: ModelSettings) -> tuple[str, ...]:
+    if settings.api_key_env:
+        return (settings.api_key_env,)
+    return ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+def _check_settings(settings: ModelSettings) -> None:
+    if settings.parallel_tool_calls is False:
+        raise UserError(
+            "provider 'gemini' cannot turn off parallel function calls; "
+            "unset parallel_tool_calls for this model"
+        )
+
+
+def _signature_key(call: ToolCall) -> str:
+    args = arguments_for_history(call)
+    return f"{call.name}\x00{json.dumps(args, sort_keys=True, ensure_ascii=False)}"
+
+
+def _declaration(tool: Tool) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        out["description"] = tool.description
+    out["parametersJsonSchema"] = tool.parameters
+    return out
+
+
+def _calling_config(settings: ModelSettings) -> dict[str, Any]:
+    choice = settings.tool_choice
+    out: dict[str, Any] = {"mode": _MODES[choice.mode]}
+    if choice.mode == "tool":
+        out["allowedFunctionNames"] = [choice.tool]
+    return out
+
+
+def _generation_config(settings: ModelSettings) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    if settings.temperature is not None:
+        config["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        config["maxOutputTokens"] = settings.max_tokens
+    if settings.reasoning_effort is not None:
+        config["thinkingConfig"] = {"thinkingLevel": settings.reasoning_effort}
+    return config
+
+
+def _history_call(call: ToolCall) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": call.name, "args": arguments_for_history(call)}
+    if call.id is not None and not call.id.startswith(SYNTHETIC_ID_PREFIX):
+        out["id"] = call.id
+    return out
+
+
+def _function_response(msg: Message) -> dict[str, Any]:
+    key = "error" if msg.is_error else "result"
+    response: Any = {key: msg.content or ""}
+    if not msg.is_error and msg.content:
+        try:
+            parsed = json.loads(msg.content)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            response = parsed
+    out: dict[str, Any] = {"name": msg.name or "", "response": response}
+    if msg.tool_call_id is not None and not msg.tool_call_id.startswith(SYNTHETIC_ID_PREFIX):
+        out["id"] = msg.tool_call_id
+    return out
+
+
+def _usage(meta: Any) -> Usage | None:
+    if not isinstance(meta, dict):
+        return None
+    output = meta.get("candidatesTokenCount")
+    if meta.get("thoughtsTokenCount") is not None:
+        output = (output or 0) + meta["thoughtsTokenCount"]
+    return Usage(input_tokens=meta.get("promptTokenCount"), output_tokens=output)
