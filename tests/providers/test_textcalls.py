@@ -120,3 +120,8 @@ def test_no_tools_offered_means_no_calls() -> None:
     text = '{"name": "lookup_order", "arguments": {}}'
     assert extract_text_calls(text, set()).calls == []
     assert extract_text_calls(None, TOOLS).text is None
+
+
+def test_deeply_nested_text_is_left_alone() -> None:
+    text = "[" * 100_000
+    assert extract_text_calls(text, TOOLS).calls == []

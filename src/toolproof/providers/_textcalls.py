@@ -101,7 +101,7 @@ def _call_at(text: str, pos: int, tools: Collection[str]) -> tuple[ToolCall, int
     """A well-formed ``{"name", "arguments"}`` object of an offered tool at ``pos``."""
     try:
         spans, end = _object_spans(text, pos)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if set(spans) != _CALL_KEYS:
         return None
