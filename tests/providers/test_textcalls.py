@@ -123,5 +123,5 @@ def test_no_tools_offered_means_no_calls() -> None:
 
 
 def test_deeply_nested_text_is_left_alone() -> None:
-    text = "[" * 100_000
+    text = '{"name": "lookup_order", "arguments": ' + "[" * 100_000 + "]" * 100_000 + "}"
     assert extract_text_calls(text, TOOLS).calls == []
