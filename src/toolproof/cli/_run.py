@@ -1,9 +1,260 @@
-"""The `run` command (owned by the runner)."""
+"""The `run` command: a thin layer over :mod:`toolproof.run`.
+
+Heavy modules (the runner, rich, providers) are imported inside the command,
+so ``toolproof --help`` stays fast.
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
 import typer
+
+if TYPE_CHECKING:
+    from toolproof.run import RunOptions, RunResult, Target
+    from toolproof.types import Suite
+
+#: Exit code when more attempts than --max-infra-errors got no model answer.
+EXIT_INFRA = 3
+EXIT_INTERRUPTED = 130
+DEFAULT_CONFIG = "toolproof.yaml"
+
+_HELP = """Run a suite against models or agents: cases × targets × repeats.
+
+Writes a run folder (records.jsonl, manifest.json, summary.json) and prints
+the report, targets side by side. Exit codes: 0 ok; 2 bad input; 3 when more
+attempts than --max-infra-errors ended without a model answer (rate limit,
+server error, timeout, network, rejected, or a toolproof error) after
+retries; 130 when interrupted (resume with --resume).
+"""
 
 
 def register(app: typer.Typer) -> None:
     """Add the run command to the app."""
+    app.command("run", help=_HELP)(run_command)
+
+
+def run_command(
+    suite: Optional[Path] = typer.Argument(  # noqa: UP045 - typer needs Optional here
+        None, help="Suite file or folder (a folder means FOLDER/suite.yaml)."
+    ),
+    model: list[str] = typer.Option(
+        [],
+        "--model",
+        "-m",
+        help="Model spec PROVIDER:MODEL, e.g. openai:gpt-4.1-mini (repeatable).",
+    ),
+    target: list[str] = typer.Option(
+        [], "--target", "-t", help="Your agent: module:function or http(s)://URL (repeatable)."
+    ),
+    repeats: int = typer.Option(1, "--repeats", "-n", min=1, help="Attempts per case and target."),
+    config: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--config", help=f"Settings file (default: ./{DEFAULT_CONFIG} if present)."
+    ),
+    temperature: Optional[float] = typer.Option(None, "--temperature"),  # noqa: UP045
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens"),  # noqa: UP045
+    tool_choice: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--tool-choice", help="auto, required, none, or tool:NAME."
+    ),
+    concurrency: Optional[int] = typer.Option(  # noqa: UP045
+        None, "--concurrency", "-c", help="Requests in flight per target (default 1)."
+    ),
+    max_retries: Optional[int] = typer.Option(None, "--max-retries"),  # noqa: UP045
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per request."),  # noqa: UP045
+    pricing: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--pricing", help="Price table: {MODEL: {input, output}} in USD per million tokens."
+    ),
+    out: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--out", "-o", help="Run folder (default: runs/<suite>-<UTC time>)."
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
+    cache_dir: Path = typer.Option(Path(".toolproof/cache"), "--cache-dir"),
+    resume: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--resume", help="Finish a stopped run: only attempts not yet recorded."
+    ),
+    retry_failed: bool = typer.Option(
+        False,
+        "--retry-failed",
+        help="With --resume: also re-run attempts that failed on infrastructure.",
+    ),
+    max_infra_errors: int = typer.Option(
+        0, "--max-infra-errors", min=0, help="Attempts allowed to end without a model answer."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
+) -> None:
+    from toolproof.errors import UserError
+
+    overrides = {
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "tool_choice": _tool_choice(tool_choice),
+        "concurrency": concurrency,
+        "max_retries": max_retries,
+        "timeout_s": timeout,
+    }
+    opts = _options(no_cache, cache_dir, pricing, quiet)
+    if resume is not None:
+        if suite is not None or model or target:
+            raise UserError("--resume takes the suite and targets from the run; give neither")
+        result = _guarded(lambda: _resume(resume, opts, retry_failed), resume, quiet)
+    else:
+        if suite is None:
+            raise UserError("give a suite to run, or --resume RUN_DIR")
+        from toolproof.run import load_suite_file
+
+        loaded = load_suite_file(suite)
+        chosen, config_file = _targets(loaded, model, target, config, overrides, opts)
+        opts.repeats = repeats
+        opts.config_file = config_file
+        result = _guarded(lambda: _start(loaded, chosen, opts, out), opts.out, quiet)
+    _report(result, quiet)
+    _exit_code(result, max_infra_errors)
+
+
+def _tool_choice(value: str | None) -> Any:
+    if value is None:
+        return None
+    if value.startswith("tool:"):
+        return {"tool": value.removeprefix("tool:")}
+    return value
+
+
+def _options(no_cache: bool, cache_dir: Path, pricing: Path | None, quiet: bool) -> RunOptions:
+    from toolproof.run import Pricing, RichProgress, RunOptions
+
+    opts = RunOptions(cache=not no_cache, cache_dir=cache_dir)
+    if pricing is not None:
+        opts.pricing = Pricing.default().with_file(pricing)
+        opts.pricing_file = str(pricing.resolve())
+    if not quiet:
+        from rich.console import Console
+
+        opts.observer = RichProgress(Console(stderr=True))
+    return opts
+
+
+def _targets(
+    suite: Suite,
+    models: list[str],
+    agents: list[str],
+    config: Path | None,
+    overrides: dict[str, Any],
+    opts: RunOptions,
+) -> tuple[list[Target], str | None]:
+    from toolproof.run import Target, load_config, resolve_settings, suite_models
+
+    if config is None and Path(DEFAULT_CONFIG).is_file():
+        config = Path(DEFAULT_CONFIG)
+    loaded = load_config(config) if config is not None else None
+    if loaded is not None and loaded.pricing and opts.pricing_file is None:
+        from toolproof.run import Pricing
+
+        opts.pricing = (opts.pricing or Pricing.default()).overridden(loaded.pricing, loaded.source)
+        opts.pricing_file = str(Path(loaded.source).resolve())
+    layer = suite_models(suite.settings, suite.source or "suite")
+    out = []
+    for kind, specs in (("model", models), ("target", agents)):
+        for spec in specs:
+            settings = resolve_settings(spec, suite=layer, config=loaded, overrides=overrides)
+            out.append(Target(spec=spec, kind=kind, settings=settings))  # type: ignore[arg-type]
+    return out, (str(Path(config).resolve()) if config is not None else None)
+
+
+def _start(suite: Suite, targets: list[Target], opts: RunOptions, out: Path | None) -> RunResult:
+    from toolproof.run import run_suite
+    from toolproof.run._runner import new_run_dir
+
+    opts.out = out or new_run_dir(opts.runs_dir, suite.name)
+    return run_suite(suite, targets, opts)
+
+
+def _resume(run_dir: Path, opts: RunOptions, retry_failed: bool) -> RunResult:
+    from toolproof.run import resume_run
+
+    return resume_run(run_dir, opts, retry_failed=retry_failed)
+
+
+def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
+    """Run, turning Ctrl-C into a clean stop that says how to resume."""
+    try:
+        result: RunResult = action()
+    except KeyboardInterrupt:
+        where = str(run_dir) if run_dir is not None else "the run folder"
+        print(
+            "interrupted: the records so far are kept; "
+            f"resume with: toolproof run --resume {where}",
+            file=sys.stderr,
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    return result
+
+
+def _report(result: RunResult, quiet: bool) -> None:
+    from rich.console import Console
+
+    console = Console()
+    summaries = _summaries(result)
+    if summaries is not None:
+        from toolproof.report import render_terminal, summary_json
+
+        render_terminal(summaries, console)
+        _write_summary(result.run_dir, summary_json(summaries))
+    else:
+        _plain_counts(result, console)
+    console.print(f"run folder: {result.run_dir}")
+
+
+def _summaries(result: RunResult) -> dict[str, Any] | None:
+    try:
+        from toolproof.grade import Scorer
+        from toolproof.report import render_terminal, summary_json  # noqa: F401
+        from toolproof.stats import summarize
+    except ImportError:
+        return None
+    scorer = Scorer(result.suite)
+    out: dict[str, Any] = {}
+    for entry in result.manifest.targets:
+        records = result.for_target(entry.spec)
+        verdicts = [v for v in (scorer.grade(r) for r in records) if v is not None]
+        out[entry.spec] = summarize(result.suite, records, verdicts)
+    return out
+
+
+def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
+    import json
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".summary-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
+    os.replace(tmp, run_dir / "summary.json")
+
+
+def _plain_counts(result: RunResult, console: Any) -> None:
+    for entry in result.manifest.targets:
+        records = result.for_target(entry.spec)
+        counts: dict[str, int] = {}
+        for r in records:
+            counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
+        text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        console.print(f"{entry.spec}: {len(records)} attempts ({text})")
+
+
+def _exit_code(result: RunResult, limit: int) -> None:
+    missing = [r for r in result.records if r.outcome.value != "ok"]
+    if len(missing) <= limit:
+        return
+    kinds: dict[str, int] = {}
+    for r in missing:
+        kinds[r.outcome.value] = kinds.get(r.outcome.value, 0) + 1
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+    print(
+        f"error: {len(missing)} attempts got no model answer ({detail}), more than "
+        f"--max-infra-errors {limit}; re-run them with: "
+        f"toolproof run --resume {result.run_dir} --retry-failed",
+        file=sys.stderr,
+    )
+    raise typer.Exit(EXIT_INFRA)

@@ -1,0 +1,94 @@
+"""A fake model that answers from an earlier run's records.
+
+``replay:runs/<id>/records.jsonl`` (or ``replay:runs/<id>``) gives, for each
+case and attempt, the answer recorded then, so a suite can be re-run and
+re-scored without calling a model. When the records hold several targets,
+pick one with ``#``: ``replay:runs/<id>/records.jsonl#openai:gpt-4.1-mini``.
+An attempt with no successful record is answered with a ``rejected``
+transport error, which is never scored as model behaviour.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolproof.errors import UserError
+from toolproof.providers._base import (
+    Exchange,
+    ModelSettings,
+    Provider,
+    ProviderRequest,
+    TransportError,
+)
+from toolproof.types import Outcome, Record
+
+if TYPE_CHECKING:
+    from toolproof.providers._http import HttpTransport
+
+__all__ = ["ReplayProvider"]
+
+
+class ReplayProvider(Provider):
+    """Answers each (case, attempt) with the response an earlier run recorded."""
+
+    name = "replay"
+
+    def __init__(
+        self,
+        model: str,
+        settings: ModelSettings | None = None,
+        transport: HttpTransport | None = None,
+    ) -> None:
+        from toolproof.run._records import latest_records, read_records
+
+        self.model = model
+        self.settings = settings or ModelSettings()
+        path_text, _, target = model.partition("#")
+        path = Path(path_text)
+        if path.is_dir():
+            path = path / "records.jsonl"
+        records = [r for r in latest_records(read_records(path)) if r.outcome is Outcome.ok]
+        chosen = _choose_target(records, target or None, str(path))
+        self._answers: dict[tuple[str, int], Record] = {
+            (r.case_id, r.attempt): r for r in records if r.target == chosen
+        }
+        self._target = chosen
+        versions = {
+            r.response.model for r in self._answers.values() if r.response and r.response.model
+        }
+        self._version = ", ".join(sorted(versions)) or None
+
+    def model_version(self) -> str | None:
+        return self._version
+
+    async def generate(self, request: ProviderRequest) -> Exchange:
+        from toolproof.run._context import current_attempt
+
+        info = current_attempt()
+        if info is None:
+            raise TransportError(Outcome.rejected, "replay: no case id (run it via toolproof.run)")
+        record = self._answers.get((info.case_id, info.attempt))
+        if record is None or record.response is None:
+            raise TransportError(
+                Outcome.rejected,
+                f"replay: no recorded answer for case '{info.case_id}' attempt {info.attempt}",
+            )
+        return Exchange(request=record.request, response=record.response.model_copy(deep=True))
+
+
+def _choose_target(records: list[Record], wanted: str | None, source: str) -> str | None:
+    targets = sorted({r.target for r in records}, key=lambda t: t or "")
+    if wanted is not None:
+        if wanted not in targets:
+            raise UserError(f"{source}: no records for target '{wanted}' (has: {_names(targets)})")
+        return wanted
+    if len(targets) > 1:
+        raise UserError(
+            f"{source}: records of several targets ({_names(targets)}); pick one with '#TARGET'"
+        )
+    return targets[0] if targets else None
+
+
+def _names(targets: list[Any]) -> str:
+    return ", ".join(str(t) for t in targets) or "none"

@@ -1,0 +1,102 @@
+"""The response cache: one small JSON file per (fingerprint, slot), sharded.
+
+A fingerprint is the sha256 of the canonical request (messages and tools),
+the model spec, and the settings that change what the model generates. Rate
+limits, concurrency, timeouts and retries do not. Repeat ``i`` of a case uses
+slot ``i``, so repeats stay separate calls. Files are written to a temporary
+name and renamed, so several runs may share one cache safely. Only the
+payload sent (which never holds credentials) and the answer are stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from toolproof.providers import Exchange, ModelSettings, ProviderRequest
+from toolproof.types import Response
+
+__all__ = ["GENERATION_FIELDS", "ResponseCache", "fingerprint"]
+
+CACHE_FORMAT = "toolproof.cache/1"
+
+#: Settings that change the answer; the rest (rates, retries, timeouts) do not.
+GENERATION_FIELDS = frozenset(
+    {
+        "temperature",
+        "max_tokens",
+        "reasoning_effort",
+        "tool_choice",
+        "parallel_tool_calls",
+        "base_url",
+        "provider",
+        "require_parameters",
+        "extra_body",
+    }
+)
+
+
+def fingerprint(spec: str, request: ProviderRequest) -> str:
+    """sha256 of the canonical request, the model spec and the generation settings."""
+    settings = _generation_settings(request.settings)
+    payload = {
+        "spec": spec,
+        "messages": [m.model_dump(mode="json", exclude_defaults=True) for m in request.messages],
+        "tools": [t.model_dump(mode="json", exclude_defaults=True) for t in request.tools],
+        "settings": settings,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _generation_settings(settings: ModelSettings) -> dict[str, Any]:
+    dumped = settings.model_dump(mode="json", include=set(GENERATION_FIELDS), exclude_none=True)
+    return dumped
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: str = CACHE_FORMAT
+    key: str
+    slot: int
+    request: Any = None
+    response: Response
+
+
+class ResponseCache:
+    """Answers already received, keyed by fingerprint and slot."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def _path(self, key: str, slot: int) -> Path:
+        return self.root / key[:2] / f"{key}-{slot}.json"
+
+    def get(self, key: str, slot: int) -> Exchange | None:
+        """The cached exchange, or ``None`` (a damaged entry counts as a miss)."""
+        try:
+            data = self._path(key, slot).read_bytes()
+            entry = _Entry.model_validate_json(data)
+        except (OSError, ValidationError):
+            return None
+        return Exchange(request=entry.request, response=entry.response)
+
+    def put(self, key: str, slot: int, exchange: Exchange) -> None:
+        """Store an answer atomically; a failure to cache never fails the run."""
+        path = self._path(key, slot)
+        entry = _Entry(key=key, slot=slot, request=exchange.request, response=exchange.response)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(entry.model_dump_json(exclude_none=True).encode())
+            os.replace(tmp, path)
+        except OSError:
+            return

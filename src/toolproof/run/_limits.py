@@ -1,0 +1,86 @@
+"""Client-side pacing: requests and tokens per minute, retry back-off, pauses.
+
+One :class:`Pacer` per target. It spaces requests evenly to stay under
+``rpm``, keeps a token budget for ``tpm`` (charged with an estimate before a
+request and corrected with the reported usage after it), and holds every
+worker of the target back while a ``Retry-After`` pause is in force.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass
+
+__all__ = ["Pacer", "RetryPolicy"]
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Exponential back-off with jitter; a server's Retry-After wins."""
+
+    base_s: float = 1.0
+    cap_s: float = 60.0
+    max_retry_after_s: float = 300.0
+
+    def delay(self, retry: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based)."""
+        if retry_after is not None and retry_after >= 0:
+            wait = min(retry_after, self.max_retry_after_s)
+            return wait + random.uniform(0, 0.05 * wait + 0.001)
+        ceiling = min(self.cap_s, self.base_s * (2**retry))
+        return random.uniform(ceiling / 2, ceiling)
+
+
+class Pacer:
+    """Requests-per-minute, tokens-per-minute and Retry-After pauses for one target."""
+
+    def __init__(self, rpm: float | None = None, tpm: float | None = None) -> None:
+        self._interval = 60.0 / rpm if rpm else 0.0
+        self._next_slot = 0.0
+        self._tpm = tpm
+        self._tokens = float(tpm) if tpm else 0.0
+        self._refilled = time.monotonic()
+        self._paused_until = 0.0
+
+    def pause(self, seconds: float) -> None:
+        """Hold every request of this target back for ``seconds``."""
+        self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+
+    async def acquire(self, estimated_tokens: int = 0) -> None:
+        """Wait until a request may be sent."""
+        await self._wait_pause()
+        if self._interval:
+            now = time.monotonic()
+            slot = max(now, self._next_slot)
+            self._next_slot = slot + self._interval
+            if slot > now:
+                await asyncio.sleep(slot - now)
+        if self._tpm:
+            await self._take_tokens(estimated_tokens)
+        await self._wait_pause()
+
+    async def _wait_pause(self) -> None:
+        while (left := self._paused_until - time.monotonic()) > 0:
+            await asyncio.sleep(left)
+
+    def _refill(self) -> None:
+        assert self._tpm
+        now = time.monotonic()
+        self._tokens = min(self._tpm, self._tokens + (now - self._refilled) * self._tpm / 60.0)
+        self._refilled = now
+
+    async def _take_tokens(self, estimate: int) -> None:
+        assert self._tpm
+        self._refill()
+        while self._tokens < 0 or (estimate and self._tokens < min(estimate, self._tpm)):
+            need = max(-self._tokens, min(estimate, self._tpm) - self._tokens)
+            await asyncio.sleep(max(need * 60.0 / self._tpm, 0.001))
+            self._refill()
+        self._tokens -= estimate
+
+    def settle(self, estimated_tokens: int, used_tokens: int | None) -> None:
+        """Correct the token budget with what the provider reported."""
+        if self._tpm and used_tokens is not None:
+            self._tokens += estimated_tokens - used_tokens

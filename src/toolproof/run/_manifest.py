@@ -1,0 +1,124 @@
+"""The run manifest: what a run ran against, written atomically.
+
+``manifest.json`` sits beside ``records.jsonl`` in a run folder. It holds
+the fingerprints of the suite, its tool schemas and its system prompt, the
+targets with their settings (never credentials) and the model versions they
+reported, the toolproof version, times, repeats and status. It is rewritten
+(temporary file + rename) at the start, at the end, and when a run stops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from toolproof.errors import SuiteError
+from toolproof.providers import ModelSettings
+from toolproof.types import Suite
+
+__all__ = [
+    "MANIFEST_FORMAT",
+    "Manifest",
+    "TargetEntry",
+    "read_manifest",
+    "system_fingerprint",
+    "tools_fingerprint",
+    "write_manifest",
+]
+
+MANIFEST_FORMAT: Literal["toolproof.manifest/1"] = "toolproof.manifest/1"
+Status = Literal["running", "complete", "interrupted", "failed"]
+
+
+class TargetEntry(BaseModel):
+    """One model or agent the run asked."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str
+    kind: Literal["model", "target"] = "model"
+    settings: ModelSettings = Field(default_factory=ModelSettings)
+    model_versions: list[str] = Field(default_factory=list)
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["toolproof.manifest/1"] = MANIFEST_FORMAT
+    run_id: str
+    toolproof_version: str
+    suite_name: str
+    suite_version: str | None = None
+    suite_source: str | None = None
+    suite_fingerprint: str
+    tools_fingerprint: str
+    system_fingerprint: str | None = None
+    targets: list[TargetEntry]
+    repeats: int = Field(ge=1)
+    cache: bool = True
+    pricing_file: str | None = None
+    config_file: str | None = None
+    started_at: datetime
+    ended_at: datetime | None = None
+    status: Status = "running"
+    resumed: int = Field(default=0, description="How many times the run was resumed.")
+    counts: dict[str, int] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+def _sha(data: Any) -> str:
+    blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def tools_fingerprint(suite: Suite) -> str:
+    """A hash of the tool schemas exactly as offered to models."""
+    return _sha([t.canonical().model_dump(mode="json") for t in suite.tools])
+
+
+def system_fingerprint(suite: Suite) -> str | None:
+    """A hash of the system prompts (the suite's and any case overrides)."""
+    prompts = [suite.system] + [c.system for c in suite.cases if c.system is not None]
+    if not any(prompts):
+        return None
+    return _sha(prompts)
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    """Replace ``manifest.json`` atomically."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    data = manifest.model_dump_json(indent=2, exclude_none=True).encode() + b"\n"
+    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".manifest-", suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, run_dir / "manifest.json")
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_manifest(run_dir: str | Path) -> Manifest:
+    path = Path(run_dir) / "manifest.json"
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise SuiteError(str(path), "not a run folder: manifest.json is missing") from None
+    try:
+        return Manifest.model_validate_json(text)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise SuiteError(str(path), err["msg"], path=[str(p) for p in err["loc"]]) from None

@@ -1,0 +1,100 @@
+"""What a run tells the person watching it: one protocol, two implementations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from toolproof.types import Outcome, Record
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["RichProgress", "RunObserver", "SilentObserver"]
+
+
+class RunObserver(Protocol):
+    """Receives events from the runner, on the event loop. Must not block."""
+
+    def started(self, totals: dict[str, int]) -> None:
+        """Work about to run, attempts per target."""
+
+    def recorded(self, record: Record) -> None:
+        """One attempt finished (any outcome) and was written."""
+
+    def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
+        """An attempt failed and will be tried again after ``delay_s``."""
+
+    def finished(self) -> None:
+        """The run stopped (done, interrupted or failed)."""
+
+
+class SilentObserver:
+    """Says nothing (``--quiet``)."""
+
+    def started(self, totals: dict[str, int]) -> None:
+        pass
+
+    def recorded(self, record: Record) -> None:
+        pass
+
+    def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
+        pass
+
+    def finished(self) -> None:
+        pass
+
+
+class RichProgress:
+    """One progress bar per target: done/total, ETA, errors, retries and spend so far."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            TextColumn("errors {task.fields[errors]}"),
+            TextColumn("retries {task.fields[retries]}"),
+            TextColumn("${task.fields[cost]:.4f}"),
+            console=console,
+            transient=False,
+            refresh_per_second=4,
+        )
+        self._tasks: dict[str, Any] = {}
+        self._stats: dict[str, list[float]] = {}
+
+    def started(self, totals: dict[str, int]) -> None:
+        self._progress.start()
+        for target, total in totals.items():
+            self._stats[target] = [0, 0, 0.0]
+            self._tasks[target] = self._progress.add_task(
+                target, total=total, errors=0, retries=0, cost=0.0
+            )
+
+    def recorded(self, record: Record) -> None:
+        target = record.target or ""
+        stats = self._stats.get(target)
+        if stats is None:
+            return
+        if record.outcome is not Outcome.ok:
+            stats[0] += 1
+        if record.cost_usd and not record.cached:
+            stats[2] += record.cost_usd
+        self._progress.update(self._tasks[target], advance=1, errors=int(stats[0]), cost=stats[2])
+
+    def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
+        stats = self._stats.get(target)
+        if stats is not None:
+            stats[1] += 1
+            self._progress.update(self._tasks[target], retries=int(stats[1]))
+
+    def finished(self) -> None:
+        self._progress.stop()

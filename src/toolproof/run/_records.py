@@ -1,0 +1,152 @@
+"""Append-only records files: one JSON line per attempt, written durably.
+
+A writer thread appends whole lines, flushes and fsyncs them in groups, so the
+event loop never waits on the disk. A reader ignores a torn last line (what a
+``kill -9`` in the middle of a write leaves) with a warning, and refuses
+corruption anywhere else with a precise error.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import BinaryIO
+
+from pydantic import ValidationError
+
+from toolproof.errors import SuiteError
+from toolproof.types import Record
+
+__all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
+
+_STOP = b""
+
+
+class TornLineWarning(UserWarning):
+    """The last line of a records file was cut short and was ignored."""
+
+
+class RecordWriter:
+    """Appends records to a JSONL file from a background thread (group commit)."""
+
+    def __init__(self, path: str | Path, *, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _repair_tail(self.path)
+        self._fsync = fsync
+        self._queue: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._drain, name="toolproof-records", daemon=True)
+        self._thread.start()
+
+    def write(self, record: Record) -> None:
+        """Queue one record; it reaches the file in order, as one whole line."""
+        if self._error is not None:
+            raise OSError(f"cannot write {self.path}: {self._error}") from self._error
+        self._queue.put(record.model_dump_json(exclude_none=True).encode() + b"\n")
+
+    def close(self) -> None:
+        """Write everything queued, fsync, and stop the thread."""
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join()
+        if self._error is not None:
+            raise OSError(f"cannot write {self.path}: {self._error}") from self._error
+
+    def _drain(self) -> None:
+        try:
+            with open(self.path, "ab", buffering=0) as fh:
+                while self._write_batch(fh):
+                    pass
+        except BaseException as exc:  # reported to the event loop by write()/close()
+            self._error = exc
+
+    def _write_batch(self, fh: BinaryIO) -> bool:
+        lines = [self._queue.get()]
+        while True:
+            try:
+                lines.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        running = _STOP not in lines
+        data = b"".join(line for line in lines if line)
+        if data:
+            fh.write(data)
+            if self._fsync:
+                os.fsync(fh.fileno())
+        return running
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _repair_tail(path: Path) -> None:
+    """Cut a torn last line off before appending, so new lines start clean."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as fh:
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return
+        fh.seek(0)
+        data = fh.read()
+        keep = data.rfind(b"\n") + 1
+        warnings.warn(
+            f"{path}: the last line was cut short ({len(data) - keep} bytes); it was dropped",
+            TornLineWarning,
+            stacklevel=3,
+        )
+        fh.truncate(keep)
+
+
+def read_records(path: str | Path) -> list[Record]:
+    """Every record in a records file, in file order.
+
+    A torn last line is skipped with a :class:`TornLineWarning`; a bad line
+    anywhere else raises a :class:`~toolproof.errors.SuiteError` naming it.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise SuiteError(str(p), "records file not found") from None
+    lines = raw.split(b"\n")
+    torn = lines[-1] != b""
+    out: list[Record] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        last = number == len(lines)
+        try:
+            out.append(Record.model_validate_json(line))
+        except ValidationError as exc:
+            if last and torn:
+                warnings.warn(
+                    f"{p}:{number}: the last line was cut short; it was ignored",
+                    TornLineWarning,
+                    stacklevel=2,
+                )
+                break
+            raise SuiteError(str(p), _first_problem(exc), line=number) from None
+    return out
+
+
+def _first_problem(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(part) for part in err.get("loc", ()))
+    return f"{where + ': ' if where else ''}{err['msg']}"
+
+
+def latest_records(records: Iterable[Record]) -> list[Record]:
+    """One record per (case, target, attempt): the last one written wins."""
+    by_key: dict[tuple[str, str | None, int], Record] = {}
+    for rec in records:
+        by_key[(rec.case_id, rec.target, rec.attempt)] = rec
+    return list(by_key.values())

@@ -1,0 +1,510 @@
+"""The runner: cases × targets × repeats, concurrent, paced, retried, cached, resumable.
+
+Every (case, target, attempt) triple ends as exactly one record line.
+``run_suite`` starts a run folder; ``resume_run`` finishes one, running only
+the triples that have no record yet. Records are written as attempts finish,
+so a run that is stopped at any point keeps everything it had received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from toolproof._version import __version__
+from toolproof.errors import UserError
+from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
+from toolproof.run._cache import ResponseCache, fingerprint
+from toolproof.run._context import ATTEMPT, AttemptInfo
+from toolproof.run._limits import Pacer, RetryPolicy
+from toolproof.run._manifest import (
+    Manifest,
+    TargetEntry,
+    read_manifest,
+    system_fingerprint,
+    tools_fingerprint,
+    write_manifest,
+)
+from toolproof.run._pricing import Pricing
+from toolproof.run._progress import RunObserver, SilentObserver
+from toolproof.run._records import RecordWriter, latest_records, read_records
+from toolproof.types import AttemptError, Case, Outcome, Record, Suite
+
+__all__ = ["RunOptions", "RunResult", "Target", "resume_run", "run_suite", "run_suite_async"]
+
+RECORDS_FILE = "records.jsonl"
+#: Providers whose answers are not worth caching (they are local, or change with user code).
+_UNCACHED_PROVIDERS = ("scripted", "replay")
+
+
+@dataclass
+class Target:
+    """A model (``openai:gpt-4.1-mini``) or an agent (``mypkg.agent:respond``, a URL) to run."""
+
+    spec: str
+    kind: Literal["model", "target"] = "model"
+    settings: ModelSettings = field(default_factory=ModelSettings)
+    provider: Provider | None = None
+
+    @property
+    def cacheable(self) -> bool:
+        return self.kind == "model" and self.spec.split(":", 1)[0] not in _UNCACHED_PROVIDERS
+
+
+@dataclass
+class RunOptions:
+    """How to run (everything except what to run)."""
+
+    repeats: int = 1
+    out: Path | None = None
+    runs_dir: Path = Path("runs")
+    cache: bool = True
+    cache_dir: Path = Path(".toolproof/cache")
+    pricing: Pricing | None = None
+    pricing_file: str | None = None
+    config_file: str | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    observer: RunObserver | None = None
+    fsync: bool = True
+    #: Builds a provider for a model spec; default: the provider registry.
+    provider_factory: Callable[[str, ModelSettings, Any], Provider] | None = None
+
+
+@dataclass
+class RunResult:
+    """A finished (or stopped) run."""
+
+    run_dir: Path
+    manifest: Manifest
+    records: list[Record]
+    suite: Suite
+    attempted: int = 0
+
+    def for_target(self, spec: str) -> list[Record]:
+        return [r for r in self.records if r.target == spec]
+
+    @property
+    def infra_failures(self) -> int:
+        return sum(1 for r in self.records if r.outcome.is_infrastructure)
+
+    @property
+    def harness_errors(self) -> int:
+        return sum(1 for r in self.records if r.outcome is Outcome.harness_error)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_run_dir(runs_dir: Path, suite_name: str) -> Path:
+    """``runs/<suite>-<UTC timestamp>``, made unique."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", suite_name).strip("-") or "suite"
+    stamp = _now().strftime("%Y%m%dT%H%M%SZ")
+    base = runs_dir / f"{safe}-{stamp}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
+
+
+def run_suite(
+    suite: Suite, targets: Sequence[Target | str], options: RunOptions | None = None
+) -> RunResult:
+    """Run every case of ``suite`` against every target, ``repeats`` times, in a new run folder."""
+    return asyncio.run(run_suite_async(suite, targets, options))
+
+
+async def run_suite_async(
+    suite: Suite, targets: Sequence[Target | str], options: RunOptions | None = None
+) -> RunResult:
+    opts = options or RunOptions()
+    if opts.repeats < 1:
+        raise UserError("--repeats must be at least 1")
+    chosen = [t if isinstance(t, Target) else Target(spec=t) for t in targets]
+    _check_targets(chosen)
+    run_dir = opts.out or new_run_dir(opts.runs_dir, suite.name)
+    if (run_dir / "manifest.json").exists():
+        raise UserError(f"{run_dir} already holds a run; resume it with --resume {run_dir}")
+    manifest = _new_manifest(run_dir, suite, chosen, opts)
+    return await _execute(run_dir, suite, chosen, opts, manifest, previous=[])
+
+
+def _check_targets(targets: list[Target]) -> None:
+    if not targets:
+        raise UserError("nothing to run: give at least one --model or --target")
+    seen: set[str] = set()
+    for t in targets:
+        if t.spec in seen:
+            raise UserError(f"target {t.spec!r} is given twice")
+        seen.add(t.spec)
+
+
+def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunOptions) -> Manifest:
+    return Manifest(
+        run_id=run_dir.name,
+        toolproof_version=__version__,
+        suite_name=suite.name,
+        suite_version=suite.version,
+        suite_source=suite.source,
+        suite_fingerprint=suite.fingerprint(),
+        tools_fingerprint=tools_fingerprint(suite),
+        system_fingerprint=system_fingerprint(suite),
+        targets=[TargetEntry(spec=t.spec, kind=t.kind, settings=t.settings) for t in targets],
+        repeats=opts.repeats,
+        cache=opts.cache,
+        pricing_file=opts.pricing_file,
+        config_file=opts.config_file,
+        started_at=_now(),
+    )
+
+
+def resume_run(
+    run_dir: str | Path,
+    options: RunOptions | None = None,
+    *,
+    suite: Suite | None = None,
+    retry_failed: bool = False,
+) -> RunResult:
+    """Finish a stopped run: run only the attempts it has no record for, and append them.
+
+    With ``retry_failed``, attempts whose latest record has no model answer
+    (infrastructure failure or harness error) are run again too; the new
+    record supersedes the old one.
+    """
+    return asyncio.run(resume_run_async(run_dir, options, suite=suite, retry_failed=retry_failed))
+
+
+async def resume_run_async(
+    run_dir: str | Path,
+    options: RunOptions | None = None,
+    *,
+    suite: Suite | None = None,
+    retry_failed: bool = False,
+) -> RunResult:
+    path = Path(run_dir)
+    manifest = read_manifest(path)
+    suite = suite or _load_suite_for(manifest)
+    if suite.fingerprint() != manifest.suite_fingerprint:
+        raise UserError(
+            f"{path}: the suite changed since this run started "
+            f"({manifest.suite_fingerprint} -> {suite.fingerprint()}); start a new run instead"
+        )
+    records_path = path / RECORDS_FILE
+    previous = read_records(records_path) if records_path.exists() else []
+    opts = options or RunOptions()
+    opts.repeats = manifest.repeats
+    opts.cache = opts.cache and manifest.cache
+    if opts.pricing is None and manifest.pricing_file:
+        opts.pricing = Pricing.default().with_file(manifest.pricing_file)
+    targets = [Target(spec=t.spec, kind=t.kind, settings=t.settings) for t in manifest.targets]
+    manifest = manifest.model_copy(update={"resumed": manifest.resumed + 1, "status": "running"})
+    return await _execute(path, suite, targets, opts, manifest, previous, retry_failed)
+
+
+def _load_suite_for(manifest: Manifest) -> Suite:
+    if not manifest.suite_source:
+        raise UserError("the manifest does not say where the suite came from; pass the suite")
+    return load_suite_file(manifest.suite_source)
+
+
+def load_suite_file(path: str | Path) -> Suite:
+    """Load a suite with toolproof's suite loader."""
+    try:
+        from toolproof.suite import load_suite
+    except ImportError as exc:  # pragma: no cover - the loader ships with toolproof
+        raise UserError(f"cannot load suites: {exc}") from None
+    suite: Suite = load_suite(path)
+    return suite
+
+
+def _pending(
+    suite: Suite, targets: list[Target], repeats: int, previous: list[Record], retry_failed: bool
+) -> dict[str, list[tuple[Case, int]]]:
+    done = {
+        (r.case_id, r.target, r.attempt)
+        for r in latest_records(previous)
+        if not (retry_failed and r.outcome is not Outcome.ok)
+    }
+    work: dict[str, list[tuple[Case, int]]] = {}
+    for t in targets:
+        work[t.spec] = [
+            (case, attempt)
+            for attempt in range(repeats)
+            for case in suite.cases
+            if (case.id, t.spec, attempt) not in done
+        ]
+    return work
+
+
+async def _execute(
+    run_dir: Path,
+    suite: Suite,
+    targets: list[Target],
+    opts: RunOptions,
+    manifest: Manifest,
+    previous: list[Record],
+    retry_failed: bool = False,
+) -> RunResult:
+    work = _pending(suite, targets, opts.repeats, previous, retry_failed)
+    observer = opts.observer or SilentObserver()
+    write_manifest(run_dir, manifest)
+    session = _Session(run_dir, suite, opts, observer)
+    status: Literal["complete", "interrupted", "failed"] = "failed"
+    try:
+        await session.run(targets, work)
+        status = "complete"
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        status = "interrupted"
+        raise
+    finally:
+        await session.close()
+        observer.finished()
+        records = latest_records([*previous, *session.records])
+        manifest = _final_manifest(manifest, targets, session, records, status)
+        write_manifest(run_dir, manifest)
+    return RunResult(run_dir, manifest, records, suite, attempted=len(session.records))
+
+
+def _final_manifest(
+    manifest: Manifest,
+    targets: list[Target],
+    session: _Session,
+    records: list[Record],
+    status: Literal["complete", "interrupted", "failed"],
+) -> Manifest:
+    counts: dict[str, int] = {"records": len(records), "retries": session.retries}
+    for r in records:
+        counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
+    entries = []
+    for entry in manifest.targets:
+        versions = set(entry.model_versions)
+        versions |= {
+            r.response.model
+            for r in records
+            if r.target == entry.spec and r.response is not None and r.response.model
+        }
+        reported = session.versions.get(entry.spec)
+        if reported:
+            versions.add(reported)
+        entries.append(entry.model_copy(update={"model_versions": sorted(versions)}))
+    return manifest.model_copy(
+        update={"targets": entries, "status": status, "ended_at": _now(), "counts": counts}
+    )
+
+
+class _Session:
+    """The live part of a run: providers, pacing, the writer, the records written."""
+
+    def __init__(
+        self, run_dir: Path, suite: Suite, opts: RunOptions, observer: RunObserver
+    ) -> None:
+        self.run_dir = run_dir
+        self.suite = suite
+        self.opts = opts
+        self.observer = observer
+        self.pricing = opts.pricing or Pricing.default()
+        self.cache = ResponseCache(opts.cache_dir) if opts.cache else None
+        self.records: list[Record] = []
+        self.retries = 0
+        self.versions: dict[str, str] = {}
+        self._writer: RecordWriter | None = None
+        self._providers: list[Provider] = []
+        self._transport: Any = None
+
+    async def run(self, targets: list[Target], work: dict[str, list[tuple[Case, int]]]) -> None:
+        self._writer = RecordWriter(self.run_dir / RECORDS_FILE, fsync=self.opts.fsync)
+        runs = [_TargetRun(self, t, self._provider_for(t)) for t in targets]
+        self.observer.started({t.spec: len(work[t.spec]) for t in targets})
+        async with asyncio.TaskGroup() as group:
+            for run in runs:
+                jobs = iter(work[run.target.spec])
+                for _ in range(min(run.target.settings.concurrency, len(work[run.target.spec]))):
+                    group.create_task(run.worker(jobs))
+        for run in runs:
+            version = run.provider.model_version()
+            if version:
+                self.versions[run.target.spec] = version
+
+    def _provider_for(self, target: Target) -> Provider:
+        if target.provider is not None:
+            provider = target.provider
+        elif target.kind == "target":
+            from toolproof.run._targets import create_target, is_http_target
+
+            provider = create_target(
+                target.spec, target.settings, self._http() if is_http_target(target.spec) else None
+            )
+        else:
+            factory = self.opts.provider_factory or _registry_factory
+            provider = factory(target.spec, target.settings, self._http())
+        self._providers.append(provider)
+        return provider
+
+    def _http(self) -> Any:
+        if self._transport is None:
+            from toolproof.providers._http import HttpTransport
+
+            self._transport = HttpTransport()
+        return self._transport
+
+    def write(self, record: Record) -> None:
+        assert self._writer is not None
+        self._writer.write(record)
+        self.records.append(record)
+        self.observer.recorded(record)
+
+    async def close(self) -> None:
+        for provider in self._providers:
+            with contextlib.suppress(Exception):  # closing must not hide the run's outcome
+                await provider.aclose()
+        if self._transport is not None:
+            await self._transport.aclose()
+        if self._writer is not None:
+            self._writer.close()
+
+
+def _registry_factory(spec: str, settings: ModelSettings, transport: Any) -> Provider:
+    from toolproof.providers._registry import create_provider
+
+    return create_provider(spec, settings, transport)
+
+
+class _TargetRun:
+    """One target's workers, pacing and retry loop."""
+
+    def __init__(self, session: _Session, target: Target, provider: Provider) -> None:
+        self.session = session
+        self.target = target
+        self.provider = provider
+        self.pacer = Pacer(target.settings.rpm, target.settings.tpm)
+        self.model = target.spec.split(":", 1)[1] if target.kind == "model" else target.spec
+        self.cache = session.cache if target.cacheable else None
+
+    async def worker(self, jobs: Iterator[tuple[Case, int]]) -> None:
+        for case, attempt in jobs:
+            record = await self.attempt(case, attempt)
+            self.session.write(record)
+
+    def request_for(self, case: Case) -> ProviderRequest:
+        suite = self.session.suite
+        return ProviderRequest(
+            model=self.model,
+            messages=case.conversation(suite.system),
+            tools=suite.tools_for(case),
+            settings=self.target.settings,
+        )
+
+    async def attempt(self, case: Case, attempt: int) -> Record:
+        base = Record(
+            case_id=case.id,
+            target=self.target.spec,
+            attempt=attempt,
+            run_id=self.session.run_dir.name,
+            started_at=_now(),
+        )
+        token = ATTEMPT.set(AttemptInfo(case.id, attempt, self.target.spec))
+        started = time.perf_counter()
+        try:
+            request = self.request_for(case)
+            base.key = fingerprint(self.target.spec, request)
+            return await self._answer(base, request)
+        except TransportError as exc:
+            return _failed(base, exc, (time.perf_counter() - started) * 1000.0)
+        except UserError:
+            raise
+        except Exception as exc:
+            return _harness_error(base, exc)
+        finally:
+            ATTEMPT.reset(token)
+
+    async def _answer(self, base: Record, request: ProviderRequest) -> Record:
+        assert base.key is not None
+        if self.cache is not None:
+            hit = self.cache.get(base.key, base.attempt)
+            if hit is not None:
+                return self._ok(base, hit, cached=True, latency_ms=hit.response.latency_ms)
+        started = time.perf_counter()
+        exchange = await self._call(request)
+        latency = exchange.response.latency_ms or (time.perf_counter() - started) * 1000.0
+        if self.cache is not None:
+            self.cache.put(base.key, base.attempt, exchange)
+        return self._ok(base, exchange, cached=False, latency_ms=latency)
+
+    def _ok(
+        self, base: Record, exchange: Exchange, *, cached: bool, latency_ms: float | None
+    ) -> Record:
+        response = exchange.response
+        cost = self.session.pricing.cost(self.target.spec, response.usage, response.model)
+        return base.model_copy(
+            update={
+                "outcome": Outcome.ok,
+                "request": exchange.request,
+                "response": response,
+                "latency_ms": latency_ms,
+                "cost_usd": cost,
+                "cached": cached,
+            }
+        )
+
+    async def _call(self, request: ProviderRequest) -> Exchange:
+        estimate = _estimate_tokens(request) if self.target.settings.tpm else 0
+        retry = 0
+        while True:
+            await self.pacer.acquire(estimate)
+            try:
+                exchange = await self.provider.generate(request)
+            except TransportError as exc:
+                self.pacer.settle(estimate, 0)
+                if not exc.retryable or retry >= self.target.settings.max_retries:
+                    raise
+                delay = self.session.opts.retry.delay(retry, exc.retry_after)
+                if exc.outcome is Outcome.rate_limited:
+                    self.pacer.pause(delay)
+                self.session.retries += 1
+                self.session.observer.retrying(self.target.spec, exc.outcome, delay)
+                await asyncio.sleep(delay)
+                retry += 1
+                continue
+            usage = exchange.response.usage
+            used = None if usage is None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
+            self.pacer.settle(estimate, used)
+            return exchange
+
+
+def _estimate_tokens(request: ProviderRequest) -> int:
+    size = sum(len(m.content or "") for m in request.messages)
+    size += sum(len(t.description) + len(str(t.parameters)) for t in request.tools)
+    return size // 4 + (request.settings.max_tokens or 0)
+
+
+def _failed(base: Record, exc: TransportError, latency_ms: float) -> Record:
+    return base.model_copy(
+        update={
+            "outcome": exc.outcome,
+            "request": exc.request,
+            "latency_ms": latency_ms,
+            "error": AttemptError(
+                kind=exc.outcome.value, message=str(exc), status=exc.status, body=exc.body
+            ),
+        }
+    )
+
+
+def _harness_error(base: Record, exc: Exception) -> Record:
+    import traceback
+
+    detail = "".join(traceback.format_exception(exc, limit=-3)).strip()
+    return base.model_copy(
+        update={
+            "outcome": Outcome.harness_error,
+            "error": AttemptError(kind=type(exc).__name__, message=f"{exc}\n{detail}"),
+        }
+    )
