@@ -51,19 +51,7 @@ def main() -> None:
     from toolproof.errors import UserError
 
     try:
-        app(standalone_mode=False)
+        app()
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        print("aborted", file=sys.stderr)
-        sys.exit(130)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(EXIT_USAGE)
-        raise

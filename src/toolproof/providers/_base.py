@@ -54,7 +54,9 @@ class ModelSettings(BaseModel):
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high"] | None = None
     tool_choice: ToolChoice = Field(default_factory=ToolChoice)
     parallel_tool_calls: bool | None = None
-    base_url: str | None = Field(default=None, description="Endpoint of an OpenAI-compatible server.")
+    base_url: str | None = Field(
+        default=None, description="Endpoint of an OpenAI-compatible server."
+    )
     api_key_env: str | None = Field(
         default=None, description="Name of the environment variable that holds the key."
     )

@@ -67,11 +67,14 @@ class Expect(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Kind | None = Field(
-        default=None, description="call, text, clarify, confirm or refuse. Default: call when "
-        "calls are given, text otherwise."
+        default=None,
+        description="call, text, clarify, confirm or refuse. Default: call when "
+        "calls are given, text otherwise.",
     )
     call: str | list[str] | None = Field(default=None, description="Shorthand for one call.")
-    args: dict[str, Any] | None = Field(default=None, description="Arguments of the shorthand call.")
+    args: dict[str, Any] | None = Field(
+        default=None, description="Arguments of the shorthand call."
+    )
     extra_args: bool | None = None
     calls: list[CallSpec] | None = None
     alternatives: list[list[CallSpec]] | None = Field(
@@ -163,5 +166,6 @@ class Case(BaseModel):
             out.append(Message(role="system", content=sys_text))
         out.append(Message(role="user", content=self.prompt))
         return out
+
 
 TrajectoryMode = Literal["strict", "unordered", "subset", "superset"]

@@ -37,7 +37,9 @@ class Message(BaseModel):
     role: Role
     content: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
-    tool_call_id: str | None = Field(default=None, description="For role 'tool': the call answered.")
+    tool_call_id: str | None = Field(
+        default=None, description="For role 'tool': the call answered."
+    )
     name: str | None = Field(default=None, description="For role 'tool': the tool that answered.")
     is_error: bool = Field(default=False, description="For role 'tool': the tool failed.")
 

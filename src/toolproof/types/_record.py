@@ -47,7 +47,7 @@ class Record(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal["toolproof.record/1"] = RECORD_FORMAT
+    format: Literal["toolproof.record/1"] = "toolproof.record/1"
     case_id: str
     target: str | None = None
     attempt: int = Field(default=0, ge=0)

@@ -25,5 +25,7 @@ class Response(BaseModel):
     stop_reason: str | None = None
     usage: Usage | None = None
     latency_ms: float | None = None
-    model: str | None = Field(default=None, description="Model ID or snapshot the provider reported.")
+    model: str | None = Field(
+        default=None, description="Model ID or snapshot the provider reported."
+    )
     raw: Any = Field(default=None, description="The provider's response payload, unmodified.")

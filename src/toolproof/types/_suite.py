@@ -51,7 +51,7 @@ class Suite(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal[1] = SUITE_FORMAT
+    format: Literal[1] = 1
     name: str
     version: str | None = None
     description: str | None = None
@@ -73,7 +73,9 @@ class Suite(BaseModel):
 
     def tools_for(self, case: Case) -> list[Tool]:
         """The canonical tools offered to the model in a case."""
-        chosen = self.tools if case.tools is None else [t for t in self.tools if t.name in case.tools]
+        chosen = (
+            self.tools if case.tools is None else [t for t in self.tools if t.name in case.tools]
+        )
         return [t.canonical() for t in chosen]
 
     def fingerprint(self) -> str:

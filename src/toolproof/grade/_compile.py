@@ -1,0 +1,138 @@
+"""Compile a suite's cases once, so that grading builds nothing per case."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from toolproof.grade._dates import zone
+from toolproof.grade._matchers import (
+    Context,
+    Matcher,
+    ObjectMatcher,
+    SpecError,
+    apply_default,
+    compile_value,
+    show,
+)
+from toolproof.types import Case, Kind, Order, Risk, Suite, SuiteTool
+
+
+@dataclass(slots=True)
+class CompiledCall:
+    tools: tuple[str, ...]
+    args: ObjectMatcher
+
+    def describe(self) -> str:
+        name = self.tools[0] if len(self.tools) == 1 else "{" + "|".join(self.tools) + "}"
+        inner = ", ".join(f"{k}={m.describe()}" for k, m in self.args.fields.items())
+        more = ", ..." if self.args.extra else ""
+        return f"{name}({inner}{more})"
+
+
+@dataclass(slots=True)
+class CompiledCase:
+    case: Case
+    kind: Kind
+    call_sets: list[list[CompiledCall]]
+    forbidden: frozenset[str]
+    count: tuple[int | None, int | None] | None
+    order: Order
+    text: Matcher | None
+    risk: Risk
+    tags: tuple[str, ...]
+    offered: frozenset[str]
+    expected_tools: tuple[str, ...]
+
+
+def context(suite: Suite) -> Context:
+    return Context(now=suite.now, tz=zone(suite.timezone))
+
+
+def _compile_args(
+    args: dict[str, Any], tool_defaults: dict[str, Any], extra: bool, ctx: Context
+) -> ObjectMatcher:
+    fields: dict[str, Matcher] = {}
+    for key, spec in args.items():
+        try:
+            fields[key] = compile_value(apply_default(spec, tool_defaults.get(key)), ctx)
+        except SpecError as exc:
+            raise SpecError(str(exc), ("args", key, *exc.path)) from None
+    return ObjectMatcher(fields, extra)
+
+
+def _defaults_for(tools: tuple[str, ...], by_name: dict[str, SuiteTool]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for name in tools:
+        tool = by_name.get(name)
+        if tool is not None:
+            for k, v in tool.match.items():
+                merged.setdefault(k, v)
+    return merged
+
+
+def _risk(case: Case, names: set[str], by_name: dict[str, SuiteTool]) -> Risk:
+    if case.risk is not None:
+        return case.risk
+    risks = [by_name[n].risk for n in names if n in by_name]
+    return max(risks, key=lambda r: r.rank, default=Risk.low)
+
+
+def compile_case(
+    case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Context
+) -> CompiledCase:
+    """Compile one case. Raises SpecError with a path relative to the case."""
+    expect = case.expect
+    default_extra = suite.defaults.extra_args
+    call_sets: list[list[CompiledCall]] = []
+    for s, specs in enumerate(expect.call_sets()):
+        compiled = []
+        for c, spec in enumerate(specs):
+            extra = default_extra if spec.extra_args is None else spec.extra_args
+            try:
+                args = _compile_args(spec.args, _defaults_for(spec.tools, by_name), extra, ctx)
+            except SpecError as exc:
+                where: tuple[str | int, ...]
+                if expect.alternatives is not None:
+                    where = ("expect", "alternatives", s, c)
+                elif expect.calls is not None:
+                    where = ("expect", "calls", c)
+                else:
+                    where = ("expect",)
+                raise SpecError(str(exc), (*where, *exc.path)) from None
+            compiled.append(CompiledCall(spec.tools, args))
+        call_sets.append(compiled)
+    count: tuple[int | None, int | None] | None = None
+    if isinstance(expect.count, int):
+        count = (expect.count, expect.count)
+    elif expect.count is not None:
+        count = (expect.count.min, expect.count.max)
+    text = None
+    if expect.text is not None:
+        try:
+            text = compile_value(expect.text, ctx)
+        except SpecError as exc:
+            raise SpecError(str(exc), ("expect", "text", *exc.path)) from None
+    named = {t for cs in call_sets for c in cs for t in c.tools} | set(expect.forbidden)
+    offered = frozenset(t.name for t in suite.tools if case.tools is None or t.name in case.tools)
+    expected_tools = tuple(dict.fromkeys(c.tools[0] for c in call_sets[0])) if call_sets else ()
+    return CompiledCase(
+        case=case,
+        kind=expect.resolved_kind,
+        call_sets=call_sets,
+        forbidden=frozenset(expect.forbidden),
+        count=count,
+        order=expect.order or suite.defaults.order,
+        text=text,
+        risk=_risk(case, named, by_name),
+        tags=tuple(case.tags),
+        offered=offered,
+        expected_tools=expected_tools,
+    )
+
+
+def describe_calls(calls: list[CompiledCall]) -> str:
+    return "; ".join(c.describe() for c in calls) if calls else "(no call)"
+
+
+__all__ = ["CompiledCall", "CompiledCase", "compile_case", "context", "describe_calls", "show"]

@@ -1,0 +1,578 @@
+"""Argument matchers, compiled once per suite and applied per call.
+
+A matcher's ``check(actual)`` returns ``None`` when the value matches, or a
+short reason when it does not. Matching never changes the model's value.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from toolproof.grade import _dates
+
+Reason = str | None
+MISSING: Any = object()
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short, safe rendering of a value for a reason string."""
+    try:
+        text = repr(value) if not isinstance(value, str) else '"' + value + '"'
+    except RecursionError:
+        text = "<deeply nested value>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def strict_equal(expected: Any, actual: Any) -> bool:
+    """JSON equality that never crosses types: "750" != 750, true != 1."""
+    te, ta = type(expected), type(actual)
+    if te is ta and te in (str, int, bool, type(None)):
+        return bool(expected == actual)
+    if _is_number(expected) and _is_number(actual):
+        return bool(expected == actual)
+    if te is dict and ta is dict:
+        return expected.keys() == actual.keys() and all(
+            strict_equal(expected[k], actual[k]) for k in expected
+        )
+    if te is list and ta is list:
+        return len(expected) == len(actual) and all(map(strict_equal, expected, actual))
+    return te is ta and bool(expected == actual)
+
+
+class Matcher:
+    __slots__ = ()
+    name = "matcher"
+
+    def check(self, actual: Any) -> Reason:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.name
+
+
+class Exact(Matcher):
+    __slots__ = ("value",)
+    name = "exact"
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def check(self, actual: Any) -> Reason:
+        if actual is MISSING:
+            return "missing"
+        if strict_equal(self.value, actual):
+            return None
+        if type(self.value) is not type(actual) and not (
+            _is_number(self.value) and _is_number(actual)
+        ):
+            want, got = type(self.value).__name__, type(actual).__name__
+            return f"expected {show(self.value)} ({want}), got {show(actual)} ({got})"
+        return f"expected {show(self.value)}, got {show(actual)}"
+
+    def describe(self) -> str:
+        return show(self.value)
+
+
+class Ignore(Matcher):
+    __slots__ = ()
+    name = "ignore"
+
+    def check(self, actual: Any) -> Reason:
+        return None
+
+    def describe(self) -> str:
+        return "<any>"
+
+
+class ObjectMatcher(Matcher):
+    """An object whose listed keys each match; unlisted keys allowed only if ``extra``."""
+
+    __slots__ = ("extra", "fields")
+    name = "object"
+
+    def __init__(self, fields: dict[str, Matcher], extra: bool) -> None:
+        self.fields = fields
+        self.extra = extra
+
+    def check(self, actual: Any) -> Reason:
+        if actual is MISSING:
+            return "missing"
+        if not isinstance(actual, dict):
+            return f"expected an object, got {show(actual)}"
+        reasons = self.field_reasons(actual)
+        return "; ".join(f"{k}: {r}" for k, r in reasons) if reasons else None
+
+    def field_reasons(self, actual: dict[str, Any]) -> list[tuple[str, str]]:
+        out = []
+        for key, matcher in self.fields.items():
+            reason = matcher.check(actual.get(key, MISSING))
+            if reason is not None and not (reason == "missing" and isinstance(matcher, Ignore)):
+                out.append((key, reason))
+        if not self.extra:
+            out.extend(
+                (k, f"unexpected argument = {show(v)}")
+                for k, v in actual.items()
+                if k not in self.fields
+            )
+        return out
+
+    def describe(self) -> str:
+        return "{" + ", ".join(f"{k}: {m.describe()}" for k, m in self.fields.items()) + "}"
+
+
+class ArrayMatcher(Matcher):
+    __slots__ = ("items",)
+    name = "array"
+
+    def __init__(self, items: list[Matcher]) -> None:
+        self.items = items
+
+    def check(self, actual: Any) -> Reason:
+        if actual is MISSING:
+            return "missing"
+        if not isinstance(actual, list):
+            return f"expected an array, got {show(actual)}"
+        if len(actual) != len(self.items):
+            return f"expected {len(self.items)} items, got {len(actual)}"
+        for i, (m, v) in enumerate(zip(self.items, actual, strict=True)):
+            reason = m.check(v)
+            if reason is not None:
+                return f"[{i}]: {reason}"
+        return None
+
+    def describe(self) -> str:
+        return "[" + ", ".join(m.describe() for m in self.items) + "]"
+
+
+def normalize_text(text: str, ignore_diacritics: bool) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if ignore_diacritics:
+        text = "".join(
+            c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)
+        )
+    return " ".join(text.split())
+
+
+def _need_str(actual: Any) -> Reason:
+    if actual is MISSING:
+        return "missing"
+    if not isinstance(actual, str):
+        return f"expected a string, got {show(actual)}"
+    return None
+
+
+class Normalized(Matcher):
+    __slots__ = ("ignore_diacritics", "target", "value")
+    name = "normalized"
+
+    def __init__(self, value: str, ignore_diacritics: bool = False) -> None:
+        self.value = value
+        self.ignore_diacritics = ignore_diacritics
+        self.target = normalize_text(value, ignore_diacritics)
+
+    def check(self, actual: Any) -> Reason:
+        bad = _need_str(actual)
+        if bad:
+            return bad
+        if normalize_text(actual, self.ignore_diacritics) == self.target:
+            return None
+        return f"expected {show(self.value)} (normalized), got {show(actual)}"
+
+    def describe(self) -> str:
+        return f"~{show(self.value)}"
+
+
+class Soft(Matcher):
+    __slots__ = ("target", "threshold", "value")
+    name = "soft"
+
+    def __init__(self, value: str, threshold: float = 0.8) -> None:
+        self.value = value
+        self.threshold = threshold
+        self.target = normalize_text(value, False)
+
+    def check(self, actual: Any) -> Reason:
+        bad = _need_str(actual)
+        if bad:
+            return bad
+        score = fuzz.ratio(self.target, normalize_text(actual, False)) / 100.0
+        if score >= self.threshold:
+            return None
+        return (
+            f"similarity {score:.2f} < {self.threshold:.2f} to {show(self.value)}, "
+            f"got {show(actual)}"
+        )
+
+    def describe(self) -> str:
+        return f"≈{show(self.value)}@{self.threshold:g}"
+
+
+class Regex(Matcher):
+    __slots__ = ("pattern",)
+    name = "regex"
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = re.compile(pattern)
+
+    def check(self, actual: Any) -> Reason:
+        bad = _need_str(actual)
+        if bad:
+            return bad
+        if self.pattern.fullmatch(actual):
+            return None
+        return f"{show(actual)} does not match /{self.pattern.pattern}/"
+
+    def describe(self) -> str:
+        return f"/{self.pattern.pattern}/"
+
+
+class Range(Matcher):
+    __slots__ = ("high", "low")
+    name = "range"
+
+    def __init__(self, low: float | None, high: float | None) -> None:
+        self.low = low
+        self.high = high
+
+    def check(self, actual: Any) -> Reason:
+        if actual is MISSING:
+            return "missing"
+        if not _is_number(actual):
+            return f"expected a number, got {show(actual)}"
+        if (self.low is not None and actual < self.low) or (
+            self.high is not None and actual > self.high
+        ):
+            return f"{show(actual)} is outside {self.describe()}"
+        return None
+
+    def describe(self) -> str:
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        return f"[{lo}, {hi}]"
+
+
+class DateMatcher(Matcher):
+    __slots__ = ("expr", "target", "tz")
+    name = "date"
+
+    def __init__(self, expr: str, target: datetime, tz: tzinfo) -> None:
+        self.expr = expr
+        self.target = target.astimezone(tz).date()
+        self.tz = tz
+
+    def check(self, actual: Any) -> Reason:
+        if actual is MISSING:
+            return "missing"
+        got = _dates.parse_actual_date(actual, self.tz)
+        if got is None:
+            return f"expected a date, got {show(actual)}"
+        if got == self.target:
+            return None
+        return f"expected {self.target.isoformat()} ({self.expr}), got {show(actual)}"
+
+    def describe(self) -> str:
+        return self.target.isoformat()
+
+
+class DateTimeMatcher(Matcher):
+    __slots__ = ("expr", "target", "tolerance", "tz")
+    name = "datetime"
+
+    def __init__(self, expr: str, target: datetime, tz: tzinfo, tolerance: timedelta) -> None:
+        self.expr = expr
+        self.target = target
+        self.tz = tz
+        self.tolerance = tolerance
+
+    def check(self, actual: Any) -> Reason:
+        if actual is MISSING:
+            return "missing"
+        got = _dates.parse_actual_datetime(actual, self.tz)
+        if got is None:
+            return f"expected a date-time, got {show(actual)}"
+        if abs(got - self.target) <= self.tolerance:
+            return None
+        return f"expected {self.describe()} ({self.expr}), got {show(actual)}"
+
+    def describe(self) -> str:
+        return self.target.isoformat()
+
+
+class OneOf(Matcher):
+    __slots__ = ("options",)
+    name = "one_of"
+
+    def __init__(self, options: list[Matcher]) -> None:
+        self.options = options
+
+    def check(self, actual: Any) -> Reason:
+        if actual is MISSING:
+            return "missing"
+        if any(m.check(actual) is None for m in self.options):
+            return None
+        return f"{show(actual)} is none of {self.describe()}"
+
+    def describe(self) -> str:
+        return "one of (" + " | ".join(m.describe() for m in self.options) + ")"
+
+
+class Contains(Matcher):
+    __slots__ = ("ignore_case", "needles", "text")
+    name = "contains"
+
+    def __init__(self, text: str | None, needles: list[Matcher] | None, ignore_case: bool) -> None:
+        self.text = text
+        self.needles = needles
+        self.ignore_case = ignore_case
+
+    def check(self, actual: Any) -> Reason:
+        if actual is MISSING:
+            return "missing"
+        if self.text is not None:
+            if not isinstance(actual, str):
+                return f"expected a string, got {show(actual)}"
+            hay, needle = (
+                (actual.casefold(), self.text.casefold())
+                if self.ignore_case
+                else (actual, self.text)
+            )
+            return None if needle in hay else f"{show(actual)} does not contain {show(self.text)}"
+        if not isinstance(actual, list):
+            return f"expected an array, got {show(actual)}"
+        for m in self.needles or []:
+            if not any(m.check(item) is None for item in actual):
+                return f"no item matches {m.describe()}"
+        return None
+
+    def describe(self) -> str:
+        if self.text is not None:
+            return f"contains {show(self.text)}"
+        return "contains [" + ", ".join(m.describe() for m in self.needles or []) + "]"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What compiling a matcher needs from the suite."""
+
+    now: datetime | None
+    tz: tzinfo
+
+
+class SpecError(ValueError):
+    """A matcher written wrongly. ``path`` is relative to the value being compiled."""
+
+    def __init__(self, message: str, path: tuple[str | int, ...] = ()) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+# matcher name -> allowed option keys
+OPTIONS: dict[str, frozenset[str]] = {
+    "exact": frozenset(),
+    "normalized": frozenset({"ignore_diacritics"}),
+    "soft": frozenset({"threshold"}),
+    "ignore": frozenset(),
+    "regex": frozenset(),
+    "range": frozenset(),
+    "date": frozenset(),
+    "datetime": frozenset({"tolerance"}),
+    "one_of": frozenset(),
+    "contains": frozenset({"ignore_case"}),
+}
+
+
+def matcher_name(spec: Any) -> str | None:
+    """The matcher a mapping names, or None if it is a literal object."""
+    if not isinstance(spec, dict) or not spec:
+        return None
+    names = [k for k in spec if k in OPTIONS]
+    if len(names) != 1:
+        if len(names) > 1:
+            raise SpecError(
+                f"a matcher takes one name, got {', '.join(names)}; "
+                "to match a literal object use {exact: {...}}"
+            )
+        return None
+    name = names[0]
+    unknown = sorted(set(spec) - {name} - OPTIONS[name])
+    if unknown:
+        allowed = ", ".join(sorted(OPTIONS[name])) or "none"
+        raise SpecError(
+            f"unknown option '{unknown[0]}' for matcher '{name}' (options: {allowed}); "
+            "to match a literal object use {exact: {...}}"
+        )
+    return str(name)
+
+
+def compile_value(spec: Any, ctx: Context, extra: bool = False) -> Matcher:
+    """Compile an expected value (a literal or a matcher mapping) into a Matcher."""
+    name = matcher_name(spec)
+    if name is not None:
+        return _BUILDERS[name](spec, ctx)
+    if isinstance(spec, dict):
+        return ObjectMatcher(
+            {k: _at(k, compile_value, v, ctx, extra) for k, v in spec.items()}, extra
+        )
+    if isinstance(spec, list):
+        return ArrayMatcher([_at(i, compile_value, v, ctx, extra) for i, v in enumerate(spec)])
+    if isinstance(spec, float) and spec != spec:
+        raise SpecError("NaN can never match")
+    return Exact(spec)
+
+
+def _at(key: str | int, fn: Callable[..., Matcher], *args: Any) -> Matcher:
+    try:
+        return fn(*args)
+    except SpecError as exc:
+        raise SpecError(str(exc), (key, *exc.path)) from None
+
+
+def _expect(cond: bool, message: str) -> None:
+    if not cond:
+        raise SpecError(message)
+
+
+def _b_exact(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    value = spec["exact"]
+    _expect(not (isinstance(value, float) and value != value), "NaN can never match")
+    return Exact(value)
+
+
+def _b_normalized(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    _expect(isinstance(spec["normalized"], str), "'normalized' needs a string")
+    flag = spec.get("ignore_diacritics", False)
+    _expect(isinstance(flag, bool), "'ignore_diacritics' must be true or false")
+    return Normalized(spec["normalized"], flag)
+
+
+def _b_soft(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    _expect(isinstance(spec["soft"], str), "'soft' needs a string")
+    threshold = spec.get("threshold", 0.8)
+    _expect(_is_number(threshold) and 0 < threshold <= 1, "'threshold' must be a number in (0, 1]")
+    return Soft(spec["soft"], float(threshold))
+
+
+def _b_ignore(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    _expect(spec["ignore"] is True, "write 'ignore: true'")
+    return Ignore()
+
+
+def _b_regex(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    _expect(isinstance(spec["regex"], str), "'regex' needs a pattern string")
+    try:
+        return Regex(spec["regex"])
+    except re.error as exc:
+        raise SpecError(f"invalid regex: {exc}") from None
+
+
+def _b_range(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    bounds = spec["range"]
+    _expect(
+        isinstance(bounds, dict) and bool(bounds) and set(bounds) <= {"min", "max"},
+        "'range' needs {min: N, max: N} (either may be left out)",
+    )
+    low, high = bounds.get("min"), bounds.get("max")
+    for b in (low, high):
+        _expect(b is None or _is_number(b), "range bounds must be numbers")
+    _expect(low is None or high is None or low <= high, "range 'min' is above 'max'")
+    return Range(low, high)
+
+
+def _b_date(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    _expect(isinstance(spec["date"], str), "'date' needs a date expression string")
+    try:
+        target = _dates.resolve(spec["date"], ctx.now, ctx.tz)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+    return DateMatcher(spec["date"], target, ctx.tz)
+
+
+def _b_datetime(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    _expect(isinstance(spec["datetime"], str), "'datetime' needs a date-time expression string")
+    try:
+        target = _dates.resolve(spec["datetime"], ctx.now, ctx.tz)
+        tolerance = _dates.duration(str(spec.get("tolerance", "0s")))
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+    return DateTimeMatcher(spec["datetime"], target, ctx.tz, tolerance)
+
+
+def _b_one_of(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    options = spec["one_of"]
+    _expect(isinstance(options, list) and len(options) >= 1, "'one_of' needs a non-empty list")
+    return OneOf([_at(i, compile_value, v, ctx) for i, v in enumerate(options)])
+
+
+def _b_contains(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    needle = spec["contains"]
+    flag = spec.get("ignore_case", False)
+    _expect(isinstance(flag, bool), "'ignore_case' must be true or false")
+    if isinstance(needle, str):
+        return Contains(needle, None, flag)
+    _expect(
+        isinstance(needle, list) and bool(needle), "'contains' needs a string or a list of items"
+    )
+    return Contains(None, [_at(i, compile_value, v, ctx) for i, v in enumerate(needle)], flag)
+
+
+_BUILDERS: dict[str, Callable[[Mapping[str, Any], Context], Matcher]] = {
+    "exact": _b_exact,
+    "normalized": _b_normalized,
+    "soft": _b_soft,
+    "ignore": _b_ignore,
+    "regex": _b_regex,
+    "range": _b_range,
+    "date": _b_date,
+    "datetime": _b_datetime,
+    "one_of": _b_one_of,
+    "contains": _b_contains,
+}
+
+
+def apply_default(spec: Any, default: Any) -> Any:
+    """Wrap a plain value in a tool's default matcher for its parameter."""
+    if default is None or matcher_name(spec) is not None:
+        return spec
+    if isinstance(default, str):
+        name, options = default, {}
+    elif isinstance(default, dict) and isinstance(default.get("use"), str):
+        options = {k: v for k, v in default.items() if k != "use"}
+        name = default["use"]
+    else:
+        raise SpecError("a default matcher is a name, or {use: NAME, <options>}")
+    if name not in OPTIONS:
+        raise SpecError(f"unknown matcher '{name}' (known: {', '.join(OPTIONS)})")
+    if name == "ignore":
+        return {"ignore": True}
+    return {name: spec, **options}
+
+
+def literal_values(spec: Any) -> Any:
+    """The literal value an expectation pins down, or MISSING when a matcher is involved.
+
+    Used to check expected values against the tool's schema: only fully
+    literal values (or ``exact``) are checked.
+    """
+    name = matcher_name(spec)
+    if name == "exact":
+        return spec["exact"]
+    if name is not None:
+        return MISSING
+    if isinstance(spec, dict):
+        out = {k: literal_values(v) for k, v in spec.items()}
+        return MISSING if any(v is MISSING for v in out.values()) else out
+    if isinstance(spec, list):
+        items = [literal_values(v) for v in spec]
+        return MISSING if any(v is MISSING for v in items) else items
+    return spec

@@ -1,0 +1,367 @@
+"""The scorer: pure functions from (case, response) to a Verdict.
+
+Stages, checked in order; a verdict's failure class is that of the first
+stage that failed:
+
+1. decision   a call was made when one was required, and none otherwise;
+2. selection  the whole array of calls names the right tools (optimal pairing);
+3. structure  raw arguments parse, and validate against the schema the model was given;
+4. values     argument by argument, only where the tool was right;
+5. contract   forbidden tools, call count, order;
+6. reply      for text answers: the reply asks, confirms or refuses as expected.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import jsonschema_rs
+
+from toolproof.grade._assign import assign
+from toolproof.grade._compile import (
+    CompiledCall,
+    CompiledCase,
+    compile_case,
+    context,
+    describe_calls,
+)
+from toolproof.grade._matchers import show
+from toolproof.types import (
+    Check,
+    FailureClass,
+    Kind,
+    Order,
+    Record,
+    Response,
+    Stage,
+    Suite,
+    ToolCall,
+    Verdict,
+)
+
+NO_CALL = "(none)"
+_FAR = 100  # cost of pairing calls to different tools: never a real pair
+
+_QUESTION = re.compile(r"[?？¿;؟]")
+_REFUSAL = re.compile(
+    r"\b(?:can(?:no|['’])t|cannot|won['’]t|will not|unable|not able|not allowed|not permitted|"
+    r"sorry|afraid|decline|refuse|kann nicht|darf nicht|ne peux pas|désolé|no puedo|lo siento|"
+    r"nemohu|nemůžu|nesmím|bohužel)\b|不能|无法|抱歉|죄송|할 수 없|не могу|не можу|извините",
+    re.IGNORECASE,
+)
+
+
+@dataclass(slots=True)
+class _CallInfo:
+    call: ToolCall
+    known: bool
+    failure: FailureClass | None
+    message: str
+
+
+@dataclass(slots=True)
+class _SetResult:
+    expected: list[CompiledCall]
+    pairs: list[tuple[int, int]]
+    selection_ok: bool | None
+    values_ok: bool | None
+    order_ok: bool
+    value_reasons: list[str]
+    cost: int
+
+    def rank(self) -> tuple[int, int, int, int]:
+        return (
+            self.selection_ok is not False,
+            self.values_ok is not False,
+            self.order_ok,
+            -self.cost,
+        )
+
+
+class Scorer:
+    """Grades records against a suite. Compiles every case and schema once."""
+
+    def __init__(self, suite: Suite) -> None:
+        self.suite = suite
+        by_name = {t.name: t for t in suite.tools}
+        self._validators = {t.name: jsonschema_rs.validator_for(t.parameters) for t in suite.tools}
+        ctx = context(suite)
+        self.cases: dict[str, CompiledCase] = {
+            c.id: compile_case(c, suite, by_name, ctx) for c in suite.cases
+        }
+
+    def grade(self, record: Record) -> Verdict | None:
+        """A verdict for a model answer; None for an infrastructure or harness outcome."""
+        if record.outcome != "ok" or record.response is None:
+            return None
+        verdict = self.grade_response(record.case_id, record.response)
+        verdict.target = record.target
+        verdict.attempt = record.attempt
+        return verdict
+
+    def grade_response(self, case_id: str, response: Response) -> Verdict:
+        cc = self.cases[case_id]
+        calls = [self._inspect(call, cc) for call in response.tool_calls]
+        return _judge(cc, response, calls)
+
+    def _inspect(self, call: ToolCall, cc: CompiledCase) -> _CallInfo:
+        known = call.name in cc.offered
+        if call.parse_error is not None:
+            raw = show(call.raw_arguments, 80)
+            return _CallInfo(
+                call,
+                known,
+                FailureClass.invalid_json,
+                f"{call.name}: arguments are not valid JSON ({call.parse_error}): {raw}",
+            )
+        if not known:
+            return _CallInfo(call, known, None, "")
+        validator = self._validators[call.name]
+        try:
+            if validator.is_valid(call.arguments):
+                return _CallInfo(call, known, None, "")
+            err = next(iter(validator.iter_errors(call.arguments)))
+            pointer = "/" + "/".join(
+                str(p).replace("~", "~0").replace("/", "~1") for p in err.instance_path
+            )
+            message = f"{call.name}: {pointer}: {err.message}"
+        except (ValueError, RecursionError) as exc:
+            message = f"{call.name}: arguments cannot be validated ({str(exc)[:80]})"
+        return _CallInfo(call, known, FailureClass.schema_mismatch, message)
+
+
+def _match_set(expected: list[CompiledCall], calls: list[_CallInfo], order: Order) -> _SetResult:
+    n, m = len(expected), len(calls)
+    cost: list[list[int]] = []
+    reasons: dict[tuple[int, int], str | None] = {}
+    for i, e in enumerate(expected):
+        row = []
+        for j, info in enumerate(calls):
+            if info.call.name not in e.tools:
+                row.append(_FAR)
+                continue
+            if info.failure is not None:
+                reasons[i, j] = ""  # structure failed: reported there, values not judged
+                row.append(1)
+                continue
+            reason = e.args.check(info.call.arguments)
+            reasons[i, j] = reason
+            row.append(0 if reason is None else 1)
+        cost.append(row)
+    pairs = [(i, j) for i, j in assign(cost) if cost[i][j] < _FAR]
+    lost_expected, lost_actual = n - len(pairs), m - len(pairs)
+    if n == 0:
+        selection_ok: bool | None = None
+    elif order is Order.subset:
+        selection_ok = lost_actual == 0
+    elif order is Order.superset:
+        selection_ok = lost_expected == 0
+    else:
+        selection_ok = lost_expected == 0 and lost_actual == 0
+    failed = [(i, j) for i, j in pairs if reasons[i, j] is not None]
+    value_reasons = [f"{calls[j].call.name}: {reasons[i, j]}" for i, j in failed if reasons[i, j]]
+    values_ok = None if not selection_ok else not failed
+    order_ok = True
+    if order is Order.strict and selection_ok and values_ok:
+        order_ok = all(reasons.get((k, k), "x") is None for k in range(n))
+    total = sum(cost[i][j] for i, j in pairs) + _FAR * (lost_expected + lost_actual)
+    return _SetResult(expected, pairs, selection_ok, values_ok, order_ok, value_reasons, total)
+
+
+def _judge(cc: CompiledCase, response: Response, calls: list[_CallInfo]) -> Verdict:
+    checks: list[Check] = []
+    called = bool(calls)
+    wants_call = cc.kind is Kind.call
+    decision_ok = called == wants_call
+    if not decision_ok:
+        failure = FailureClass.missed_call if wants_call else FailureClass.unwanted_call
+        text = (
+            "expected a tool call, got none"
+            if wants_call
+            else (
+                f"expected {cc.kind.value} with no tool call, "
+                f"got {', '.join(i.call.name for i in calls)}"
+            )
+        )
+        checks.append(Check(Stage.decision, failure, text))
+
+    best: _SetResult | None = None
+    if wants_call and called:
+        results = [_match_set(s, calls, cc.order) for s in cc.call_sets]
+        best = max(results, key=_SetResult.rank)
+        if best.selection_ok is False:
+            unknown = [i.call.name for i in calls if not i.known]
+            failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
+            why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"
+            checks.append(
+                Check(Stage.selection, failure, f"{why}: expected {describe_calls(best.expected)}")
+            )
+    elif calls and any(not i.known for i in calls):
+        names = ", ".join(i.call.name for i in calls if not i.known)
+        checks.append(
+            Check(Stage.selection, FailureClass.unknown_tool, f"called unknown tool {names}")
+        )
+
+    for info in calls:
+        if info.failure is not None:
+            checks.append(Check(Stage.structure, info.failure, info.message))
+
+    if best is not None and best.values_ok is False and best.value_reasons:
+        checks.append(
+            Check(Stage.values, FailureClass.wrong_arguments, "; ".join(best.value_reasons))
+        )
+
+    _contract(cc, calls, best, checks)
+    reply_ok = _reply(cc, response, checks)
+
+    checks.sort(key=lambda c: _STAGE_RANK[c.stage])
+    first = checks[0].failure if checks else None
+    structure_ok = None if not calls else all(i.failure is None for i in calls if i.known)
+    pairs = _pairs(cc, calls, best)
+    verdict = Verdict(
+        case_id=cc.case.id,
+        kind=cc.kind,
+        risk=cc.risk,
+        tags=cc.tags,
+        passed=not checks,
+        failure=first,
+        checks=checks,
+        decision_ok=decision_ok,
+        selection_ok=best.selection_ok if best is not None else None,
+        structure_ok=structure_ok,
+        values_ok=(best.values_ok if best is not None else None),
+        contract_ok=not any(c.stage is Stage.contract for c in checks),
+        reply_ok=reply_ok,
+        expected_tools=cc.expected_tools,
+        actual_tools=tuple(i.call.name for i in calls),
+        pairs=pairs,
+        calls_checked=sum(1 for i in calls if i.known or i.failure is not None),
+        calls_schema_valid=sum(1 for i in calls if i.known and i.failure is None),
+        forbidden_called=tuple(i.call.name for i in calls if i.call.name in cc.forbidden),
+    )
+    if checks:
+        verdict.diff = _diff(cc, response, best)
+    return verdict
+
+
+_STAGE_RANK = {s: n for n, s in enumerate(Stage)}
+
+
+def _contract(
+    cc: CompiledCase, calls: list[_CallInfo], best: _SetResult | None, checks: list[Check]
+) -> None:
+    bad = [i.call.name for i in calls if i.call.name in cc.forbidden]
+    if bad:
+        checks.append(
+            Check(
+                Stage.contract,
+                FailureClass.forbidden_tool,
+                f"called forbidden tool {', '.join(dict.fromkeys(bad))}",
+            )
+        )
+    if cc.count is not None:
+        low, high = cc.count
+        n = len(calls)
+        if (low is not None and n < low) or (high is not None and n > high):
+            want = (
+                str(low)
+                if low == high
+                else f"{low if low is not None else 0}..{high if high is not None else '∞'}"
+            )
+            checks.append(
+                Check(Stage.contract, FailureClass.wrong_count, f"expected {want} calls, got {n}")
+            )
+    if best is not None and not best.order_ok:
+        checks.append(
+            Check(
+                Stage.contract,
+                FailureClass.wrong_order,
+                "the right calls, in the wrong order (order: strict)",
+            )
+        )
+
+
+def _reply(cc: CompiledCase, response: Response, checks: list[Check]) -> bool | None:
+    text = response.text or ""
+    problems: list[str] = []
+    if cc.text is not None:
+        reason = cc.text.check(text)
+        if reason is not None:
+            problems.append(f"reply text: {reason}")
+    if cc.kind in (Kind.clarify, Kind.confirm) and cc.text is None and not _QUESTION.search(text):
+        what = (
+            "ask for the missing information" if cc.kind is Kind.clarify else "ask for confirmation"
+        )
+        problems.append(f"expected the reply to {what} (heuristic: no question found)")
+    elif cc.kind is Kind.refuse and cc.text is None:
+        refused = bool(response.refusal) or bool(_REFUSAL.search(text))
+        if not refused:
+            problems.append("expected a refusal (heuristic: no refusal found)")
+    elif cc.kind is Kind.text and not text.strip() and not response.refusal:
+        problems.append("expected a text answer, got an empty reply")
+    if cc.kind is Kind.call and cc.text is None:
+        return None
+    for p in problems:
+        checks.append(Check(Stage.reply, FailureClass.wrong_reply, p))
+    return not problems
+
+
+def _pairs(
+    cc: CompiledCase, calls: list[_CallInfo], best: _SetResult | None
+) -> list[tuple[str, str]]:
+    """(expected, actual) tool labels for the confusion matrix; '(none)' for no call."""
+    if best is None:
+        if not calls:
+            return [(cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL)]
+        return [(NO_CALL, i.call.name) for i in calls]
+    out: list[tuple[str, str]] = []
+    paired_e = {i for i, _ in best.pairs}
+    paired_a = {j for _, j in best.pairs}
+    out.extend((calls[j].call.name, calls[j].call.name) for _, j in best.pairs)
+    for i, e in enumerate(best.expected):
+        if i not in paired_e:
+            out.append((e.tools[0], NO_CALL))
+    for j, info in enumerate(calls):
+        if j not in paired_a:
+            out.append((NO_CALL, info.call.name))
+    if not best.expected:
+        out = [(NO_CALL if cc.kind is not Kind.call else "(any)", i.call.name) for i in calls]
+    return _cross_pairs(out)
+
+
+def _cross_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Turn an unpaired expected and an unpaired actual into one confusion (wrong tool)."""
+    missing = [e for e, a in pairs if a == NO_CALL]
+    extra = [a for e, a in pairs if e == NO_CALL]
+    kept = [(e, a) for e, a in pairs if e != NO_CALL and a != NO_CALL]
+    while missing and extra:
+        kept.append((missing.pop(0), extra.pop(0)))
+    kept.extend((e, NO_CALL) for e in missing)
+    kept.extend((NO_CALL, a) for a in extra)
+    return kept
+
+
+def _render_call(call: ToolCall) -> str:
+    if call.parse_error is not None or not isinstance(call.arguments, dict):
+        return f"{call.name}({show(call.raw_arguments, 80)})"
+    inner = ", ".join(f"{k}={show(v, 40)}" for k, v in call.arguments.items())
+    return f"{call.name}({inner})"
+
+
+def _diff(cc: CompiledCase, response: Response, best: _SetResult | None) -> str:
+    if cc.kind is Kind.call:
+        sets = cc.call_sets
+        exp = describe_calls(best.expected if best is not None else sets[0])
+        if len(sets) > 1:
+            exp += f"   (closest of {len(sets)} alternatives)"
+    else:
+        exp = f"no call; reply: {cc.kind.value}"
+    if response.tool_calls:
+        act = "; ".join(_render_call(c) for c in response.tool_calls)
+    else:
+        act = "(no call)"
+    text = response.refusal or response.text
+    if text:
+        act += f"; reply: {show(' '.join(text.split()), 100)}"
+    return f"expected: {exp}\nactual:   {act}"

@@ -1,0 +1,128 @@
+"""The terminal report: targets side by side, then failures with their diffs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from toolproof.stats import Rate, Summary
+
+
+def fmt_rate(r: Rate) -> str:
+    if r.n == 0:
+        return "–"
+    text = f"{100 * r.k / r.n:.1f}% ({r.k}/{r.n})"
+    if r.low is not None and r.high is not None:
+        text += f" [{100 * r.low:.0f}–{100 * r.high:.0f}]"
+    return text
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+_ROWS: list[tuple[str, Callable[[Summary], str]]] = [
+    ("attempts scored", lambda s: f"{s.scored} of {s.attempts}"),
+    ("strict pass", lambda s: fmt_rate(s.strict_pass)),
+    ("tool selection", lambda s: fmt_rate(s.selection)),
+    ("argument accuracy (tool right)", lambda s: fmt_rate(s.arguments)),
+    ("schema adherence (per call)", lambda s: fmt_rate(s.schema_adherence)),
+    ("no-call accuracy", lambda s: fmt_rate(s.no_call_accuracy)),
+    (
+        "decision precision / recall / F1",
+        lambda s: (
+            f"{_num(s.decision.precision)} / {_num(s.decision.recall)} / {_num(s.decision.f1)}"
+        ),
+    ),
+    ("tool macro-F1", lambda s: _num(s.macro_f1)),
+    ("reply checks (heuristic)", lambda s: fmt_rate(s.reply)),
+    ("forbidden tool calls", lambda s: str(s.forbidden_calls)),
+    ("calls extracted from text", lambda s: str(s.extracted_calls)),
+    (
+        "infrastructure errors (not scored)",
+        lambda s: ", ".join(f"{k} {v}" for k, v in s.infrastructure.items()) or "0",
+    ),
+    ("harness errors", lambda s: str(s.harness_errors)),
+    (
+        "latency p50 / p95 ms",
+        lambda s: f"{_num(s.latency_ms_p50, 0)} / {_num(s.latency_ms_p95, 0)}",
+    ),
+    ("tokens in / out", lambda s: f"{s.input_tokens} / {s.output_tokens}"),
+    ("cost USD", lambda s: "–" if s.cost_usd is None else f"{s.cost_usd:.4f}"),
+]
+
+
+def _headline(summaries: dict[str, Summary]) -> Table:
+    table = Table(title="toolproof report", title_justify="left", show_lines=False)
+    table.add_column("metric", style="bold")
+    for target in summaries:
+        table.add_column(escape(target), overflow="fold")
+    for label, getter in _ROWS:
+        table.add_row(label, *(getter(s) for s in summaries.values()))
+    return table
+
+
+def _failure_classes(summaries: dict[str, Summary]) -> Table | None:
+    classes = sorted({k for s in summaries.values() for k in s.failure_counts})
+    if not classes:
+        return None
+    table = Table(title="failed cases by first failing stage", title_justify="left")
+    table.add_column("failure class")
+    for target in summaries:
+        table.add_column(escape(target), justify="right")
+    for c in classes:
+        table.add_row(c, *(str(s.failure_counts.get(c, 0)) for s in summaries.values()))
+    return table
+
+
+def _slices(summaries: dict[str, Summary], title: str, attr: str) -> Table | None:
+    keys = sorted({k for s in summaries.values() for k in getattr(s, attr)})
+    if not keys:
+        return None
+    table = Table(title=title, title_justify="left")
+    table.add_column("slice")
+    for target in summaries:
+        table.add_column(escape(target) + " · strict pass", overflow="fold")
+    for key in keys:
+        row = []
+        for s in summaries.values():
+            st = getattr(s, attr).get(key)
+            row.append(fmt_rate(st.strict_pass) if st else "–")
+        table.add_row(escape(key), *row)
+    return table
+
+
+def render_terminal(
+    summaries: dict[str, Summary], console: Console, *, failures: bool = True
+) -> None:
+    """Print the report for one or more targets, side by side."""
+    console.print(_headline(summaries))
+    for table in (
+        _failure_classes(summaries),
+        _slices(summaries, "by risk class", "by_risk"),
+        _slices(summaries, "by tag", "by_tag"),
+    ):
+        if table is not None:
+            console.print(table)
+    if failures:
+        _print_failures(summaries, console)
+
+
+def _print_failures(summaries: dict[str, Summary], console: Console) -> None:
+    for target, s in summaries.items():
+        if not s.failures:
+            continue
+        console.print(f"\n[bold]failures · {escape(target)}[/bold] ({len(s.failures)})")
+        for item in s.failures:
+            attempt = f" #{item.attempt}" if item.attempt else ""
+            console.print(
+                f"[red]✗[/red] {escape(item.case_id)}{attempt} [dim]({item.risk.value})[/dim] "
+                f"[yellow]{item.failure.value}[/yellow]"
+            )
+            for reason in item.reasons:
+                console.print(f"    {escape(reason)}", highlight=False)
+            for line in item.diff.splitlines():
+                console.print(f"    [dim]{escape(line)}[/dim]", highlight=False)

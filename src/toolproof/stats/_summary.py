@@ -1,0 +1,205 @@
+"""Aggregate verdicts into the figures a report shows."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolproof.grade import NO_CALL
+from toolproof.stats._rates import Rate, rate
+from toolproof.types import FailureClass, Kind, Outcome, Record, Risk, Suite, Verdict
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    precision: float | None
+    recall: float | None
+    f1: float | None
+
+
+class Confusion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    labels: list[str]
+    matrix: list[list[int]] = Field(description="Rows: expected tool; columns: called tool.")
+
+
+class SliceStats(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    strict_pass: Rate
+    selection: Rate
+    arguments: Rate
+
+
+class FailureItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    attempt: int
+    risk: Risk
+    failure: FailureClass
+    reasons: list[str]
+    diff: str
+
+
+class Summary(BaseModel):
+    """Every figure for one target. Rates carry Wilson intervals."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str
+    attempts: int
+    scored: int
+    infrastructure: dict[str, int]
+    harness_errors: int
+    strict_pass: Rate
+    selection: Rate
+    macro_f1: float | None
+    decision: Decision
+    no_call_accuracy: Rate
+    schema_adherence: Rate
+    arguments: Rate
+    reply: Rate
+    failure_counts: dict[str, int]
+    forbidden_calls: int
+    extracted_calls: int
+    by_tag: dict[str, SliceStats]
+    by_tool: dict[str, SliceStats]
+    by_risk: dict[str, SliceStats]
+    confusion: Confusion
+    latency_ms_p50: float | None
+    latency_ms_p95: float | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    failures: list[FailureItem]
+
+
+def _slice(verdicts: list[Verdict]) -> SliceStats:
+    call = [v for v in verdicts if v.kind is Kind.call]
+    picked = [v for v in call if v.selection_ok]
+    return SliceStats(
+        strict_pass=rate(sum(v.passed for v in verdicts), len(verdicts)),
+        selection=rate(len(picked), len(call)),
+        arguments=rate(sum(1 for v in picked if v.values_ok), len(picked)),
+    )
+
+
+def _group(
+    verdicts: list[Verdict], keys: Callable[[Verdict], Iterable[str]]
+) -> dict[str, SliceStats]:
+    groups: dict[str, list[Verdict]] = defaultdict(list)
+    for v in verdicts:
+        for key in keys(v):
+            groups[key].append(v)
+    return {k: _slice(groups[k]) for k in sorted(groups)}
+
+
+def _decision(verdicts: list[Verdict]) -> Decision:
+    if not verdicts:
+        return Decision(precision=None, recall=None, f1=None)
+    from sklearn.metrics import precision_recall_fscore_support
+
+    truth = [v.kind is Kind.call for v in verdicts]
+    pred = [bool(v.actual_tools) for v in verdicts]
+    p, r, f, _ = precision_recall_fscore_support(
+        truth, pred, average="binary", pos_label=True, zero_division=0
+    )
+    return Decision(precision=float(p), recall=float(r), f1=float(f))
+
+
+def _confusion(verdicts: list[Verdict]) -> tuple[Confusion, float | None]:
+    pairs = [p for v in verdicts for p in v.pairs if p[0] != "(any)"]
+    if not pairs:
+        return Confusion(labels=[], matrix=[]), None
+    from sklearn.metrics import confusion_matrix, f1_score
+
+    truth = [e for e, _ in pairs]
+    pred = [a for _, a in pairs]
+    labels = sorted(set(truth) | set(pred), key=lambda x: (x == NO_CALL, x))
+    matrix = confusion_matrix(truth, pred, labels=labels).tolist()
+    macro = float(f1_score(truth, pred, labels=labels, average="macro", zero_division=0))
+    return Confusion(labels=labels, matrix=matrix), macro
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    import numpy as np
+
+    return float(np.percentile(values, q))
+
+
+def summarize(
+    suite: Suite, records: list[Record], verdicts: list[Verdict], target: str | None = None
+) -> Summary:
+    """Aggregate one target's records and their verdicts."""
+    if target is None:
+        target = next((r.target for r in records if r.target), None) or suite.name
+    infra = Counter(r.outcome.value for r in records if r.outcome.is_infrastructure)
+    harness = sum(1 for r in records if r.outcome is Outcome.harness_error)
+    call = [v for v in verdicts if v.kind is Kind.call]
+    no_call = [v for v in verdicts if v.kind is not Kind.call]
+    picked = [v for v in call if v.selection_ok]
+    replies = [v for v in verdicts if v.reply_ok is not None]
+    confusion, macro = _confusion(verdicts)
+    latencies = [
+        lat
+        for r in records
+        if (
+            lat := r.latency_ms
+            if r.latency_ms is not None
+            else (r.response.latency_ms if r.response else None)
+        )
+        is not None
+    ]
+    usage = [r.response.usage for r in records if r.response is not None and r.response.usage]
+    costs = [r.cost_usd for r in records if r.cost_usd is not None]
+    failures = [
+        FailureItem(
+            case_id=v.case_id,
+            attempt=v.attempt,
+            risk=v.risk,
+            failure=v.failure,
+            reasons=[c.message for c in v.checks],
+            diff=v.diff,
+        )
+        for v in verdicts
+        if v.failure is not None
+    ]
+    return Summary(
+        target=target,
+        attempts=len(records),
+        scored=len(verdicts),
+        infrastructure=dict(sorted(infra.items())),
+        harness_errors=harness,
+        strict_pass=rate(sum(v.passed for v in verdicts), len(verdicts)),
+        selection=rate(len(picked), len(call)),
+        macro_f1=macro,
+        decision=_decision(verdicts),
+        no_call_accuracy=rate(sum(v.decision_ok for v in no_call), len(no_call)),
+        schema_adherence=rate(
+            sum(v.calls_schema_valid for v in verdicts), sum(v.calls_checked for v in verdicts)
+        ),
+        arguments=rate(sum(1 for v in picked if v.values_ok), len(picked)),
+        reply=rate(sum(1 for v in replies if v.reply_ok), len(replies)),
+        failure_counts=dict(Counter(v.failure.value for v in verdicts if v.failure).most_common()),
+        forbidden_calls=sum(len(v.forbidden_called) for v in verdicts),
+        extracted_calls=sum(
+            1 for r in records if r.response for c in r.response.tool_calls if c.extracted_from_text
+        ),
+        by_tag=_group(verdicts, lambda v: v.tags),
+        by_tool=_group(verdicts, lambda v: v.expected_tools or (NO_CALL,)),
+        by_risk=_group(verdicts, lambda v: (v.risk.value,)),
+        confusion=confusion,
+        latency_ms_p50=_percentile(latencies, 50),
+        latency_ms_p95=_percentile(latencies, 95),
+        input_tokens=sum(u.input_tokens or 0 for u in usage),
+        output_tokens=sum(u.output_tokens or 0 for u in usage),
+        cost_usd=sum(costs) if costs else None,
+        failures=failures,
+    )

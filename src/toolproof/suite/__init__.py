@@ -1,0 +1,15 @@
+"""Suites: loading, checking and the published JSON Schema of the format."""
+
+from toolproof.suite._api import load_suite, load_suite_checked, suite_json_schema
+from toolproof.suite._check import check_suite
+from toolproof.suite._load import LoadedSuite, SuiteFile, load_suite_with_origin
+
+__all__ = [
+    "LoadedSuite",
+    "SuiteFile",
+    "check_suite",
+    "load_suite",
+    "load_suite_checked",
+    "load_suite_with_origin",
+    "suite_json_schema",
+]

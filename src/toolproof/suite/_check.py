@@ -1,0 +1,144 @@
+"""Checks on a loaded suite: the test data itself must be right."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+
+from toolproof.errors import SuiteError
+from toolproof.grade import SpecError, compile_case, context
+from toolproof.grade._matchers import MISSING, OPTIONS, literal_values
+from toolproof.suite._errors import Locator
+from toolproof.suite._load import LoadedSuite
+from toolproof.suite._yaml import Path_
+from toolproof.types import Case, SuiteTool
+
+
+def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
+    """Every problem found in the suite, each located at its file, line and field."""
+    suite, origin = loaded.suite, loaded.origin
+    root = origin.suite or Locator(suite.source or "<suite>")
+    errors: list[SuiteError] = []
+
+    def tool_error(tool: SuiteTool, sub: Path_, message: str) -> None:
+        where, prefix = origin.tools.get(tool.name, (root, ()))
+        errors.append(where.error((*prefix, *sub), message))
+
+    def case_error(case: Case, sub: Path_, message: str) -> None:
+        where, prefix = origin.cases.get(case.id, (root, ()))
+        errors.append(where.error((*prefix, *sub), message))
+
+    seen_tools: set[str] = set()
+    for tool in suite.tools:
+        if tool.name in seen_tools:
+            tool_error(tool, ("name",), f"duplicate tool name '{tool.name}'")
+        seen_tools.add(tool.name)
+        _check_tool(tool, tool_error)
+
+    try:
+        ctx = context(suite)
+    except ValueError as exc:
+        errors.append(root.error(("timezone",), str(exc)))
+        return errors
+    by_name = {t.name: t for t in suite.tools}
+    seen_cases: dict[str, int] = {}
+    for case in suite.cases:
+        if case.id in seen_cases:
+            case_error(case, ("id",), f"duplicate case id '{case.id}'")
+            continue
+        seen_cases[case.id] = 1
+        _check_case(case, by_name, case_error)
+        try:
+            compile_case(case, suite, by_name, ctx)
+        except SpecError as exc:
+            case_error(case, exc.path, str(exc))
+    return errors
+
+
+def _check_tool(tool: SuiteTool, report: Any) -> None:
+    schema = tool.parameters
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        report(tool, ("parameters", *exc.path), f"invalid JSON Schema: {exc.message}")
+        return
+    if schema.get("type") != "object":
+        report(tool, ("parameters", "type"), "the parameters schema must have type: object")
+    props = schema.get("properties", {})
+    for key, default in tool.match.items():
+        if isinstance(props, dict) and key not in props:
+            report(tool, ("match", key), f"'{key}' is not a parameter of {tool.name}")
+        name = (
+            default
+            if isinstance(default, str)
+            else (default or {}).get("use")
+            if isinstance(default, dict)
+            else None
+        )
+        if name not in OPTIONS:
+            report(tool, ("match", key), f"unknown matcher '{name}' (known: {', '.join(OPTIONS)})")
+
+
+def _check_case(case: Case, by_name: dict[str, SuiteTool], report: Any) -> None:
+    expect = case.expect
+    for i, name in enumerate(case.tools or []):
+        if name not in by_name:
+            report(case, ("tools", i), f"unknown tool '{name}'")
+    for i, name in enumerate(expect.forbidden):
+        if name not in by_name:
+            report(case, ("expect", "forbidden", i), f"unknown tool '{name}'")
+    for s, specs in enumerate(expect.call_sets()):
+        for c, spec in enumerate(specs):
+            if expect.alternatives is not None:
+                base: Path_ = ("expect", "alternatives", s, c)
+            elif expect.calls is not None:
+                base = ("expect", "calls", c)
+            else:
+                base = ("expect",)
+            for name in spec.tools:
+                tool = by_name.get(name)
+                if tool is None:
+                    known = ", ".join(by_name) or "none"
+                    report(
+                        case,
+                        (*base, "call" if base == ("expect",) else "tool"),
+                        f"unknown tool '{name}' (known: {known})",
+                    )
+                    continue
+                if case.tools is not None and name not in case.tools:
+                    report(case, (*base, "tool"), f"tool '{name}' is not offered in this case")
+                _check_args(tool, spec.args, base, case, report)
+
+
+def _check_args(
+    tool: SuiteTool, args: dict[str, Any], base: Path_, case: Case, report: Any
+) -> None:
+    schema = tool.parameters
+    props = schema.get("properties", {}) if isinstance(schema.get("properties"), dict) else {}
+    closed = schema.get("additionalProperties") is False
+    defs = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
+    for key, spec in args.items():
+        where = (*base, "args", key)
+        if key not in props:
+            if closed:
+                known = ", ".join(props) or "none"
+                report(
+                    case, where, f"'{key}' is not a parameter of {tool.name} (parameters: {known})"
+                )
+            continue
+        value = literal_values(spec)
+        if value is MISSING:
+            continue
+        sub = {**props[key], **defs} if isinstance(props[key], dict) else props[key]
+        error = jsonschema.exceptions.best_match(
+            jsonschema.Draft202012Validator(sub).iter_errors(value)
+        )
+        if error is not None:
+            report(
+                case,
+                where,
+                f"expected value {value!r} violates the schema of "
+                f"{tool.name}.{key}: {error.message}",
+            )

@@ -1,0 +1,114 @@
+"""Turn pydantic validation errors into one-line, located suite errors."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from toolproof.errors import SuiteError
+from toolproof.suite._yaml import Path_, Positions
+
+
+class Locator:
+    """Maps a field path inside one file to its line and column."""
+
+    def __init__(self, file: str, positions: Positions | None = None, lines: Sequence[str] = ()):
+        self.file = file
+        self.positions = positions or {}
+        self.lines = lines  # for JSONL: the text of each line
+
+    def error(self, path: Path_, message: str, *, line_offset: int = 0) -> SuiteError:
+        line, column = self._where(path)
+        return SuiteError(self.file, message, line=line, column=column, path=path)
+
+    def _where(self, path: Path_) -> tuple[int | None, int | None]:
+        for cut in range(len(path), -1, -1):
+            if path[:cut] in self.positions:
+                return self.positions[path[:cut]]
+        return None, None
+
+
+def _real_path(data: Any, loc: Sequence[str | int]) -> Path_:
+    """Drop pydantic's union-member tags from a location, keeping real keys and indexes."""
+    out: list[str | int] = []
+    cur = data
+    for seg in loc:
+        if (isinstance(cur, dict) and isinstance(seg, str) and seg in cur) or (
+            isinstance(cur, list) and isinstance(seg, int) and 0 <= seg < len(cur)
+        ):
+            out.append(seg)
+            cur = cur[seg]  # type: ignore[index]
+        elif (
+            isinstance(cur, dict) and isinstance(seg, str) and seg not in cur and seg.isidentifier()
+        ):
+            # a missing or unknown key named by the error itself
+            out.append(seg)
+            cur = None
+        # anything else is a union tag such as 'list[CallSpec]' or 'int'
+    return tuple(out)
+
+
+def _expand(tp: Any) -> list[Any]:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return [x for a in typing.get_args(tp) for x in _expand(a)]
+    if origin is typing.Annotated:
+        return _expand(typing.get_args(tp)[0])
+    return [tp]
+
+
+def _fields_at(root: type[BaseModel], path: Path_) -> list[str]:
+    """Names of the fields valid at ``path``, for 'did you mean' hints."""
+    current: list[Any] = [root]
+    for seg in path:
+        nxt: list[Any] = []
+        for tp in (t for c in current for t in _expand(c)):
+            origin = typing.get_origin(tp)
+            if isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(seg, str):
+                if seg in tp.model_fields:
+                    nxt.append(tp.model_fields[seg].annotation)
+            elif origin is list and isinstance(seg, int):
+                nxt.append(typing.get_args(tp)[0])
+            elif origin is dict and isinstance(seg, str):
+                nxt.append(typing.get_args(tp)[1])
+        current = nxt
+    names: list[str] = []
+    for tp in (t for c in current for t in _expand(c)):
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            names.extend(tp.model_fields)
+    return names
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def first_error(
+    exc: ValidationError, data: Any, model: type[BaseModel], where: Locator, prefix: Path_ = ()
+) -> SuiteError:
+    """The first problem of a validation error, as a located one-line error."""
+    err = exc.errors(include_url=False)[0]
+    path = _real_path(data, err["loc"])
+    full = (*prefix, *path)
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        key = str(path[-1]) if path else "?"
+        valid = _fields_at(model, path[:-1])
+        hint = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
+        msg = f"unknown key '{key}'"
+        msg += f"; did you mean '{hint[0]}'?" if hint else f"; expected one of: {', '.join(valid)}"
+        return where.error(full, msg)
+    if kind == "missing":
+        return where.error(full, f"missing required key '{path[-1] if path else '?'}'")
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    elif "input" in err and kind not in ("model_type",):
+        msg += f", got {_describe(err['input'])}"
+    return where.error(full, msg)
