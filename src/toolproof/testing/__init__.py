@@ -1,0 +1,31 @@
+"""Test helpers shipped with toolproof: a local server that speaks the providers' wire formats.
+
+Use it to test a suite, a provider or a benchmark offline: point a
+provider's ``base_url`` at :class:`StubServer` and script its answers and
+faults (rate limits, server errors, delays, truncated bodies).
+"""
+
+from toolproof.testing._script import (
+    Call,
+    Delay,
+    RateLimit,
+    RawReply,
+    Reply,
+    ServerError,
+    Step,
+    Truncated,
+)
+from toolproof.testing._stub import StubRequest, StubServer
+
+__all__ = [
+    "Call",
+    "Delay",
+    "RateLimit",
+    "RawReply",
+    "Reply",
+    "ServerError",
+    "Step",
+    "StubRequest",
+    "StubServer",
+    "Truncated",
+]
