@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 import weakref
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -53,6 +54,7 @@ from toolproof.providers._gguf import (
     locate_parts,
 )
 from toolproof.providers._textcalls import extract_text_calls
+from toolproof.types import Response
 
 if TYPE_CHECKING:
     from toolproof.providers._http import HttpTransport
@@ -63,6 +65,7 @@ __all__ = [
     "ServerOptions",
     "default_threads",
     "local_model_available",
+    "with_text_calls",
 ]
 
 _RUNTIME = "xllamacpp"
@@ -148,10 +151,15 @@ atexit.register(_stop_all_at_exit)
 
 
 class LocalServer:
-    """One llama.cpp server in a child process, bound to 127.0.0.1 on a free port."""
+    """One server in a child process, bound to 127.0.0.1 on a free port.
 
-    def __init__(self, options: ServerOptions) -> None:
-        self.options = options
+    The child prints ``TOOLPROOF-LLAMA-READY <base URL>`` on its standard
+    output once it answers, and exits when its standard input closes.
+    """
+
+    def __init__(self, argv: Sequence[str], *, start_timeout_s: float = 180.0) -> None:
+        self.argv = list(argv)
+        self.start_timeout_s = start_timeout_s
         self.base_url: str | None = None
         self.load_seconds: float | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -169,7 +177,7 @@ class LocalServer:
         # The log lives as long as the server; stop() closes it.
         self._log = tempfile.TemporaryFile(prefix="toolproof-llama-")  # noqa: SIM115
         self._proc = subprocess.Popen(
-            self.options.argv(),
+            self.argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -177,7 +185,7 @@ class LocalServer:
         )
         _LIVE.add(self)
         try:
-            self.base_url = self._wait_ready(started + self.options.start_timeout_s)
+            self.base_url = self._wait_ready(started + self.start_timeout_s)
         except BaseException:
             self.stop()
             raise
@@ -193,7 +201,7 @@ class LocalServer:
             if left <= 0:
                 raise UserError(
                     f"the local model server did not start within "
-                    f"{self.options.start_timeout_s:g} s{self._stderr_tail()}"
+                    f"{self.start_timeout_s:g} s{self._stderr_tail()}"
                 )
             ready, _, _ = select.select([out], [], [], min(left, 0.5))
             if ready:
@@ -283,8 +291,11 @@ class LocalProvider(Provider):
         self.settings = settings
         self.transport = transport
         self.bundled = self.model in ("", BUNDLED_MODEL.name)
+        # A missing part or file is a clear error now, not at the first request.
         if self.bundled and not bundled_model_path().is_file():
-            locate_parts()  # a missing part is a clear error now, not at the first request
+            locate_parts()
+        elif not self.bundled:
+            check_gguf_file(Path(self.model).expanduser())
         self.threads = default_threads()
         self.server: LocalServer | None = None
         self._inner: Provider | None = None
@@ -305,7 +316,8 @@ class LocalProvider(Provider):
         return ServerOptions(model_path=model_path, threads=self.threads, slots=slots)
 
     def _start(self) -> LocalServer:
-        server = LocalServer(self._options(self._model_file()))
+        options = self._options(self._model_file())
+        server = LocalServer(options.argv(), start_timeout_s=options.start_timeout_s)
         server.start()
         return server
 
@@ -333,15 +345,7 @@ class LocalProvider(Provider):
     async def generate(self, request: ProviderRequest) -> Exchange:
         adapter = await self._adapter()
         exchange = await adapter.generate(request)
-        response = exchange.response
-        if response.tool_calls or not response.text:
-            return exchange
-        found = extract_text_calls(response.text, {tool.name for tool in request.tools})
-        if not found.calls:
-            return exchange
-        exchange.response = response.model_copy(
-            update={"tool_calls": found.calls, "text": found.text}
-        )
+        exchange.response = with_text_calls(exchange.response, [t.name for t in request.tools])
         return exchange
 
     async def aclose(self) -> None:
@@ -352,6 +356,16 @@ class LocalProvider(Provider):
 
     def model_version(self) -> str | None:
         return self._version
+
+
+def with_text_calls(response: Response, tools: Collection[str]) -> Response:
+    """The response with the calls it printed as text recovered, when it has no structured ones."""
+    if response.tool_calls or not response.text:
+        return response
+    found = extract_text_calls(response.text, tools)
+    if not found.calls:
+        return response
+    return response.model_copy(update={"tool_calls": found.calls, "text": found.text})
 
 
 # The child process: ``python -m toolproof.providers._local --model PATH ...``
