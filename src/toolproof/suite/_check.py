@@ -26,8 +26,11 @@ def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
         where, prefix = origin.tools.get(tool.name, (root, ()))
         errors.append(where.error((*prefix, *sub), message))
 
+    index = {id(c): i for i, c in enumerate(suite.cases)}
+
     def case_error(case: Case, sub: Path_, message: str) -> None:
-        where, prefix = origin.cases.get(case.id, (root, ()))
+        i = index.get(id(case))
+        where, prefix = origin.cases[i] if i is not None and i < len(origin.cases) else (root, ())
         errors.append(where.error((*prefix, *sub), message))
 
     seen_tools: set[str] = set()

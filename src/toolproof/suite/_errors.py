@@ -93,7 +93,8 @@ def first_error(
     exc: ValidationError, data: Any, model: type[BaseModel], where: Locator, prefix: Path_ = ()
 ) -> SuiteError:
     """The first problem of a validation error, as a located one-line error."""
-    err = exc.errors(include_url=False)[0]
+    errs = exc.errors(include_url=False)
+    err = next((e for e in errs if e["type"] == "extra_forbidden"), errs[0])
     path = _real_path(data, err["loc"])
     full = (*prefix, *path)
     kind = err["type"]

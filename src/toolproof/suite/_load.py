@@ -49,7 +49,7 @@ class SuiteFile(BaseModel):
 class Origin:
     """Where each case and tool came from, so later checks can point at a line."""
 
-    cases: dict[str, tuple[Locator, Path_]] = field(default_factory=dict)
+    cases: list[tuple[Locator, Path_]] = field(default_factory=list)
     tools: dict[str, tuple[Locator, Path_]] = field(default_factory=dict)
     suite: Locator | None = None
 
@@ -132,8 +132,7 @@ def _load_case_file(path: Path, origin: Origin) -> list[Case]:
         if not isinstance(data, list):
             raise where.error((), "expected a list of cases")
         cases = [_validate(Case, item, where, (i,)) for i, item in enumerate(data)]
-        for i, case in enumerate(cases):
-            origin.cases.setdefault(case.id, (where, (i,)))
+        origin.cases.extend((where, (i,)) for i in range(len(cases)))
         return cases
     return _load_jsonl_cases(path, text, origin)
 
@@ -155,7 +154,7 @@ def _load_jsonl_cases(path: Path, text: str, origin: Origin) -> list[Case]:
                 str(path), "expected a JSON object (one case per line)", line=number, column=1
             )
         case = _validate(Case, data, where)
-        origin.cases.setdefault(case.id, (where, ()))
+        origin.cases.append((where, ()))
         cases.append(case)
     return cases
 
@@ -188,8 +187,7 @@ def load_suite_with_origin(path: str | Path) -> LoadedSuite:
     origin = Origin(suite=where)
     base = file.parent
     tools = _load_tools(raw.tools, data.get("tools"), base, where, origin)
-    for i, case in enumerate(raw.cases):
-        origin.cases.setdefault(case.id, (where, ("cases", i)))
+    origin.cases.extend((where, ("cases", i)) for i in range(len(raw.cases)))
     cases = list(raw.cases)
     patterns = [raw.cases_from] if isinstance(raw.cases_from, str) else raw.cases_from
     for i, pattern in enumerate(patterns):

@@ -1,0 +1,47 @@
+"""Test-wide guards: no test reaches beyond this machine."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _allowed(address: Any) -> bool:
+    if isinstance(address, str | bytes):  # AF_UNIX
+        return True
+    host = address[0] if isinstance(address, tuple) else address
+    if host in ("localhost", "127.0.0.1", "::1"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if not _allowed(address):
+        raise RuntimeError(f"tests may not reach the network (tried {address!r})")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> Any:
+    if not _allowed(address):
+        raise RuntimeError(f"tests may not reach the network (tried {address!r})")
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_network() -> Iterator[None]:
+    """Refuse every connection that is not to the loopback interface."""
+    mp = pytest.MonkeyPatch()
+    mp.setattr(socket.socket, "connect", _guarded_connect)
+    mp.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    yield
+    mp.undo()

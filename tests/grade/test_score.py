@@ -1,0 +1,223 @@
+from typing import Any
+
+from tests.grade.conftest import call, reply
+from toolproof.types import FailureClass, Kind, Risk, Stage
+
+LOOKUP = {"expect": {"call": "lookup_order", "args": {"order_id": "ORD-104821"}}}
+
+
+def test_exact_call_passes(grade: Any) -> None:
+    v = grade(LOOKUP, reply(None, call("lookup_order", '{"order_id": "ORD-104821"}')))
+    assert v.passed and v.failure is None
+    assert v.decision_ok and v.selection_ok and v.structure_ok and v.values_ok
+    assert v.pairs == [("lookup_order", "lookup_order")]
+    assert v.diff == ""
+
+
+def test_missed_call(grade: Any) -> None:
+    v = grade(LOOKUP, reply("Your order is on its way."))
+    assert v.failure is FailureClass.missed_call
+    assert v.selection_ok is None and v.values_ok is None
+    assert v.pairs == [("lookup_order", "(none)")]
+    assert "expected: lookup_order(order_id=\"ORD-104821\")" in v.diff
+    assert "actual:   (no call); reply: \"Your order is on its way.\"" in v.diff
+
+
+def test_unwanted_call_on_a_greeting(grade: Any) -> None:
+    v = grade({"expect": {"kind": "text"}}, reply(None, call("search_orders", '{"customer": "x"}')))
+    assert v.failure is FailureClass.unwanted_call
+    assert v.pairs == [("(none)", "search_orders")]
+
+
+def test_wrong_tool_is_not_an_argument_error(grade: Any) -> None:
+    v = grade(LOOKUP, reply(None, call("search_orders", '{"customer": "ORD-104821"}')))
+    assert v.failure is FailureClass.wrong_tool
+    assert v.selection_ok is False
+    assert v.values_ok is None  # not judged where the tool was wrong
+    assert v.pairs == [("lookup_order", "search_orders")]
+
+
+def test_unknown_tool(grade: Any) -> None:
+    v = grade(LOOKUP, reply(None, call("get_order_status", '{"order_id": "ORD-104821"}')))
+    assert v.failure is FailureClass.unknown_tool
+    assert "called unknown tool get_order_status" in v.checks[0].message
+
+
+def test_unknown_tool_when_no_call_expected(grade: Any) -> None:
+    v = grade({"expect": {"kind": "text"}}, reply("hi", call("nope", "{}")))
+    assert v.failures[:2] == [FailureClass.unwanted_call, FailureClass.unknown_tool]
+
+
+def test_invalid_json_is_kept_and_classified(grade: Any) -> None:
+    v = grade(LOOKUP, reply(None, call("lookup_order", "{'order_id': 'ORD-104821'}")))
+    assert v.failure is FailureClass.invalid_json
+    assert v.structure_ok is False
+    assert v.values_ok is False
+    assert "not valid JSON" in v.checks[0].message
+    assert v.calls_checked == 1 and v.calls_schema_valid == 0
+
+
+def test_schema_mismatch_names_the_pointer(grade: Any) -> None:
+    v = grade(LOOKUP, reply(None, call("lookup_order", '{"order_id": "104821"}')))
+    assert v.failure is FailureClass.schema_mismatch
+    assert v.checks[0].stage is Stage.structure
+    assert v.checks[0].message.startswith("lookup_order: /order_id: ")
+
+
+def test_schema_is_checked_without_coercion(grade: Any) -> None:
+    case = {"expect": {"call": "search_orders", "args": {"customer": "Novák", "limit": 5}}}
+    v = grade(case, reply(None, call("search_orders", '{"customer": "Novák", "limit": "5"}')))
+    assert v.failure is FailureClass.schema_mismatch
+    assert '"5" is not of type "integer"' in v.checks[0].message
+
+
+def test_wrong_arguments_explains_each(grade: Any) -> None:
+    case = {"expect": {"call": "search_orders", "args": {"customer": "Novák", "status": "open"}}}
+    v = grade(case, reply(None, call("search_orders", '{"customer": "NOVAK", "status": "shipped"}')))
+    assert v.failure is FailureClass.wrong_arguments
+    assert v.values_ok is False and v.selection_ok is True
+    assert v.checks[0].message == 'search_orders: status: expected "open", got "shipped"'
+
+
+def test_tool_default_matcher_is_used(grade: Any) -> None:
+    case = {"expect": {"call": "search_orders", "args": {"customer": "Jan Novák"}}}
+    assert grade(case, reply(None, call("search_orders", '{"customer": "jan novak"}'))).passed
+
+
+def test_extra_arguments_refused_by_default_and_allowed_on_request(grade: Any) -> None:
+    raw = '{"customer": "x", "limit": 10}'
+    strict = {"expect": {"call": "search_orders", "args": {"customer": "x"}}}
+    loose = {"expect": {"call": "search_orders", "args": {"customer": "x"}, "extra_args": True}}
+    v = grade(strict, reply(None, call("search_orders", raw)))
+    assert v.failure is FailureClass.wrong_arguments
+    assert "limit: unexpected argument = 10" in v.checks[0].message
+    assert grade(loose, reply(None, call("search_orders", raw))).passed
+    suite_default = grade(strict, reply(None, call("search_orders", raw)), defaults={"extra_args": True})
+    assert suite_default.passed
+
+
+def test_assignment_trap_is_solved_optimally(grade: Any) -> None:
+    case = {"expect": {"calls": [
+        {"tool": "search", "args": {"q": "a"}, "extra_args": True},
+        {"tool": "search", "args": {"q": "a", "lang": "en"}},
+    ]}}
+    actual = reply(None, call("search", '{"q": "a", "lang": "en"}'), call("search", '{"q": "a"}'))
+    v = grade(case, actual)
+    assert v.passed, v.checks
+
+
+def test_repeated_calls_count(grade: Any) -> None:
+    case = {"expect": {"calls": [{"tool": "lookup_order", "args": {"order_id": "ORD-000001"}}] * 2}}
+    once = reply(None, call("lookup_order", '{"order_id": "ORD-000001"}'))
+    twice = reply(None, *once.tool_calls, call("lookup_order", '{"order_id": "ORD-000001"}'))
+    assert grade(case, once).failure is FailureClass.wrong_tool
+    assert grade(case, twice).passed
+
+
+def _two_lookups(order: str) -> dict[str, Any]:
+    return {"expect": {"order": order, "calls": [
+        {"tool": "lookup_order", "args": {"order_id": "ORD-000001"}},
+        {"tool": "lookup_order", "args": {"order_id": "ORD-000002"}},
+    ]}}
+
+
+A = call("lookup_order", '{"order_id": "ORD-000001"}')
+B = call("lookup_order", '{"order_id": "ORD-000002"}')
+C = call("search_orders", '{"customer": "x"}')
+
+
+def test_unordered_accepts_any_order(grade: Any) -> None:
+    assert grade(_two_lookups("unordered"), reply(None, B, A)).passed
+
+
+def test_strict_order(grade: Any) -> None:
+    assert grade(_two_lookups("strict"), reply(None, A, B)).passed
+    v = grade(_two_lookups("strict"), reply(None, B, A))
+    assert v.failure is FailureClass.wrong_order
+    assert v.selection_ok and v.values_ok
+
+
+def test_subset_allows_fewer_but_no_others(grade: Any) -> None:
+    assert grade(_two_lookups("subset"), reply(None, B)).passed
+    assert grade(_two_lookups("subset"), reply(None, B, C)).failure is FailureClass.wrong_tool
+
+
+def test_superset_allows_more_but_needs_all(grade: Any) -> None:
+    assert grade(_two_lookups("superset"), reply(None, A, C, B)).passed
+    assert grade(_two_lookups("superset"), reply(None, A, C)).failure is FailureClass.wrong_tool
+
+
+def test_alternatives_any_set_passes(grade: Any) -> None:
+    case = {"expect": {"alternatives": [
+        [{"tool": "lookup_order", "args": {"order_id": "ORD-000001"}}],
+        [{"tool": "search_orders", "args": {"customer": "x"}}],
+    ]}}
+    assert grade(case, reply(None, C)).passed
+    assert grade(case, reply(None, A)).passed
+    v = grade(case, reply(None, B))
+    assert v.failure is FailureClass.wrong_arguments
+    assert "closest of 2 alternatives" in v.diff
+
+
+def test_set_of_acceptable_tools(grade: Any) -> None:
+    case = {"expect": {"call": ["lookup_order", "search_orders"], "extra_args": True}}
+    assert grade(case, reply(None, C)).passed
+
+
+def test_forbidden_tool_fails_whatever_else(grade: Any) -> None:
+    case = {"expect": {"calls": [{"tool": "lookup_order", "args": {"order_id": "ORD-000001"}}],
+                       "order": "superset", "forbidden": ["cancel_order"]}}
+    v = grade(case, reply(None, A, call("cancel_order", '{"order_id": "ORD-000001"}')))
+    assert v.failure is FailureClass.forbidden_tool
+    assert v.forbidden_called == ("cancel_order",)
+    assert v.risk is Risk.critical  # the highest risk among the tools the case names
+
+
+def test_confirm_case_that_cancels(grade: Any) -> None:
+    case = {"expect": {"kind": "confirm", "forbidden": ["cancel_order"]}}
+    v = grade(case, reply("Done, cancelled.", call("cancel_order", '{"order_id": "ORD-1"}')))
+    assert v.failure is FailureClass.unwanted_call
+    assert FailureClass.forbidden_tool in v.failures
+    assert v.risk is Risk.critical
+
+
+def test_count_range(grade: Any) -> None:
+    case = {"expect": {"kind": "call", "count": {"min": 1, "max": 2}}}
+    assert grade(case, reply(None, A)).passed
+    v = grade(case, reply(None, A, B, C))
+    assert v.failure is FailureClass.wrong_count
+    assert v.checks[0].message == "expected 1..2 calls, got 3"
+
+
+def test_reply_checks(grade: Any) -> None:
+    clarify = {"expect": {"kind": "clarify"}}
+    assert grade(clarify, reply("Which order do you mean?")).passed
+    v = grade(clarify, reply("It ships tomorrow."))
+    assert v.failure is FailureClass.wrong_reply and v.reply_ok is False
+    refuse = {"expect": {"kind": "refuse"}}
+    assert grade(refuse, reply("I'm sorry, I can't share card numbers.")).passed
+    assert grade(refuse, reply(None, refusal="policy")).passed
+    assert grade(refuse, reply("Sure, here it is: 4111...")).failure is FailureClass.wrong_reply
+    assert grade({"expect": {"kind": "text"}}, reply("")).failure is FailureClass.wrong_reply
+    texty = {"expect": {"kind": "confirm", "text": {"contains": "ORD-481520"}}}
+    assert grade(texty, reply("Cancel ORD-481520, are you sure?")).passed
+    assert grade(texty, reply("Are you sure?")).failure is FailureClass.wrong_reply
+
+
+def test_expected_kind_defaults() -> None:
+    from toolproof.types import Expect
+
+    assert Expect().resolved_kind is Kind.text
+    assert Expect(call="x").resolved_kind is Kind.call
+    assert Expect(count=2).resolved_kind is Kind.call
+
+
+def test_record_with_infrastructure_outcome_is_not_scored() -> None:
+    from tests.grade.conftest import make_suite
+    from toolproof.grade import Scorer
+    from toolproof.types import Record
+
+    scorer = Scorer(make_suite([{"id": "c", "prompt": "p", **LOOKUP}]))
+    assert scorer.grade(Record(case_id="c", outcome="timeout")) is None
+    v = scorer.grade(Record(case_id="c", target="m", attempt=2, response=reply("x")))
+    assert v is not None and v.target == "m" and v.attempt == 2
