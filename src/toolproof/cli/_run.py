@@ -153,6 +153,8 @@ def _targets(
 
         opts.pricing = (opts.pricing or Pricing.default()).overridden(loaded.pricing, loaded.source)
         opts.pricing_file = str(Path(loaded.source).resolve())
+    if agents and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # `module:function` from the working folder
     layer = suite_models(suite.settings, suite.source or "suite")
     out = []
     for kind, specs in (("model", models), ("target", agents)):

@@ -1,0 +1,53 @@
+"""Agents used as --target in tests."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from toolproof.providers import ProviderRequest
+
+
+def openai_style(request: ProviderRequest) -> dict[str, Any]:
+    prompt = request.messages[-1].content or ""
+    order = prompt.split()[-1].rstrip("?")
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "lookup_order", "arguments": f'{{"order_id": "{order}"}}'},
+            }
+        ],
+    }
+
+
+async def anthropic_style(request: ProviderRequest) -> list[dict[str, Any]]:
+    await asyncio.sleep(0)
+    return [
+        {"type": "text", "text": "Looking it up."},
+        {"type": "tool_use", "id": "tu_1", "name": "lookup_order", "input": {"order_id": "X"}},
+    ]
+
+
+def crashes(request: ProviderRequest) -> Any:
+    raise ValueError("agent bug")
+
+
+def nonsense(request: ProviderRequest) -> Any:
+    return 42
+
+
+async def slow(request: ProviderRequest) -> str:
+    await asyncio.sleep(5)
+    return "late"
+
+
+CALLS = {"n": 0}
+
+
+def counted(request: ProviderRequest) -> str:
+    CALLS["n"] += 1
+    return "ok"
