@@ -51,3 +51,9 @@ CALLS = {"n": 0}
 def counted(request: ProviderRequest) -> str:
     CALLS["n"] += 1
     return "ok"
+
+
+async def echo_slow(request: ProviderRequest) -> dict[str, Any]:
+    """Answers right after a short wait, deterministically: for kill-and-resume tests."""
+    await asyncio.sleep(0.02)
+    return openai_style(request)

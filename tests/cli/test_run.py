@@ -1,0 +1,143 @@
+"""`toolproof run` from the command line: exit codes, files, messages."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from toolproof.cli import main
+from toolproof.run import read_records
+
+SUITE = {
+    "format": 1,
+    "suite": "mini",
+    "tools": [{"name": "lookup_order", "parameters": {"type": "object", "properties": {}}}],
+    "cases": [
+        {"id": f"case-{i}", "prompt": f"Where is ORD-{i:06d}?", "expect": {"call": "lookup_order"}}
+        for i in range(6)
+    ],
+}
+
+
+def write_suite(folder: Path) -> None:
+    folder.mkdir()
+    (folder / "suite.yaml").write_text(yaml.safe_dump(SUITE))
+
+
+SCRIPT = {
+    "default": {"text": "Which order do you mean?"},
+    "cases": {
+        "case-0": {
+            "tool_calls": [{"name": "lookup_order", "arguments": {"order_id": "ORD-000000"}}]
+        }
+    },
+}
+
+
+def toolproof(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    monkeypatch.setattr(sys, "argv", ["toolproof", *args])
+    try:
+        main()
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    write_suite(tmp_path / "suite")
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump(SCRIPT))
+    return tmp_path
+
+
+def test_a_scripted_run_writes_a_run_folder_and_a_report(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = toolproof(monkeypatch, "run", "suite", "-m", "scripted:script.yaml", "-n", "2", "-q")
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    (run_dir,) = (workdir / "runs").iterdir()
+    assert run_dir.name.startswith("mini-")
+    assert len(read_records(run_dir / "records.jsonl")) == 12
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["repeats"] == 2
+    assert "scripted:script.yaml" in out.out
+    assert str(run_dir.relative_to(workdir)) in out.out
+    assert out.err == ""  # --quiet: no progress bar
+
+
+def test_an_unknown_config_key_is_one_line_and_exit_2(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "toolproof.yaml").write_text("models:\n  scripted:script.yaml: {temprature: 0}\n")
+    code = toolproof(monkeypatch, "run", "suite", "-m", "scripted:script.yaml", "-q")
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "toolproof.yaml" in err and "temprature" in err
+    assert "Traceback" not in err
+
+
+def test_flags_override_the_config_file(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "conf.yaml").write_text("models:\n  scripted:script.yaml: {temperature: 1.0}\n")
+    args = ["run", "suite", "-m", "scripted:script.yaml", "--config", "conf.yaml", "-q"]
+    code = toolproof(monkeypatch, *args, "--temperature", "0.2", "--out", "r")
+    assert code == 0, capsys.readouterr().err
+    manifest = json.loads((workdir / "r" / "manifest.json").read_text())
+    assert manifest["targets"][0]["settings"]["temperature"] == 0.2
+
+
+def test_infrastructure_failures_exit_3_unless_allowed(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = {**SCRIPT, "cases": {"case-1": {"error": "server_error"}}}
+    (workdir / "script.yaml").write_text(yaml.safe_dump(script))
+    base = ["run", "suite", "-m", "scripted:script.yaml", "-q", "--max-retries", "0"]
+    assert toolproof(monkeypatch, *base, "--out", "a") == 3
+    err = capsys.readouterr().err
+    assert "server_error 1" in err and "--resume" in err
+    assert toolproof(monkeypatch, *base, "--out", "b", "--max-infra-errors", "1") == 0
+
+
+def test_resume_with_retry_failed_replaces_the_failure(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "script.yaml").write_text(
+        yaml.safe_dump({"cases": {"case-1": {"error": "timeout"}}, "default": {"text": "x"}})
+    )
+    base = ["run", "suite", "-m", "scripted:script.yaml", "-q", "--max-retries", "0", "--out", "r"]
+    assert toolproof(monkeypatch, *base) == 3
+    (workdir / "script.yaml").write_text(yaml.safe_dump({"default": {"text": "x"}}))
+    assert toolproof(monkeypatch, "run", "--resume", "r", "-q") == 3  # nothing re-run by default
+    assert toolproof(monkeypatch, "run", "--resume", "r", "-q", "--retry-failed") == 0
+    records = read_records(workdir / "r" / "records.jsonl")
+    assert len(records) == 7  # append-only: the failure stays, superseded by the new answer
+    manifest = json.loads((workdir / "r" / "manifest.json").read_text())
+    assert manifest["resumed"] == 2 and manifest["counts"] == {"records": 6, "retries": 0, "ok": 6}
+
+
+def test_resume_takes_no_suite_or_model(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert toolproof(monkeypatch, "run", "suite", "--resume", "r") == 2
+    assert "--resume" in capsys.readouterr().err
+
+
+def test_nothing_to_run_is_a_usage_error(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert toolproof(monkeypatch, "run", "suite", "-q") == 2
+    assert "--model" in capsys.readouterr().err
+
+
+def test_an_unknown_provider_is_a_usage_error(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert toolproof(monkeypatch, "run", "suite", "-m", "nope:x", "-q") == 2
+    assert "nope" in capsys.readouterr().err

@@ -1,0 +1,70 @@
+"""Kill a real run with SIGKILL, resume it, and compare with an uninterrupted run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from toolproof.run import read_records
+from toolproof.types import Record
+
+from . import agents
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT = f"{agents.__name__}:echo_slow"
+
+
+def toolproof(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolproof", "run", *args],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def by_triple(records: list[Record]) -> dict[tuple[str, str | None, int], Record]:
+    return {(r.case_id, r.target, r.attempt): r for r in records}
+
+
+def wait_for_lines(path: Path, count: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= count:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{path} never reached {count} lines")
+
+
+def test_kill_then_resume_loses_nothing_and_repeats_nothing(
+    suite_path: Path, tmp_path: Path
+) -> None:
+    common = [str(suite_path), "--target", AGENT, "--repeats", "5", "-q", "--no-cache"]
+    whole = toolproof(*common, "--out", str(tmp_path / "whole"))
+    assert whole.wait(120) == 0, whole.stderr.read() if whole.stderr else ""
+
+    killed_dir = tmp_path / "killed"
+    victim = toolproof(*common, "--out", str(killed_dir))
+    wait_for_lines(killed_dir / "records.jsonl", 8)
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait(30)
+    before = read_records(killed_dir / "records.jsonl")
+    assert 8 <= len(before) < 30  # really stopped midway
+
+    resumed = toolproof("--resume", str(killed_dir), "-q")
+    assert resumed.wait(120) == 0, resumed.stderr.read() if resumed.stderr else ""
+
+    final = read_records(killed_dir / "records.jsonl")
+    reference = by_triple(read_records(tmp_path / "whole" / "records.jsonl"))
+    got = by_triple(final)
+    assert len(final) == len(got)  # no triple twice
+    assert set(got) == set(reference)  # none lost
+    for key, rec in got.items():  # the same answers (latency aside)
+        assert rec.response is not None and reference[key].response is not None
+        assert rec.response.tool_calls == reference[key].response.tool_calls
+    for old in before:  # the records written before the kill are kept as they were
+        assert got[(old.case_id, old.target, old.attempt)] == old
