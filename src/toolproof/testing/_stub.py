@@ -166,7 +166,7 @@ class StubServer:
         app.router.add_post("/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=2048, shutdown_timeout=0.5)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=2048)
         await site.start()
         self.port = int(self._runner.addresses[0][1])
         return self
