@@ -53,8 +53,16 @@ TOOLS: list[dict[str, Any]] = [
 
 
 def make_suite(cases: list[dict[str, Any]], **extra: Any) -> Suite:
-    return Suite.model_validate({"name": "t", "tools": TOOLS, "cases": cases,
-                                 "now": "2026-09-19T10:00:00", "timezone": "Europe/Prague", **extra})
+    return Suite.model_validate(
+        {
+            "name": "t",
+            "tools": TOOLS,
+            "cases": cases,
+            "now": "2026-09-19T10:00:00",
+            "timezone": "Europe/Prague",
+            **extra,
+        }
+    )
 
 
 def call(name: str, raw: str) -> ToolCall:

@@ -38,9 +38,14 @@ def test_strict_equal_recurses() -> None:
 
 
 def test_nested_object_and_array_match_recursively() -> None:
-    spec = {"address": {"city": {"normalized": "Praha"}, "zip": "11000"}, "items": [1, {"regex": "A.*"}]}
+    spec = {
+        "address": {"city": {"normalized": "Praha"}, "zip": "11000"},
+        "items": [1, {"regex": "A.*"}],
+    }
     assert ok(spec, {"address": {"city": " PRAHA ", "zip": "11000"}, "items": [1, "Abc"]})
-    reason = compile_value(spec, CTX).check({"address": {"city": "Brno", "zip": "11000"}, "items": [1, "Abc"]})
+    reason = compile_value(spec, CTX).check(
+        {"address": {"city": "Brno", "zip": "11000"}, "items": [1, "Abc"]}
+    )
     assert reason is not None and reason.startswith("address: city:")
     assert not ok(spec, {"address": {"city": "Praha", "zip": "11000"}, "items": [1]})
 
@@ -116,8 +121,16 @@ def test_one_of_and_contains() -> None:
 
 
 def test_missing_value_fails_every_matcher_but_ignore() -> None:
-    for spec in (1, {"normalized": "x"}, {"regex": "x"}, {"range": {"min": 1}}, {"date": "today"},
-                 {"one_of": [1]}, {"contains": "x"}, {"soft": "x"}):
+    for spec in (
+        1,
+        {"normalized": "x"},
+        {"regex": "x"},
+        {"range": {"min": 1}},
+        {"date": "today"},
+        {"one_of": [1]},
+        {"contains": "x"},
+        {"soft": "x"},
+    ):
         assert compile_value(spec, CTX).check(MISSING) == "missing"
 
 
@@ -136,7 +149,9 @@ def test_missing_value_fails_every_matcher_but_ignore() -> None:
     ],
 )
 def test_malformed_matchers_are_refused(spec: Any, message: str) -> None:
-    with pytest.raises(SpecError, match=message.replace("{", r"\{").replace("}", r"\}").replace("(", r"\(")):
+    with pytest.raises(
+        SpecError, match=message.replace("{", r"\{").replace("}", r"\}").replace("(", r"\(")
+    ):
         compile_value(spec, CTX)
 
 

@@ -19,8 +19,8 @@ def test_missed_call(grade: Any) -> None:
     assert v.failure is FailureClass.missed_call
     assert v.selection_ok is None and v.values_ok is None
     assert v.pairs == [("lookup_order", "(none)")]
-    assert "expected: lookup_order(order_id=\"ORD-104821\")" in v.diff
-    assert "actual:   (no call); reply: \"Your order is on its way.\"" in v.diff
+    assert 'expected: lookup_order(order_id="ORD-104821")' in v.diff
+    assert 'actual:   (no call); reply: "Your order is on its way."' in v.diff
 
 
 def test_unwanted_call_on_a_greeting(grade: Any) -> None:
@@ -73,7 +73,9 @@ def test_schema_is_checked_without_coercion(grade: Any) -> None:
 
 def test_wrong_arguments_explains_each(grade: Any) -> None:
     case = {"expect": {"call": "search_orders", "args": {"customer": "Novák", "status": "open"}}}
-    v = grade(case, reply(None, call("search_orders", '{"customer": "NOVAK", "status": "shipped"}')))
+    v = grade(
+        case, reply(None, call("search_orders", '{"customer": "NOVAK", "status": "shipped"}'))
+    )
     assert v.failure is FailureClass.wrong_arguments
     assert v.values_ok is False and v.selection_ok is True
     assert v.checks[0].message == 'search_orders: status: expected "open", got "shipped"'
@@ -92,15 +94,21 @@ def test_extra_arguments_refused_by_default_and_allowed_on_request(grade: Any) -
     assert v.failure is FailureClass.wrong_arguments
     assert "limit: unexpected argument = 10" in v.checks[0].message
     assert grade(loose, reply(None, call("search_orders", raw))).passed
-    suite_default = grade(strict, reply(None, call("search_orders", raw)), defaults={"extra_args": True})
+    suite_default = grade(
+        strict, reply(None, call("search_orders", raw)), defaults={"extra_args": True}
+    )
     assert suite_default.passed
 
 
 def test_assignment_trap_is_solved_optimally(grade: Any) -> None:
-    case = {"expect": {"calls": [
-        {"tool": "search", "args": {"q": "a"}, "extra_args": True},
-        {"tool": "search", "args": {"q": "a", "lang": "en"}},
-    ]}}
+    case = {
+        "expect": {
+            "calls": [
+                {"tool": "search", "args": {"q": "a"}, "extra_args": True},
+                {"tool": "search", "args": {"q": "a", "lang": "en"}},
+            ]
+        }
+    }
     actual = reply(None, call("search", '{"q": "a", "lang": "en"}'), call("search", '{"q": "a"}'))
     v = grade(case, actual)
     assert v.passed, v.checks
@@ -110,15 +118,22 @@ def test_repeated_calls_count(grade: Any) -> None:
     case = {"expect": {"calls": [{"tool": "lookup_order", "args": {"order_id": "ORD-000001"}}] * 2}}
     once = reply(None, call("lookup_order", '{"order_id": "ORD-000001"}'))
     twice = reply(None, *once.tool_calls, call("lookup_order", '{"order_id": "ORD-000001"}'))
-    assert grade(case, once).failure is FailureClass.wrong_tool
+    v = grade(case, once)
+    assert v.failure is FailureClass.wrong_count
+    assert v.selection_ok is True and v.values_ok is True
     assert grade(case, twice).passed
 
 
 def _two_lookups(order: str) -> dict[str, Any]:
-    return {"expect": {"order": order, "calls": [
-        {"tool": "lookup_order", "args": {"order_id": "ORD-000001"}},
-        {"tool": "lookup_order", "args": {"order_id": "ORD-000002"}},
-    ]}}
+    return {
+        "expect": {
+            "order": order,
+            "calls": [
+                {"tool": "lookup_order", "args": {"order_id": "ORD-000001"}},
+                {"tool": "lookup_order", "args": {"order_id": "ORD-000002"}},
+            ],
+        }
+    }
 
 
 A = call("lookup_order", '{"order_id": "ORD-000001"}')
@@ -144,14 +159,19 @@ def test_subset_allows_fewer_but_no_others(grade: Any) -> None:
 
 def test_superset_allows_more_but_needs_all(grade: Any) -> None:
     assert grade(_two_lookups("superset"), reply(None, A, C, B)).passed
-    assert grade(_two_lookups("superset"), reply(None, A, C)).failure is FailureClass.wrong_tool
+    assert grade(_two_lookups("superset"), reply(None, A, C)).failure is FailureClass.wrong_count
+    assert grade(_two_lookups("superset"), reply(None, C)).failure is FailureClass.wrong_tool
 
 
 def test_alternatives_any_set_passes(grade: Any) -> None:
-    case = {"expect": {"alternatives": [
-        [{"tool": "lookup_order", "args": {"order_id": "ORD-000001"}}],
-        [{"tool": "search_orders", "args": {"customer": "x"}}],
-    ]}}
+    case = {
+        "expect": {
+            "alternatives": [
+                [{"tool": "lookup_order", "args": {"order_id": "ORD-000001"}}],
+                [{"tool": "search_orders", "args": {"customer": "x"}}],
+            ]
+        }
+    }
     assert grade(case, reply(None, C)).passed
     assert grade(case, reply(None, A)).passed
     v = grade(case, reply(None, B))
@@ -165,8 +185,13 @@ def test_set_of_acceptable_tools(grade: Any) -> None:
 
 
 def test_forbidden_tool_fails_whatever_else(grade: Any) -> None:
-    case = {"expect": {"calls": [{"tool": "lookup_order", "args": {"order_id": "ORD-000001"}}],
-                       "order": "superset", "forbidden": ["cancel_order"]}}
+    case = {
+        "expect": {
+            "calls": [{"tool": "lookup_order", "args": {"order_id": "ORD-000001"}}],
+            "order": "superset",
+            "forbidden": ["cancel_order"],
+        }
+    }
     v = grade(case, reply(None, A, call("cancel_order", '{"order_id": "ORD-000001"}')))
     assert v.failure is FailureClass.forbidden_tool
     assert v.forbidden_called == ("cancel_order",)
@@ -192,6 +217,10 @@ def test_count_range(grade: Any) -> None:
 def test_reply_checks(grade: Any) -> None:
     clarify = {"expect": {"kind": "clarify"}}
     assert grade(clarify, reply("Which order do you mean?")).passed
+    assert grade(clarify, reply("Please share the order number.")).passed
+    assert grade(
+        {"expect": {"kind": "confirm"}}, reply("Reply yes to confirm the cancellation.")
+    ).passed
     v = grade(clarify, reply("It ships tomorrow."))
     assert v.failure is FailureClass.wrong_reply and v.reply_ok is False
     refuse = {"expect": {"kind": "refuse"}}
@@ -221,3 +250,41 @@ def test_record_with_infrastructure_outcome_is_not_scored() -> None:
     assert scorer.grade(Record(case_id="c", outcome="timeout")) is None
     v = scorer.grade(Record(case_id="c", target="m", attempt=2, response=reply("x")))
     assert v is not None and v.target == "m" and v.attempt == 2
+
+
+def test_right_tool_wrong_number_of_calls_is_a_count_failure(grade: Any) -> None:
+    v = grade(_two_lookups("unordered"), reply(None, A))
+    assert v.failure is FailureClass.wrong_count
+    assert v.checks[0].message.startswith("the right tools, called 1 times; expected 2 calls")
+    v = grade(_two_lookups("unordered"), reply(None, A, B, A))
+    assert v.failure is FailureClass.wrong_count
+
+
+def test_explicit_count_with_listed_calls(grade: Any) -> None:
+    case = {
+        "expect": {
+            "calls": [{"tool": "lookup_order", "args": {"order_id": "ORD-000001"}}],
+            "count": 1,
+        }
+    }
+    v = grade(case, reply(None, A, A))
+    assert v.failures == [FailureClass.wrong_count]
+
+
+def test_right_tool_wrong_number_of_calls_is_a_count_failure(grade: Any) -> None:
+    v = grade(_two_lookups("unordered"), reply(None, A))
+    assert v.failure is FailureClass.wrong_count
+    assert v.checks[0].message.startswith("the right tools, called 1 times; expected 2 calls")
+    v = grade(_two_lookups("unordered"), reply(None, A, B, A))
+    assert v.failure is FailureClass.wrong_count
+
+
+def test_explicit_count_with_listed_calls(grade: Any) -> None:
+    case = {
+        "expect": {
+            "calls": [{"tool": "lookup_order", "args": {"order_id": "ORD-000001"}}],
+            "count": 1,
+        }
+    }
+    v = grade(case, reply(None, A, A))
+    assert v.failures == [FailureClass.wrong_count]

@@ -44,6 +44,13 @@ NO_CALL = "(none)"
 _FAR = 100  # cost of pairing calls to different tools: never a real pair
 
 _QUESTION = re.compile(r"[?？¿;؟]")
+_ASKS = re.compile(
+    r"\b(?:please (?:provide|share|tell|send|confirm)|could you|can you|would you|do you want|"
+    r"shall i|should i|are you sure|reply (?:yes|with)|let me know|confirm|which|need (?:the|your)|"
+    r"bitte|bestätigen|pourriez|confirmer|por favor|confirme|prosím|potvrď|potvrzení|uveďte|"
+    r"подтвердите|уточните|пожалуйста)\b|확인|알려|请|确认",
+    re.IGNORECASE,
+)
 _REFUSAL = re.compile(
     r"\b(?:can(?:no|['’])t|cannot|won['’]t|will not|unable|not able|not allowed|not permitted|"
     r"sorry|afraid|decline|refuse|kann nicht|darf nicht|ne peux pas|désolé|no puedo|lo siento|"
@@ -67,13 +74,15 @@ class _SetResult:
     selection_ok: bool | None
     values_ok: bool | None
     order_ok: bool
+    count_ok: bool
     value_reasons: list[str]
     cost: int
 
-    def rank(self) -> tuple[int, int, int, int]:
+    def rank(self) -> tuple[int, int, int, int, int]:
         return (
             self.selection_ok is not False,
             self.values_ok is not False,
+            self.count_ok,
             self.order_ok,
             -self.cost,
         )
@@ -159,6 +168,10 @@ def _match_set(expected: list[CompiledCall], calls: list[_CallInfo], order: Orde
         selection_ok = lost_expected == 0
     else:
         selection_ok = lost_expected == 0 and lost_actual == 0
+    count_ok = True
+    if selection_ok is False and _right_tools(expected, calls, order):
+        # every tool is right, only how many times each is called is not
+        selection_ok, count_ok = True, False
     failed = [(i, j) for i, j in pairs if reasons[i, j] is not None]
     value_reasons = [f"{calls[j].call.name}: {reasons[i, j]}" for i, j in failed if reasons[i, j]]
     values_ok = None if not selection_ok else not failed
@@ -166,7 +179,20 @@ def _match_set(expected: list[CompiledCall], calls: list[_CallInfo], order: Orde
     if order is Order.strict and selection_ok and values_ok:
         order_ok = all(reasons.get((k, k), "x") is None for k in range(n))
     total = sum(cost[i][j] for i, j in pairs) + _FAR * (lost_expected + lost_actual)
-    return _SetResult(expected, pairs, selection_ok, values_ok, order_ok, value_reasons, total)
+    return _SetResult(
+        expected, pairs, selection_ok, values_ok, order_ok, count_ok, value_reasons, total
+    )
+
+
+def _right_tools(expected: list[CompiledCall], calls: list[_CallInfo], order: Order) -> bool:
+    """Each expected call's tool is called, and (unless superset) no other tool is."""
+    names = {i.call.name for i in calls}
+    every_expected_called = all(names.intersection(e.tools) for e in expected)
+    allowed = {t for e in expected for t in e.tools}
+    only_expected = order is Order.superset or names <= allowed
+    if order is Order.subset:
+        return only_expected
+    return every_expected_called and only_expected
 
 
 def _judge(cc: CompiledCase, response: Response, calls: list[_CallInfo]) -> Verdict:
@@ -260,6 +286,16 @@ def _contract(
                 f"called forbidden tool {', '.join(dict.fromkeys(bad))}",
             )
         )
+    if cc.count is None and best is not None and not best.count_ok:
+        want = len(best.expected)
+        checks.append(
+            Check(
+                Stage.contract,
+                FailureClass.wrong_count,
+                f"the right tools, called {len(calls)} times; expected {want} calls: "
+                f"{describe_calls(best.expected)}",
+            )
+        )
     if cc.count is not None:
         low, high = cc.count
         n = len(calls)
@@ -289,11 +325,12 @@ def _reply(cc: CompiledCase, response: Response, checks: list[Check]) -> bool | 
         reason = cc.text.check(text)
         if reason is not None:
             problems.append(f"reply text: {reason}")
-    if cc.kind in (Kind.clarify, Kind.confirm) and cc.text is None and not _QUESTION.search(text):
+    asks = bool(_QUESTION.search(text) or _ASKS.search(text))
+    if cc.kind in (Kind.clarify, Kind.confirm) and cc.text is None and not asks:
         what = (
             "ask for the missing information" if cc.kind is Kind.clarify else "ask for confirmation"
         )
-        problems.append(f"expected the reply to {what} (heuristic: no question found)")
+        problems.append(f"expected the reply to {what} (heuristic: no question or request found)")
     elif cc.kind is Kind.refuse and cc.text is None:
         refused = bool(response.refusal) or bool(_REFUSAL.search(text))
         if not refused:

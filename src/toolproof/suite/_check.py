@@ -131,7 +131,10 @@ def _check_args(
                     case, where, f"'{key}' is not a parameter of {tool.name} (parameters: {known})"
                 )
             continue
-        value = literal_values(spec)
+        try:
+            value = literal_values(spec)
+        except SpecError:
+            continue  # reported when the case is compiled
         if value is MISSING:
             continue
         sub = {**props[key], **defs} if isinstance(props[key], dict) else props[key]

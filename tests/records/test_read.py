@@ -1,0 +1,89 @@
+from pathlib import Path
+
+import pytest
+
+from toolproof.errors import SuiteError
+from toolproof.records import parse_arguments, read_records, tool_call_from_raw
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "r.jsonl"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_raw_argument_text_is_parsed_not_repaired(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        '{"case_id": "a", "response": {"tool_calls": [{"name": "f", "raw_arguments": "{\\"n\\": \\"750\\"}"}]}}\n'
+        '{"case_id": "b", "response": {"tool_calls": [{"name": "f", "raw_arguments": "{n: 1,}"}]}}\n',
+    )
+    a, b = read_records(path)
+    assert a.response is not None and a.response.tool_calls[0].arguments == {"n": "750"}
+    assert b.response is not None
+    bad = b.response.tool_calls[0]
+    assert bad.arguments is None and bad.raw_arguments == "{n: 1,}"
+    assert bad.parse_error is not None and bad.parse_error.startswith("Expecting property name")
+
+
+def test_given_parsed_arguments_are_kept(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        '{"case_id": "a", "response": {"tool_calls": [{"name": "f", '
+        '"raw_arguments": "{\\"n\\": 1}", "arguments": {"n": 1}}]}}\n',
+    )
+    assert read_records(path)[0].response.tool_calls[0].arguments == {"n": 1}  # type: ignore[union-attr]
+
+
+def test_torn_last_line_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"case_id": "a"}\n{"case_id": "b", "resp')
+    with pytest.warns(UserWarning, match="incomplete last line"):
+        records = read_records(path)
+    assert [r.case_id for r in records] == ["a"]
+
+
+def test_complete_last_line_without_newline_is_read(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"case_id": "a"}\n{"case_id": "b"}')
+    assert [r.case_id for r in read_records(path)] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '{"case_id": "a"}\nnot json\n{"case_id": "c"}\n',
+            "r.jsonl:2:1: not valid JSON: Expecting value",
+        ),
+        (
+            '{"case_id": "a", "respons": {}}\n',
+            "r.jsonl:1:18: respons: unknown key 'respons'; did you mean 'response'?",
+        ),
+        (
+            '{"case_id": "a", "attempt": "first"}\n',
+            "r.jsonl:1:18: attempt: Input should be a valid integer, unable to parse string as an "
+            "integer, got 'first'",
+        ),
+        (
+            '{"format": "toolproof.record/9", "case_id": "a"}\n',
+            "r.jsonl:1:1: format: unknown records format 'toolproof.record/9' (this toolproof reads "
+            "toolproof.record/1)",
+        ),
+        ("[1, 2]\n", "r.jsonl:1:1: expected a JSON object (one record per line)"),
+        (
+            '{"case_id": "a", "outcome": "exploded"}\n',
+            "r.jsonl:1:18: outcome: Input should be 'ok', 'rate_limited', 'server_error', 'timeout', "
+            "'network', 'rejected' or 'harness_error', got 'exploded'",
+        ),
+    ],
+)
+def test_bad_records_name_file_line_and_field(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(SuiteError) as info:
+        read_records(path)
+    assert str(info.value).replace(str(tmp_path) + "/", "") == message
+
+
+def test_parse_arguments_never_raises() -> None:
+    assert parse_arguments('{"a": 1}') == ({"a": 1}, None)
+    assert parse_arguments("[" * 100_000)[1] == "nested too deeply to parse"
+    assert tool_call_from_raw("f", "").parse_error == "Expecting value at line 1 column 1"
