@@ -46,10 +46,7 @@ json_values = st.recursive(
 @st.composite
 def tool_calls(draw: Any) -> ToolCall:
     name = draw(st.sampled_from(NAMES))
-    if draw(st.booleans()):
-        raw = draw(st.text(max_size=200))
-    else:
-        raw = json.dumps(draw(json_values))
+    raw = draw(st.text(max_size=200)) if draw(st.booleans()) else json.dumps(draw(json_values))
     return call(name, raw)
 
 

@@ -300,11 +300,8 @@ def _contract(
         low, high = cc.count
         n = len(calls)
         if (low is not None and n < low) or (high is not None and n > high):
-            want = (
-                str(low)
-                if low == high
-                else f"{low if low is not None else 0}..{high if high is not None else '∞'}"
-            )
+            lo = "0" if low is None else str(low)
+            want = lo if low == high else f"{lo}..{'∞' if high is None else high}"
             checks.append(
                 Check(Stage.contract, FailureClass.wrong_count, f"expected {want} calls, got {n}")
             )
