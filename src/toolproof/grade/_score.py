@@ -287,12 +287,11 @@ def _contract(
             )
         )
     if cc.count is None and best is not None and not best.count_ok:
-        want = len(best.expected)
         checks.append(
             Check(
                 Stage.contract,
                 FailureClass.wrong_count,
-                f"the right tools, called {len(calls)} times; expected {want} calls: "
+                f"the right tools, called {len(calls)} times; expected {len(best.expected)} calls: "
                 f"{describe_calls(best.expected)}",
             )
         )
