@@ -1,9 +1,13 @@
-"""Client CPU time per request: httpx vs aiohttp vs toolproof's HttpTransport.
+"""Client CPU time per request: httpx vs aiohttp vs toolproof's transport and adapters.
 
 A local aiohttp server (in its own process) answers every POST with a fixed
 OpenAI chat-completions body. The client process sends N requests at a given
 concurrency and reports ``time.process_time`` of the client process per
 request: the harness overhead a run pays on top of the model's latency.
+
+The second table runs each provider adapter end to end (build the payload,
+send it, parse the answer into a canonical Response with two tool calls)
+against toolproof's StubServer, also in its own process.
 
     python bench/transport_cpu.py [--requests 2000] [--concurrency 64] [--rounds 3]
 """
@@ -14,6 +18,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing as mp
+import os
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -23,7 +28,10 @@ import aiohttp
 import httpx
 from aiohttp import web
 
+from toolproof.providers import ModelSettings, ProviderRequest, create_provider
 from toolproof.providers._http import HttpTransport
+from toolproof.testing import Call, Reply, StubServer
+from toolproof.types import Message, Tool
 
 BODY = json.dumps(
     {
@@ -94,6 +102,17 @@ def _serve(port_queue: Any) -> None:
     asyncio.run(main())
 
 
+def _serve_stub(port_queue: Any) -> None:
+    calls = (Call("lookup_order", {"order_id": "ORD-1"}), Call("lookup_order", {"order_id": "X"}))
+
+    async def serve() -> None:
+        async with StubServer(default=Reply(calls=calls)) as stub:
+            port_queue.put(stub.port)
+            await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
 Send = Callable[[], Awaitable[Any]]
 
 
@@ -151,34 +170,104 @@ async def _bench_transport(url: str, n: int, conc: int, rounds: int) -> list[tup
         await transport.aclose()
 
 
+PROVIDERS = {
+    "openai": ("openai:gpt-4.1-mini", "/v1"),
+    "openai-responses": ("openai-responses:gpt-5-mini", "/v1"),
+    "anthropic": ("anthropic:claude-sonnet-4-5", "/v1"),
+    "gemini": ("gemini:gemini-2.5-flash", ""),
+}
+TOOL = Tool(
+    name="lookup_order",
+    description="Look up an order by ID.",
+    parameters={"type": "object", "properties": {"order_id": {"type": "string"}}},
+)
+
+
+async def _bench_provider(
+    spec: str, base_url: str, n: int, conc: int, rounds: int
+) -> list[tuple[float, float]]:
+    transport = HttpTransport(max_connections=conc)
+    settings = ModelSettings(base_url=base_url, max_tokens=256)
+    provider = create_provider(spec, settings, transport)
+    request = ProviderRequest(
+        model=spec,
+        messages=[
+            Message(role="system", content="You are a support agent."),
+            Message(role="user", content="Where is order ORD-1?"),
+        ],
+        tools=[TOOL],
+        settings=settings,
+    )
+
+    async def send() -> Any:
+        return await provider.generate(request)
+
+    try:
+        await _drive(send, 200, conc)
+        return [await _drive(send, n, conc) for _ in range(rounds)]
+    finally:
+        await transport.aclose()
+
+
+def _row(name: str, runs: list[tuple[float, float]], n: int) -> str:
+    per_req = [cpu * 1000 / n for cpu, _ in runs]
+    rate = statistics.median(n / wall for _, wall in runs)
+    return (
+        f"{name:<26}{statistics.median(per_req):>20.3f}"
+        f"{min(per_req):>8.3f}{max(per_req):>8.3f}{rate:>9.0f}"
+    )
+
+
+def _start(target: Callable[[Any], None]) -> tuple[Any, int]:
+    ctx = mp.get_context("spawn")
+    ports = ctx.Queue()
+    server = ctx.Process(target=target, args=(ports,), daemon=True)
+    server.start()
+    return server, int(ports.get(timeout=30))
+
+
+def _fake_keys() -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        os.environ.setdefault(name, "bench-key")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    header = f"{'client':<26}{'CPU ms/req (median)':>20}{'min':>8}{'max':>8}{'req/s':>9}"
+    print(f"{args.requests} requests x {args.rounds} rounds, concurrency {args.concurrency}")
 
-    ctx = mp.get_context("spawn")
-    ports = ctx.Queue()
-    server = ctx.Process(target=_serve, args=(ports,), daemon=True)
-    server.start()
-    url = f"http://127.0.0.1:{ports.get(timeout=30)}/v1/chat/completions"
+    server, port = _start(_serve)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
     benches = {
         "httpx.AsyncClient": _bench_httpx,
         "aiohttp.ClientSession": _bench_aiohttp,
         "toolproof HttpTransport": _bench_transport,
     }
-    print(f"{args.requests} requests x {args.rounds} rounds, concurrency {args.concurrency}")
-    print(f"{'client':<26}{'CPU ms/req (median)':>20}{'min':>8}{'max':>8}{'req/s':>9}")
+    print("\nHTTP client only (fixed chat-completions body):")
+    print(header)
     try:
         for name, bench in benches.items():
             runs = asyncio.run(bench(url, args.requests, args.concurrency, args.rounds))
-            per_req = [cpu * 1000 / args.requests for cpu, _ in runs]
-            rate = statistics.median(args.requests / wall for _, wall in runs)
-            print(
-                f"{name:<26}{statistics.median(per_req):>20.3f}"
-                f"{min(per_req):>8.3f}{max(per_req):>8.3f}{rate:>9.0f}"
+            print(_row(name, runs, args.requests))
+    finally:
+        server.terminate()
+        server.join()
+
+    _fake_keys()
+    server, port = _start(_serve_stub)
+    print("\nProvider adapter end to end (payload, transport, canonical Response):")
+    print(header)
+    try:
+        for name, (spec, path) in PROVIDERS.items():
+            base = f"http://127.0.0.1:{port}{path}"
+            runs = asyncio.run(
+                _bench_provider(spec, base, args.requests, args.concurrency, args.rounds)
             )
+            print(_row(name, runs, args.requests))
     finally:
         server.terminate()
         server.join()
