@@ -98,3 +98,18 @@ async def test_connection_limit_bounds_concurrency(stub: StubServer) -> None:
         await asyncio.gather(*(limited.post_json(url, {}, {}, 5) for _ in range(12)))
     assert stub.request_count == 12
     assert stub.peak_in_flight == 3
+
+
+async def test_waiting_for_a_connection_does_not_count_against_the_timeout(
+    stub: StubServer,
+) -> None:
+    import asyncio
+
+    stub.default = Reply.say("ok")
+    stub.latency_s = 0.3
+    url = stub.base_url("openai") + "/chat/completions"
+    async with HttpTransport(max_connections=1) as single:
+        results = await asyncio.gather(*(single.post_json(url, {}, {}, 0.6) for _ in range(3)))
+    assert len(results) == 3
+    assert all(latency_ms < 600 for _, latency_ms in results)
+    assert stub.peak_in_flight == 1

@@ -72,14 +72,24 @@ def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -
 
 
 class HttpTransport:
-    """A shared, connection-pooled JSON-over-HTTP client. Create it inside the event loop."""
+    """A shared, connection-pooled JSON-over-HTTP client.
+
+    At most ``max_connections`` requests are in flight at once; the others
+    wait for a free slot. ``timeout_s`` and the reported latency start once
+    a request has its slot, so time spent queueing here is never counted
+    against the provider. The session is opened on first use, in the running
+    event loop.
+    """
 
     def __init__(self, *, max_connections: int = 256) -> None:
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
         self.max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
+        self._slots: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _client(self) -> aiohttp.ClientSession:
+    def _client(self) -> tuple[aiohttp.ClientSession, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
             self._loop = loop
@@ -87,7 +97,9 @@ class HttpTransport:
             self._session = aiohttp.ClientSession(
                 connector=connector, json_serialize=json.dumps, trust_env=False
             )
-        return self._session
+            self._slots = asyncio.Semaphore(self.max_connections)
+        assert self._slots is not None
+        return self._session, self._slots
 
     async def post_json(
         self, url: str, payload: dict[str, Any], headers: dict[str, str], timeout_s: float
@@ -95,9 +107,31 @@ class HttpTransport:
         """POST JSON; return (parsed body, latency in ms). Raise a classified TransportError."""
         data = json.dumps(payload, ensure_ascii=False).encode()
         all_headers = {**_JSON_HEADERS, **headers}
-        started = time.perf_counter()
+        session, slots = self._client()
+        async with slots:
+            started = time.perf_counter()
+            status, resp_headers, body = await self._send(
+                session, url, data, all_headers, timeout_s, payload
+            )
+            latency_ms = (time.perf_counter() - started) * 1000.0
+        if status >= 400:
+            raise _status_error(url, status, resp_headers, body, payload)
+        return _parse_body(url, status, resp_headers, body, payload), latency_ms
+
+    async def _send(
+        self,
+        session: aiohttp.ClientSession,
+        url: str,
+        data: bytes,
+        headers: dict[str, str],
+        timeout_s: float,
+        payload: Any,
+    ) -> tuple[int, dict[str, str], bytes]:
+        timeout = aiohttp.ClientTimeout(total=timeout_s)
         try:
-            status, resp_headers, body = await self._send(url, data, all_headers, timeout_s)
+            async with session.post(url, data=data, headers=headers, timeout=timeout) as resp:
+                body = await resp.read()
+                return resp.status, {k.lower(): v for k, v in resp.headers.items()}, body
         except TimeoutError as exc:
             raise TransportError(
                 Outcome.timeout, f"no answer within {timeout_s:g} s from {url}", request=payload
@@ -106,18 +140,6 @@ class HttpTransport:
             raise TransportError(
                 Outcome.network, f"{type(exc).__name__} from {url}: {exc}", request=payload
             ) from exc
-        latency_ms = (time.perf_counter() - started) * 1000.0
-        if status >= 400:
-            raise _status_error(url, status, resp_headers, body, payload)
-        return _parse_body(url, status, resp_headers, body, payload), latency_ms
-
-    async def _send(
-        self, url: str, data: bytes, headers: dict[str, str], timeout_s: float
-    ) -> tuple[int, dict[str, str], bytes]:
-        timeout = aiohttp.ClientTimeout(total=timeout_s)
-        async with self._client().post(url, data=data, headers=headers, timeout=timeout) as resp:
-            body = await resp.read()
-            return resp.status, {k.lower(): v for k, v in resp.headers.items()}, body
 
     async def aclose(self) -> None:
         """Close the pooled connections. The transport may be used again afterwards."""
