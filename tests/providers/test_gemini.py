@@ -210,3 +210,15 @@ def test_parallel_calls_cannot_be_turned_off(transport: HttpTransport, keys: obj
         create_provider(
             "gemini:gemini-2.5-flash", ModelSettings(parallel_tool_calls=False), transport
         )
+
+
+async def test_reasoning_effort_is_a_thinking_level(
+    stub: StubServer, transport: HttpTransport, keys: object
+) -> None:
+    sent = await _sent(stub, transport, reasoning_effort="low")
+    assert sent["generationConfig"] == {"thinkingConfig": {"thinkingLevel": "low"}}
+
+
+def test_reasoning_effort_none_is_a_user_error(transport: HttpTransport, keys: object) -> None:
+    with pytest.raises(UserError, match="reasoning_effort"):
+        create_provider("gemini:gemini-3-pro", ModelSettings(reasoning_effort="none"), transport)

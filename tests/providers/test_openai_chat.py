@@ -251,3 +251,19 @@ async def test_reported_model_version(
     assert exchange.response.model == "gpt-4.1-mini-2025-04-14"
     assert provider.model_version() == "gpt-4.1-mini-2025-04-14"
     assert exchange.response.stop_reason == "stop"
+
+
+async def test_content_filter_is_a_refusal(
+    stub: StubServer, transport: HttpTransport, keys: object
+) -> None:
+    provider, s = provider_for("openai", stub, transport)
+    body = {
+        "model": "gpt-4.1-mini",
+        "choices": [
+            {"message": {"role": "assistant", "content": None}, "finish_reason": "content_filter"}
+        ],
+    }
+    stub.add(RawReply(body))
+    response = (await provider.generate(ask(s))).response
+    assert response.refusal == "content_filter"
+    assert response.stop_reason == "content_filter"

@@ -131,3 +131,15 @@ def test_provider_modules_are_imported_lazily() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", ["toolproof.providers", "toolproof.testing"])
+def test_all_is_complete(module: str) -> None:
+    import importlib
+
+    mod = importlib.import_module(module)
+    for name in mod.__all__:
+        assert getattr(mod, name) is not None
+    public = {n for n in vars(mod) if not n.startswith("_") and n != "annotations"}
+    public -= {"TYPE_CHECKING", "Any"}
+    assert public <= set(mod.__all__), public - set(mod.__all__)

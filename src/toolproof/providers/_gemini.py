@@ -205,6 +205,11 @@ def _key_env(settings: ModelSettings) -> tuple[str, ...]:
 
 
 def _check_settings(settings: ModelSettings) -> None:
+    if settings.reasoning_effort == "none":
+        raise UserError(
+            "provider 'gemini' has no reasoning_effort 'none'; use minimal, low, medium or "
+            "high, or set generationConfig.thinkingConfig through extra_body"
+        )
     if settings.parallel_tool_calls is False:
         raise UserError(
             "provider 'gemini' cannot turn off parallel function calls; "

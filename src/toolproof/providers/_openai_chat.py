@@ -108,11 +108,13 @@ class OpenAIChatProvider(Provider):
         if choice.get("finish_reason") == "error" or choice.get("error"):
             raise unexpected_body(self.name, body, payload, "the provider failed mid-answer")
         message = choice.get("message") or {}
+        stop = choice.get("finish_reason")
+        refusal = message.get("refusal") or ("content_filter" if stop == "content_filter" else None)
         return Response(
             text=_content_text(message.get("content")),
             tool_calls=[_call(tc) for tc in message.get("tool_calls") or []],
-            refusal=message.get("refusal") or None,
-            stop_reason=choice.get("finish_reason"),
+            refusal=refusal,
+            stop_reason=stop,
             usage=_usage(body.get("usage")),
             latency_ms=latency_ms,
             model=body.get("model"),
