@@ -43,6 +43,8 @@ class CompiledCase:
     tags: tuple[str, ...]
     offered: frozenset[str]
     expected_tools: tuple[str, ...]
+    single: CompiledCall | None = None
+    """The one expected call, when nothing else constrains the case (fast path)."""
 
 
 def context(suite: Suite) -> Context:
@@ -116,6 +118,14 @@ def compile_case(
     named = {t for cs in call_sets for c in cs for t in c.tools} | set(expect.forbidden)
     offered = frozenset(t.name for t in suite.tools if case.tools is None or t.name in case.tools)
     expected_tools = tuple(dict.fromkeys(c.tools[0] for c in call_sets[0])) if call_sets else ()
+    single = None
+    if expect.resolved_kind is Kind.call and len(call_sets) == 1 and len(call_sets[0]) == 1:
+        if (
+            count is None
+            and text is None
+            and not set(call_sets[0][0].tools) & set(expect.forbidden)
+        ):
+            single = call_sets[0][0]
     return CompiledCase(
         case=case,
         kind=expect.resolved_kind,
@@ -128,6 +138,7 @@ def compile_case(
         tags=tuple(case.tags),
         offered=offered,
         expected_tools=expected_tools,
+        single=single,
     )
 
 

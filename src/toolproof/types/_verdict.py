@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -61,7 +62,14 @@ class Check:
 
     stage: Stage
     failure: FailureClass | None
-    message: str
+    detail: str | Callable[[], str]
+
+    @property
+    def message(self) -> str:
+        """Why the check failed, in words (rendered on first use)."""
+        if not isinstance(self.detail, str):
+            self.detail = self.detail()
+        return self.detail
 
     @property
     def passed(self) -> bool:
@@ -96,9 +104,14 @@ class Verdict:
     calls_checked: int = 0
     calls_schema_valid: int = 0
     forbidden_called: tuple[str, ...] = ()
-    diff: str = ""
     target: str | None = None
     attempt: int = 0
+    render_diff: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def diff(self) -> str:
+        """Expected against actual, for a failed case; rendered only when asked for."""
+        return self.render_diff() if self.render_diff is not None else ""
 
     @property
     def failures(self) -> list[FailureClass]:
