@@ -119,13 +119,10 @@ def compile_case(
     offered = frozenset(t.name for t in suite.tools if case.tools is None or t.name in case.tools)
     expected_tools = tuple(dict.fromkeys(c.tools[0] for c in call_sets[0])) if call_sets else ()
     single = None
-    if expect.resolved_kind is Kind.call and len(call_sets) == 1 and len(call_sets[0]) == 1:
-        if (
-            count is None
-            and text is None
-            and not set(call_sets[0][0].tools) & set(expect.forbidden)
-        ):
-            single = call_sets[0][0]
+    plain = count is None and text is None and expect.resolved_kind is Kind.call
+    one = plain and len(call_sets) == 1 and len(call_sets[0]) == 1
+    if one and not set(call_sets[0][0].tools) & set(expect.forbidden):
+        single = call_sets[0][0]
     return CompiledCase(
         case=case,
         kind=expect.resolved_kind,
