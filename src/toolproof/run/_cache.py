@@ -20,9 +20,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
-from toolproof.types import Response
+from toolproof.types import Message, Response, Tool
 
-__all__ = ["GENERATION_FIELDS", "ResponseCache", "fingerprint"]
+__all__ = ["GENERATION_FIELDS", "Fingerprinter", "ResponseCache", "fingerprint"]
 
 CACHE_FORMAT = "toolproof.cache/1"
 
@@ -44,15 +44,36 @@ GENERATION_FIELDS = frozenset(
 
 def fingerprint(spec: str, request: ProviderRequest) -> str:
     """sha256 of the canonical request, the model spec and the generation settings."""
-    settings = _generation_settings(request.settings)
-    payload = {
-        "spec": spec,
-        "messages": [m.model_dump(mode="json", exclude_defaults=True) for m in request.messages],
-        "tools": [t.model_dump(mode="json", exclude_defaults=True) for t in request.tools],
-        "settings": settings,
-    }
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return Fingerprinter(spec, request.settings)(request)
+
+
+class Fingerprinter:
+    """:func:`fingerprint` for one target, with the settings and tool parts hashed once."""
+
+    def __init__(self, spec: str, settings: ModelSettings) -> None:
+        self._head = _dumps({"spec": spec, "settings": _generation_settings(settings)})
+        self._tools: dict[int, tuple[list[Tool], str]] = {}
+
+    def __call__(self, request: ProviderRequest) -> str:
+        entry = self._tools.get(id(request.tools))
+        if entry is None or entry[0] is not request.tools:
+            entry = (request.tools, _dumps(_tools_part(request.tools)))
+            self._tools[id(request.tools)] = entry
+        messages = _dumps(_messages_part(request.messages))
+        blob = f'{{"head":{self._head},"tools":{entry[1]},"messages":{messages}}}'
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _tools_part(tools: list[Tool]) -> list[Any]:
+    return [t.model_dump(mode="json", exclude_defaults=True) for t in tools]
+
+
+def _messages_part(messages: list[Message]) -> list[Any]:
+    return [m.model_dump(mode="json", exclude_defaults=True) for m in messages]
 
 
 def _generation_settings(settings: ModelSettings) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from toolproof._version import __version__
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
-from toolproof.run._cache import ResponseCache, fingerprint
+from toolproof.run._cache import Fingerprinter, ResponseCache
 from toolproof.run._context import ATTEMPT, AttemptInfo
 from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import (
@@ -35,7 +35,7 @@ from toolproof.run._manifest import (
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
 from toolproof.run._records import RecordWriter, latest_records, read_records
-from toolproof.types import AttemptError, Case, Outcome, Record, Suite
+from toolproof.types import AttemptError, Case, Outcome, Record, Suite, Tool
 
 __all__ = ["RunOptions", "RunResult", "Target", "resume_run", "run_suite", "run_suite_async"]
 
@@ -77,7 +77,7 @@ class RunOptions:
     provider_factory: Callable[[str, ModelSettings, Any], Provider] | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class RunResult:
     """A finished (or stopped) run."""
 
@@ -86,6 +86,9 @@ class RunResult:
     records: list[Record]
     suite: Suite
     attempted: int = 0
+
+    def __repr__(self) -> str:  # short: asyncio may repr a task's result
+        return f"RunResult(run_dir={str(self.run_dir)!r}, records={len(self.records)})"
 
     def for_target(self, spec: str) -> list[Record]:
         return [r for r in self.records if r.target == spec]
@@ -316,6 +319,7 @@ class _Session:
         self.retries = 0
         self.versions: dict[str, str] = {}
         self._writer: RecordWriter | None = None
+        self._tools: dict[tuple[str, ...] | None, list[Tool]] = {}
         self._providers: list[Provider] = []
         self._transport: Any = None
 
@@ -332,6 +336,14 @@ class _Session:
             version = run.provider.model_version()
             if version:
                 self.versions[run.target.spec] = version
+
+    def tools_for(self, case: Case) -> list[Tool]:
+        """The tools offered in a case, built once per distinct tool list."""
+        key = None if case.tools is None else tuple(case.tools)
+        tools = self._tools.get(key)
+        if tools is None:
+            tools = self._tools[key] = self.suite.tools_for(case)
+        return tools
 
     def _provider_for(self, target: Target) -> Provider:
         if target.provider is not None:
@@ -387,6 +399,7 @@ class _TargetRun:
         self.pacer = Pacer(target.settings.rpm, target.settings.tpm)
         self.model = target.spec.split(":", 1)[1] if target.kind == "model" else target.spec
         self.cache = session.cache if target.cacheable else None
+        self.fingerprint = Fingerprinter(target.spec, target.settings)
 
     async def worker(self, jobs: Iterator[tuple[Case, int]]) -> None:
         for case, attempt in jobs:
@@ -394,11 +407,10 @@ class _TargetRun:
             self.session.write(record)
 
     def request_for(self, case: Case) -> ProviderRequest:
-        suite = self.session.suite
-        return ProviderRequest(
+        return ProviderRequest.model_construct(
             model=self.model,
-            messages=case.conversation(suite.system),
-            tools=suite.tools_for(case),
+            messages=case.conversation(self.session.suite.system),
+            tools=self.session.tools_for(case),
             settings=self.target.settings,
         )
 
@@ -414,7 +426,7 @@ class _TargetRun:
         started = time.perf_counter()
         try:
             request = self.request_for(case)
-            base.key = fingerprint(self.target.spec, request)
+            base.key = self.fingerprint(request)
             return await self._answer(base, request)
         except TransportError as exc:
             return _failed(base, exc, (time.perf_counter() - started) * 1000.0)
