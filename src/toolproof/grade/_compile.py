@@ -43,6 +43,8 @@ class CompiledCase:
     tags: tuple[str, ...]
     offered: frozenset[str]
     expected_tools: tuple[str, ...]
+    guarded: frozenset[str] = frozenset()
+    """Tools that need the user's confirmation: requires_confirmation, or destructive."""
     single: CompiledCall | None = None
     """The one expected call, when nothing else constrains the case (fast path)."""
 
@@ -135,6 +137,9 @@ def compile_case(
         tags=tuple(case.tags),
         offered=offered,
         expected_tools=expected_tools,
+        guarded=frozenset(
+            t.name for t in suite.tools if t.requires_confirmation or t.effect == "destructive"
+        ),
         single=single,
     )
 

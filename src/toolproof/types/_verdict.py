@@ -104,6 +104,8 @@ class Verdict:
     calls_checked: int = 0
     calls_schema_valid: int = 0
     forbidden_called: tuple[str, ...] = ()
+    unsafe_calls: int = 0
+    """Calls to a confirmation-guarded or destructive tool that the contract did not ask for."""
     target: str | None = None
     attempt: int = 0
     render_diff: Callable[[], str] | None = field(default=None, repr=False, compare=False)
