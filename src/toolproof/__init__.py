@@ -1,0 +1,77 @@
+"""toolproof: measure how reliably an LLM calls tools, and gate releases on it.
+
+The public API is re-exported here and loaded lazily, so that importing
+toolproof (and starting its command line) stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from toolproof._version import __version__
+
+if TYPE_CHECKING:
+    from toolproof._api import read_records_for, score_records
+    from toolproof.errors import ProviderError, SuiteError, ToolproofError, UserError
+    from toolproof.grade import Scorer
+    from toolproof.records import iter_records, read_records
+    from toolproof.stats import Summary, summarize
+    from toolproof.suite import load_suite, suite_json_schema
+    from toolproof.types import (
+        Case,
+        Expect,
+        FailureClass,
+        Message,
+        Outcome,
+        Record,
+        Response,
+        Risk,
+        Suite,
+        Tool,
+        ToolCall,
+        Verdict,
+    )
+
+_EXPORTS = {
+    "read_records_for": "toolproof._api",
+    "score_records": "toolproof._api",
+    "ProviderError": "toolproof.errors",
+    "SuiteError": "toolproof.errors",
+    "ToolproofError": "toolproof.errors",
+    "UserError": "toolproof.errors",
+    "Scorer": "toolproof.grade",
+    "iter_records": "toolproof.records",
+    "read_records": "toolproof.records",
+    "Summary": "toolproof.stats",
+    "summarize": "toolproof.stats",
+    "load_suite": "toolproof.suite",
+    "suite_json_schema": "toolproof.suite",
+    "Case": "toolproof.types",
+    "Expect": "toolproof.types",
+    "FailureClass": "toolproof.types",
+    "Message": "toolproof.types",
+    "Outcome": "toolproof.types",
+    "Record": "toolproof.types",
+    "Response": "toolproof.types",
+    "Risk": "toolproof.types",
+    "Suite": "toolproof.types",
+    "Tool": "toolproof.types",
+    "ToolCall": "toolproof.types",
+    "Verdict": "toolproof.types",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolproof' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

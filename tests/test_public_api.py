@@ -1,0 +1,32 @@
+import importlib
+import subprocess
+import sys
+
+import toolproof
+
+
+def test_every_public_name_resolves() -> None:
+    for name in toolproof.__all__:
+        assert getattr(toolproof, name) is not None, name
+
+
+def test_all_lists_every_exported_name_of_the_typed_block() -> None:
+    source = importlib.util.find_spec("toolproof").origin  # type: ignore[union-attr]
+    text = open(source, encoding="utf-8").read()  # noqa: SIM115
+    block = text.split("if TYPE_CHECKING:")[1].split("_EXPORTS")[0]
+    imported = {w.strip(" ,()\n") for line in block.splitlines() for w in line.split("import")[-1].split(",")}
+    imported = {w for w in imported if w and w.isidentifier()}
+    assert imported == set(toolproof.__all__) - {"__version__"}
+
+
+def test_subpackages_declare_all() -> None:
+    for name in ("types", "suite", "grade", "stats", "report", "records", "providers"):
+        module = importlib.import_module(f"toolproof.{name}")
+        for exported in module.__all__:
+            assert hasattr(module, exported), f"toolproof.{name}.{exported}"
+
+
+def test_importing_toolproof_is_light() -> None:
+    code = "import sys, toolproof; print(any(m in sys.modules for m in ('pydantic', 'scipy', 'sklearn', 'aiohttp')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
