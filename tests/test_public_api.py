@@ -5,6 +5,10 @@ import sys
 import toolproof
 
 
+def test_all_matches_the_lazy_exports() -> None:
+    assert set(toolproof.__all__) == {"__version__", *toolproof._EXPORTS}
+
+
 def test_every_public_name_resolves() -> None:
     for name in toolproof.__all__:
         assert getattr(toolproof, name) is not None, name

@@ -61,7 +61,34 @@ _EXPORTS = {
     "Verdict": "toolproof.types",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "__version__",
+    "Case",
+    "Expect",
+    "FailureClass",
+    "Message",
+    "Outcome",
+    "ProviderError",
+    "Record",
+    "Response",
+    "Risk",
+    "Scorer",
+    "Suite",
+    "SuiteError",
+    "Summary",
+    "Tool",
+    "ToolCall",
+    "ToolproofError",
+    "UserError",
+    "Verdict",
+    "iter_records",
+    "load_suite",
+    "read_records",
+    "read_records_for",
+    "score_records",
+    "suite_json_schema",
+    "summarize",
+]
 
 
 def __getattr__(name: str) -> Any:
