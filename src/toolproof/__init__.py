@@ -62,7 +62,6 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "__version__",
     "Case",
     "Expect",
     "FailureClass",
@@ -81,6 +80,7 @@ __all__ = [
     "ToolproofError",
     "UserError",
     "Verdict",
+    "__version__",
     "iter_records",
     "load_suite",
     "read_records",
