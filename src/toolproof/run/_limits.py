@@ -4,6 +4,11 @@ One :class:`Pacer` per target. It spaces requests evenly to stay under
 ``rpm``, keeps a token budget for ``tpm`` (charged with an estimate before a
 request and corrected with the reported usage after it), and holds every
 worker of the target back while a ``Retry-After`` pause is in force.
+
+It also adapts: when the server answers 429, the pacer measures the rate
+the server has been accepting (answers in the last second) and spaces
+requests to match, so the workers do not all come back at once after the
+pause. Each answer then shortens the spacing a little, to probe upwards.
 """
 
 from __future__ import annotations
@@ -11,9 +16,15 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import deque
 from dataclasses import dataclass
 
 __all__ = ["Pacer", "RetryPolicy"]
+
+_WINDOW_S = 1.0
+_RELAX = 0.99
+_MIN_SPAN_S = 0.1
+_MIN_LEARNED_S = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +48,9 @@ class Pacer:
     """Requests-per-minute, tokens-per-minute and Retry-After pauses for one target."""
 
     def __init__(self, rpm: float | None = None, tpm: float | None = None) -> None:
-        self._interval = 60.0 / rpm if rpm else 0.0
+        self._fixed = 60.0 / rpm if rpm else 0.0
+        self._adaptive = 0.0
+        self._answers: deque[float] = deque(maxlen=4096)
         self._next_slot = 0.0
         self._tpm = tpm
         self._tokens = float(tpm) if tpm else 0.0
@@ -48,13 +61,36 @@ class Pacer:
         """Hold every request of this target back for ``seconds``."""
         self._paused_until = max(self._paused_until, time.monotonic() + seconds)
 
+    @property
+    def interval(self) -> float:
+        """Seconds between requests now: the configured rpm or the learned rate."""
+        return max(self._fixed, self._adaptive)
+
+    def answered(self) -> None:
+        """A request got an answer: remember when, and relax the learned spacing."""
+        self._answers.append(time.monotonic())
+        if self._adaptive:
+            self._adaptive *= _RELAX
+
+    def rate_limited(self, pause_s: float) -> None:
+        """The server said 429: pause everyone, and space requests at the rate it accepted."""
+        self.pause(pause_s)
+        now = time.monotonic()
+        recent = [t for t in self._answers if t >= now - _WINDOW_S]
+        if len(recent) >= 2:
+            accepted = len(recent) / max(now - recent[0], _MIN_SPAN_S)
+            self._adaptive = max(self._adaptive, 1.0 / accepted)
+        else:
+            self._adaptive = max(self._adaptive * 2, _MIN_LEARNED_S)
+
     async def acquire(self, estimated_tokens: int = 0) -> None:
         """Wait until a request may be sent."""
         await self._wait_pause()
-        if self._interval:
+        interval = self.interval
+        if interval:
             now = time.monotonic()
             slot = max(now, self._next_slot)
-            self._next_slot = slot + self._interval
+            self._next_slot = slot + interval
             if slot > now:
                 await asyncio.sleep(slot - now)
         if self._tpm:

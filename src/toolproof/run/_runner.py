@@ -479,12 +479,13 @@ class _TargetRun:
                     raise
                 delay = self.session.opts.retry.delay(retry, exc.retry_after)
                 if exc.outcome is Outcome.rate_limited:
-                    self.pacer.pause(delay)
+                    self.pacer.rate_limited(delay)
                 self.session.retries += 1
                 self.session.observer.retrying(self.target.spec, exc.outcome, delay)
                 await asyncio.sleep(delay)
                 retry += 1
                 continue
+            self.pacer.answered()
             usage = exchange.response.usage
             used = None if usage is None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
             self.pacer.settle(estimate, used)
