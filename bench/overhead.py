@@ -35,9 +35,8 @@ def _serve(conn: Connection, latency_s: float, server_class: Any, kwargs: dict[s
     server = server_class(default=ANSWER, latency_s=latency_s, **kwargs)
     server.start_in_thread()
     conn.send(server.base_url("openai"))
-    conn.recv()  # "report"
-    conn.send({"requests": server.request_count, "peak_in_flight": server.peak_in_flight})
-    conn.recv()  # "stop"
+    while conn.recv() == "report":
+        conn.send({"requests": server.request_count, "peak_in_flight": server.peak_in_flight})
     server.stop_thread()
 
 
