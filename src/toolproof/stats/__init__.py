@@ -1,6 +1,16 @@
-"""Statistics: aggregation by slice, rates with intervals."""
+"""Statistics: aggregation by slice, rates with intervals, stability over repeats."""
 
 from toolproof.stats._rates import Rate, rate
+from toolproof.stats._repeats import (
+    CaseStability,
+    Costs,
+    Estimate,
+    Stability,
+    mean_estimate,
+    pass_at_k,
+    pass_hat_k,
+    stability,
+)
 from toolproof.stats._summary import (
     Confusion,
     Decision,
@@ -11,12 +21,20 @@ from toolproof.stats._summary import (
 )
 
 __all__ = [
+    "CaseStability",
     "Confusion",
+    "Costs",
     "Decision",
+    "Estimate",
     "FailureItem",
     "Rate",
     "SliceStats",
+    "Stability",
     "Summary",
+    "mean_estimate",
+    "pass_at_k",
+    "pass_hat_k",
     "rate",
+    "stability",
     "summarize",
 ]

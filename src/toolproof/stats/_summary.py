@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.grade import NO_CALL
 from toolproof.stats._rates import Rate, rate
+from toolproof.stats._repeats import Costs, Stability, stability
+from toolproof.stats._repeats import costs as per_success_costs
 from toolproof.types import FailureClass, Kind, Outcome, Record, Risk, Suite, Verdict
 
 
@@ -77,6 +79,13 @@ class Summary(BaseModel):
     output_tokens: int
     cost_usd: float | None
     failures: list[FailureItem]
+    unsafe_calls: int = Field(
+        default=0, description="Calls to guarded or destructive tools the contract did not ask for."
+    )
+    stability: Stability | None = Field(
+        default=None, description="pass@k, pass^k, flaky cases, tool changes over repeats."
+    )
+    per_success: Costs | None = Field(default=None, description="Tokens and cost per success.")
 
 
 def _slice(verdicts: list[Verdict]) -> SliceStats:
@@ -135,9 +144,17 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 
 def summarize(
-    suite: Suite, records: list[Record], verdicts: list[Verdict], target: str | None = None
+    suite: Suite,
+    records: list[Record],
+    verdicts: list[Verdict],
+    target: str | None = None,
+    *,
+    k: int | None = None,
 ) -> Summary:
-    """Aggregate one target's records and their verdicts."""
+    """Aggregate one target's records and their verdicts.
+
+    ``k`` is the k of pass@k and pass^k (default: the fewest attempts of any case).
+    """
     if target is None:
         target = next((r.target for r in records if r.target), None) or suite.name
     infra = Counter(r.outcome.value for r in records if r.outcome.is_infrastructure)
@@ -202,4 +219,7 @@ def summarize(
         output_tokens=sum(u.output_tokens or 0 for u in usage),
         cost_usd=sum(costs) if costs else None,
         failures=failures,
+        unsafe_calls=sum(getattr(v, "unsafe_calls", 0) for v in verdicts),
+        stability=stability(verdicts, k),
+        per_success=per_success_costs(records, sum(v.passed for v in verdicts)),
     )
