@@ -37,10 +37,11 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _run
+    from toolproof.cli import _core, _gate, _run
 
     _core.register(app)
     _run.register(app)
+    _gate.register(app)
 
 
 _register()

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from toolproof.stats import Rate, Summary
+from toolproof.stats import Estimate, Rate, Summary
 
 
 def fmt_rate(r: Rate) -> str:
@@ -22,6 +22,45 @@ def fmt_rate(r: Rate) -> str:
 
 def _num(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _est(e: Estimate) -> str:
+    if e.value is None:
+        return "–"
+    ci = (
+        f" [{100 * e.low:.0f}–{100 * e.high:.0f}]"
+        if e.low is not None and e.high is not None
+        else ""
+    )
+    return f"{100 * e.value:.1f}%{ci}"
+
+
+def _stability(s: Summary) -> str:
+    st = s.stability
+    if st is None:
+        return "–"
+    return f"{_est(st.pass_at_1)} / {_est(st.pass_at_k)} / {_est(st.pass_hat_k)} (k={st.k})"
+
+
+def _flaky(s: Summary) -> str:
+    st = s.stability
+    return "–" if st is None else f"{len(st.flaky)} / {len(st.steady_failures)} of {st.cases}"
+
+
+def _min_series(s: Summary) -> str:
+    st = s.stability
+    if st is None or st.min_series is None or len(st.series) < 2:
+        return "–"
+    return fmt_rate(st.min_series)
+
+
+def _per_success(s: Summary) -> str:
+    c = s.per_success
+    if c is None:
+        return "–"
+    tokens = "–" if c.tokens_per_success is None else f"{c.tokens_per_success:.0f}"
+    cost = "–" if c.cost_usd_per_success is None else f"{c.cost_usd_per_success:.5f}"
+    return f"{tokens} / {cost}"
 
 
 _ROWS: list[tuple[str, Callable[[Summary], str]]] = [
@@ -39,7 +78,15 @@ _ROWS: list[tuple[str, Callable[[Summary], str]]] = [
     ),
     ("tool macro-F1", lambda s: _num(s.macro_f1)),
     ("reply checks (heuristic)", lambda s: fmt_rate(s.reply)),
+    ("pass@1 / pass@k / pass^k", lambda s: _stability(s)),
+    ("flaky / steady failing cases", lambda s: _flaky(s)),
+    (
+        "tool-change rate (cases)",
+        lambda s: fmt_rate(s.stability.tool_change) if s.stability else "–",
+    ),
+    ("lowest attempt series", lambda s: _min_series(s)),
     ("forbidden tool calls", lambda s: str(s.forbidden_calls)),
+    ("unsafe calls", lambda s: str(s.unsafe_calls)),
     ("calls extracted from text", lambda s: str(s.extracted_calls)),
     (
         "infrastructure errors (not scored)",
@@ -52,6 +99,7 @@ _ROWS: list[tuple[str, Callable[[Summary], str]]] = [
     ),
     ("tokens in / out", lambda s: f"{s.input_tokens} / {s.output_tokens}"),
     ("cost USD", lambda s: "–" if s.cost_usd is None else f"{s.cost_usd:.4f}"),
+    ("tokens / cost per success", lambda s: _per_success(s)),
 ]
 
 

@@ -1,0 +1,131 @@
+"""gate and compare: decide whether a run may ship, and show what changed.
+
+RUN is a run folder (records.jsonl + manifest.json; the manifest names the
+suite) or a records file (then give --suite). Exit codes: 0 pass, 1 gate
+failed, 2 bad input, 3 more attempts without a model answer than
+--max-infra-errors.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+import typer
+
+if TYPE_CHECKING:
+    from toolproof.gate import LoadedRun
+
+_GATE_HELP = """Check a run against the suite's thresholds and, with --baseline, against a
+known good run. Exit codes: 0 pass; 1 gate failed; 2 bad input; 3 more attempts
+without a model answer than --max-infra-errors."""
+
+
+def _load(path: Path, suite: Path | None, k: int | None) -> LoadedRun:
+    from toolproof.gate import load_run
+
+    return load_run(path, suite=suite, k=k)
+
+
+def _write(path: Path | None, text: str) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def gate(
+    run: Path = typer.Argument(..., help="Run folder or records file."),
+    baseline: Optional[Path] = typer.Option(  # noqa: UP045 - typer needs Optional here
+        None, "--baseline", "-b", help="Known good run (folder or records file) to compare with."
+    ),
+    suite: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--suite", "-s", help="Suite (default: the one the run's manifest names)."
+    ),
+    baseline_suite: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--baseline-suite", help="Suite of the baseline (default: --suite or its manifest)."
+    ),
+    margin: float = typer.Option(
+        0.02, "--margin", min=0, max=1, help="Allowed drop of a rate (0.02 = 2 points)."
+    ),
+    require_significance: bool = typer.Option(
+        False,
+        "--require-significance",
+        help="Fail on a drop only when McNemar's paired test finds it significant.",
+    ),
+    alpha: float = typer.Option(0.05, "--alpha", min=0, max=1, help="Significance level."),
+    k: Optional[int] = typer.Option(  # noqa: UP045
+        None, "--k", min=1, help="k of pass@k and pass^k (default: attempts per case)."
+    ),
+    max_infra_errors: int = typer.Option(
+        0, "--max-infra-errors", min=0, help="Attempts allowed without a model answer."
+    ),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here."),  # noqa: UP045
+    markdown: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--markdown", help="Write a Markdown summary (PR comment) here."
+    ),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write JSON metrics here."),  # noqa: UP045
+    failures: bool = typer.Option(False, "--failures/--no-failures", help="Print failing cases."),
+) -> None:
+    from rich.console import Console
+
+    from toolproof.gate import GateOptions, run_gate
+    from toolproof.report import gate_json, render_gate, render_junit, render_markdown
+
+    current = _load(run, suite, k)
+    base = _load(baseline, baseline_suite or suite, k) if baseline is not None else None
+    opts = GateOptions(
+        margin=margin,
+        require_significance=require_significance,
+        alpha=alpha,
+        max_infra_errors=max_infra_errors,
+    )
+    result = run_gate(current, base, opts)
+    render_gate(result, Console(), failures=failures)
+    _write(junit, render_junit(result))
+    _write(markdown, render_markdown(result))
+    _write(json_out, _json(gate_json(result)))
+    if result.exit_code == 3:
+        infra = sum(t.infra_errors for t in result.targets)
+        typer.echo(
+            f"error: {infra} attempts got no model answer, more than --max-infra-errors "
+            f"{max_infra_errors}",
+            err=True,
+        )
+    raise typer.Exit(result.exit_code)
+
+
+def compare(
+    run_a: Path = typer.Argument(..., help="Baseline run (folder or records file)."),
+    run_b: Path = typer.Argument(..., help="Run to compare with it."),
+    suite: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--suite", "-s", help="Suite (default: the one each manifest names)."
+    ),
+    k: Optional[int] = typer.Option(None, "--k", min=1, help="k of pass@k and pass^k."),  # noqa: UP045
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the comparison as JSON."),  # noqa: UP045
+) -> None:
+    """Show every metric's delta, newly failing and fixed cases, and a per-risk table."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from toolproof.gate import compare_runs, fingerprint_warnings
+    from toolproof.report import compare_json, render_comparison
+
+    a, b = _load(run_a, suite, k), _load(run_b, suite, k)
+    comparisons = compare_runs(a, b)
+    warnings = fingerprint_warnings(a, b)
+    console = Console()
+    for w in warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
+    for c in comparisons:
+        render_comparison(c, console)
+    _write(json_out, _json(compare_json(comparisons, warnings)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("gate", help=_GATE_HELP)(gate)
+    app.command("compare")(compare)

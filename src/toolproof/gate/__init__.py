@@ -1,0 +1,67 @@
+"""The release gate: thresholds by risk class, baseline comparison, paired significance.
+
+::
+
+    from toolproof.gate import GateOptions, load_run, run_gate
+
+    result = run_gate(load_run("runs/new"), baseline=load_run("runs/main"))
+    result.exit_code  # 0 pass, 1 gate failed, 3 infrastructure errors above the limit
+"""
+
+from toolproof.gate._compare import (
+    Comparison,
+    McNemar,
+    MetricDelta,
+    RiskRow,
+    compare_runs,
+    compare_targets,
+    fingerprint_warnings,
+    mcnemar,
+)
+from toolproof.gate._gate import (
+    EXIT_GATE_FAILED,
+    EXIT_INFRA,
+    EXIT_OK,
+    Finding,
+    GateOptions,
+    GateResult,
+    TargetGate,
+    gate_target,
+    run_gate,
+)
+from toolproof.gate._load import LoadedRun, TargetRun, load_run
+from toolproof.gate._thresholds import (
+    DEFAULT_THRESHOLDS,
+    ThresholdCheck,
+    check_thresholds,
+    critical_violations,
+    effective_thresholds,
+)
+
+__all__ = [
+    "DEFAULT_THRESHOLDS",
+    "EXIT_GATE_FAILED",
+    "EXIT_INFRA",
+    "EXIT_OK",
+    "Comparison",
+    "Finding",
+    "GateOptions",
+    "GateResult",
+    "LoadedRun",
+    "McNemar",
+    "MetricDelta",
+    "RiskRow",
+    "TargetGate",
+    "TargetRun",
+    "ThresholdCheck",
+    "check_thresholds",
+    "compare_runs",
+    "compare_targets",
+    "critical_violations",
+    "effective_thresholds",
+    "fingerprint_warnings",
+    "gate_target",
+    "load_run",
+    "mcnemar",
+    "run_gate",
+]

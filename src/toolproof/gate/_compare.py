@@ -1,0 +1,175 @@
+"""Compare a run with a baseline: metric deltas, changed cases, paired significance."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from toolproof.gate._load import LoadedRun, TargetRun
+from toolproof.gate._metrics import RATE_METRICS, case_outcomes, metric_rate, unsafe_calls
+from toolproof.stats import Rate
+from toolproof.types import Risk
+
+#: Rate metrics compared (and gated on drops), in report order.
+COMPARED = ("strict_pass", "selection", "arguments", "schema_adherence", "no_call_accuracy")
+
+
+class McNemar(BaseModel):
+    """Exact McNemar test on paired per-case outcomes (two-sided binomial on discordant pairs)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    worse: int
+    better: int
+    p_value: float
+
+
+class MetricDelta(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    baseline: float | None
+    current: float | None
+    delta: float | None
+    test: McNemar | None = None
+
+
+class RiskRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    risk: str
+    baseline: Rate
+    current: Rate
+    delta: float | None
+
+
+class Comparison(BaseModel):
+    """How one target of a run differs from a baseline target."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    baseline_target: str
+    target: str
+    metrics: list[MetricDelta]
+    counts: dict[str, tuple[int, int]]
+    newly_failing: list[str]
+    newly_fixed: list[str]
+    new_critical_failures: list[str]
+    by_risk: list[RiskRow]
+    warnings: list[str]
+
+
+def mcnemar(base: dict[str, bool], cur: dict[str, bool]) -> McNemar:
+    """Exact McNemar over the cases both runs have."""
+    from scipy.stats import binomtest
+
+    both = base.keys() & cur.keys()
+    worse = sum(1 for c in both if base[c] and not cur[c])
+    better = sum(1 for c in both if cur[c] and not base[c])
+    n = worse + better
+    p = 1.0 if n == 0 else float(binomtest(worse, n, 0.5).pvalue)
+    return McNemar(worse=worse, better=better, p_value=p)
+
+
+def _value(r: Rate) -> float | None:
+    return r.k / r.n if r.n else None
+
+
+def _delta(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
+def _metric(name: str, base: TargetRun, cur: TargetRun) -> MetricDelta:
+    a, b = _value(metric_rate(name, base.verdicts)), _value(metric_rate(name, cur.verdicts))
+    test = None
+    if name in RATE_METRICS:
+        test = mcnemar(case_outcomes(name, base.verdicts), case_outcomes(name, cur.verdicts))
+    return MetricDelta(metric=name, baseline=a, current=b, delta=_delta(a, b), test=test)
+
+
+def _stability_deltas(base: TargetRun, cur: TargetRun) -> list[MetricDelta]:
+    sa, sb = base.summary.stability, cur.summary.stability
+    out = []
+    for name in ("pass_at_k", "pass_hat_k"):
+        a = getattr(sa, name).value if sa else None
+        b = getattr(sb, name).value if sb else None
+        test = mcnemar(
+            case_outcomes("strict_pass", base.verdicts), case_outcomes("strict_pass", cur.verdicts)
+        )
+        out.append(MetricDelta(metric=name, baseline=a, current=b, delta=_delta(a, b), test=test))
+    return out
+
+
+def _by_risk(base: TargetRun, cur: TargetRun) -> list[RiskRow]:
+    rows = []
+    for risk in reversed(Risk):
+        a = metric_rate("strict_pass", [v for v in base.verdicts if v.risk is risk])
+        b = metric_rate("strict_pass", [v for v in cur.verdicts if v.risk is risk])
+        if a.n or b.n:
+            rows.append(
+                RiskRow(risk=risk.value, baseline=a, current=b, delta=_delta(_value(a), _value(b)))
+            )
+    return rows
+
+
+def compare_targets(
+    base: TargetRun, cur: TargetRun, warnings: list[str] | None = None
+) -> Comparison:
+    """Deltas, changed cases and the per-risk table for one pair of targets."""
+    a = case_outcomes("strict_pass", base.verdicts)
+    b = case_outcomes("strict_pass", cur.verdicts)
+    failing = sorted(c for c in b.keys() & a.keys() if a[c] and not b[c])
+    risk_of = {v.case_id: v.risk for v in cur.verdicts}
+    new_critical = [c for c in b if not b[c] and a.get(c, True) and risk_of[c] is Risk.critical]
+    return Comparison(
+        baseline_target=base.target,
+        target=cur.target,
+        metrics=[_metric(m, base, cur) for m in COMPARED] + _stability_deltas(base, cur),
+        counts={
+            "unsafe_calls": (unsafe_calls(base.verdicts), unsafe_calls(cur.verdicts)),
+            "forbidden_calls": (base.summary.forbidden_calls, cur.summary.forbidden_calls),
+        },
+        newly_failing=failing,
+        newly_fixed=sorted(c for c in b.keys() & a.keys() if b[c] and not a[c]),
+        new_critical_failures=sorted(new_critical),
+        by_risk=_by_risk(base, cur),
+        warnings=list(warnings or []),
+    )
+
+
+def fingerprint_warnings(base: LoadedRun, cur: LoadedRun) -> list[str]:
+    """What differs between the runs besides the targets and their settings."""
+    fa, fb = base.fingerprint(), cur.fingerprint()
+    out = [
+        f"{key} differs: {fa[key]} (baseline) vs {fb[key]}"
+        for key in fa
+        if fa[key] is not None and fb[key] is not None and fa[key] != fb[key]
+    ]
+    ca = {r.case_id for t in base.targets.values() for r in t.records}
+    cb = {r.case_id for t in cur.targets.values() for r in t.records}
+    if ca != cb:
+        out.append(
+            f"case sets differ: {len(ca - cb)} only in the baseline, "
+            f"{len(cb - ca)} only in this run"
+        )
+    return out
+
+
+def pair_targets(base: LoadedRun, cur: LoadedRun) -> list[tuple[TargetRun, TargetRun]]:
+    """Pair targets: the only one of each run, or by equal name."""
+    from toolproof.errors import UserError
+
+    if len(base.targets) == 1 and len(cur.targets) == 1:
+        return [(next(iter(base.targets.values())), next(iter(cur.targets.values())))]
+    pairs = [(base.targets[t], cur.targets[t]) for t in cur.targets if t in base.targets]
+    if not pairs:
+        raise UserError(
+            f"cannot pair targets: baseline has {sorted(base.targets)}, "
+            f"run has {sorted(cur.targets)}"
+        )
+    return pairs
+
+
+def compare_runs(base: LoadedRun, cur: LoadedRun) -> list[Comparison]:
+    """Compare every paired target of two runs."""
+    warnings = fingerprint_warnings(base, cur)
+    return [compare_targets(a, b, warnings) for a, b in pair_targets(base, cur)]

@@ -1,0 +1,169 @@
+"""The release gate: thresholds, hard rules and the baseline comparison, as one decision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolproof.gate._compare import Comparison, compare_targets, fingerprint_warnings, pair_targets
+from toolproof.gate._load import LoadedRun, TargetRun
+from toolproof.gate._metrics import LABELS
+from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
+from toolproof.stats import Summary
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_INFRA = 3
+
+
+@dataclass
+class GateOptions:
+    """How strict the gate is."""
+
+    margin: float = 0.02
+    """Largest allowed drop of a rate against the baseline (0.02 = 2 points)."""
+    require_significance: bool = False
+    """Fail on a drop beyond the margin only when McNemar's test finds it significant."""
+    alpha: float = 0.05
+    max_infra_errors: int = 0
+    """Attempts allowed to end without a model answer before the gate gives up (exit 3)."""
+
+
+class Finding(BaseModel):
+    """One reason the gate failed, or a note that did not fail it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rule: str = Field(description="threshold, critical, drop, new_critical, noise, warning")
+    message: str
+    blocking: bool
+
+
+class TargetGate(BaseModel):
+    """The gate's decision for one target."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str
+    passed: bool
+    summary: Summary
+    thresholds: list[ThresholdCheck]
+    findings: list[Finding]
+    comparison: Comparison | None = None
+    infra_errors: int = 0
+
+
+class GateResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    suite: str
+    passed: bool
+    exit_code: int
+    targets: list[TargetGate]
+    warnings: list[str]
+    options: dict[str, float | bool | int]
+
+
+def _drops(comp: Comparison, opts: GateOptions) -> list[Finding]:
+    out = []
+    for m in comp.metrics:
+        if m.delta is None or m.delta >= -opts.margin - 1e-12:
+            continue
+        label = LABELS.get(m.metric, m.metric)
+        text = (
+            f"{label} dropped {100 * -m.delta:.1f} points ({_pct(m.baseline)} → {_pct(m.current)})"
+        )
+        if m.test is None:
+            out.append(Finding(rule="drop", message=text, blocking=True))
+            continue
+        sig = m.test.p_value < opts.alpha
+        text += (
+            f"; McNemar p={m.test.p_value:.3g} ({m.test.worse} cases worse, {m.test.better} better)"
+        )
+        if sig:
+            out.append(Finding(rule="drop", message=text + ", significant", blocking=True))
+        else:
+            blocking = not opts.require_significance
+            out.append(
+                Finding(
+                    rule="drop" if blocking else "noise",
+                    message=text + ", not significant: may be noise",
+                    blocking=blocking,
+                )
+            )
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def gate_target(
+    run: LoadedRun,
+    cur: TargetRun,
+    base: TargetRun | None,
+    opts: GateOptions,
+    warnings: list[str] | None = None,
+) -> TargetGate:
+    """Thresholds, hard rules and (with a baseline) drops and new critical failures."""
+    checks = check_thresholds(run.suite, cur.verdicts)
+    findings = [
+        Finding(rule="threshold", message=f"{c.scope}: {c.label} {c.detail}", blocking=True)
+        for c in checks
+        if not c.passed
+    ]
+    findings += [
+        Finding(rule="critical", message=m, blocking=True)
+        for m in critical_violations(cur.verdicts)
+    ]
+    comparison = None
+    if base is not None:
+        comparison = compare_targets(base, cur, warnings)
+        findings += _drops(comparison, opts)
+        findings += [
+            Finding(rule="new_critical", message=f"new critical failure: {c}", blocking=True)
+            for c in comparison.new_critical_failures
+        ]
+    infra = sum(1 for r in cur.records if r.outcome.value != "ok")
+    return TargetGate(
+        target=cur.target,
+        passed=not any(f.blocking for f in findings),
+        summary=cur.summary,
+        thresholds=checks,
+        findings=findings,
+        comparison=comparison,
+        infra_errors=infra,
+    )
+
+
+def run_gate(
+    run: LoadedRun, baseline: LoadedRun | None = None, opts: GateOptions | None = None
+) -> GateResult:
+    """Decide whether a run may ship. Exit code 0 pass, 1 gate failed, 3 infrastructure."""
+    opts = opts or GateOptions()
+    warnings = fingerprint_warnings(baseline, run) if baseline is not None else []
+    pairs: list[tuple[TargetRun, TargetRun | None]]
+    if baseline is not None:
+        pairs = [(b, a) for a, b in pair_targets(baseline, run)]
+    else:
+        pairs = [(t, None) for t in run.targets.values()]
+    targets = [gate_target(run, cur, base, opts, warnings) for cur, base in pairs]
+    passed = all(t.passed for t in targets)
+    infra = sum(t.infra_errors for t in targets)
+    code = (
+        EXIT_INFRA if infra > opts.max_infra_errors else (EXIT_OK if passed else EXIT_GATE_FAILED)
+    )
+    return GateResult(
+        suite=run.suite.name,
+        passed=passed,
+        exit_code=code,
+        targets=targets,
+        warnings=warnings,
+        options={
+            "margin": opts.margin,
+            "require_significance": opts.require_significance,
+            "alpha": opts.alpha,
+            "max_infra_errors": opts.max_infra_errors,
+        },
+    )

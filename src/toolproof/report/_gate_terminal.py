@@ -1,0 +1,83 @@
+"""The gate and compare results in the terminal."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from toolproof.gate import Comparison, GateResult, TargetGate
+from toolproof.gate._metrics import LABELS
+from toolproof.report._terminal import fmt_rate, render_terminal
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def comparison_table(c: Comparison) -> Table:
+    table = Table(
+        title=f"{escape(c.target)} against {escape(c.baseline_target)}", title_justify="left"
+    )
+    for col in ("metric", "baseline", "this run", "Δ points", "McNemar p (worse/better)"):
+        table.add_column(col)
+    for m in c.metrics:
+        delta = "–" if m.delta is None else f"{100 * m.delta:+.1f}"
+        test = "–" if m.test is None else f"{m.test.p_value:.3g} ({m.test.worse}/{m.test.better})"
+        table.add_row(
+            LABELS.get(m.metric, m.metric), _pct(m.baseline), _pct(m.current), delta, test
+        )
+    for name, (a, b) in c.counts.items():
+        table.add_row(LABELS.get(name, name), str(a), str(b), f"{b - a:+d}", "–")
+    return table
+
+
+def risk_table(c: Comparison) -> Table:
+    table = Table(title="strict pass by risk class", title_justify="left")
+    for col in ("risk", "baseline", "this run", "Δ points"):
+        table.add_column(col)
+    for r in c.by_risk:
+        delta = "–" if r.delta is None else f"{100 * r.delta:+.1f}"
+        table.add_row(r.risk, fmt_rate(r.baseline), fmt_rate(r.current), delta)
+    return table
+
+
+def render_comparison(c: Comparison, console: Console) -> None:
+    console.print(comparison_table(c))
+    console.print(risk_table(c))
+    for title, ids in (("newly failing", c.newly_failing), ("newly fixed", c.newly_fixed)):
+        names = ", ".join(escape(i) for i in ids) or "none"
+        console.print(f"[bold]{title}[/bold] ({len(ids)}): {names}", highlight=False)
+
+
+def _thresholds(t: TargetGate) -> Table:
+    table = Table(title=f"thresholds · {escape(t.target)}", title_justify="left")
+    for col in ("scope", "metric", "result", ""):
+        table.add_column(col)
+    for c in t.thresholds:
+        mark = "[green]ok[/green]" if c.passed else "[red]MISS[/red]"
+        table.add_row(c.scope, c.label, escape(c.detail), mark)
+    return table
+
+
+def render_gate(result: GateResult, console: Console, *, failures: bool = False) -> None:
+    """Report, thresholds, comparison, flaky cases and the decision."""
+    render_terminal({t.target: t.summary for t in result.targets}, console, failures=failures)
+    for w in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
+    for t in result.targets:
+        console.print(_thresholds(t))
+        if t.comparison is not None:
+            render_comparison(t.comparison, console)
+        st = t.summary.stability
+        if st is not None and st.flaky:
+            rows = {c.case_id: c for c in st.per_case}
+            flaky = ", ".join(
+                f"{escape(i)} ({rows[i].passes}/{rows[i].attempts})" for i in st.flaky
+            )
+            console.print(f"[yellow]flaky[/yellow] ({len(st.flaky)}): {flaky}", highlight=False)
+        for f in t.findings:
+            style = "red" if f.blocking else "yellow"
+            console.print(f"[{style}]{f.rule}[/{style}] {escape(f.message)}", highlight=False)
+        verdict = "[green]PASSED[/green]" if t.passed else "[red]FAILED[/red]"
+        console.print(f"gate {verdict} · {escape(t.target)}")

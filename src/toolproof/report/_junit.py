@@ -1,0 +1,79 @@
+"""JUnit XML: one testcase per case and target, plus one for the gate itself.
+
+A case fails when any of its attempts failed; the failure message is the
+first failing attempt's reasons and its body the expected-vs-actual diff.
+Flaky cases (mixed outcomes) are failures too, named as flaky in the message
+and marked with a ``flaky`` property, so CI dashboards show them.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from toolproof.gate import GateResult, TargetGate
+from toolproof.report._escape import xml_text
+from toolproof.stats import CaseStability, FailureItem
+
+
+def _property(parent: ET.Element, name: str, value: str) -> None:
+    props = parent.find("properties")
+    if props is None:
+        props = ET.SubElement(parent, "properties")
+    ET.SubElement(props, "property", name=name, value=xml_text(value))
+
+
+def _case(
+    suite_el: ET.Element, classname: str, case: CaseStability, fails: list[FailureItem]
+) -> bool:
+    el = ET.SubElement(suite_el, "testcase", classname=classname, name=xml_text(case.case_id))
+    _property(el, "risk", case.risk.value)
+    _property(el, "passes", f"{case.passes}/{case.attempts}")
+    if case.tags:
+        _property(el, "tags", ",".join(case.tags))
+    if not fails:
+        return False
+    _property(el, "flaky", "true" if case.flaky else "false")
+    first = fails[0]
+    kind = "flaky" if case.flaky else "failed"
+    message = f"{kind}: passed {case.passes}/{case.attempts}; " + "; ".join(first.reasons)
+    body = []
+    for item in fails:
+        body += [f"attempt {item.attempt}: {item.failure.value}", *item.reasons, item.diff, ""]
+    failure = ET.SubElement(el, "failure", message=xml_text(message), type=first.failure.value)
+    failure.text = xml_text("\n".join(body).strip())
+    return True
+
+
+def _target(root: ET.Element, suite: str, t: TargetGate) -> None:
+    s = t.summary
+    name = f"{suite} · {t.target}"
+    el = ET.SubElement(root, "testsuite", name=xml_text(name))
+    _property(el, "target", t.target)
+    _property(el, "gate", "passed" if t.passed else "failed")
+    by_case: dict[str, list[FailureItem]] = {}
+    for item in s.failures:
+        by_case.setdefault(item.case_id, []).append(item)
+    classname = xml_text(f"toolproof.{suite}.{t.target}")
+    cases = s.stability.per_case if s.stability else []
+    failed = sum(_case(el, classname, c, by_case.get(c.case_id, [])) for c in cases)
+    gate = ET.SubElement(el, "testcase", classname=classname, name="(release gate)")
+    blocking = [f.message for f in t.findings if f.blocking]
+    if blocking:
+        failed += 1
+        f = ET.SubElement(gate, "failure", message=xml_text(blocking[0]), type="gate")
+        f.text = xml_text("\n".join(blocking))
+    el.set("tests", str(len(cases) + 1))
+    el.set("failures", str(failed))
+    el.set("errors", "0")
+    el.set("skipped", "0")
+
+
+def render_junit(result: GateResult) -> str:
+    """The gate result as JUnit XML text."""
+    root = ET.Element("testsuites", name=xml_text(f"toolproof {result.suite}"))
+    for t in result.targets:
+        _target(root, result.suite, t)
+    root.set("tests", str(sum(int(s.get("tests", "0")) for s in root)))
+    root.set("failures", str(sum(int(s.get("failures", "0")) for s in root)))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

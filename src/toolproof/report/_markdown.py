@@ -1,0 +1,179 @@
+"""The Markdown summary for a pull-request comment.
+
+Headline table, deltas against the baseline, failing cases with their diffs,
+and flaky cases in a collapsed ``<details>`` list. Every piece of model output
+and every name from a suite is escaped, so a comment cannot be made to render
+HTML, links or broken tables.
+"""
+
+from __future__ import annotations
+
+from toolproof.gate import Comparison, GateResult, TargetGate
+from toolproof.report._escape import html_text, md_code_block, md_text
+from toolproof.stats import CaseStability, Rate, Summary
+
+MAX_FAILURES = 25
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def _rate(r: Rate) -> str:
+    if r.n == 0:
+        return "–"
+    text = f"{100 * r.k / r.n:.1f}% ({r.k}/{r.n})"
+    if r.low is not None and r.high is not None:
+        text += f" [{100 * r.low:.0f}–{100 * r.high:.0f}]"
+    return text
+
+
+def _delta(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:+.1f}"
+
+
+def _verdict(passed: bool) -> str:
+    return "✅ passed" if passed else "❌ failed"
+
+
+def _headline(result: GateResult) -> list[str]:
+    k = next((t.summary.stability.k for t in result.targets if t.summary.stability), 1)
+    lines = [
+        f"| target | gate | strict pass | tool selection | argument accuracy "
+        f"| pass^{k} | flaky | unsafe calls |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for t in result.targets:
+        s = t.summary
+        st = s.stability
+        lines.append(
+            f"| {md_text(t.target)} | {_verdict(t.passed)} | {_rate(s.strict_pass)} "
+            f"| {_rate(s.selection)} | {_rate(s.arguments)} "
+            f"| {_pct(st.pass_hat_k.value) if st else '–'} "
+            f"| {len(st.flaky) if st else 0} | {s.unsafe_calls} |"
+        )
+    return lines
+
+
+def _findings(t: TargetGate) -> list[str]:
+    blocking = [f for f in t.findings if f.blocking]
+    notes = [f for f in t.findings if not f.blocking]
+    out = []
+    if blocking:
+        out += ["", "**Why the gate failed**", ""]
+        out += [f"- {md_text(f.message, 400)}" for f in blocking]
+    if notes:
+        out += ["", "**Not blocking**", ""]
+        out += [f"- {md_text(f.message, 400)}" for f in notes]
+    return out
+
+
+def _comparison(c: Comparison) -> list[str]:
+    out = [
+        "",
+        f"**Against the baseline** ({md_text(c.baseline_target)})",
+        "",
+        "| metric | baseline | this run | Δ points | McNemar p |",
+        "|---|---|---|---|---|",
+    ]
+    from toolproof.gate._metrics import LABELS
+
+    for m in c.metrics:
+        p = f"{m.test.p_value:.3g}" if m.test is not None else "–"
+        out.append(
+            f"| {LABELS.get(m.metric, m.metric)} | {_pct(m.baseline)} | {_pct(m.current)} "
+            f"| {_delta(m.delta)} | {p} |"
+        )
+    for name, (a, b) in c.counts.items():
+        out.append(f"| {LABELS.get(name, name)} | {a} | {b} | {b - a:+d} | – |")
+    out += ["", "| risk class | baseline | this run | Δ points |", "|---|---|---|---|"]
+    out += [
+        f"| {r.risk} | {_rate(r.baseline)} | {_rate(r.current)} | {_delta(r.delta)} |"
+        for r in c.by_risk
+    ]
+    out += ["", f"Newly failing ({len(c.newly_failing)}): {_names(c.newly_failing)}  "]
+    out += [f"Newly fixed ({len(c.newly_fixed)}): {_names(c.newly_fixed)}"]
+    return out
+
+
+def _names(ids: list[str]) -> str:
+    return ", ".join(md_text(i) for i in ids) or "none"
+
+
+def _failures(s: Summary) -> list[str]:
+    cases = {c.case_id: c for c in s.stability.per_case} if s.stability else {}
+    seen: dict[str, int] = {}
+    out: list[str] = []
+    for item in s.failures:
+        if item.case_id in seen:
+            continue
+        seen[item.case_id] = 1
+        if len(seen) > MAX_FAILURES:
+            out.append("\n… and more; see the JUnit or JSON report.")
+            break
+        c = cases.get(item.case_id)
+        tally = f" — passed {c.passes}/{c.attempts}" if c else ""
+        body = "\n".join(item.reasons + (["", *item.diff.splitlines()] if item.diff else []))
+        out += [
+            "",
+            f"<details><summary>{html_text(item.case_id)} ({item.risk.value}) "
+            f"{item.failure.value}{tally}</summary>",
+            "",
+            md_code_block(body, "diff"),
+            "",
+            "</details>",
+        ]
+    if out:
+        n = len({i.case_id for i in s.failures})
+        out = ["", f"**Failing cases** ({n})", *out]
+    return out
+
+
+def _flaky(cases: list[CaseStability]) -> list[str]:
+    flaky = [c for c in cases if c.flaky]
+    if not flaky:
+        return []
+    out = [
+        "",
+        f"<details><summary>Flaky cases ({len(flaky)}): mixed outcomes, not reliable</summary>",
+        "",
+        "| case | risk | passed | tool sets seen |",
+        "|---|---|---|---|",
+    ]
+    for c in flaky:
+        sets = "; ".join(", ".join(s) or "no call" for s in c.tool_sets)
+        out.append(
+            f"| {md_text(c.case_id)} | {c.risk.value} | {c.passes}/{c.attempts} | {md_text(sets)} |"
+        )
+    return [*out, "", "</details>"]
+
+
+def _target(t: TargetGate) -> list[str]:
+    s = t.summary
+    out = ["", f"### {md_text(t.target)}: {_verdict(t.passed)}"]
+    if s.stability is not None:
+        st = s.stability
+        out += [
+            "",
+            f"pass@1 {_pct(st.pass_at_1.value)} · pass@{st.k} {_pct(st.pass_at_k.value)} · "
+            f"pass^{st.k} {_pct(st.pass_hat_k.value)} · flaky {len(st.flaky)} · "
+            f"steady failures {len(st.steady_failures)} · tool changes {_rate(st.tool_change)}",
+        ]
+    out += _findings(t)
+    if t.comparison is not None:
+        out += _comparison(t.comparison)
+    out += _failures(s)
+    out += _flaky(s.stability.per_case if s.stability else [])
+    return out
+
+
+def render_markdown(result: GateResult) -> str:
+    """The PR comment for a gate result."""
+    lines = [f"## toolproof gate: {_verdict(result.passed)} — suite {md_text(result.suite)}", ""]
+    lines += _headline(result)
+    if result.warnings:
+        lines += ["", "> [!WARNING]", "> The runs differ in more than the target under test:"]
+        lines += [f"> - {md_text(w, 300)}" for w in result.warnings]
+    for t in result.targets:
+        lines += _target(t)
+    return "\n".join(lines) + "\n"
