@@ -40,6 +40,7 @@ import time
 import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -303,12 +304,13 @@ class LocalProvider(Provider):
         self._lock = asyncio.Lock()
 
     def _model_file(self) -> Path:
+        runtime = f"{_RUNTIME} {metadata.version(_RUNTIME)}"
         if self.bundled:
             path = ensure_bundled_model()
-            self._version = f"{BUNDLED_MODEL.filename} sha256:{BUNDLED_MODEL.sha256}"
+            self._version = f"{BUNDLED_MODEL.filename} sha256:{BUNDLED_MODEL.sha256} ({runtime})"
             return path
         path = check_gguf_file(Path(self.model).expanduser())
-        self._version = f"{path.name} sha256:{_file_sha256(path)}"
+        self._version = f"{path.name} sha256:{_file_sha256(path)} ({runtime})"
         return path
 
     def _options(self, model_path: Path) -> ServerOptions:
