@@ -29,7 +29,7 @@ from toolproof.gate._gate import (
     gate_target,
     run_gate,
 )
-from toolproof.gate._load import LoadedRun, TargetRun, load_run
+from toolproof.gate._load import LoadedRun, TargetRun, load_run, run_from_records
 from toolproof.gate._thresholds import (
     DEFAULT_THRESHOLDS,
     ThresholdCheck,
@@ -63,5 +63,6 @@ __all__ = [
     "gate_target",
     "load_run",
     "mcnemar",
+    "run_from_records",
     "run_gate",
 ]

@@ -139,10 +139,12 @@ def compare_targets(
 def fingerprint_warnings(base: LoadedRun, cur: LoadedRun) -> list[str]:
     """What differs between the runs besides the targets and their settings."""
     fa, fb = base.fingerprint(), cur.fingerprint()
+    unknown_ok = {"toolproof version"}  # not known for a bare records file
     out = [
-        f"{key} differs: {fa[key]} (baseline) vs {fb[key]}"
+        f"{key} differs: {fa[key] or 'none'} (baseline) vs {fb[key] or 'none'}"
         for key in fa
-        if fa[key] is not None and fb[key] is not None and fa[key] != fb[key]
+        if fa[key] != fb[key]
+        and not (key in unknown_ok and (fa[key] is None or fb[key] is None))
     ]
     ca = {r.case_id for t in base.targets.values() for r in t.records}
     cb = {r.case_id for t in cur.targets.values() for r in t.records}

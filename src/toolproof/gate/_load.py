@@ -67,8 +67,23 @@ def load_run(path: str | Path, suite: str | Path | None = None, k: int | None = 
     manifest = _manifest(folder) if (folder / "manifest.json").is_file() else None
     loaded_suite = _suite(p, suite, manifest)
     records = latest_records(read_records(records_path))
-    run = LoadedRun(source=p, suite=loaded_suite, manifest=manifest)
-    _score(run, records, records_path.stem, k)
+    return run_from_records(loaded_suite, records, p, manifest=manifest, k=k)
+
+
+def run_from_records(
+    suite: Suite,
+    records: list[Record],
+    source: str | Path = "records",
+    *,
+    manifest: Manifest | None = None,
+    k: int | None = None,
+) -> LoadedRun:
+    """Score records in memory into a run the gate can judge.
+
+    Records without a target are grouped under the stem of ``source``.
+    """
+    run = LoadedRun(source=Path(source), suite=suite, manifest=manifest)
+    _score(run, records, Path(source).stem, k)
     return run
 
 

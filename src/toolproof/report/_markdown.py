@@ -11,6 +11,7 @@ from __future__ import annotations
 from toolproof.gate import Comparison, GateResult, TargetGate
 from toolproof.report._escape import html_text, md_code_block, md_text
 from toolproof.stats import CaseStability, Rate, Summary
+from toolproof.types import Risk
 
 MAX_FAILURES = 25
 
@@ -104,7 +105,8 @@ def _failures(s: Summary) -> list[str]:
     cases = {c.case_id: c for c in s.stability.per_case} if s.stability else {}
     seen: dict[str, int] = {}
     out: list[str] = []
-    for item in s.failures:
+    order = {r.value: i for i, r in enumerate(reversed(Risk))}
+    for item in sorted(s.failures, key=lambda i: (order[i.risk.value], i.case_id, i.attempt)):
         if item.case_id in seen:
             continue
         seen[item.case_id] = 1
@@ -119,7 +121,7 @@ def _failures(s: Summary) -> list[str]:
             f"<details><summary>{html_text(item.case_id)} ({item.risk.value}) "
             f"{item.failure.value}{tally}</summary>",
             "",
-            md_code_block(body, "diff"),
+            md_code_block(body),
             "",
             "</details>",
         ]
