@@ -143,8 +143,7 @@ def fingerprint_warnings(base: LoadedRun, cur: LoadedRun) -> list[str]:
     out = [
         f"{key} differs: {fa[key] or 'none'} (baseline) vs {fb[key] or 'none'}"
         for key in fa
-        if fa[key] != fb[key]
-        and not (key in unknown_ok and (fa[key] is None or fb[key] is None))
+        if fa[key] != fb[key] and not (key in unknown_ok and (fa[key] is None or fb[key] is None))
     ]
     ca = {r.case_id for t in base.targets.values() for r in t.records}
     cb = {r.case_id for t in cur.targets.values() for r in t.records}

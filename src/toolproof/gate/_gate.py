@@ -79,7 +79,7 @@ def _drops(comp: Comparison, opts: GateOptions) -> list[Finding]:
             continue
         sig = m.test.p_value < opts.alpha
         text += (
-            f"; McNemar p={m.test.p_value:.3g} ({m.test.worse} cases worse, {m.test.better} better)"
+            f"; McNemar p={m.test.p_value:.3g} (cases worse {m.test.worse}, better {m.test.better})"
         )
         if sig:
             out.append(Finding(rule="drop", message=text + ", significant", blocking=True))

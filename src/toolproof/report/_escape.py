@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_MENTION = re.compile(r"(?<!\w)@(?=\w)")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#!|~:])")
 
 
@@ -20,7 +21,7 @@ def md_text(text: str, limit: int = 200) -> str:
         text = text[: limit - 1] + "…"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
-    return text.replace("@", "@\u200b")  # no @-mentions from model output
+    return _MENTION.sub("@\u200b", text)  # no @-mentions from model output
 
 
 def html_text(text: str, limit: int = 200) -> str:
@@ -30,7 +31,7 @@ def html_text(text: str, limit: int = 200) -> str:
     text = _CONTROL.sub("", text).replace("\r", " ").replace("\n", " ")
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    return html.escape(text, quote=True).replace("@", "@\u200b")
+    return _MENTION.sub("@\u200b", html.escape(text, quote=True))
 
 
 def md_code_block(text: str, lang: str = "") -> str:
