@@ -1,0 +1,213 @@
+"""pytest plugin: a suite's cases as tests, one per case and target.
+
+Installed with toolproof (entry point group ``pytest11``). It does nothing
+unless ``--toolproof-suite`` is given, and imports nothing but pytest until then.
+
+Answers come from recorded runs or from a model::
+
+    pytest --toolproof-suite suites/support --toolproof-records runs/x/records.jsonl
+    pytest --toolproof-suite suites/support --toolproof-model openai:gpt-4.1-mini \\
+           --toolproof-repeats 3
+
+Each test is named ``toolproof::<suite>::<case>[<target>]`` and carries the
+markers ``toolproof``, ``risk_<class>`` and ``tag_<tag>`` (so ``-m risk_critical``
+or ``-m "tag_smoke and not risk_low"`` select cases). A case passes when every
+attempt passes; the failure shows each failing attempt's reasons and diff.
+A model is called once, at the first test that needs it, never at collection.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from toolproof.types import Record, Suite, Verdict
+
+_STATE = pytest.StashKey["_State"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolproof", "toolproof: tool-calling suites as tests")
+    group.addoption("--toolproof-suite", metavar="PATH", help="Suite file or folder to collect.")
+    group.addoption(
+        "--toolproof-records",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="Records file or run folder with the answers to check (repeatable).",
+    )
+    group.addoption(
+        "--toolproof-model",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="Run a model, e.g. openai:gpt-4.1-mini or scripted:answers.yaml (repeatable).",
+    )
+    group.addoption(
+        "--toolproof-repeats", type=int, default=1, metavar="N", help="Attempts per case."
+    )
+
+
+def _marker(prefix: str, name: str) -> str:
+    return prefix + re.sub(r"\W", "_", name)
+
+
+class _State:
+    """The suite, and the records per target, fetched once per session."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from toolproof.grade import Scorer
+        from toolproof.suite import load_suite
+
+        self.config = config
+        self.suite: Suite = load_suite(config.getoption("toolproof_suite"))
+        self.scorer = Scorer(self.suite)
+        self.models: list[str] = list(config.getoption("toolproof_model"))
+        self.paths: list[str] = list(config.getoption("toolproof_records"))
+        if not self.models and not self.paths:
+            raise pytest.UsageError(
+                "--toolproof-suite needs --toolproof-records or --toolproof-model"
+            )
+        self._records: dict[str, list[Record]] | None = None
+        self.run_dir: str | None = None
+
+    def targets(self) -> list[str]:
+        if self.models:
+            return self.models
+        return list(self.records())
+
+    def records(self) -> dict[str, list[Record]]:
+        if self._records is None:
+            recs = self._run() if self.models else self._read()
+            grouped: dict[str, list[Record]] = {}
+            for r in recs:
+                grouped.setdefault(r.target or "(unnamed)", []).append(r)
+            self._records = grouped
+        return self._records
+
+    def _read(self) -> list[Record]:
+        from pathlib import Path
+
+        from toolproof._api import read_records_for
+        from toolproof.run._records import latest_records
+
+        paths = [Path(p) / "records.jsonl" if Path(p).is_dir() else Path(p) for p in self.paths]
+        return latest_records(read_records_for(self.suite, paths))
+
+    def _run(self) -> list[Record]:
+        from toolproof.run import RunOptions, run_suite
+
+        repeats = int(self.config.getoption("toolproof_repeats"))
+        result = run_suite(self.suite, self.models, RunOptions(repeats=repeats))
+        self.run_dir = str(result.run_dir)
+        return result.records
+
+    def verdicts(self, case_id: str, target: str) -> tuple[list[Verdict], list[Record]]:
+        recs = [r for r in self.records().get(target, []) if r.case_id == case_id]
+        verdicts = [v for v in (self.scorer.grade(r) for r in recs) if v is not None]
+        return sorted(verdicts, key=lambda v: v.attempt), recs
+
+
+class ToolproofCase(pytest.Item):
+    """One case of the suite against one target."""
+
+    def __init__(self, *, case_id: str, target: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case_id = case_id
+        self.target = target
+
+    def runtest(self) -> None:
+        state = self.config.stash[_STATE]
+        verdicts, records = state.verdicts(self.case_id, self.target)
+        if not verdicts:
+            outcomes = ", ".join(r.outcome.value for r in records) or "no record"
+            pytest.skip(f"no scored answer for {self.case_id} from {self.target} ({outcomes})")
+        failed = [v for v in verdicts if not v.passed]
+        if failed:
+            raise CaseFailed(_failure_text(self.case_id, verdicts, failed))
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"toolproof case {self.case_id} [{self.target}]"
+
+
+class CaseFailed(AssertionError):
+    """A case failed in at least one attempt."""
+
+
+def _failure_text(case_id: str, verdicts: list[Verdict], failed: list[Verdict]) -> str:
+    n, c = len(verdicts), len(verdicts) - len(failed)
+    head = f"{case_id}: passed {c} of {n} attempts" + (" (flaky)" if c else "")
+    lines = [head]
+    for v in failed:
+        lines.append(f"--- attempt {v.attempt}: {v.failure.value if v.failure else 'failed'}")
+        lines += [f"  {ch.message}" for ch in v.checks if not ch.passed]
+        lines += [f"  {line}" for line in v.diff.splitlines()]
+    return "\n".join(lines)
+
+
+class ToolproofSuite(pytest.Collector):
+    """The suite as a collector; its items are cases × targets."""
+
+    def collect(self) -> list[pytest.Item]:
+        state = self.config.stash[_STATE]
+        items: list[pytest.Item] = []
+        markers: dict[str, list[str]] = {}
+        for case in state.suite.cases:
+            risk = state.scorer.cases[case.id].risk.value
+            markers[case.id] = ["toolproof", _marker("risk_", risk)]
+            markers[case.id] += [_marker("tag_", t) for t in case.tags]
+        _register({m for names in markers.values() for m in names}, self.config)
+        for case in state.suite.cases:
+            for target in state.targets():
+                item = ToolproofCase.from_parent(
+                    self, name=f"{case.id}[{target}]", case_id=case.id, target=target
+                )
+                for name in markers[case.id]:
+                    item.add_marker(name)
+                items.append(item)
+        return items
+
+
+def _register(names: set[str], config: pytest.Config) -> None:
+    """Declare the markers, so --strict-markers accepts them."""
+    known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
+    for name in sorted(names - known):
+        config.addinivalue_line("markers", f"{name}: toolproof suite marker")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("toolproof_suite", None):
+        config.stash[_STATE] = _State(config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return
+    from pathlib import Path
+
+    source = Path(state.suite.source).resolve() if state.suite.source else session.path
+    node = ToolproofSuite.from_parent(
+        session, name=state.suite.name, path=source, nodeid=f"toolproof::{state.suite.name}"
+    )
+    collected = node.collect()
+    report = pytest.CollectReport(node.nodeid, "passed", None, collected)
+    session.ihook.pytest_collectreport(report=report)  # so the counts in the summary are right
+    items.extend(collected)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is not None and state.run_dir:
+        terminalreporter.write_line(f"toolproof run folder: {state.run_dir}")

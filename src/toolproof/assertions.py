@@ -1,0 +1,101 @@
+"""Assertions for your own tests: did the model call this tool with these arguments?
+
+::
+
+    from toolproof.assertions import assert_tool_call
+
+    call = assert_tool_call(response, tool="get_order", args={"order_id": "ORD-104821"})
+    assert_tool_call(response, tool="search", args={"q": {"use": "normalized", "value": "novák"}})
+
+``response`` is a :class:`toolproof.types.Response`, a :class:`toolproof.types.Record`,
+a list of :class:`toolproof.types.ToolCall`, or any provider payload
+:func:`toolproof.run.to_response` reads (an OpenAI or Anthropic message, a dict).
+``args`` takes the same literals and matchers as a suite's ``expect.args``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from toolproof.types import Record, Response, ToolCall
+
+__all__ = ["assert_no_tool_call", "assert_tool_call", "tool_calls_of"]
+
+
+def tool_calls_of(response: Any) -> list[ToolCall]:
+    """The tool calls in any answer shape toolproof reads."""
+    if isinstance(response, Record):
+        return list(response.response.tool_calls) if response.response else []
+    if isinstance(response, Response):
+        return list(response.tool_calls)
+    if isinstance(response, list) and all(isinstance(c, ToolCall) for c in response):
+        return list(response)
+    from toolproof.run import to_response
+
+    return list(to_response(response).tool_calls)
+
+
+def _show(calls: list[ToolCall]) -> str:
+    if not calls:
+        return "no tool call"
+    return ", ".join(f"{c.name}({c.raw_arguments or c.arguments or ''})" for c in calls)
+
+
+def assert_tool_call(
+    response: Any,
+    tool: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    extra_args: bool = False,
+    times: int | None = None,
+    now: datetime | None = None,
+    timezone: str = "UTC",
+) -> ToolCall:
+    """Assert that ``tool`` was called, with arguments matching ``args``; return the call.
+
+    ``extra_args`` allows arguments ``args`` does not list; ``times`` requires that
+    many calls of ``tool``; ``now``/``timezone`` anchor date matchers.
+    """
+    calls = tool_calls_of(response)
+    named = [c for c in calls if c.name == tool]
+    if not named:
+        raise AssertionError(f"expected a call to {tool}, got {_show(calls)}")
+    if times is not None and len(named) != times:
+        raise AssertionError(f"expected {times} call(s) to {tool}, got {len(named)}")
+    if args is None:
+        return named[0]
+    matcher = _compile(args, extra_args, now, timezone)
+    reasons = []
+    for c in named:
+        if c.parse_error is not None:
+            reasons.append(f"{tool}: arguments are not JSON ({c.parse_error})")
+            continue
+        reason = matcher.check(c.arguments)
+        if reason is None:
+            return c
+        reasons.append(f"{tool}: {reason}")
+    expected = f"{tool}({matcher.describe()})"
+    raise AssertionError(
+        "\n".join([*reasons, "", f"expected: {expected}", f"actual:   {_show(named)}"])
+    )
+
+
+def assert_no_tool_call(response: Any) -> None:
+    """Assert that the answer calls no tool."""
+    calls = tool_calls_of(response)
+    if calls:
+        raise AssertionError(f"expected no tool call, got {_show(calls)}")
+
+
+def _compile(args: Mapping[str, Any], extra: bool, now: datetime | None, timezone: str) -> Any:
+    from toolproof.grade import SpecError, compile_value
+    from toolproof.grade._dates import zone
+    from toolproof.grade._matchers import Context
+
+    try:
+        return compile_value(dict(args), Context(now=now, tz=zone(timezone)), extra)
+    except SpecError as exc:
+        where = ".".join(str(p) for p in exc.path)
+        raise ValueError(f"bad matcher in args{'.' + where if where else ''}: {exc}") from None

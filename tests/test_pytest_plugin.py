@@ -1,0 +1,164 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolproof._api import read_records_for, score_records
+from toolproof.suite import load_suite
+
+pytest_plugins = ["pytester"]
+
+# Inner runs go in a subprocess: an in-process run unloads the modules it
+# imported (numpy among them), and numpy cannot be imported twice.
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "examples" / "support"
+RECORDS = SUITE / "records.jsonl"
+
+
+@pytest.fixture(scope="module")
+def expected() -> tuple[int, int, int]:
+    """passed, failed, skipped cases of the recorded demo model, from the scorer.
+
+    Module-scoped and requested before ``pytester``: pytester unloads the modules
+    a test imports, and numpy cannot be loaded twice in one process.
+    """
+    suite = load_suite(SUITE)
+    summary = next(iter(score_records(suite, read_records_for(suite, [RECORDS])).values()))
+    failed = {f.case_id for f in summary.failures}
+    assert summary.stability is not None
+    scored = {c.case_id for c in summary.stability.per_case}
+    skipped = len(suite.cases) - len(scored)
+    return len(scored) - len(failed), len(failed), skipped
+
+
+def test_plugin_stays_out_of_the_way(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_cases_from_records(expected: tuple[int, int, int], pytester: pytest.Pytester) -> None:
+    passed, failed, skipped = expected
+    assert failed > 0
+    result = pytester.runpytest_subprocess(
+        f"--toolproof-suite={SUITE}", f"--toolproof-records={RECORDS}", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=passed, failed=failed, skipped=skipped)
+    # a readable diff on failure: reasons, then expected against actual
+    result.stdout.fnmatch_lines(
+        [
+            "*lookup-id-digits-only: passed 0 of 1 attempts",
+            "*attempt 0: schema_mismatch",
+            '*expected: lookup_order(order_id="ORD-481520")',
+            '*actual:   lookup_order(order_id="481520")',
+        ]
+    )
+
+
+def test_markers_select_risk_and_tags(
+    expected: tuple[int, int, int], pytester: pytest.Pytester
+) -> None:
+    suite = load_suite(SUITE)
+    smoke = sum(1 for c in suite.cases if "smoke" in c.tags)
+    result = pytester.runpytest_subprocess(
+        f"--toolproof-suite={SUITE}",
+        f"--toolproof-records={RECORDS}",
+        "-m",
+        "tag_smoke",
+        "--strict-markers",
+        "--collect-only",
+        "-q",
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([f"{smoke}/{len(suite.cases)} tests collected*"])
+
+
+def test_model_is_run_through_the_runner(pytester: pytest.Pytester) -> None:
+    script = ROOT / "examples" / "ci" / "candidate-flaky.yaml"
+    result = pytester.runpytest_subprocess(
+        f"--toolproof-suite={SUITE}",
+        f"--toolproof-model=scripted:{script}",
+        "--toolproof-repeats=3",
+        "-k",
+        "search-by-name or lookup-exact-id",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*search-by-name: passed 2 of 3 attempts (flaky)", "*run folder:*"]
+    )
+
+
+def test_suite_without_answers_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(f"--toolproof-suite={SUITE}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--toolproof-records or --toolproof-model*"])
+
+
+def test_plugin_import_is_light() -> None:
+    code = (
+        "import sys, toolproof._pytest_plugin\n"
+        "heavy = {'pydantic', 'scipy', 'rich', 'numpy', 'toolproof.suite', 'toolproof.grade'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- assert_tool_call
+
+
+def _answer() -> object:
+    from tests.grade.conftest import call, reply
+
+    return reply(None, call("search_orders", '{"customer": "Petr Novák", "limit": 5}'))
+
+
+def test_assert_tool_call_with_matchers() -> None:
+    from toolproof.assertions import assert_tool_call
+
+    c = assert_tool_call(
+        _answer(),
+        tool="search_orders",
+        args={"customer": {"normalized": "petr novak", "ignore_diacritics": True}, "limit": 5},
+    )
+    assert c.arguments == {"customer": "Petr Novák", "limit": 5}
+    assert_tool_call(_answer(), "search_orders", {"limit": {"range": {"max": 10}}}, extra_args=True)
+
+
+def test_assert_tool_call_failures_say_why() -> None:
+    from toolproof.assertions import assert_no_tool_call, assert_tool_call
+
+    with pytest.raises(AssertionError, match=r"expected a call to get_order, got search_orders"):
+        assert_tool_call(_answer(), "get_order")
+    with pytest.raises(AssertionError) as info:
+        assert_tool_call(_answer(), "search_orders", {"customer": "Jan"})
+    text = str(info.value)
+    assert 'customer: expected "Jan", got "Petr Novák"' in text
+    assert "limit: unexpected argument" in text
+    assert 'actual:   search_orders({"customer": "Petr Novák", "limit": 5})' in text
+    with pytest.raises(AssertionError, match="expected 2 call"):
+        assert_tool_call(_answer(), "search_orders", times=2)
+    with pytest.raises(AssertionError, match="expected no tool call"):
+        assert_no_tool_call(_answer())
+    with pytest.raises(ValueError, match=r"bad matcher in args\.limit"):
+        assert_tool_call(_answer(), "search_orders", {"limit": {"range": [1, 5]}})
+
+
+def test_assert_tool_call_reads_provider_payloads() -> None:
+    from toolproof.assertions import assert_tool_call
+
+    openai_message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_order", "arguments": '{"order_id": "ORD-104821"}'},
+            }
+        ],
+    }
+    c = assert_tool_call(openai_message, "get_order", {"order_id": {"regex": "ORD-\\d{6}"}})
+    assert c.id == "call_1"
