@@ -81,6 +81,7 @@ def test_model_is_run_through_the_runner(pytester: pytest.Pytester) -> None:
         f"--toolproof-suite={SUITE}",
         f"--toolproof-model=scripted:{script}",
         "--toolproof-repeats=3",
+        "--toolproof-out=smoke",
         "-k",
         "search-by-name or lookup-exact-id",
     )
@@ -88,6 +89,9 @@ def test_model_is_run_through_the_runner(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*search-by-name: passed 2 of 3 attempts (flaky)", "*run folder:*"]
     )
+    # only the selected cases were run, three times each, into --toolproof-out
+    records = (pytester.path / "smoke" / "records.jsonl").read_text().splitlines()
+    assert len(records) == 6
 
 
 def test_suite_without_answers_is_a_usage_error(pytester: pytest.Pytester) -> None:

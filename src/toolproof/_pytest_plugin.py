@@ -13,7 +13,9 @@ Each test is named ``toolproof::<suite>::<case>[<target>]`` and carries the
 markers ``toolproof``, ``risk_<class>`` and ``tag_<tag>`` (so ``-m risk_critical``
 or ``-m "tag_smoke and not risk_low"`` select cases). A case passes when every
 attempt passes; the failure shows each failing attempt's reasons and diff.
-A model is called once, at the first test that needs it, never at collection.
+A model is called once, at the first test that needs it, never at collection,
+and only for the cases left after ``-k``/``-m``; ``--toolproof-out DIR`` names
+the run folder, which ``toolproof gate`` can then judge.
 """
 
 from __future__ import annotations
@@ -49,6 +51,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--toolproof-repeats", type=int, default=1, metavar="N", help="Attempts per case."
     )
+    group.addoption(
+        "--toolproof-out",
+        metavar="DIR",
+        help="Run folder for --toolproof-model (default: runs/<suite>-<UTC time>).",
+    )
 
 
 def _marker(prefix: str, name: str) -> str:
@@ -73,6 +80,7 @@ class _State:
             )
         self._records: dict[str, list[Record]] | None = None
         self.run_dir: str | None = None
+        self.selected: set[str] | None = None
 
     def targets(self) -> list[str]:
         if self.models:
@@ -98,10 +106,22 @@ class _State:
         return latest_records(read_records_for(self.suite, paths))
 
     def _run(self) -> list[Record]:
+        """Run the model on the selected cases only (after -k/-m), once."""
+        from pathlib import Path
+
         from toolproof.run import RunOptions, run_suite
 
-        repeats = int(self.config.getoption("toolproof_repeats"))
-        result = run_suite(self.suite, self.models, RunOptions(repeats=repeats))
+        suite = self.suite
+        if self.selected is not None:
+            suite = suite.model_copy(
+                update={"cases": [c for c in suite.cases if c.id in self.selected]}
+            )
+        out = self.config.getoption("toolproof_out")
+        opts = RunOptions(
+            repeats=int(self.config.getoption("toolproof_repeats")),
+            out=Path(out) if out else None,
+        )
+        result = run_suite(suite, self.models, opts)
         self.run_dir = str(result.run_dir)
         return result.records
 
@@ -202,9 +222,15 @@ def pytest_collection_modifyitems(
         session, name=state.suite.name, path=source, nodeid=f"toolproof::{state.suite.name}"
     )
     collected = node.collect()
-    report = pytest.CollectReport(node.nodeid, "passed", None, collected)
+    report = pytest.CollectReport(node.nodeid, "passed", None, list[Any](collected))
     session.ihook.pytest_collectreport(report=report)  # so the counts in the summary are right
     items.extend(collected)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    state = session.config.stash.get(_STATE, None)
+    if state is not None:
+        state.selected = {i.case_id for i in session.items if isinstance(i, ToolproofCase)}
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -189,3 +189,19 @@ def test_infrastructure_errors_above_limit_exit_3() -> None:
     assert (
         run_gate(b.run(s, extra_records=extra), opts=GateOptions(max_infra_errors=1)).exit_code == 0
     )
+
+
+def test_subset_run_is_compared_on_common_cases() -> None:
+    s = b.suite(thresholds=LENIENT)
+    base = b.run(s, "old", answers={("l10", 0): b.wrong_args("l10")})  # fails outside the subset
+    subset = [r for r in b.records(s, "new") if r.case_id in {"l00", "l01", "hi"}]
+    from toolproof.gate import run_from_records
+
+    cur = run_from_records(s, subset, "new.jsonl")
+    result = run_gate(cur, base)
+    assert any(w.startswith("case sets differ: 19 only in the baseline") for w in result.warnings)
+    comp = result.targets[0].comparison
+    assert comp is not None
+    strict = next(m for m in comp.metrics if m.metric == "strict_pass")
+    assert (strict.baseline, strict.current) == (1.0, 1.0)  # l10 is not in the subset
+    assert result.exit_code == 0

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from toolproof.gate._load import LoadedRun, TargetRun
-from toolproof.gate._metrics import RATE_METRICS, case_outcomes, metric_rate, unsafe_calls
+from toolproof.gate._metrics import case_outcomes, metric_rate, unsafe_calls
 from toolproof.stats import Rate
-from toolproof.types import Risk
+from toolproof.types import Risk, Verdict
 
 #: Rate metrics compared (and gated on drops), in report order.
 COMPARED = ("strict_pass", "selection", "arguments", "schema_adherence", "no_call_accuracy")
@@ -78,32 +78,33 @@ def _delta(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else b - a
 
 
-def _metric(name: str, base: TargetRun, cur: TargetRun) -> MetricDelta:
-    a, b = _value(metric_rate(name, base.verdicts)), _value(metric_rate(name, cur.verdicts))
-    test = None
-    if name in RATE_METRICS:
-        test = mcnemar(case_outcomes(name, base.verdicts), case_outcomes(name, cur.verdicts))
+def _metric(name: str, base: list[Verdict], cur: list[Verdict]) -> MetricDelta:
+    a, b = _value(metric_rate(name, base)), _value(metric_rate(name, cur))
+    test = mcnemar(case_outcomes(name, base), case_outcomes(name, cur))
     return MetricDelta(metric=name, baseline=a, current=b, delta=_delta(a, b), test=test)
 
 
-def _stability_deltas(base: TargetRun, cur: TargetRun) -> list[MetricDelta]:
-    sa, sb = base.summary.stability, cur.summary.stability
+def _mean_over(run: TargetRun, attr: str, cases: set[str]) -> float | None:
+    st = run.summary.stability
+    values = [getattr(c, attr) for c in st.per_case if c.case_id in cases] if st else []
+    return sum(values) / len(values) if values else None
+
+
+def _stability_deltas(
+    base: TargetRun, cur: TargetRun, cases: set[str], test: McNemar
+) -> list[MetricDelta]:
     out = []
     for name in ("pass_at_k", "pass_hat_k"):
-        a = getattr(sa, name).value if sa else None
-        b = getattr(sb, name).value if sb else None
-        test = mcnemar(
-            case_outcomes("strict_pass", base.verdicts), case_outcomes("strict_pass", cur.verdicts)
-        )
+        a, b = _mean_over(base, name, cases), _mean_over(cur, name, cases)
         out.append(MetricDelta(metric=name, baseline=a, current=b, delta=_delta(a, b), test=test))
     return out
 
 
-def _by_risk(base: TargetRun, cur: TargetRun) -> list[RiskRow]:
+def _by_risk(base: list[Verdict], cur: list[Verdict]) -> list[RiskRow]:
     rows = []
     for risk in reversed(Risk):
-        a = metric_rate("strict_pass", [v for v in base.verdicts if v.risk is risk])
-        b = metric_rate("strict_pass", [v for v in cur.verdicts if v.risk is risk])
+        a = metric_rate("strict_pass", [v for v in base if v.risk is risk])
+        b = metric_rate("strict_pass", [v for v in cur if v.risk is risk])
         if a.n or b.n:
             rows.append(
                 RiskRow(risk=risk.value, baseline=a, current=b, delta=_delta(_value(a), _value(b)))
@@ -114,24 +115,37 @@ def _by_risk(base: TargetRun, cur: TargetRun) -> list[RiskRow]:
 def compare_targets(
     base: TargetRun, cur: TargetRun, warnings: list[str] | None = None
 ) -> Comparison:
-    """Deltas, changed cases and the per-risk table for one pair of targets."""
-    a = case_outcomes("strict_pass", base.verdicts)
-    b = case_outcomes("strict_pass", cur.verdicts)
-    failing = sorted(c for c in b.keys() & a.keys() if a[c] and not b[c])
+    """Deltas, changed cases and the per-risk table for one pair of targets.
+
+    Figures are compared over the cases both runs scored, so a smoke run can be
+    compared with a full baseline; a case only the new run has can still be a
+    new critical failure.
+    """
+    common = {v.case_id for v in base.verdicts} & {v.case_id for v in cur.verdicts}
+    bv = [v for v in base.verdicts if v.case_id in common]
+    cv = [v for v in cur.verdicts if v.case_id in common]
+    a, b = case_outcomes("strict_pass", bv), case_outcomes("strict_pass", cv)
+    every = case_outcomes("strict_pass", cur.verdicts)
     risk_of = {v.case_id: v.risk for v in cur.verdicts}
-    new_critical = [c for c in b if not b[c] and a.get(c, True) and risk_of[c] is Risk.critical]
+    new_critical = [
+        c for c, ok in every.items() if not ok and a.get(c, True) and risk_of[c] is Risk.critical
+    ]
     return Comparison(
         baseline_target=base.target,
         target=cur.target,
-        metrics=[_metric(m, base, cur) for m in COMPARED] + _stability_deltas(base, cur),
+        metrics=[_metric(m, bv, cv) for m in COMPARED]
+        + _stability_deltas(base, cur, common, mcnemar(a, b)),
         counts={
-            "unsafe_calls": (unsafe_calls(base.verdicts), unsafe_calls(cur.verdicts)),
-            "forbidden_calls": (base.summary.forbidden_calls, cur.summary.forbidden_calls),
+            "unsafe_calls": (unsafe_calls(bv), unsafe_calls(cv)),
+            "forbidden_calls": (
+                sum(len(v.forbidden_called) for v in bv),
+                sum(len(v.forbidden_called) for v in cv),
+            ),
         },
-        newly_failing=failing,
-        newly_fixed=sorted(c for c in b.keys() & a.keys() if b[c] and not a[c]),
+        newly_failing=sorted(c for c in common if a[c] and not b[c]),
+        newly_fixed=sorted(c for c in common if b[c] and not a[c]),
         new_critical_failures=sorted(new_critical),
-        by_risk=_by_risk(base, cur),
+        by_risk=_by_risk(bv, cv),
         warnings=list(warnings or []),
     )
 
