@@ -75,7 +75,9 @@ def render_gate(result: GateResult, console: Console, *, failures: bool = False)
             flaky = ", ".join(
                 f"{escape(i)} ({rows[i].passes}/{rows[i].attempts})" for i in st.flaky
             )
-            console.print(f"[yellow]flaky[/yellow] ({len(st.flaky)}): {flaky}", highlight=False)
+            console.print(
+                f"[yellow]flaky, not reliable[/yellow] ({len(st.flaky)}): {flaky}", highlight=False
+            )
         for f in t.findings:
             style = "red" if f.blocking else "yellow"
             console.print(f"[{style}]{f.rule}[/{style}] {escape(f.message)}", highlight=False)
