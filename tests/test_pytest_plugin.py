@@ -39,6 +39,16 @@ def test_plugin_stays_out_of_the_way(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
+def test_toolproof_modules_are_not_assertion_rewritten(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        "def test_namespace():\n"
+        "    import toolproof.grade, toolproof.stats\n"
+        "    for m in (toolproof.grade, toolproof.stats):\n"
+        "        assert '@py_builtins' not in vars(m), m.__name__\n"
+    )
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
+
+
 def test_cases_from_records(expected: tuple[int, int, int], pytester: pytest.Pytester) -> None:
     passed, failed, skipped = expected
     assert failed > 0

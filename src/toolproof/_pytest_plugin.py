@@ -31,6 +31,29 @@ if TYPE_CHECKING:
 _STATE = pytest.StashKey["_State"]()
 
 
+def _leave_toolproof_unrewritten() -> None:
+    """Keep pytest from rewriting the asserts of every toolproof module.
+
+    pytest marks each package of a distribution that ships a ``pytest11``
+    plugin for assertion rewriting. toolproof's library modules need none (the
+    plugin reports failures itself), and rewriting would recompile them and add
+    names to their namespaces in every pytest run, used or not. This reaches
+    into pytest's import hook; if its shape changes, nothing happens.
+    """
+    import sys
+
+    for finder in sys.meta_path:
+        marked = getattr(finder, "_must_rewrite", None)
+        cache = getattr(finder, "_marked_for_rewrite_cache", None)
+        if isinstance(marked, set) and "toolproof" in marked:
+            marked.discard("toolproof")
+            if isinstance(cache, dict):
+                cache.clear()
+
+
+_leave_toolproof_unrewritten()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("toolproof", "toolproof: tool-calling suites as tests")
     group.addoption("--toolproof-suite", metavar="PATH", help="Suite file or folder to collect.")
