@@ -56,3 +56,10 @@ async def test_the_token_budget_waits_when_spent() -> None:
     started = time.monotonic()
     await pacer.acquire(5)
     assert time.monotonic() - started >= 0.1
+
+
+def test_429s_with_no_answers_yet_only_pause() -> None:
+    pacer = Pacer()
+    for _ in range(20):
+        pacer.rate_limited(0.01)
+    assert pacer.interval == 0

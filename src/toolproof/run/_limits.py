@@ -24,7 +24,6 @@ __all__ = ["Pacer", "RetryPolicy"]
 _WINDOW_S = 1.0
 _RELAX = 0.99
 _MIN_SPAN_S = 0.1
-_MIN_LEARNED_S = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +76,9 @@ class Pacer:
         self.pause(pause_s)
         now = time.monotonic()
         recent = [t for t in self._answers if t >= now - _WINDOW_S]
-        if len(recent) >= 2:
+        if len(recent) >= 2:  # with no recent answers there is nothing to learn from
             accepted = len(recent) / max(now - recent[0], _MIN_SPAN_S)
             self._adaptive = max(self._adaptive, 1.0 / accepted)
-        else:
-            self._adaptive = max(self._adaptive * 2, _MIN_LEARNED_S)
 
     async def acquire(self, estimated_tokens: int = 0) -> None:
         """Wait until a request may be sent."""
