@@ -8,6 +8,8 @@ from tests.grade.conftest import call, make_suite, reply
 from toolproof.gate import LoadedRun, run_from_records
 from toolproof.types import Record, Response, Suite
 
+__all__ = ["LOW", "N_LOW", "call", "good", "records", "reply", "run", "suite", "wrong_args"]
+
 N_LOW = 20
 LOW = [f"l{i:02d}" for i in range(N_LOW)]
 

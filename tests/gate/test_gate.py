@@ -9,7 +9,7 @@ from toolproof.gate import (
     mcnemar,
     run_gate,
 )
-from toolproof.types import Record
+from toolproof.types import Outcome, Record
 
 
 def _rules(result: object) -> list[tuple[str, bool]]:
@@ -184,7 +184,7 @@ def test_flaky_case_lowers_pass_hat_k_and_is_listed() -> None:
 
 def test_infrastructure_errors_above_limit_exit_3() -> None:
     s = b.suite()
-    extra = [Record(case_id="l00", target="m", attempt=1, outcome="rate_limited")]
+    extra = [Record(case_id="l00", target="m", attempt=1, outcome=Outcome.rate_limited)]
     assert run_gate(b.run(s, extra_records=extra)).exit_code == 3
     assert (
         run_gate(b.run(s, extra_records=extra), opts=GateOptions(max_infra_errors=1)).exit_code == 0

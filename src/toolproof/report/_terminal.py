@@ -39,6 +39,8 @@ def _stability(s: Summary) -> str:
     st = s.stability
     if st is None:
         return "–"
+    if st.k == 1:
+        return f"{_est(st.pass_at_1)} (one attempt per case: use --repeats)"
     return f"{_est(st.pass_at_1)} / {_est(st.pass_at_k)} / {_est(st.pass_hat_k)} (k={st.k})"
 
 
@@ -52,6 +54,13 @@ def _min_series(s: Summary) -> str:
     if st is None or st.min_series is None or len(st.series) < 2:
         return "–"
     return fmt_rate(st.min_series)
+
+
+def _calls(s: Summary) -> str:
+    st = s.stability
+    if st is None:
+        return "–"
+    return ", ".join(f"{n}: {count}" for n, count in st.call_counts.items())
 
 
 def _per_success(s: Summary) -> str:
@@ -85,6 +94,7 @@ _ROWS: list[tuple[str, Callable[[Summary], str]]] = [
         lambda s: fmt_rate(s.stability.tool_change) if s.stability else "–",
     ),
     ("lowest attempt series", lambda s: _min_series(s)),
+    ("tool calls per attempt (calls: attempts)", lambda s: _calls(s)),
     ("forbidden tool calls", lambda s: str(s.forbidden_calls)),
     ("unsafe calls", lambda s: str(s.unsafe_calls)),
     ("calls extracted from text", lambda s: str(s.extracted_calls)),
