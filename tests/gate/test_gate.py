@@ -83,7 +83,7 @@ def test_wrong_argument_in_critical_case_blocks_whatever_the_averages() -> None:
     assert all(c.passed for c in result.targets[0].thresholds)
     assert result.exit_code == 1
     msgs = [f.message for f in result.targets[0].findings if f.rule == "critical"]
-    assert msgs == ["critical case cancel: wrong arguments in 1 of 1 attempts"]
+    assert msgs == ["cancel (critical case): wrong arguments in 1 of 1 attempts"]
 
 
 def test_unsafe_call_blocks_by_default() -> None:

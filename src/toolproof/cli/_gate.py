@@ -70,6 +70,7 @@ def gate(
     ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write JSON metrics here."),  # noqa: UP045
     failures: bool = typer.Option(False, "--failures/--no-failures", help="Print failing cases."),
+    tags: bool = typer.Option(False, "--tags/--no-tags", help="Print strict pass by tag."),
 ) -> None:
     from rich.console import Console
 
@@ -85,7 +86,7 @@ def gate(
         max_infra_errors=max_infra_errors,
     )
     result = run_gate(current, base, opts)
-    render_gate(result, Console(), failures=failures)
+    render_gate(result, Console(), failures=failures, tags=tags)
     _write(junit, render_junit(result))
     _write(markdown, render_markdown(result))
     _write(json_out, _json(gate_json(result)))

@@ -111,11 +111,11 @@ def critical_violations(verdicts: Sequence[Verdict]) -> list[str]:
         if v.values_ok is False or v.structure_ok is False:
             wrong[v.case_id] = wrong.get(v.case_id, 0) + 1
     out = [
-        f"critical case {c}: forbidden tool called ({', '.join(sorted(forbidden[c]))})"
+        f"{c} (critical case): forbidden tool called ({', '.join(sorted(forbidden[c]))})"
         for c in sorted(forbidden)
     ]
     out += [
-        f"critical case {c}: wrong arguments in {n} of {attempts[c]} attempts"
+        f"{c} (critical case): wrong arguments in {n} of {attempts[c]} attempts"
         for c, n in sorted(wrong.items())
     ]
     return out

@@ -60,9 +60,12 @@ def _thresholds(t: TargetGate) -> Table:
     return table
 
 
-def render_gate(result: GateResult, console: Console, *, failures: bool = False) -> None:
+def render_gate(
+    result: GateResult, console: Console, *, failures: bool = False, tags: bool = False
+) -> None:
     """Report, thresholds, comparison, flaky cases and the decision."""
-    render_terminal({t.target: t.summary for t in result.targets}, console, failures=failures)
+    summaries = {t.target: t.summary for t in result.targets}
+    render_terminal(summaries, console, failures=failures, tags=tags)
     for w in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     for t in result.targets:

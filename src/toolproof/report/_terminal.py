@@ -154,14 +154,14 @@ def _slices(summaries: dict[str, Summary], title: str, attr: str) -> Table | Non
 
 
 def render_terminal(
-    summaries: dict[str, Summary], console: Console, *, failures: bool = True
+    summaries: dict[str, Summary], console: Console, *, failures: bool = True, tags: bool = True
 ) -> None:
     """Print the report for one or more targets, side by side."""
     console.print(_headline(summaries))
     for table in (
         _failure_classes(summaries),
         _slices(summaries, "by risk class", "by_risk"),
-        _slices(summaries, "by tag", "by_tag"),
+        _slices(summaries, "by tag", "by_tag") if tags else None,
     ):
         if table is not None:
             console.print(table)
