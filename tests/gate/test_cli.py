@@ -85,3 +85,16 @@ def test_records_file_needs_a_suite(tmp_path: Path) -> None:
 def test_missing_run_is_a_user_error() -> None:
     res = runner.invoke(app, ["gate", "no/such/run"])
     assert isinstance(res.exception, UserError)
+
+
+def test_records_file_is_scored_like_the_score_command() -> None:
+    from toolproof._api import read_records_for, score_records
+    from toolproof.gate import load_run
+    from toolproof.suite import load_suite
+
+    suite = load_suite(SUITE)
+    expected = score_records(suite, read_records_for(suite, [SUITE / "records.jsonl"]))
+    run = load_run(SUITE / "records.jsonl", suite=SUITE)
+    for target, summary in expected.items():
+        got = run.targets[target].summary
+        assert (got.strict_pass, got.arguments) == (summary.strict_pass, summary.arguments)

@@ -56,7 +56,7 @@ def load_run(path: str | Path, suite: str | Path | None = None, k: int | None = 
     The suite comes from ``suite`` or, failing that, from the manifest's
     ``suite_source`` (a manifest beside a records file counts too).
     """
-    from toolproof.run import read_records
+    from toolproof._api import read_records_for
     from toolproof.run._records import latest_records
 
     p = Path(path)
@@ -66,8 +66,9 @@ def load_run(path: str | Path, suite: str | Path | None = None, k: int | None = 
     records_path = p / "records.jsonl" if p.is_dir() else p
     manifest = _manifest(folder) if (folder / "manifest.json").is_file() else None
     loaded_suite = _suite(p, suite, manifest)
-    records = latest_records(read_records(records_path))
-    return run_from_records(loaded_suite, records, p, manifest=manifest, k=k)
+    # toolproof.records' reader: it also parses calls given only as raw argument text
+    records = latest_records(read_records_for(loaded_suite, [records_path]))
+    return run_from_records(loaded_suite, records, records_path, manifest=manifest, k=k)
 
 
 def run_from_records(
