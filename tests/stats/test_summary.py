@@ -1,6 +1,6 @@
 from tests.grade.conftest import call, make_suite, reply
 from toolproof._api import score_records
-from toolproof.types import Record
+from toolproof.types import Outcome, Record
 
 CASES = [
     {
@@ -34,7 +34,7 @@ def records() -> list[Record]:
         "no": reply("Done.", CANCEL),  # unwanted + forbidden
     }
     out = [Record(case_id=k, target="m", response=v) for k, v in answers.items()]
-    out.append(Record(case_id="l1", target="m", attempt=1, outcome="rate_limited"))
+    out.append(Record(case_id="l1", target="m", attempt=1, outcome=Outcome.rate_limited))
     return out
 
 
