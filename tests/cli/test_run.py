@@ -141,3 +141,22 @@ def test_an_unknown_provider_is_a_usage_error(
 ) -> None:
     assert toolproof(monkeypatch, "run", "suite", "-m", "nope:x", "-q") == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_config_pricing_is_used_and_kept_on_resume(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = {"default": {"text": "x", "usage": {"input_tokens": 1000, "output_tokens": 500}}}
+    (workdir / "script.yaml").write_text(yaml.safe_dump(script))
+    spec = f"scripted:{workdir / 'script.yaml'}"
+    (workdir / "toolproof.yaml").write_text(
+        yaml.safe_dump({"pricing": {spec: {"input": 1.0, "output": 2.0}}})
+    )
+    assert toolproof(monkeypatch, "run", "suite", "-m", spec, "-q", "-o", "r") == 0
+    records_file = workdir / "r" / "records.jsonl"
+    lines = records_file.read_bytes().splitlines(keepends=True)
+    records_file.write_bytes(b"".join(lines[:2]))
+    monkeypatch.chdir(workdir / "r")  # the config is found from the manifest, not the cwd
+    assert toolproof(monkeypatch, "run", "--resume", str(workdir / "r"), "-q") == 0
+    costs = [r.cost_usd for r in read_records(records_file)]
+    assert costs == [pytest.approx(0.002)] * 6

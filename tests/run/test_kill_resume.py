@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -68,3 +69,18 @@ def test_kill_then_resume_loses_nothing_and_repeats_nothing(
         assert rec.response.tool_calls == reference[key].response.tool_calls
     for old in before:  # the records written before the kill are kept as they were
         assert got[(old.case_id, old.target, old.attempt)] == old
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(suite_path: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    proc = toolproof(str(suite_path), "--target", AGENT, "-n", "50", "-q", "--out", str(run_dir))
+    wait_for_lines(run_dir / "records.jsonl", 3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert f"toolproof run --resume {run_dir}" in err.decode()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    kept = read_records(run_dir / "records.jsonl")
+    assert 3 <= len(kept) < 300
+    assert len(by_triple(kept)) == len(kept)

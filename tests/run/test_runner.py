@@ -217,3 +217,11 @@ def test_manifest_records_what_the_run_ran_against(suite: Suite, tmp_path: Path)
 def test_duplicate_targets_are_a_user_error(suite: Suite, tmp_path: Path) -> None:
     with pytest.raises(UserError, match="twice"):
         run_suite(suite, ["scripted:a", "scripted:a"], options(tmp_path))
+
+
+def test_a_run_folder_in_use_is_refused(suite: Suite, tmp_path: Path) -> None:
+    from toolproof.run._runner import run_lock
+
+    run_suite(suite, [fake(FakeProvider())], options(tmp_path))
+    with run_lock(tmp_path / "run"), pytest.raises(UserError, match="another toolproof process"):
+        resume_run(tmp_path / "run", options(tmp_path), suite=suite)

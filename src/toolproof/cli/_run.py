@@ -108,7 +108,8 @@ def run_command(
         chosen, config_file = _targets(loaded, model, target, config, overrides, opts)
         opts.repeats = repeats
         opts.config_file = config_file
-        result = _guarded(lambda: _start(loaded, chosen, opts, out), opts.out, quiet)
+        opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
+        result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
     _report(result, quiet)
     _exit_code(result, max_infra_errors)
 
@@ -148,11 +149,13 @@ def _targets(
     if config is None and Path(DEFAULT_CONFIG).is_file():
         config = Path(DEFAULT_CONFIG)
     loaded = load_config(config) if config is not None else None
-    if loaded is not None and loaded.pricing and opts.pricing_file is None:
+    if loaded is not None and loaded.pricing:
         from toolproof.run import Pricing
 
-        opts.pricing = (opts.pricing or Pricing.default()).overridden(loaded.pricing, loaded.source)
-        opts.pricing_file = str(Path(loaded.source).resolve())
+        pricing = Pricing.default().overridden(loaded.pricing, loaded.source)
+        if opts.pricing_file is not None:  # --pricing goes on top of the config's table
+            pricing = pricing.with_file(opts.pricing_file)
+        opts.pricing = pricing
     if agents and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # `module:function` from the working folder
     layer = suite_models(suite.settings, suite.source or "suite")
@@ -164,11 +167,15 @@ def _targets(
     return out, (str(Path(config).resolve()) if config is not None else None)
 
 
-def _start(suite: Suite, targets: list[Target], opts: RunOptions, out: Path | None) -> RunResult:
-    from toolproof.run import run_suite
+def _new_run_dir(runs_dir: Path, suite_name: str) -> Path:
     from toolproof.run._runner import new_run_dir
 
-    opts.out = out or new_run_dir(opts.runs_dir, suite.name)
+    return new_run_dir(runs_dir, suite_name)
+
+
+def _start(suite: Suite, targets: list[Target], opts: RunOptions) -> RunResult:
+    from toolproof.run import run_suite
+
     return run_suite(suite, targets, opts)
 
 

@@ -137,7 +137,7 @@ async def run_suite_async(
     if (run_dir / "manifest.json").exists():
         raise UserError(f"{run_dir} already holds a run; resume it with --resume {run_dir}")
     manifest = _new_manifest(run_dir, suite, chosen, opts)
-    return await _execute(run_dir, suite, chosen, opts, manifest, previous=[])
+    return await _execute(run_dir, suite, chosen, opts, manifest)
 
 
 def _check_targets(targets: list[Target]) -> None:
@@ -156,7 +156,7 @@ def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunO
         toolproof_version=__version__,
         suite_name=suite.name,
         suite_version=suite.version,
-        suite_source=suite.source,
+        suite_source=str(Path(suite.source).resolve()) if suite.source else None,
         suite_fingerprint=suite.fingerprint(),
         tools_fingerprint=tools_fingerprint(suite),
         system_fingerprint=system_fingerprint(suite),
@@ -200,16 +200,28 @@ async def resume_run_async(
             f"{path}: the suite changed since this run started "
             f"({manifest.suite_fingerprint} -> {suite.fingerprint()}); start a new run instead"
         )
-    records_path = path / RECORDS_FILE
-    previous = read_records(records_path) if records_path.exists() else []
     opts = options or RunOptions()
     opts.repeats = manifest.repeats
     opts.cache = opts.cache and manifest.cache
-    if opts.pricing is None and manifest.pricing_file:
-        opts.pricing = Pricing.default().with_file(manifest.pricing_file)
+    if opts.pricing is None:
+        opts.pricing = _pricing_of(manifest)
     targets = [Target(spec=t.spec, kind=t.kind, settings=t.settings) for t in manifest.targets]
     manifest = manifest.model_copy(update={"resumed": manifest.resumed + 1, "status": "running"})
-    return await _execute(path, suite, targets, opts, manifest, previous, retry_failed)
+    return await _execute(path, suite, targets, opts, manifest, retry_failed)
+
+
+def _pricing_of(manifest: Manifest) -> Pricing:
+    """The price table a run used: shipped, then the config's ``pricing:``, then --pricing."""
+    pricing = Pricing.default()
+    if manifest.config_file:
+        from toolproof.run._settings import load_config
+
+        config = load_config(manifest.config_file)
+        if config.pricing:
+            pricing = pricing.overridden(config.pricing, config.source)
+    if manifest.pricing_file:
+        pricing = pricing.with_file(manifest.pricing_file)
+    return pricing
 
 
 def _load_suite_for(manifest: Manifest) -> Suite:
@@ -253,27 +265,47 @@ async def _execute(
     targets: list[Target],
     opts: RunOptions,
     manifest: Manifest,
-    previous: list[Record],
     retry_failed: bool = False,
 ) -> RunResult:
-    work = _pending(suite, targets, opts.repeats, previous, retry_failed)
-    observer = opts.observer or SilentObserver()
-    write_manifest(run_dir, manifest)
-    session = _Session(run_dir, suite, opts, observer)
-    status: Literal["complete", "interrupted", "failed"] = "failed"
-    try:
-        await session.run(targets, work)
-        status = "complete"
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        status = "interrupted"
-        raise
-    finally:
-        await session.close()
-        observer.finished()
-        records = latest_records([*previous, *session.records])
-        manifest = _final_manifest(manifest, targets, session, records, status)
+    """Run what ``run_dir`` lacks. Records already there (a resume) are read under the lock."""
+    with run_lock(run_dir):
+        records_path = run_dir / RECORDS_FILE
+        previous = read_records(records_path) if records_path.exists() else []
+        work = _pending(suite, targets, opts.repeats, previous, retry_failed)
+        observer = opts.observer or SilentObserver()
         write_manifest(run_dir, manifest)
+        session = _Session(run_dir, suite, opts, observer)
+        status: Literal["complete", "interrupted", "failed"] = "failed"
+        try:
+            await session.run(targets, work)
+            status = "complete"
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            status = "interrupted"
+            raise
+        finally:
+            await session.close()
+            observer.finished()
+            records = latest_records([*previous, *session.records])
+            manifest = _final_manifest(manifest, targets, session, records, status)
+            write_manifest(run_dir, manifest)
     return RunResult(run_dir, manifest, records, suite, attempted=len(session.records))
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """Only one process at a time may append to a run folder."""
+    import fcntl
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / ".lock", "a+b") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(f"{run_dir} is being written by another toolproof process") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _final_manifest(
