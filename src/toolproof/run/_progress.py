@@ -63,7 +63,7 @@ class RichProgress:
             TimeRemainingColumn(),
             TextColumn("errors {task.fields[errors]}"),
             TextColumn("retries {task.fields[retries]}"),
-            TextColumn("${task.fields[cost]:.4f}"),
+            TextColumn("{task.fields[cost]}"),
             console=console,
             transient=False,
             refresh_per_second=4,
@@ -76,7 +76,7 @@ class RichProgress:
         for target, total in totals.items():
             self._stats[target] = [0, 0, 0.0]
             self._tasks[target] = self._progress.add_task(
-                target, total=total, errors=0, retries=0, cost=0.0
+                target, total=total, errors=0, retries=0, cost="cost –"
             )
 
     def recorded(self, record: Record) -> None:
@@ -86,9 +86,11 @@ class RichProgress:
             return
         if record.outcome is not Outcome.ok:
             stats[0] += 1
-        if record.cost_usd and not record.cached:
+        update: dict[str, Any] = {"errors": int(stats[0])}
+        if record.cost_usd is not None and not record.cached:
             stats[2] += record.cost_usd
-        self._progress.update(self._tasks[target], advance=1, errors=int(stats[0]), cost=stats[2])
+            update["cost"] = f"${stats[2]:.4f} spent"
+        self._progress.update(self._tasks[target], advance=1, **update)
 
     def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
         stats = self._stats.get(target)

@@ -119,15 +119,17 @@ def new_run_dir(runs_dir: Path, suite_name: str) -> Path:
 
 
 def run_suite(
-    suite: Suite, targets: Sequence[Target | str], options: RunOptions | None = None
+    suite: Suite | str | Path, targets: Sequence[Target | str], options: RunOptions | None = None
 ) -> RunResult:
     """Run every case of ``suite`` against every target, ``repeats`` times, in a new run folder."""
     return asyncio.run(run_suite_async(suite, targets, options))
 
 
 async def run_suite_async(
-    suite: Suite, targets: Sequence[Target | str], options: RunOptions | None = None
+    suite: Suite | str | Path, targets: Sequence[Target | str], options: RunOptions | None = None
 ) -> RunResult:
+    if not isinstance(suite, Suite):
+        suite = load_suite_file(suite)
     opts = options or RunOptions()
     if opts.repeats < 1:
         raise UserError("--repeats must be at least 1")
@@ -354,9 +356,11 @@ class _Session:
         self._tools: dict[tuple[str, ...] | None, list[Tool]] = {}
         self._providers: list[Provider] = []
         self._transport: Any = None
+        self._connections = 256
 
     async def run(self, targets: list[Target], work: dict[str, list[tuple[Case, int]]]) -> None:
         self._writer = RecordWriter(self.run_dir / RECORDS_FILE, fsync=self.opts.fsync)
+        self._connections = max(256, sum(t.settings.concurrency for t in targets))
         runs = [_TargetRun(self, t, self._provider_for(t)) for t in targets]
         self.observer.started({t.spec: len(work[t.spec]) for t in targets})
         async with asyncio.TaskGroup() as group:
@@ -396,7 +400,7 @@ class _Session:
         if self._transport is None:
             from toolproof.providers._http import HttpTransport
 
-            self._transport = HttpTransport()
+            self._transport = HttpTransport(max_connections=self._connections)
         return self._transport
 
     def write(self, record: Record) -> None:
