@@ -81,6 +81,7 @@ class Result:
     from_text: int = 0
     text_only: int = 0
     memory: dict[str, int] = field(default_factory=dict)
+    load_avg: tuple[float, float] = (0.0, 0.0)
 
     def add(self, wall: float, response: Response) -> None:
         self.walls.append(wall)
@@ -103,6 +104,7 @@ class Result:
 async def run_config(label: str, threads: int, requests: list[ProviderRequest]) -> Result:
     os.environ["TOOLPROOF_LOCAL_THREADS"] = str(threads)
     result = Result(label)
+    before = os.getloadavg()[0]
     async with HttpTransport() as transport:
         provider = LocalProvider("", SETTINGS, transport)
         try:
@@ -118,6 +120,7 @@ async def run_config(label: str, threads: int, requests: list[ProviderRequest]) 
             result.memory["peak_rss"] = provider.server.memory().get("peak_rss", 0)
         finally:
             await provider.aclose()
+    result.load_avg = (before, os.getloadavg()[0])
     return result
 
 
@@ -145,6 +148,7 @@ def report(r: Result) -> None:
     w = r.walls
     total = sum(w)
     print(f"\n== {r.label}")
+    print(f"machine load average (1 min) before {r.load_avg[0]:.2f}, after {r.load_avg[1]:.2f}")
     print(f"server start (spawn + verify + load + ready): {r.start_s:.2f} s")
     print(
         f"server RSS after load {r.memory.get('rss_after_load', 0) / 2**20:.0f} MiB, "

@@ -19,6 +19,7 @@ call; the adapter recovers such calls with ``_textcalls`` and marks them
 Environment:
     TOOLPROOF_LOCAL_THREADS   CPU threads for generation (default: see ``default_threads``)
     TOOLPROOF_CACHE           cache root; assembled models go to ``$TOOLPROOF_CACHE/models``
+    OMP_WAIT_POLICY           passed to the server; PASSIVE unless set (see ``_serve``)
 """
 
 from __future__ import annotations
@@ -405,6 +406,9 @@ def _child_params(args: argparse.Namespace) -> Any:
 
 def _serve(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the server stops
+    # OpenMP threads that spin while they wait collapse when another process holds a
+    # core (measured: 4.6 vs 15.1 tokens/s, 2 threads, other core busy). Read at load.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     server = _runtime().Server(_child_params(_child_args(argv)))
     sys.stdout.write(_READY + str(server.listening_address) + "\n")
     sys.stdout.flush()
