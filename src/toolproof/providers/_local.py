@@ -92,7 +92,13 @@ def default_threads() -> int:
         if value < 1:
             raise UserError(f"TOOLPROOF_LOCAL_THREADS must be at least 1, not {value}")
         return value
-    return max(1, min(len(os.sched_getaffinity(0)), 8))
+    return max(1, min(_usable_cpus(), 8))
+
+
+def _usable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _runtime_installed() -> bool:
