@@ -23,6 +23,7 @@ def test_the_progress_bar_shows_counts_errors_retries_and_spend(
         out=tmp_path / "r",
         observer=RichProgress(console),
         retry=RetryPolicy(base_s=0.001, cap_s=0.001),
+        cache=False,
         fsync=False,
     )
     targets = [
