@@ -131,7 +131,8 @@ def main() -> None:
     print(f"latency, concurrency {args.latency * 1000:.0f} ms, {args.concurrency}")
     print(f"wall time           {wall:.3f} s")
     print(f"ideal N*L/C         {ideal:.3f} s")
-    print(f"ratio               {wall / ideal:.3f}x   (target <= 1.25)")
+    ratio = f"{wall / ideal:.3f}x" if ideal else "n/a"
+    print(f"ratio               {ratio}   (target <= 1.25)")
     print(f"harness CPU/request {cpu / args.requests * 1000:.3f} ms   (target <= 0.5)")
     print(f"stub peak in-flight {seen['peak_in_flight']}   (stub saw {seen['requests']} requests)")
     print(f"python              {sys.version.split()[0]}")

@@ -53,15 +53,19 @@ def run_command(
     config: Optional[Path] = typer.Option(  # noqa: UP045
         None, "--config", help=f"Settings file (default: ./{DEFAULT_CONFIG} if present)."
     ),
-    temperature: Optional[float] = typer.Option(None, "--temperature"),  # noqa: UP045
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens"),  # noqa: UP045
+    temperature: Optional[float] = typer.Option(
+        None, "--temperature", help="Sampling temperature, 0 to 2."
+    ),  # noqa: UP045
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Output token limit."),  # noqa: UP045
     tool_choice: Optional[str] = typer.Option(  # noqa: UP045
         None, "--tool-choice", help="auto, required, none, or tool:NAME."
     ),
     concurrency: Optional[int] = typer.Option(  # noqa: UP045
         None, "--concurrency", "-c", help="Requests in flight per target (default 1)."
     ),
-    max_retries: Optional[int] = typer.Option(None, "--max-retries"),  # noqa: UP045
+    max_retries: Optional[int] = typer.Option(
+        None, "--max-retries", help="Retries of a failed request (default 6)."
+    ),  # noqa: UP045
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per request."),  # noqa: UP045
     pricing: Optional[Path] = typer.Option(  # noqa: UP045
         None, "--pricing", help="Price table: {MODEL: {input, output}} in USD per million tokens."
@@ -70,7 +74,9 @@ def run_command(
         None, "--out", "-o", help="Run folder (default: runs/<suite>-<UTC time>)."
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
-    cache_dir: Path = typer.Option(Path(".toolproof/cache"), "--cache-dir"),
+    cache_dir: Path = typer.Option(
+        Path(".toolproof/cache"), "--cache-dir", help="Where answers are cached."
+    ),
     resume: Optional[Path] = typer.Option(  # noqa: UP045
         None, "--resume", help="Finish a stopped run: only attempts not yet recorded."
     ),
