@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
 
 
 def run_command(
-    suite: Optional[Path] = typer.Argument(  # noqa: UP045 - typer needs Optional here
+    suite: Path | None = typer.Argument(
         None, help="Suite file or folder (a folder means FOLDER/suite.yaml)."
     ),
     model: list[str] = typer.Option(
@@ -50,34 +50,34 @@ def run_command(
         [], "--target", "-t", help="Your agent: module:function or http(s)://URL (repeatable)."
     ),
     repeats: int = typer.Option(1, "--repeats", "-n", min=1, help="Attempts per case and target."),
-    config: Optional[Path] = typer.Option(  # noqa: UP045
+    config: Path | None = typer.Option(
         None, "--config", help=f"Settings file (default: ./{DEFAULT_CONFIG} if present)."
     ),
-    temperature: Optional[float] = typer.Option(
+    temperature: float | None = typer.Option(
         None, "--temperature", help="Sampling temperature, 0 to 2."
-    ),  # noqa: UP045
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Output token limit."),  # noqa: UP045
-    tool_choice: Optional[str] = typer.Option(  # noqa: UP045
+    ),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Output token limit."),
+    tool_choice: str | None = typer.Option(
         None, "--tool-choice", help="auto, required, none, or tool:NAME."
     ),
-    concurrency: Optional[int] = typer.Option(  # noqa: UP045
+    concurrency: int | None = typer.Option(
         None, "--concurrency", "-c", help="Requests in flight per target (default 1)."
     ),
-    max_retries: Optional[int] = typer.Option(
+    max_retries: int | None = typer.Option(
         None, "--max-retries", help="Retries of a failed request (default 6)."
-    ),  # noqa: UP045
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per request."),  # noqa: UP045
-    pricing: Optional[Path] = typer.Option(  # noqa: UP045
+    ),
+    timeout: float | None = typer.Option(None, "--timeout", help="Seconds per request."),
+    pricing: Path | None = typer.Option(
         None, "--pricing", help="Price table: {MODEL: {input, output}} in USD per million tokens."
     ),
-    out: Optional[Path] = typer.Option(  # noqa: UP045
+    out: Path | None = typer.Option(
         None, "--out", "-o", help="Run folder (default: runs/<suite>-<UTC time>)."
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
     cache_dir: Path = typer.Option(
         Path(".toolproof/cache"), "--cache-dir", help="Where answers are cached."
     ),
-    resume: Optional[Path] = typer.Option(  # noqa: UP045
+    resume: Path | None = typer.Option(
         None, "--resume", help="Finish a stopped run: only attempts not yet recorded."
     ),
     retry_failed: bool = typer.Option(
