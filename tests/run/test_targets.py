@@ -157,3 +157,13 @@ def test_an_http_agent(
     assert (
         json.loads((tmp_path / "r" / "manifest.json").read_text())["targets"][0]["kind"] == "target"
     )
+
+
+def test_a_missing_key_for_an_http_agent_is_one_user_error(
+    suite: Suite, tmp_path: Path, server: _Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOOLPROOF_TEST_AGENT_KEY", raising=False)
+    target = agent(server.url, api_key_env="TOOLPROOF_TEST_AGENT_KEY", concurrency=3)
+    with pytest.raises(UserError, match="TOOLPROOF_TEST_AGENT_KEY"):
+        run_suite(suite, [target], opts(tmp_path))
+    assert server.bodies == []

@@ -363,11 +363,16 @@ class _Session:
         self._connections = max(256, sum(t.settings.concurrency for t in targets))
         runs = [_TargetRun(self, t, self._provider_for(t)) for t in targets]
         self.observer.started({t.spec: len(work[t.spec]) for t in targets})
-        async with asyncio.TaskGroup() as group:
-            for run in runs:
-                jobs = iter(work[run.target.spec])
-                for _ in range(min(run.target.settings.concurrency, len(work[run.target.spec]))):
-                    group.create_task(run.worker(jobs))
+        try:
+            async with asyncio.TaskGroup() as group:
+                for run in runs:
+                    jobs = iter(work[run.target.spec])
+                    for _ in range(
+                        min(run.target.settings.concurrency, len(work[run.target.spec]))
+                    ):
+                        group.create_task(run.worker(jobs))
+        except BaseExceptionGroup as group_error:  # a worker stopped the run: show its error
+            raise _first_error(group_error) from None
         for run in runs:
             version = run.provider.model_version()
             if version:
@@ -417,6 +422,19 @@ class _Session:
             await self._transport.aclose()
         if self._writer is not None:
             self._writer.close()
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The error to report from a group: a UserError if there is one, else the first."""
+    flat: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        exc = stack.pop(0)
+        if isinstance(exc, BaseExceptionGroup):
+            stack.extend(exc.exceptions)
+        else:
+            flat.append(exc)
+    return next((e for e in flat if isinstance(e, UserError)), flat[0])
 
 
 def _registry_factory(spec: str, settings: ModelSettings, transport: Any) -> Provider:
