@@ -317,7 +317,8 @@ def _final_manifest(
     records: list[Record],
     status: Literal["complete", "interrupted", "failed"],
 ) -> Manifest:
-    counts: dict[str, int] = {"records": len(records), "retries": session.retries}
+    retries = manifest.counts.get("retries", 0) + session.retries  # across resumes
+    counts: dict[str, int] = {"records": len(records), "retries": retries}
     for r in records:
         counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
     entries = []
