@@ -13,7 +13,9 @@ Target: 0 lost, 0 duplicated, identical verdicts.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,6 +23,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import yaml
 from overhead import DUMMY_KEY, StubProcess
@@ -28,9 +31,31 @@ from overhead import DUMMY_KEY, StubProcess
 from toolproof.grade import Scorer
 from toolproof.run import read_records
 from toolproof.suite import load_suite
+from toolproof.testing import Reply, StubServer
 from toolproof.types import Record
 
 SPEC = "openai:gpt-4.1-mini"
+ORDER_ID = re.compile(r"ORD-?\d{5,6}", re.IGNORECASE)
+
+
+class EchoStub(StubServer):
+    """Answers from the prompt, so each case gets its own, repeatable answer.
+
+    An order ID in the last user message becomes ``lookup_order`` with that
+    ID as written; no ID, and the stub asks for one.
+    """
+
+    async def _perform(self, request: Any, step: Any, fmt: str, model: str) -> Any:
+        if isinstance(step, Reply):
+            body = json.loads(await request.read())
+            users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+            found = ORDER_ID.search(str(users[-1].get("content", ""))) if users else None
+            step = (
+                Reply.call("lookup_order", {"order_id": found.group(0)})
+                if found
+                else Reply.say("Which order do you mean? Please give me the order number.")
+            )
+        return await super()._perform(request, step, fmt, model)
 
 
 def toolproof(*args: str) -> subprocess.Popen[bytes]:
@@ -71,7 +96,7 @@ def main() -> None:
     suite = load_suite(args.suite)
     total = len(suite.cases) * args.repeats
 
-    with StubProcess(0.02) as stub, tempfile.TemporaryDirectory() as tmp_name:
+    with StubProcess(0.02, EchoStub) as stub, tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         config = tmp / "toolproof.yaml"
         config.write_text(
