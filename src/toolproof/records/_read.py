@@ -18,6 +18,10 @@ from toolproof.types import Record, ToolCall
 _KNOWN_FORMATS = ("toolproof.record/1",)
 
 
+class TornLineWarning(UserWarning):
+    """The last line of a records file was cut short (its writer was killed); it was skipped."""
+
+
 def parse_arguments(raw: str) -> tuple[Any, str | None]:
     """Parse argument text. Returns (value, None) or (None, error). Never raises."""
     try:
@@ -84,6 +88,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Record]]:
                 warnings.warn(
                     f"{file}:{pending[0]}: ignoring an incomplete last line "
                     "(the writer was interrupted)",
+                    TornLineWarning,
                     stacklevel=2,
                 )
 

@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from pydantic import ValidationError
+from toolproof.records import TornLineWarning, read_records
 
-from toolproof.errors import SuiteError
+__all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
 from toolproof.types import Record
 
 __all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
@@ -29,10 +29,6 @@ __all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
 _STOP = b""
 #: Lines reach the OS at once; they are fsynced (against power loss) at most this often.
 SYNC_INTERVAL_S = 0.05
-
-
-class TornLineWarning(UserWarning):
-    """The last line of a records file was cut short and was ignored."""
 
 
 class RecordWriter:
@@ -128,44 +124,6 @@ def _repair_tail(path: Path) -> None:
             stacklevel=3,
         )
         fh.truncate(keep)
-
-
-def read_records(path: str | Path) -> list[Record]:
-    """Every record in a records file, in file order.
-
-    A torn last line is skipped with a :class:`TornLineWarning`; a bad line
-    anywhere else raises a :class:`~toolproof.errors.SuiteError` naming it.
-    """
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise SuiteError(str(p), "records file not found") from None
-    lines = raw.split(b"\n")
-    torn = lines[-1] != b""
-    out: list[Record] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        last = number == len(lines)
-        try:
-            out.append(Record.model_validate_json(line))
-        except ValidationError as exc:
-            if last and torn:
-                warnings.warn(
-                    f"{p}:{number}: the last line was cut short; it was ignored",
-                    TornLineWarning,
-                    stacklevel=2,
-                )
-                break
-            raise SuiteError(str(p), _first_problem(exc), line=number) from None
-    return out
-
-
-def _first_problem(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(part) for part in err.get("loc", ()))
-    return f"{where + ': ' if where else ''}{err['msg']}"
 
 
 def latest_records(records: Iterable[Record]) -> list[Record]:
