@@ -160,3 +160,34 @@ def test_config_pricing_is_used_and_kept_on_resume(
     assert toolproof(monkeypatch, "run", "--resume", str(workdir / "r"), "-q") == 0
     costs = [r.cost_usd for r in read_records(records_file)]
     assert costs == [pytest.approx(0.002)] * 6
+
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support"
+
+
+def test_tags_select_cases_and_survive_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.run import resume_run
+    from toolproof.run._manifest import read_manifest
+    from toolproof.suite import load_suite
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "smoke"
+    script = EXAMPLE / "script.yaml"
+    args = ["run", str(EXAMPLE), "-m", f"scripted:{script}", "--tags", "smoke", "-q"]
+    assert toolproof(monkeypatch, *args, "--no-cache", "-o", str(out)) == 0
+    smoke = {c.id for c in load_suite(EXAMPLE).cases if "smoke" in c.tags}
+    assert smoke and {r.case_id for r in read_records(out / "records.jsonl")} == smoke
+    assert read_manifest(out).tags == ["smoke"]
+    assert resume_run(out).attempted == 0
+
+
+def test_unknown_tag_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["run", str(EXAMPLE), "-m", f"scripted:{EXAMPLE / 'script.yaml'}", "--tags", "nope"]
+    assert toolproof(monkeypatch, *args, "-q", "-o", str(tmp_path / "x")) == 2
+    assert "no case of suite 'support' has tag nope" in capsys.readouterr().err

@@ -50,6 +50,9 @@ def run_command(
         [], "--target", "-t", help="Your agent: module:function or http(s)://URL (repeatable)."
     ),
     repeats: int = typer.Option(1, "--repeats", "-n", min=1, help="Attempts per case and target."),
+    tags: list[str] = typer.Option(
+        [], "--tags", help="Run only cases with one of these tags (repeatable, or comma-separated)."
+    ),
     config: Path | None = typer.Option(
         None, "--config", help=f"Settings file (default: ./{DEFAULT_CONFIG} if present)."
     ),
@@ -102,7 +105,7 @@ def run_command(
     }
     opts = _options(no_cache, cache_dir, pricing, quiet)
     if resume is not None:
-        if suite is not None or model or target:
+        if suite is not None or model or target or tags:
             raise UserError("--resume takes the suite and targets from the run; give neither")
         result = _guarded(lambda: _resume(resume, opts, retry_failed), resume, quiet)
     else:
@@ -113,6 +116,7 @@ def run_command(
         loaded = load_suite_file(suite)
         chosen, config_file = _targets(loaded, model, target, config, overrides, opts)
         opts.repeats = repeats
+        opts.tags = tuple(t.strip() for group in tags for t in group.split(",") if t.strip())
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)

@@ -62,6 +62,9 @@ class Manifest(BaseModel):
     system_fingerprint: str | None = None
     targets: list[TargetEntry]
     repeats: int = Field(ge=1)
+    tags: list[str] = Field(
+        default_factory=list, description="Only cases with one of these tags were run."
+    )
     cache: bool = True
     pricing_file: str | None = None
     config_file: str | None = None

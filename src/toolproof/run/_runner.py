@@ -63,6 +63,8 @@ class RunOptions:
     """How to run (everything except what to run)."""
 
     repeats: int = 1
+    #: Run only the cases that carry at least one of these tags (all cases when empty).
+    tags: tuple[str, ...] = ()
     out: Path | None = None
     runs_dir: Path = Path("runs")
     cache: bool = True
@@ -133,6 +135,8 @@ async def run_suite_async(
     opts = options or RunOptions()
     if opts.repeats < 1:
         raise UserError("--repeats must be at least 1")
+    if opts.tags and not any(set(opts.tags).intersection(c.tags) for c in suite.cases):
+        raise UserError(f"no case of suite '{suite.name}' has tag {', '.join(opts.tags)}")
     chosen = [t if isinstance(t, Target) else Target(spec=t) for t in targets]
     _check_targets(chosen)
     run_dir = opts.out or new_run_dir(opts.runs_dir, suite.name)
@@ -164,6 +168,7 @@ def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunO
         system_fingerprint=system_fingerprint(suite),
         targets=[TargetEntry(spec=t.spec, kind=t.kind, settings=t.settings) for t in targets],
         repeats=opts.repeats,
+        tags=list(opts.tags),
         cache=opts.cache,
         pricing_file=opts.pricing_file,
         config_file=opts.config_file,
@@ -204,6 +209,7 @@ async def resume_run_async(
         )
     opts = options or RunOptions()
     opts.repeats = manifest.repeats
+    opts.tags = tuple(manifest.tags)
     opts.cache = opts.cache and manifest.cache
     if opts.pricing is None:
         opts.pricing = _pricing_of(manifest)
@@ -243,19 +249,25 @@ def load_suite_file(path: str | Path) -> Suite:
 
 
 def _pending(
-    suite: Suite, targets: list[Target], repeats: int, previous: list[Record], retry_failed: bool
+    suite: Suite,
+    targets: list[Target],
+    opts: RunOptions,
+    previous: list[Record],
+    retry_failed: bool,
 ) -> dict[str, list[tuple[Case, int]]]:
     done = {
         (r.case_id, r.target, r.attempt)
         for r in latest_records(previous)
         if not (retry_failed and r.outcome is not Outcome.ok)
     }
+    wanted = set(opts.tags)
+    cases = [c for c in suite.cases if not wanted or wanted.intersection(c.tags)]
     work: dict[str, list[tuple[Case, int]]] = {}
     for t in targets:
         work[t.spec] = [
             (case, attempt)
-            for attempt in range(repeats)
-            for case in suite.cases
+            for attempt in range(opts.repeats)
+            for case in cases
             if (case.id, t.spec, attempt) not in done
         ]
     return work
@@ -273,7 +285,7 @@ async def _execute(
     with run_lock(run_dir):
         records_path = run_dir / RECORDS_FILE
         previous = read_records(records_path) if records_path.exists() else []
-        work = _pending(suite, targets, opts.repeats, previous, retry_failed)
+        work = _pending(suite, targets, opts, previous, retry_failed)
         observer = opts.observer or SilentObserver()
         write_manifest(run_dir, manifest)
         session = _Session(run_dir, suite, opts, observer)
