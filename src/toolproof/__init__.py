@@ -13,6 +13,7 @@ from toolproof._version import __version__
 
 if TYPE_CHECKING:
     from toolproof._api import read_records_for, score_records
+    from toolproof.assertions import assert_no_tool_call, assert_tool_call
     from toolproof.errors import ProviderError, SuiteError, ToolproofError, UserError
     from toolproof.grade import Scorer
     from toolproof.records import iter_records, read_records
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "read_records_for": "toolproof._api",
     "score_records": "toolproof._api",
+    "assert_no_tool_call": "toolproof.assertions",
+    "assert_tool_call": "toolproof.assertions",
     "ProviderError": "toolproof.errors",
     "SuiteError": "toolproof.errors",
     "ToolproofError": "toolproof.errors",
@@ -81,6 +84,8 @@ __all__ = [
     "UserError",
     "Verdict",
     "__version__",
+    "assert_no_tool_call",
+    "assert_tool_call",
     "iter_records",
     "load_suite",
     "read_records",
