@@ -8,9 +8,11 @@ the model's parts); it is skipped otherwise. No network: the server listens on
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
+from toolproof.errors import UserError
 from toolproof.providers import HttpTransport, ModelSettings, ProviderRequest, create_provider
 from toolproof.providers._local import LocalProvider, local_model_available
 from toolproof.types import Message, Response, Tool
@@ -87,3 +89,15 @@ async def test_three_prompts_through_the_real_model() -> None:
     assert lookup.tool_calls[0].arguments == {"order_id": "ORD-104821"}
     assert provider.model_version() is not None
     assert "1d9614638d18024d" in (provider.model_version() or "")
+
+
+async def test_a_broken_gguf_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 64)
+    async with HttpTransport() as transport:
+        provider = create_provider(f"local:{bad}", SETTINGS, transport)
+        try:
+            with pytest.raises(UserError, match=r"exited with code 1(.|\n)*failed to load model"):
+                await provider.generate(_request("Where is order ORD-104821?"))
+        finally:
+            await provider.aclose()

@@ -32,6 +32,7 @@ import hashlib
 import importlib
 import importlib.util
 import os
+import re
 import select
 import signal
 import subprocess
@@ -76,7 +77,9 @@ _READY = "TOOLPROOF-LLAMA-READY "
 _CTX_PER_SLOT = 8192
 _MAX_SLOTS = 4
 _DEFAULT_MAX_TOKENS = 1024
-_STDERR_TAIL = 4000
+_STDERR_TAIL = 16_000
+_TAIL_LINES = 8
+_ERROR_LINE = re.compile(r"^\S+ E ")
 
 
 def default_threads() -> int:
@@ -232,8 +235,7 @@ class LocalServer:
         self._log.seek(0, os.SEEK_END)
         size = self._log.tell()
         self._log.seek(max(0, size - _STDERR_TAIL))
-        tail = self._log.read().decode("utf-8", errors="replace").strip()
-        return f":\n{tail}" if tail else ""
+        return _error_lines(self._log.read().decode("utf-8", errors="replace"))
 
     def memory(self) -> dict[str, int]:
         """The server's resident memory now and at its peak, in bytes (Linux only)."""
@@ -260,6 +262,14 @@ class LocalServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+def _error_lines(log: str) -> str:
+    """The server log's error lines (llama.cpp marks them `` E ``), else its last lines."""
+    lines = [line for line in log.splitlines() if line.strip()]
+    errors = [line for line in lines if _ERROR_LINE.match(line) or line.startswith("toolproof:")]
+    shown = errors[-_TAIL_LINES:] if errors else lines[-_TAIL_LINES:]
+    return (":\n" + "\n".join(shown)) if shown else ""
 
 
 def _end_process(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
@@ -415,7 +425,12 @@ def _serve(argv: list[str]) -> None:
     # OpenMP threads that spin while they wait collapse when another process holds a
     # core (measured: 4.6 vs 15.1 tokens/s, 2 threads, other core busy). Read at load.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    server = _runtime().Server(_child_params(_child_args(argv)))
+    try:
+        server = _runtime().Server(_child_params(_child_args(argv)))
+    except RuntimeError as exc:
+        sys.stderr.write(f"toolproof: the llama.cpp server did not start: {exc}\n")
+        sys.stderr.flush()
+        os._exit(1)
     sys.stdout.write(_READY + str(server.listening_address) + "\n")
     sys.stdout.flush()
     sys.stdin.buffer.read()  # returns when the parent closes the pipe or dies
