@@ -15,7 +15,6 @@ from toolproof.providers._local import (
     LocalServer,
     ServerOptions,
     default_threads,
-    local_model_available,
     with_text_calls,
 )
 from toolproof.types import Response, ToolCall
@@ -169,7 +168,3 @@ def test_printed_calls_are_recovered_only_without_structured_ones() -> None:
     assert with_text_calls(structured, ["lookup_order"]) is structured
     plain = Response(text="Hello!")
     assert with_text_calls(plain, ["lookup_order"]) is plain
-
-
-def test_availability_is_a_plain_answer() -> None:
-    assert isinstance(local_model_available(), bool)
