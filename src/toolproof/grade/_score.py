@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import jsonschema_rs
 
@@ -27,6 +28,7 @@ from toolproof.grade._compile import (
     describe_calls,
 )
 from toolproof.grade._matchers import show
+from toolproof.grade._trajectory import compile_multistep, grade_multistep
 from toolproof.types import (
     Check,
     FailureClass,
@@ -99,11 +101,27 @@ class Scorer:
         self.cases: dict[str, CompiledCase] = {
             c.id: compile_case(c, suite, by_name, ctx) for c in suite.cases
         }
+        self._multi = {
+            c.id: compile_multistep(self.cases[c.id], suite, by_name, ctx)
+            for c in suite.cases
+            if c.multistep
+        }
+        self._states: dict[str, tuple[Any, bool]] = {}
+        self._env: Any = None
 
     def grade(self, record: Record) -> Verdict | None:
         """A verdict for a model answer; None for an infrastructure or harness outcome."""
         if record.outcome != "ok" or record.response is None:
             return None
+        if record.case_id in self._multi:
+            return grade_multistep(
+                self.cases[record.case_id],
+                self._multi[record.case_id],
+                record,
+                inspect=self._inspect,
+                reply=_reply,
+                expected_state=lambda: self.expected_state(record.case_id),
+            )
         verdict = self.grade_response(record.case_id, record.response)
         verdict.target = record.target
         verdict.attempt = record.attempt
@@ -116,6 +134,27 @@ class Scorer:
             return quick
         calls = [self._inspect(call, cc) for call in response.tool_calls]
         return _judge(cc, response, calls)
+
+    def expected_state(self, case_id: str) -> tuple[Any, bool] | None:
+        """A multi-step case's expected end state and whether it is partial; None: no check.
+
+        Gold actions are replayed on a fresh copy of the suite's initial state
+        (the suite's tool code runs; nothing persists), once per case.
+        """
+        end = self.cases[case_id].case.end_state
+        if end is None:
+            return None
+        if end.state is not None:
+            return end.state, True
+        if case_id not in self._states:
+            if self._env is None:
+                from toolproof.run._env import load_environment
+
+                self._env = load_environment(self.suite)
+            if self._env is None:
+                raise ValueError(f"case {case_id}: gold actions need a suite 'environment'")
+            self._states[case_id] = (self._env.replay(end.actions or []), False)
+        return self._states[case_id]
 
     def _quick_pass(self, cc: CompiledCase, response: Response) -> Verdict | None:
         """The verdict of a plainly passing answer, built without the general machinery.

@@ -13,10 +13,16 @@ A script is YAML or JSON, keyed by case id::
         - {text: "first try"}
         - {tool_calls: [{name: lookup_order, arguments: {order_id: "ORD-1"}}]}
       down: {error: server_error, message: "simulated outage"}
+      lookup-then-refund:         # multi-step: one answer per step of the agent loop
+        steps:
+          - {tool_calls: [{name: lookup_order, arguments: {order_id: "ORD-1"}}]}
+          - {text: "Order ORD-1 was delivered on 2 September."}
 
 Each answer is a canonical Response (``text``, ``tool_calls`` with
 ``raw_arguments`` or ``arguments``, ``usage``...), or any shape
-:func:`toolproof.run.to_response` accepts. ``error`` (an infrastructure
+:func:`toolproof.run.to_response` accepts. ``steps`` lists the answers of a
+multi-step case, one per step: the step is the number of assistant turns after
+the last user message of the request (the last entry repeats). ``error`` (an infrastructure
 outcome such as ``rate_limited``) makes the call fail like a transport error.
 Use ``scripted:PATH`` on the command line, or
 ``ScriptedProvider.from_dict({...})`` in Python.
@@ -85,6 +91,8 @@ class ScriptedProvider(Provider):
                 Outcome.rejected, "scripted model: no case id (run it via toolproof.run)"
             )
         entry = self._entry(info.case_id, info.attempt)
+        if isinstance(entry, _Steps):
+            entry = entry.at(_step_of(request))
         sent = request.model_dump(mode="json", include={"messages", "tools"}, exclude_none=True)
         if isinstance(entry, _ScriptedError):
             raise entry.error(sent)
@@ -103,6 +111,26 @@ class ScriptedProvider(Provider):
                 )
             return entry[min(attempt, len(entry) - 1)]
         return entry
+
+
+class _Steps:
+    """The answers of a multi-step case, one per step."""
+
+    def __init__(self, answers: list[Any]) -> None:
+        self.answers = answers
+
+    def at(self, step: int) -> Any:
+        return self.answers[min(step, len(self.answers) - 1)]
+
+
+def _step_of(request: ProviderRequest) -> int:
+    """How many assistant turns follow the last user message: the agent loop's step."""
+    step = 0
+    for message in reversed(request.messages):
+        if message.role == "user":
+            break
+        step += message.role == "assistant"
+    return step
 
 
 class _ScriptedError:
@@ -134,6 +162,11 @@ def _answer(entry: Any, where: str, model: str | None) -> Any:
         return [_answer(item, f"{where}[{i}]", model) for i, item in enumerate(entry)]
     if isinstance(entry, Mapping) and "error" in entry:
         return _ScriptedError(entry, where)
+    if isinstance(entry, Mapping) and "steps" in entry:
+        steps = entry["steps"]
+        if set(entry) != {"steps"} or not isinstance(steps, list) or not steps:
+            raise UserError(f"{where}: 'steps' must be the only key, with a non-empty list")
+        return _Steps([_answer(s, f"{where}.steps[{i}]", model) for i, s in enumerate(steps)])
     try:
         response = to_response(entry)
     except NotAResponse as exc:

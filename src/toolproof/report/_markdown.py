@@ -11,6 +11,7 @@ from __future__ import annotations
 from toolproof.gate import Comparison, GateResult, TargetGate
 from toolproof.report._escape import html_text, md_code_block, md_text
 from toolproof.stats import CaseStability, Rate, Summary
+from toolproof.stats._summary import MultiStepStats
 from toolproof.types import Risk
 
 MAX_FAILURES = 25
@@ -150,6 +151,18 @@ def _flaky(cases: list[CaseStability]) -> list[str]:
     return [*out, "", "</details>"]
 
 
+def _multistep(m: MultiStepStats) -> list[str]:
+    steps = "–" if m.steps_per_success is None else f"{m.steps_per_success:.2f}"
+    return [
+        "",
+        f"Multi-step ({m.attempts} attempts): task success {_rate(m.success)} · "
+        f"trajectory {_rate(m.trajectory)} · end state {_rate(m.end_state)} · "
+        f"clarification {_rate(m.clarification)} · unsafe calls {m.unsafe_calls} · "
+        f"graceful failure (heuristic) {_rate(m.graceful_failure)} · "
+        f"steps per success {steps} · redundant calls {m.redundant_calls}",
+    ]
+
+
 def _target(t: TargetGate) -> list[str]:
     s = t.summary
     out = ["", f"### {md_text(t.target)}: {_verdict(t.passed)}"]
@@ -161,6 +174,8 @@ def _target(t: TargetGate) -> list[str]:
             f"pass^{st.k} {_pct(st.pass_hat_k.value)} · flaky {len(st.flaky)} · "
             f"steady failures {len(st.steady_failures)} · tool changes {_rate(st.tool_change)}",
         ]
+    if s.multistep is not None:
+        out += _multistep(s.multistep)
     out += _findings(t)
     if t.comparison is not None:
         out += _comparison(t.comparison)

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from toolproof.stats import Estimate, Rate, Summary
+from toolproof.stats._summary import MultiStepStats
 
 
 def fmt_rate(r: Rate) -> str:
@@ -113,6 +114,64 @@ _ROWS: list[tuple[str, Callable[[Summary], str]]] = [
 ]
 
 
+def _per(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+_MS_ROWS: list[tuple[str, Callable[[MultiStepStats], str]]] = [
+    ("multi-step attempts", lambda m: str(m.attempts)),
+    ("task success", lambda m: fmt_rate(m.success)),
+    ("trajectory success", lambda m: fmt_rate(m.trajectory)),
+    ("end-state success", lambda m: fmt_rate(m.end_state)),
+    ("clarification rate", lambda m: fmt_rate(m.clarification)),
+    ("unsafe calls / attempts with one", lambda m: f"{m.unsafe_calls} / {fmt_rate(m.unsafe_rate)}"),
+    ("graceful failure (heuristic)", lambda m: fmt_rate(m.graceful_failure)),
+    (
+        "steps / calls per success",
+        lambda m: f"{_per(m.steps_per_success)} / {_per(m.calls_per_success)}",
+    ),
+    ("redundant calls", lambda m: str(m.redundant_calls)),
+    ("step limit reached", lambda m: str(m.step_limit_hits)),
+]
+
+
+def _multistep(summaries: dict[str, Summary]) -> Table | None:
+    if all(s.multistep is None for s in summaries.values()):
+        return None
+    table = Table(title="multi-step tasks", title_justify="left")
+    table.add_column("metric", style="bold")
+    for target in summaries:
+        table.add_column(escape(target), overflow="fold")
+    for label, getter in _MS_ROWS:
+        table.add_row(
+            label,
+            *("–" if s.multistep is None else getter(s.multistep) for s in summaries.values()),
+        )
+    return table
+
+
+def _multistep_slices(summaries: dict[str, Summary], title: str, attr: str) -> Table | None:
+    found = [s.multistep for s in summaries.values() if s.multistep is not None]
+    keys = sorted({k for m in found for k in getattr(m, attr)})
+    if not keys:
+        return None
+    table = Table(title=title, title_justify="left")
+    table.add_column("slice")
+    for target in summaries:
+        table.add_column(escape(target) + " · success · end state · unsafe", overflow="fold")
+    for key in keys:
+        row = []
+        for s in summaries.values():
+            st = getattr(s.multistep, attr).get(key) if s.multistep is not None else None
+            row.append(
+                f"{fmt_rate(st.success)} · {fmt_rate(st.end_state)} · {st.unsafe_calls}"
+                if st
+                else "–"
+            )
+        table.add_row(escape(key), *row)
+    return table
+
+
 def _headline(summaries: dict[str, Summary]) -> Table:
     table = Table(title="toolproof report", title_justify="left", show_lines=False)
     table.add_column("metric", style="bold")
@@ -162,6 +221,10 @@ def render_terminal(
         _failure_classes(summaries),
         _slices(summaries, "by risk class", "by_risk"),
         _slices(summaries, "by tag", "by_tag") if tags else None,
+        _multistep(summaries),
+        _multistep_slices(summaries, "multi-step by risk class", "by_risk"),
+        _multistep_slices(summaries, "multi-step by tool", "by_tool"),
+        _multistep_slices(summaries, "multi-step by tag", "by_tag") if tags else None,
     ):
         if table is not None:
             console.print(table)

@@ -370,6 +370,7 @@ class _Session:
         self._providers: list[Provider] = []
         self._transport: Any = None
         self._connections = 256
+        self._environment: Any = None
 
     async def run(self, targets: list[Target], work: dict[str, list[tuple[Case, int]]]) -> None:
         self._writer = RecordWriter(self.run_dir / RECORDS_FILE, fsync=self.opts.fsync)
@@ -398,6 +399,14 @@ class _Session:
         if tools is None:
             tools = self._tools[key] = self.suite.tools_for(case)
         return tools
+
+    def environment(self) -> Any:
+        """The suite's stateful environment, loaded on first use (None when it has none)."""
+        if self._environment is None and self.suite.environment is not None:
+            from toolproof.run._env import load_environment
+
+            self._environment = load_environment(self.suite)
+        return self._environment
 
     def _provider_for(self, target: Target) -> Provider:
         if target.provider is not None:
@@ -494,6 +503,8 @@ class _TargetRun:
         try:
             request = self.request_for(case)
             base.key = self.fingerprint(request)
+            if case.multistep:
+                return await self._agent(base, case, request)
             return await self._answer(base, request)
         except TransportError as exc:
             return _failed(base, exc, (time.perf_counter() - started) * 1000.0)
@@ -516,6 +527,28 @@ class _TargetRun:
         if self.cache is not None:
             self.cache.put(base.key, base.attempt, exchange)
         return self._ok(base, exchange, cached=False, latency_ms=latency)
+
+    async def _agent(self, base: Record, case: Case, request: ProviderRequest) -> Record:
+        """A multi-step case: the agent loop (not cached: tool answers shape every step)."""
+        from toolproof.run._agent import DEFAULT_MAX_STEPS, ToolBox, run_agent
+
+        started = time.perf_counter()
+        run = await run_agent(
+            self._call,
+            model=request.model,
+            messages=request.messages,
+            tools=request.tools,
+            settings=request.settings,
+            toolbox=ToolBox(self.session.suite, case, self.session.environment()),
+            max_steps=case.max_steps or DEFAULT_MAX_STEPS,
+        )
+        latency = (time.perf_counter() - started) * 1000.0
+        record = self._ok(
+            base, Exchange(run.steps[0]["request"], run.response), cached=False, latency_ms=latency
+        )
+        return record.model_copy(
+            update={"transcript": run.transcript, "steps": run.steps, "end_state": run.end_state}
+        )
 
     def _ok(
         self, base: Record, exchange: Exchange, *, cached: bool, latency_ms: float | None

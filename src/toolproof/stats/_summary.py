@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,6 +49,83 @@ class FailureItem(BaseModel):
     diff: str
 
 
+class MultiStepSlice(BaseModel):
+    """Multi-step figures of one slice (tag, tool or risk class)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    success: Rate
+    trajectory: Rate
+    end_state: Rate
+    clarification: Rate
+    graceful_failure: Rate
+    unsafe_calls: int
+    unsafe_rate: Rate = Field(description="Attempts with at least one unsafe call.")
+
+
+class MultiStepStats(MultiStepSlice):
+    """Figures of the multi-step (agent loop) attempts.
+
+    graceful_failure is a heuristic: after a tool failure, the reply states no
+    value found nowhere in the conversation, and says the data could not be had.
+    """
+
+    attempts: int
+    steps_per_success: float | None
+    calls_per_success: float | None
+    redundant_calls: int
+    step_limit_hits: int
+    by_tag: dict[str, MultiStepSlice]
+    by_tool: dict[str, MultiStepSlice]
+    by_risk: dict[str, MultiStepSlice]
+
+
+def _ms_slice(verdicts: list[Verdict]) -> dict[str, Any]:
+    ms = [v.multistep for v in verdicts if v.multistep is not None]
+    traj = [m.trajectory_ok for m in ms if m.trajectory_ok is not None]
+    end = [m.end_state_ok for m in ms if m.end_state_ok is not None]
+    clar = [m.clarified for m in ms if m.clarified is not None]
+    grace = [m.graceful for m in ms if m.graceful is not None]
+    return {
+        "success": rate(sum(v.passed for v in verdicts), len(verdicts)),
+        "trajectory": rate(sum(traj), len(traj)),
+        "end_state": rate(sum(end), len(end)),
+        "clarification": rate(sum(clar), len(clar)),
+        "graceful_failure": rate(sum(grace), len(grace)),
+        "unsafe_calls": sum(m.unsafe_calls for m in ms),
+        "unsafe_rate": rate(sum(1 for m in ms if m.unsafe_calls), len(ms)),
+    }
+
+
+def _ms_group(
+    verdicts: list[Verdict], keys: Callable[[Verdict], Iterable[str]]
+) -> dict[str, MultiStepSlice]:
+    groups: dict[str, list[Verdict]] = defaultdict(list)
+    for v in verdicts:
+        for key in keys(v):
+            groups[key].append(v)
+    return {k: MultiStepSlice(**_ms_slice(groups[k])) for k in sorted(groups)}
+
+
+def multistep_stats(verdicts: list[Verdict]) -> MultiStepStats | None:
+    """The multi-step figures, or None when no verdict is of a multi-step case."""
+    multi = [v for v in verdicts if v.multistep is not None]
+    if not multi:
+        return None
+    won = [v.multistep for v in multi if v.passed and v.multistep is not None]
+    return MultiStepStats(
+        **_ms_slice(multi),
+        attempts=len(multi),
+        steps_per_success=sum(m.steps for m in won) / len(won) if won else None,
+        calls_per_success=sum(m.calls for m in won) / len(won) if won else None,
+        redundant_calls=sum(v.multistep.redundant_calls for v in multi if v.multistep),
+        step_limit_hits=sum(1 for v in multi if v.multistep and v.multistep.step_limit),
+        by_tag=_ms_group(multi, lambda v: v.tags),
+        by_tool=_ms_group(multi, lambda v: v.expected_tools or (NO_CALL,)),
+        by_risk=_ms_group(multi, lambda v: (v.risk.value,)),
+    )
+
+
 class Summary(BaseModel):
     """Every figure for one target. Rates carry Wilson intervals."""
 
@@ -86,6 +164,9 @@ class Summary(BaseModel):
         default=None, description="pass@k, pass^k, flaky cases, tool changes over repeats."
     )
     per_success: Costs | None = Field(default=None, description="Tokens and cost per success.")
+    multistep: MultiStepStats | None = Field(
+        default=None, description="Trajectory, end-state and behaviour figures of multi-step cases."
+    )
 
 
 def _slice(verdicts: list[Verdict]) -> SliceStats:
@@ -222,4 +303,5 @@ def summarize(
         unsafe_calls=sum(getattr(v, "unsafe_calls", 0) for v in verdicts),
         stability=stability(verdicts, k),
         per_success=per_success_costs(records, sum(v.passed for v in verdicts)),
+        multistep=multistep_stats(verdicts),
     )

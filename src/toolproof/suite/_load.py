@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolproof.errors import SuiteError
 from toolproof.suite._errors import Locator, first_error
 from toolproof.suite._yaml import Path_, load_yaml
-from toolproof.types import Case, Defaults, Suite, SuiteTool, Thresholds
+from toolproof.types import Case, Defaults, Environment, Suite, SuiteTool, Thresholds, ToolMock
 
 SUITE_FILENAMES = ("suite.yaml", "suite.yml", "toolproof.yaml")
 
@@ -42,6 +42,12 @@ class SuiteFile(BaseModel):
     cases: list[Case] = Field(default_factory=list)
     cases_from: list[str] | str = Field(
         default_factory=list, description="Glob(s) of JSONL or YAML files with more cases."
+    )
+    mocks: dict[str, ToolMock] = Field(
+        default_factory=dict, description="Mock tools for multi-step cases, by tool name."
+    )
+    environment: Environment | None = Field(
+        default=None, description="A stateful environment for multi-step cases."
     )
 
 
@@ -216,6 +222,8 @@ def load_suite_with_origin(path: str | Path) -> LoadedSuite:
         thresholds=dict(raw.thresholds),
         settings=raw.settings,
         cases=cases,
+        mocks=raw.mocks,
+        environment=raw.environment,
         source=str(file),
     )
     return LoadedSuite(suite, origin)

@@ -128,6 +128,88 @@ class Expect(BaseModel):
         return [[]]
 
 
+Fault = Literal["error", "exception", "empty", "timeout", "unavailable", "malformed"]
+
+
+class MockRule(BaseModel):
+    """One scripted answer of a mock tool: when the arguments match, answer this."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    when: dict[str, Any] | None = Field(
+        default=None,
+        description="Argument matchers (as in expect.args; other arguments are ignored). "
+        "No 'when': the rule always matches.",
+    )
+    result: Any = Field(default=None, description="The JSON value the tool returns.")
+    fault: Fault | None = Field(
+        default=None,
+        description="Inject a fault instead: error, exception, empty, timeout (simulated, "
+        "no waiting), unavailable (service unavailable) or malformed (a cut-off payload).",
+    )
+    message: str | None = Field(default=None, description="The error or exception message.")
+
+
+class ToolMock(BaseModel):
+    """A mock tool: rules over its arguments (first match wins), then a default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rules: list[MockRule] = Field(default_factory=list)
+    default: MockRule | None = Field(
+        default=None, description="The answer when no rule matches (no default: fall through)."
+    )
+
+
+class GoldAction(BaseModel):
+    """A call of the reference solution, replayed to compute the expected end state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class EndState(BaseModel):
+    """What the world must look like when the conversation ends.
+
+    ``state``: the expected final state, compared partially (only the listed
+    tables, rows and fields). ``actions``: the gold actions, replayed on a fresh
+    copy of the initial state to get the full expected state (any trajectory
+    that reaches the same state passes).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: dict[str, Any] | None = None
+    actions: list[GoldAction] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> EndState:
+        if (self.state is None) == (self.actions is None):
+            raise ValueError("give exactly one of 'state' and 'actions'")
+        return self
+
+
+class Trajectory(BaseModel):
+    """The expected sequence of calls across every step of a multi-step case.
+
+    ``steps`` is a list of ordered groups; the calls within a group may come in
+    any order (a single call is a group of one). ``mode`` says how the actual
+    calls line up with them (see Order). ``match`` overrides the argument
+    matchers per tool and parameter, e.g. {refund_order: {reason: {use: ignore}}}.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Order = Order.strict
+    steps: list[CallSpec | list[CallSpec]] = Field(min_length=1)
+    match: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def groups(self) -> list[list[CallSpec]]:
+        return [s if isinstance(s, list) else [s] for s in self.steps]
+
+
 class Case(BaseModel):
     """One test case: an input and the contract its answer must meet."""
 
@@ -140,18 +222,39 @@ class Case(BaseModel):
     tools: list[str] | None = Field(
         default=None, description="Names of the tools offered in this case (default: all)."
     )
-    expect: Expect
+    expect: Expect = Field(
+        default_factory=Expect,
+        description="The contract. Required, except in a multi-step case with a trajectory.",
+    )
     reason: str | None = Field(default=None, description="Why this is the expected behaviour.")
     tags: list[str] = Field(default_factory=list)
     risk: Risk | None = Field(
         default=None, description="Default: the highest risk among the tools the case names."
     )
-    max_steps: int | None = Field(default=None, ge=1)
+    max_steps: int | None = Field(
+        default=None, ge=1, description="Run the case as a multi-step task with this step limit."
+    )
+    mocks: dict[str, ToolMock] = Field(
+        default_factory=dict, description="Mock tools for this case (override the suite's)."
+    )
+    trajectory: Trajectory | None = Field(
+        default=None, description="The expected calls across all steps (multi-step)."
+    )
+    end_state: EndState | None = Field(
+        default=None, description="The expected final environment state (multi-step)."
+    )
+
+    @property
+    def multistep(self) -> bool:
+        """Run through the agent loop: a step limit, mocks, a trajectory or an end state."""
+        return bool(self.max_steps is not None or self.mocks or self.trajectory or self.end_state)
 
     @model_validator(mode="after")
     def _one_input(self) -> Case:
         if (self.prompt is None) == (self.messages is None):
             raise ValueError("give exactly one of 'prompt' and 'messages'")
+        if "expect" not in self.model_fields_set and self.trajectory is None:
+            raise ValueError("missing required key 'expect' (optional only with a 'trajectory')")
         return self
 
     def conversation(self, system: str | None) -> list[Message]:

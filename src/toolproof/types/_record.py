@@ -62,3 +62,10 @@ class Record(BaseModel):
     cost_usd: float | None = None
     cached: bool = False
     key: str | None = Field(default=None, description="Fingerprint of request, model and settings.")
+    steps: list[Any] | None = Field(
+        default=None,
+        description="Multi-step: the raw request and normalised response of every model call.",
+    )
+    end_state: Any = Field(
+        default=None, description="Multi-step: the environment's state when the attempt ended."
+    )

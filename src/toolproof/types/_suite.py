@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolproof.types._case import Case, Order
+from toolproof.types._case import Case, Order, ToolMock
 from toolproof.types._tool import Tool
 
 SUITE_FORMAT = 1
@@ -46,6 +46,22 @@ class Thresholds(BaseModel):
     failures: int | None = Field(default=None, ge=0, description="Maximum failed cases.")
 
 
+class Environment(BaseModel):
+    """A stateful environment: an initial state and the Python tools that change it.
+
+    Paths are relative to the suite file. ``state`` is a JSON file (a mapping of
+    tables), or an SQLite database (``.db``, ``.sqlite``) or SQL script (``.sql``).
+    ``tools`` is a Python file whose functions ``name(state, args)`` implement
+    the tools of the same name. Tool code runs against an in-memory copy of the
+    state; it is the suite author's own code and is trusted like a test fixture.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: str = Field(description="Initial state: a .json, .db/.sqlite or .sql file.")
+    tools: str = Field(description="A Python file with one function per tool.")
+
+
 class Suite(BaseModel):
     """A loaded, resolved suite: tools, cases and settings."""
 
@@ -63,6 +79,12 @@ class Suite(BaseModel):
     thresholds: dict[str, Thresholds] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)
     cases: list[Case]
+    mocks: dict[str, ToolMock] = Field(
+        default_factory=dict, description="Mock tools for multi-step cases, by tool name."
+    )
+    environment: Environment | None = Field(
+        default=None, description="A stateful environment for multi-step cases."
+    )
     source: str | None = Field(default=None, description="Where the suite was loaded from.")
 
     def tool(self, name: str) -> SuiteTool | None:
@@ -81,5 +103,14 @@ class Suite(BaseModel):
     def fingerprint(self) -> str:
         """A hash of everything that changes what the model is asked."""
         payload = self.model_dump(mode="json", exclude={"source", "thresholds"})
+        _drop_unset(payload, ("mocks", "environment"))
+        for case in payload["cases"]:  # multi-step fields change the hash only when used
+            _drop_unset(case, ("mocks", "trajectory", "end_state"))
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _drop_unset(data: dict[str, Any], keys: tuple[str, ...]) -> None:
+    for key in keys:
+        if not data.get(key):
+            data.pop(key, None)

@@ -33,6 +33,11 @@ class FailureClass(StrEnum):
     wrong_count = "wrong_count"
     wrong_order = "wrong_order"
     wrong_reply = "wrong_reply"
+    wrong_trajectory = "wrong_trajectory"
+    wrong_end_state = "wrong_end_state"
+    unsafe_call = "unsafe_call"
+    step_limit = "step_limit"
+    ungraceful_failure = "ungraceful_failure"
 
     @property
     def stage(self) -> Stage:
@@ -51,6 +56,11 @@ _STAGE_OF = {
     FailureClass.wrong_count: Stage.contract,
     FailureClass.wrong_order: Stage.contract,
     FailureClass.wrong_reply: Stage.reply,
+    FailureClass.wrong_trajectory: Stage.contract,
+    FailureClass.wrong_end_state: Stage.contract,
+    FailureClass.unsafe_call: Stage.contract,
+    FailureClass.step_limit: Stage.contract,
+    FailureClass.ungraceful_failure: Stage.reply,
 }
 
 STAGE_ORDER = tuple(Stage)
@@ -74,6 +84,28 @@ class Check:
     @property
     def passed(self) -> bool:
         return self.failure is None
+
+
+@dataclass(slots=True)
+class MultiStep:
+    """What a multi-step attempt did, beyond the checks. ``None``: does not apply."""
+
+    steps: int
+    """Model calls made (turns of the agent loop)."""
+    calls: int
+    """Tool calls made across all steps."""
+    redundant_calls: int = 0
+    """Calls repeating an earlier call with the same tool and arguments."""
+    trajectory_ok: bool | None = None
+    end_state_ok: bool | None = None
+    clarified: bool | None = None
+    """A clarify case: no call, and the reply asks for the missing data."""
+    graceful: bool | None = None
+    """After a tool failure: no invented data and an acknowledgement (heuristic)."""
+    unsafe_calls: int = 0
+    """Guarded calls made with no explicit confirmation from the user earlier."""
+    step_limit: bool = False
+    """The loop stopped at max_steps with calls still unanswered by text."""
 
 
 @dataclass(slots=True)
@@ -108,6 +140,8 @@ class Verdict:
     """Calls to a confirmation-guarded or destructive tool that the contract did not ask for."""
     target: str | None = None
     attempt: int = 0
+    multistep: MultiStep | None = None
+    """Trajectory, end state and behaviour figures of a multi-step case (None for one turn)."""
     render_diff: Callable[[], str] | None = field(default=None, repr=False, compare=False)
 
     @property

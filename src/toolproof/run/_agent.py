@@ -1,0 +1,135 @@
+"""The agent loop of a multi-step case: ask the model, answer its calls, repeat.
+
+Each step sends the conversation so far. Every call the model makes is
+answered by the case's mocks, then the suite's mocks, then the environment
+(first that has an answer), and the result goes back as a ``role: tool``
+message, which each provider adapter translates into its own wire format.
+The loop ends when the model answers without a call, or after ``max_steps``
+model calls. Nothing real is executed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolproof.grade._compile import context
+from toolproof.providers import Exchange, ModelSettings, ProviderRequest
+from toolproof.run._env import EnvSession, LoadedEnvironment
+from toolproof.run._mock import CompiledMock, ToolResult
+from toolproof.types import Case, Message, Response, Suite, Tool, ToolCall, Usage
+
+__all__ = ["DEFAULT_MAX_STEPS", "AgentRun", "ToolBox", "run_agent"]
+
+DEFAULT_MAX_STEPS = 10
+
+CallModel = Callable[[ProviderRequest], Awaitable[Exchange]]
+
+
+class ToolBox:
+    """Answers tool calls for one attempt: mocks first, then a private environment copy."""
+
+    def __init__(self, suite: Suite, case: Case, env: LoadedEnvironment | None) -> None:
+        ctx = context(suite)
+        self.layers = [
+            {n: CompiledMock(m, ctx) for n, m in case.mocks.items()},
+            {n: CompiledMock(m, ctx) for n, m in suite.mocks.items()},
+        ]
+        self.env: EnvSession | None = env.session() if env is not None else None
+
+    def call(self, call: ToolCall) -> ToolResult:
+        if call.parse_error is not None:
+            return _error(f"the arguments of {call.name} are not valid JSON")
+        for layer in self.layers:
+            mock = layer.get(call.name)
+            answer = mock.answer(call.arguments) if mock is not None else None
+            if answer is not None:
+                return answer
+        if self.env is not None and self.env.has(call.name):
+            return self.env.call(call.name, call.arguments)
+        return _error(f"no tool named {call.name} is available")
+
+    def snapshot(self) -> Any:
+        return self.env.snapshot() if self.env is not None else None
+
+    def close(self) -> None:
+        if self.env is not None:
+            self.env.close()
+
+
+def _error(message: str) -> ToolResult:
+    return ToolResult(json.dumps({"error": message}), is_error=True, fault="error")
+
+
+@dataclass
+class AgentRun:
+    """What a multi-step attempt produced."""
+
+    transcript: list[Message]
+    response: Response
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    end_state: Any = None
+
+
+async def run_agent(
+    call_model: CallModel,
+    *,
+    model: str,
+    messages: list[Message],
+    tools: list[Tool],
+    settings: ModelSettings,
+    toolbox: ToolBox,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> AgentRun:
+    """Run the loop. ``call_model`` is the runner's paced, retried provider call."""
+    transcript = list(messages)
+    steps: list[dict[str, Any]] = []
+    response: Response | None = None
+    try:
+        for step in range(max_steps):
+            request = ProviderRequest.model_construct(
+                model=model, messages=list(transcript), tools=tools, settings=settings
+            )
+            exchange = await call_model(request)
+            response = exchange.response
+            steps.append(
+                {"request": exchange.request, "response": response.model_dump(mode="json")}
+            )
+            calls = [
+                c if c.id else c.model_copy(update={"id": f"call_{step}_{i}"})
+                for i, c in enumerate(response.tool_calls)
+            ]
+            transcript.append(Message(role="assistant", content=response.text, tool_calls=calls))
+            if not calls:
+                break
+            transcript.extend(_answer(toolbox, c) for c in calls)
+        end_state = toolbox.snapshot()
+    finally:
+        toolbox.close()
+    assert response is not None  # max_steps >= 1
+    final = response.model_copy(update={"usage": _total_usage(steps)})
+    return AgentRun(transcript, final, steps, end_state)
+
+
+def _answer(toolbox: ToolBox, call: ToolCall) -> Message:
+    result = toolbox.call(call)
+    return Message(
+        role="tool",
+        tool_call_id=call.id,
+        name=call.name,
+        content=result.content,
+        is_error=result.is_error,
+    )
+
+
+def _total_usage(steps: list[dict[str, Any]]) -> Usage | None:
+    """Tokens of every step together (each step's own usage stays in ``steps``)."""
+    usages = [s["response"].get("usage") for s in steps if s["response"].get("usage")]
+    if not usages:
+        return None
+    return Usage(
+        input_tokens=sum(u.get("input_tokens") or 0 for u in usages),
+        output_tokens=sum(u.get("output_tokens") or 0 for u in usages),
+    )
