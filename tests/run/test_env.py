@@ -120,7 +120,7 @@ def test_missing_files_and_unknown_state_formats_are_user_errors(tmp_path: Path)
         load_environment(_suite(tmp_path, "nope.json", "tools.py"))
     (tmp_path / "state.csv").write_text("a,b")
     (tmp_path / "tools.py").write_text(TOOLS_PY)
-    with pytest.raises(UserError, match="must be .json"):
+    with pytest.raises(UserError, match=r"must be \.json"):
         load_environment(_suite(tmp_path, "state.csv", "tools.py"))
 
 

@@ -165,7 +165,10 @@ def graceful(
     failed = _unrepaired_failures(messages, start)
     if not failed:
         return None
-    earlier = "\n".join(m.content or "" for m in messages) + "\n" + _calls_text(messages)
+    before = messages
+    if before and before[-1].role == "assistant" and not before[-1].tool_calls:
+        before = before[:-1]  # the final reply itself is not a source
+    earlier = "\n".join(m.content or "" for m in before) + "\n" + _calls_text(before)
     invented = [v for v in _VALUE.findall(final_text) if v not in earlier]
     lowered, seen = final_text.lower(), earlier.lower()
     invented += [

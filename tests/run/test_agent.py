@@ -1,0 +1,242 @@
+"""The agent loop: steps, tool results fed back, mocks before the environment, step limit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolproof.grade import Scorer
+from toolproof.providers import Exchange, ModelSettings, ProviderRequest
+from toolproof.providers._scripted import ScriptedProvider
+from toolproof.run import RunOptions, Target, run_suite
+from toolproof.run._agent import ToolBox, run_agent
+from toolproof.run._limits import RetryPolicy
+from toolproof.suite import load_suite
+from toolproof.types import Case, Message, Response, Suite, ToolCall, Usage
+
+from .conftest import write_suite
+
+TOOLS_PY = """
+def lookup(state, args):
+    return state["orders"][args["id"]]
+
+def close(state, args):
+    state["orders"][args["id"]]["status"] = "closed"
+    return {"ok": True}
+"""
+
+SUITE: dict[str, Any] = {
+    "format": 1,
+    "suite": "agent",
+    "system": "You help with orders.",
+    "tools": [
+        {
+            "name": "lookup",
+            "parameters": {"type": "object", "properties": {"id": {"type": "string"}}},
+        },
+        {
+            "name": "close",
+            "effect": "destructive",
+            "parameters": {"type": "object", "properties": {"id": {"type": "string"}}},
+        },
+    ],
+    "environment": {"state": "state.json", "tools": "tools.py"},
+    "mocks": {"lookup": {"rules": [{"when": {"id": "DOWN"}, "fault": "unavailable"}]}},
+    "cases": [
+        {
+            "id": "close-it",
+            "messages": [
+                {"role": "user", "content": "Close order A."},
+                {"role": "assistant", "content": "Close order A for good? Please confirm."},
+                {"role": "user", "content": "Yes."},
+            ],
+            "max_steps": 4,
+            "trajectory": {
+                "mode": "strict",
+                "steps": [
+                    {"tool": "lookup", "args": {"id": "A"}},
+                    {"tool": "close", "args": {"id": "A"}},
+                ],
+            },
+            "end_state": {"actions": [{"tool": "close", "args": {"id": "A"}}]},
+        },
+        {
+            "id": "down",
+            "prompt": "Where is order DOWN?",
+            "max_steps": 3,
+            "expect": {"kind": "text"},
+        },
+    ],
+}
+
+
+def _write(tmp_path: Path) -> Suite:
+    folder = tmp_path / "suite"
+    path = write_suite(folder, SUITE)
+    (folder / "state.json").write_text(
+        json.dumps({"orders": {"A": {"status": "open"}, "DOWN": {"status": "open"}}})
+    )
+    (folder / "tools.py").write_text(TOOLS_PY)
+    return load_suite(path)
+
+
+def _call(name: str, **args: Any) -> dict[str, Any]:
+    return {"name": name, "raw_arguments": json.dumps(args)}
+
+
+def _run(suite: Suite, tmp_path: Path, script: dict[str, Any]) -> list[Any]:
+    provider = ScriptedProvider.from_dict({"cases": script})
+    opts = RunOptions(
+        out=tmp_path / "run", cache=False, fsync=False, retry=RetryPolicy(0.001, 0.01)
+    )
+    result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
+    scorer = Scorer(suite)
+    return sorted((scorer.grade(r) for r in result.records), key=lambda v: v.case_id if v else "")
+
+
+RIGHT = {
+    "close-it": {
+        "steps": [
+            {
+                "tool_calls": [_call("lookup", id="A")],
+                "usage": {"input_tokens": 10, "output_tokens": 2},
+            },
+            {
+                "tool_calls": [_call("close", id="A")],
+                "usage": {"input_tokens": 20, "output_tokens": 3},
+            },
+            {"text": "Order A is closed.", "usage": {"input_tokens": 30, "output_tokens": 4}},
+        ]
+    },
+    "down": {
+        "steps": [
+            {"tool_calls": [_call("lookup", id="DOWN")]},
+            {"text": "Sorry, the order service is unavailable, so I could not look it up."},
+        ]
+    },
+}
+
+
+def test_the_loop_feeds_results_back_and_records_every_step(tmp_path: Path) -> None:
+    suite = _write(tmp_path)
+    provider = ScriptedProvider.from_dict({"cases": RIGHT})
+    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False)
+    result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
+    record = next(r for r in result.records if r.case_id == "close-it")
+    assert record.outcome == "ok"
+    assert record.response is not None and record.response.text == "Order A is closed."
+    assert record.response.usage == Usage(input_tokens=60, output_tokens=9)
+    assert record.steps is not None and len(record.steps) == 3
+    roles = [m.role for m in record.transcript or []]
+    assert roles == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    tool_msgs = [m for m in record.transcript or [] if m.role == "tool"]
+    assert json.loads(tool_msgs[0].content or "") == {"status": "open"}
+    assert tool_msgs[0].tool_call_id == record.transcript[4].tool_calls[0].id  # type: ignore[index]
+    # the second request carried the first tool result (raw request kept per step)
+    sent = record.steps[1]["request"]["messages"]
+    assert sent[-1]["role"] == "tool" and sent[-1]["name"] == "lookup"
+    assert record.end_state == {"orders": {"A": {"status": "closed"}, "DOWN": {"status": "open"}}}
+    # the suite's files are untouched
+    state = json.loads((tmp_path / "suite" / "state.json").read_text())
+    assert state["orders"]["A"]["status"] == "open"
+
+
+def test_right_script_passes_every_multistep_check(tmp_path: Path) -> None:
+    verdicts = _run(_write(tmp_path), tmp_path, RIGHT)
+    assert [v.case_id for v in verdicts] == ["close-it", "down"]
+    assert all(v.passed for v in verdicts), [c.message for v in verdicts for c in v.checks]
+    close, down = verdicts
+    assert close.multistep is not None
+    assert close.multistep.trajectory_ok and close.multistep.end_state_ok
+    assert close.multistep.steps == 3 and close.multistep.calls == 2
+    assert close.multistep.unsafe_calls == 0
+    assert down.multistep is not None and down.multistep.graceful is True
+
+
+def test_wrong_script_fails_with_reasons(tmp_path: Path) -> None:
+    wrong = {
+        "close-it": {"steps": [{"tool_calls": [_call("close", id="A")]}, {"text": "Closed."}]},
+        "down": {
+            "steps": [
+                {"tool_calls": [_call("lookup", id="DOWN")]},
+                {"text": "Order DOWN shipped on 2026-09-12."},
+            ]
+        },
+    }
+    close, down = _run(_write(tmp_path), tmp_path, wrong)
+    assert not close.passed and close.failure == "wrong_trajectory"
+    assert close.multistep is not None and close.multistep.end_state_ok is True
+    assert not down.passed and down.failure == "ungraceful_failure"
+
+
+def test_step_limit_is_a_failure(tmp_path: Path) -> None:
+    loop = {
+        "close-it": {"steps": [{"tool_calls": [_call("lookup", id="A")]}]},
+        "down": RIGHT["down"],
+    }
+    close, _ = _run(_write(tmp_path), tmp_path, loop)
+    assert close.multistep is not None and close.multistep.step_limit
+    assert close.multistep.steps == 4
+    assert "step_limit" in close.failures
+    assert close.multistep.redundant_calls == 3
+
+
+async def _fixed(request: ProviderRequest) -> Exchange:
+    return Exchange(
+        request={}, response=Response(tool_calls=[ToolCall(name="lookup", arguments={"id": "A"})])
+    )
+
+
+def _toolbox(suite: Suite, mocks: dict[str, Any]) -> ToolBox:
+    case = Case.model_validate({"id": "c", "prompt": "x", "expect": {}, "mocks": mocks})
+    from toolproof.run._env import load_environment
+
+    return ToolBox(suite, case, load_environment(suite))
+
+
+def test_case_mocks_override_suite_mocks_which_override_the_environment(tmp_path: Path) -> None:
+    suite = _write(tmp_path)
+    plain = _toolbox(suite, {})
+    assert json.loads(plain.call(ToolCall(name="lookup", arguments={"id": "A"})).content) == {
+        "status": "open"
+    }
+    assert plain.call(ToolCall(name="lookup", arguments={"id": "DOWN"})).fault == "unavailable"
+    case = _toolbox(suite, {"lookup": {"default": {"result": "from the case"}}})
+    assert case.call(ToolCall(name="lookup", arguments={"id": "DOWN"})).content == "from the case"
+
+
+def test_unknown_tools_and_bad_json_get_error_results(tmp_path: Path) -> None:
+    box = _toolbox(_write(tmp_path), {})
+    assert box.call(ToolCall(name="nope", arguments={})).is_error
+    bad = ToolCall(name="lookup", raw_arguments="{oops", parse_error="bad")
+    assert box.call(bad).is_error
+
+
+@pytest.mark.asyncio
+async def test_run_agent_stops_at_max_steps(tmp_path: Path) -> None:
+    suite = _write(tmp_path)
+    run = await run_agent(
+        _fixed,
+        model="m",
+        messages=[Message(role="user", content="x")],
+        tools=suite.tools_for(suite.cases[0]),
+        settings=ModelSettings(),
+        toolbox=_toolbox(suite, {}),
+        max_steps=2,
+    )
+    assert len(run.steps) == 2
+    assert [m.role for m in run.transcript] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert run.response.tool_calls
