@@ -13,7 +13,7 @@ from toolproof.grade._matchers import MISSING, OPTIONS, literal_values
 from toolproof.suite._errors import Locator
 from toolproof.suite._load import LoadedSuite
 from toolproof.suite._yaml import Path_
-from toolproof.types import Case, SuiteTool
+from toolproof.types import Case, Suite, SuiteTool
 
 
 def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
@@ -57,7 +57,44 @@ def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
             compile_case(case, suite, by_name, ctx)
         except SpecError as exc:
             case_error(case, exc.path, str(exc))
+        if case.multistep:
+            _check_multistep(case, suite, by_name, ctx, case_error)
+    for name in suite.mocks:
+        if name not in by_name:
+            errors.append(root.error(("mocks", name), f"mock for unknown tool '{name}'"))
     return errors
+
+
+def _check_multistep(
+    case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Any, report: Any
+) -> None:
+    """Mocks, trajectory and gold actions of a multi-step case name real tools and compile."""
+    from toolproof.grade._trajectory import compile_trajectory
+    from toolproof.run._mock import CompiledMock
+
+    for name, mock in case.mocks.items():
+        if name not in by_name:
+            report(case, ("mocks", name), f"mock for unknown tool '{name}'")
+        try:
+            CompiledMock(mock, ctx)
+        except SpecError as exc:
+            report(case, ("mocks", name, *exc.path), str(exc))
+    if case.trajectory is not None:
+        for g, group in enumerate(case.trajectory.groups()):
+            for spec in group:
+                for name in spec.tools:
+                    if name not in by_name:
+                        report(case, ("trajectory", "steps", g), f"unknown tool '{name}'")
+        try:
+            compile_trajectory(case.trajectory, by_name, ctx, suite.defaults.extra_args)
+        except SpecError as exc:
+            report(case, exc.path, str(exc))
+    actions = case.end_state.actions if case.end_state is not None else None
+    if actions is not None and suite.environment is None:
+        report(case, ("end_state", "actions"), "gold actions need a suite 'environment'")
+    for i, action in enumerate(actions or []):
+        if action.tool not in by_name:
+            report(case, ("end_state", "actions", i, "tool"), f"unknown tool '{action.tool}'")
 
 
 def _check_tool(tool: SuiteTool, report: Any) -> None:
