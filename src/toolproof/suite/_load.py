@@ -224,6 +224,22 @@ def load_suite_with_origin(path: str | Path) -> LoadedSuite:
         cases=cases,
         mocks=raw.mocks,
         environment=raw.environment,
+        environment_digest=_environment_digest(raw.environment, base, where),
         source=str(file),
     )
     return LoadedSuite(suite, origin)
+
+
+def _environment_digest(env: Environment | None, base: Path, where: Locator) -> str | None:
+    """A hash of the environment's files; a missing file is an error at its field."""
+    if env is None:
+        return None
+    import hashlib
+
+    digest = hashlib.sha256()
+    for key, name in (("state", env.state), ("tools", env.tools)):
+        path = base / name
+        if not path.is_file():
+            raise where.error(("environment", key), f"no such file '{name}'")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]

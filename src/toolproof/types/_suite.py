@@ -85,6 +85,11 @@ class Suite(BaseModel):
     environment: Environment | None = Field(
         default=None, description="A stateful environment for multi-step cases."
     )
+    environment_digest: str | None = Field(
+        default=None,
+        description="Hash of the environment's state and tool files (set by the loader), "
+        "so that changing them changes the suite's fingerprint.",
+    )
     source: str | None = Field(default=None, description="Where the suite was loaded from.")
 
     def tool(self, name: str) -> SuiteTool | None:
@@ -103,7 +108,7 @@ class Suite(BaseModel):
     def fingerprint(self) -> str:
         """A hash of everything that changes what the model is asked."""
         payload = self.model_dump(mode="json", exclude={"source", "thresholds"})
-        _drop_unset(payload, ("mocks", "environment"))
+        _drop_unset(payload, ("mocks", "environment", "environment_digest"))
         for case in payload["cases"]:  # multi-step fields change the hash only when used
             _drop_unset(case, ("mocks", "trajectory", "end_state"))
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
