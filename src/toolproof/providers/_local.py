@@ -134,6 +134,7 @@ class ServerOptions:
     def argv(self) -> list[str]:
         return [
             sys.executable,
+            "-P",  # no current folder on sys.path: a local "toolproof" folder cannot shadow us
             "-m",
             __name__,
             "--model",
