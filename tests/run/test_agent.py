@@ -219,8 +219,13 @@ def test_case_mocks_override_suite_mocks_which_override_the_environment(tmp_path
 
 
 def test_unknown_tools_and_bad_json_get_error_results(tmp_path: Path) -> None:
-    box = _toolbox(_write(tmp_path), {})
-    assert box.call(ToolCall(name="nope", arguments={})).is_error
+    suite = _write(tmp_path)
+    box = _toolbox(suite, {})
+    unknown = box.call(ToolCall(name="nope", arguments={}))
+    assert unknown.is_error and "no tool named nope" in unknown.content
+    bare = ToolBox(suite, Case(id="c", prompt="x", expect={}), None)  # no environment
+    missing = bare.call(ToolCall(name="close", arguments={"id": "A"}))
+    assert missing.is_error and "not implemented" in missing.content
     bad = ToolCall(name="lookup", raw_arguments="{oops", parse_error="bad")
     assert box.call(bad).is_error
 

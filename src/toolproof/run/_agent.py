@@ -38,6 +38,7 @@ class ToolBox:
             {n: CompiledMock(m, ctx) for n, m in suite.mocks.items()},
         ]
         self.env: EnvSession | None = env.session() if env is not None else None
+        self.known = frozenset(t.name for t in suite.tools)
 
     def call(self, call: ToolCall) -> ToolResult:
         if call.parse_error is not None:
@@ -49,7 +50,9 @@ class ToolBox:
                 return answer
         if self.env is not None and self.env.has(call.name):
             return self.env.call(call.name, call.arguments)
-        return _error(f"no tool named {call.name} is available")
+        if call.name not in self.known:
+            return _error(f"no tool named {call.name} is available")
+        return _error(f"{call.name} is not implemented (no mock and no environment function)")
 
     def snapshot(self) -> Any:
         return self.env.snapshot() if self.env is not None else None
