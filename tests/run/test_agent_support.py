@@ -174,3 +174,10 @@ def test_two_lookups_pass_in_either_order(suite: Suite, tmp_path: Path) -> None:
         }
         verdict = _verdicts(suite, tmp_path / str(i), script)["ms-two-lookups-any-order"]
         assert verdict.passed, [c.message for c in verdict.checks]
+
+
+def test_only_status_enum_values_count_as_invented_words(suite: Suite) -> None:
+    scorer = Scorer(suite)
+    words = scorer._multi["ms-lookup-unavailable"].data_words
+    assert "shipped" in words and "pending payment" in words
+    assert "other" not in words and "damaged" not in words  # reason enums are not data

@@ -228,7 +228,7 @@ class MultiStepCase:
     start: int
     """Index of the first message the model produced (after the case's own conversation)."""
     data_words: tuple[str, ...] = ()
-    """Enum values of the suite's tools: status words a reply could invent."""
+    """Enum values of the tools' status parameters: words a reply could invent."""
 
 
 def compile_multistep(
@@ -243,10 +243,10 @@ def compile_multistep(
         trajectories = [CompiledTrajectory(cc.order, [s]) for s in cc.call_sets if s]
     kind = Kind.call if case.trajectory is not None and case.expect.kind is None else cc.kind
     words = {
-        str(v).lower()
+        str(v).lower().replace("_", " ")
         for t in suite.tools
-        for p in (t.parameters.get("properties") or {}).values()
-        if isinstance(p, dict)
+        for name, p in (t.parameters.get("properties") or {}).items()
+        if isinstance(p, dict) and ("status" in name or "state" in name)
         for v in p.get("enum", [])
         if isinstance(v, str) and len(v) > 3
     }
