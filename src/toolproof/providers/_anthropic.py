@@ -12,18 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from toolproof.errors import UserError
-from toolproof.providers._base import Exchange, ModelSettings, Provider, ProviderRequest
+from toolproof.providers._base import ModelSettings, ProviderRequest
 from toolproof.providers._common import (
-    api_key,
+    WireProvider,
     arguments_for_history,
     call_from_object,
     fill_call_ids,
-    join_url,
     merge_extra,
     system_text,
     unexpected_body,
 )
-from toolproof.providers._http import HttpTransport
 from toolproof.types import Message, Response, Tool, ToolCall, Usage
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider"]
@@ -33,34 +31,21 @@ API_VERSION = "2023-06-01"
 _EFFORTS = ("low", "medium", "high")
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(WireProvider):
     """``anthropic:MODEL``: key ``ANTHROPIC_API_KEY``."""
 
     name = "anthropic"
     default_base_url = "https://api.anthropic.com/v1"
+    key_env = ("ANTHROPIC_API_KEY",)
 
-    def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
-        self.model = model
-        self.settings = settings
-        self.transport = transport
+    def check_settings(self, settings: ModelSettings) -> None:
         _check_effort(settings)
-        self.url = join_url(settings.base_url or self.default_base_url, "messages")
-        env = (settings.api_key_env,) if settings.api_key_env else ("ANTHROPIC_API_KEY",)
-        self._key = api_key(self.name, env)
-        self._reported: str | None = None
 
-    async def generate(self, request: ProviderRequest) -> Exchange:
-        payload = self.build_payload(request)
-        headers = {"x-api-key": self._key, "anthropic-version": API_VERSION}
-        body, latency_ms = await self.transport.post_json(
-            self.url, payload, headers, request.settings.timeout_s
-        )
-        response = self.parse_response(body, latency_ms, payload)
-        self._reported = response.model or self._reported
-        return Exchange(request=payload, response=response)
+    def endpoint(self) -> str:
+        return "messages"
 
-    def model_version(self) -> str | None:
-        return self._reported
+    def headers(self) -> dict[str, str]:
+        return {"x-api-key": self._key or "", "anthropic-version": API_VERSION}
 
     def build_payload(self, request: ProviderRequest) -> dict[str, Any]:
         """The exact JSON body for one request."""

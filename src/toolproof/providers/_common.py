@@ -8,15 +8,23 @@ from __future__ import annotations
 
 import json
 import os
+from abc import abstractmethod
 from typing import Any
 
 from toolproof.errors import UserError
-from toolproof.providers._base import ModelSettings, TransportError
-from toolproof.providers._http import classify_status
-from toolproof.types import Message, Outcome, ToolCall
+from toolproof.providers._base import (
+    Exchange,
+    ModelSettings,
+    Provider,
+    ProviderRequest,
+    TransportError,
+)
+from toolproof.providers._http import HttpTransport, classify_status
+from toolproof.types import Message, Outcome, Response, ToolCall
 
 __all__ = [
     "SYNTHETIC_ID_PREFIX",
+    "WireProvider",
     "api_key",
     "arguments_for_history",
     "arguments_text",
@@ -51,11 +59,9 @@ def join_url(base: str, path: str) -> str:
 
 def call_from_text(call_id: str | None, name: str, raw: str) -> ToolCall:
     """A call whose arguments arrived as text: keep the text, parse it, never raise."""
-    try:
-        parsed = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        return ToolCall(id=call_id, name=name, raw_arguments=raw, parse_error=str(exc))
-    return ToolCall(id=call_id, name=name, raw_arguments=raw, arguments=parsed)
+    from toolproof.records import tool_call_from_raw
+
+    return tool_call_from_raw(name, raw, call_id)
 
 
 def call_from_object(call_id: str | None, name: str, value: Any) -> ToolCall:
@@ -153,3 +159,66 @@ def _answer(msg: Message, pending: list[ToolCall]) -> Message:
     if msg.name is None:
         update["name"] = match.name
     return msg.model_copy(update=update) if update else msg
+
+
+class WireProvider(Provider):
+    """A provider that POSTs one JSON payload per turn over the shared transport.
+
+    Subclasses give the wire format (``build_payload``, ``parse_response``,
+    ``headers``) and where to send it; the round trip is the same for all.
+    """
+
+    #: Base URL used when ``settings.base_url`` is not set.
+    default_base_url: str | None = None
+    #: Environment variables that may hold the key, in order.
+    key_env: tuple[str, ...] = ()
+    #: False for servers that take no key unless ``api_key_env`` names one.
+    key_required: bool = True
+
+    def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
+        self.model = model
+        self.settings = settings
+        self.transport = transport
+        self.check_settings(settings)
+        base = settings.base_url or self.default_base_url
+        if not base:
+            raise UserError(f"provider {self.name!r} needs settings.base_url")
+        self.url = join_url(base, self.endpoint())
+        self._key = self._api_key(settings)
+        self._reported: str | None = None
+
+    def _api_key(self, settings: ModelSettings) -> str | None:
+        if settings.api_key_env:
+            return api_key(self.name, (settings.api_key_env,))
+        return api_key(self.name, self.key_env) if self.key_required else None
+
+    def check_settings(self, settings: ModelSettings) -> None:
+        """Refuse settings this provider cannot honour (a UserError), rather than drop them."""
+
+    @abstractmethod
+    def endpoint(self) -> str:
+        """The path under the base URL."""
+
+    @abstractmethod
+    def headers(self) -> dict[str, str]:
+        """Request headers, with the key (never logged or recorded)."""
+
+    @abstractmethod
+    def build_payload(self, request: ProviderRequest) -> dict[str, Any]:
+        """The exact JSON body for one request."""
+
+    @abstractmethod
+    def parse_response(self, body: Any, latency_ms: float, payload: Any) -> Response:
+        """The canonical view of an answer; ``raw`` is the body itself."""
+
+    async def generate(self, request: ProviderRequest) -> Exchange:
+        payload = self.build_payload(request)
+        body, latency_ms = await self.transport.post_json(
+            self.url, payload, self.headers(), request.settings.timeout_s
+        )
+        response = self.parse_response(body, latency_ms, payload)
+        self._reported = response.model or self._reported
+        return Exchange(request=payload, response=response)
+
+    def model_version(self) -> str | None:
+        return self._reported

@@ -20,14 +20,13 @@ from collections import OrderedDict
 from typing import Any
 
 from toolproof.errors import UserError
-from toolproof.providers._base import Exchange, ModelSettings, Provider, ProviderRequest
+from toolproof.providers._base import ModelSettings, ProviderRequest
 from toolproof.providers._common import (
     SYNTHETIC_ID_PREFIX,
-    api_key,
+    WireProvider,
     arguments_for_history,
     call_from_object,
     fill_call_ids,
-    join_url,
     merge_extra,
     system_text,
     unexpected_body,
@@ -53,39 +52,26 @@ _MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE", "tool": "ANY"}
 _MAX_SIGNATURES = 50_000
 
 
-class GeminiProvider(Provider):
+class GeminiProvider(WireProvider):
     """``gemini:MODEL``: key ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``)."""
 
     name = "gemini"
     default_base_url = "https://generativelanguage.googleapis.com"
 
+    key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
     def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
-        self.model = model.removeprefix("models/")
-        self.settings = settings
-        self.transport = transport
-        _check_settings(settings)
-        base = settings.base_url or self.default_base_url
-        self.url = join_url(base, f"v1beta/models/{self.model}:generateContent")
-        env = (
-            (settings.api_key_env,)
-            if settings.api_key_env
-            else ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-        )
-        self._key = api_key(self.name, env)
+        super().__init__(model.removeprefix("models/"), settings, transport)
         self._signatures: OrderedDict[str, str] = OrderedDict()
-        self._reported: str | None = None
 
-    async def generate(self, request: ProviderRequest) -> Exchange:
-        payload = self.build_payload(request)
-        body, latency_ms = await self.transport.post_json(
-            self.url, payload, {"x-goog-api-key": self._key}, request.settings.timeout_s
-        )
-        response = self.parse_response(body, latency_ms, payload)
-        self._reported = response.model or self._reported
-        return Exchange(request=payload, response=response)
+    def check_settings(self, settings: ModelSettings) -> None:
+        _check_settings(settings)
 
-    def model_version(self) -> str | None:
-        return self._reported
+    def endpoint(self) -> str:
+        return f"v1beta/models/{self.model}:generateContent"
+
+    def headers(self) -> dict[str, str]:
+        return {"x-goog-api-key": self._key or ""}
 
     # -- request -----------------------------------------------------------------
 

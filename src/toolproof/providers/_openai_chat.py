@@ -16,25 +16,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproof.errors import UserError
-from toolproof.providers._base import Exchange, ModelSettings, Provider, ProviderRequest
+from toolproof.providers._base import ModelSettings, ProviderRequest
 from toolproof.providers._common import (
-    api_key,
+    WireProvider,
     arguments_text,
     call_from_object,
     call_from_text,
     fill_call_ids,
-    join_url,
     merge_extra,
     unexpected_body,
 )
-from toolproof.providers._http import HttpTransport
 from toolproof.types import Message, Response, Tool, ToolCall, Usage
 
 __all__ = ["OpenAIChatProvider", "OpenAICompatibleProvider", "OpenRouterProvider"]
 
 
-class OpenAIChatProvider(Provider):
+class OpenAIChatProvider(WireProvider):
     """``openai:MODEL``: the Chat Completions API."""
 
     name = "openai"
@@ -42,35 +39,11 @@ class OpenAIChatProvider(Provider):
     key_env: tuple[str, ...] = ("OPENAI_API_KEY",)
     max_tokens_field = "max_completion_tokens"
 
-    def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
-        self.model = model
-        self.settings = settings
-        self.transport = transport
-        base = settings.base_url or self.default_base_url
-        if not base:
-            raise UserError(f"provider {self.name!r} needs settings.base_url")
-        self.url = join_url(base, "chat/completions")
-        self._key = self._api_key(settings)
-        self._reported: str | None = None
+    def endpoint(self) -> str:
+        return "chat/completions"
 
-    def _api_key(self, settings: ModelSettings) -> str | None:
-        return api_key(self.name, self.key_env)
-
-    def _headers(self) -> dict[str, str]:
+    def headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self._key}"} if self._key else {}
-
-    async def generate(self, request: ProviderRequest) -> Exchange:
-        payload = self.build_payload(request)
-        timeout = request.settings.timeout_s
-        body, latency_ms = await self.transport.post_json(
-            self.url, payload, self._headers(), timeout
-        )
-        response = self.parse_response(body, latency_ms, payload)
-        self._reported = response.model or self._reported
-        return Exchange(request=payload, response=response)
-
-    def model_version(self) -> str | None:
-        return self._reported
 
     # -- request -----------------------------------------------------------------
 
@@ -152,12 +125,8 @@ class OpenAICompatibleProvider(OpenAIChatProvider):
     name = "openai-compatible"
     default_base_url = None
     key_env = ()
+    key_required = False
     max_tokens_field = "max_tokens"
-
-    def _api_key(self, settings: ModelSettings) -> str | None:
-        if settings.api_key_env:
-            return api_key(self.name, (settings.api_key_env,))
-        return None
 
 
 def _tool(tool: Tool) -> dict[str, Any]:

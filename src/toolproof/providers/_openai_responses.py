@@ -11,49 +11,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproof.providers._base import Exchange, ModelSettings, Provider, ProviderRequest
+from toolproof.providers._base import ModelSettings, ProviderRequest
 from toolproof.providers._common import (
-    api_key,
+    WireProvider,
     arguments_text,
     call_from_text,
     fill_call_ids,
-    join_url,
     merge_extra,
     unexpected_body,
 )
-from toolproof.providers._http import HttpTransport
 from toolproof.types import Message, Response, Tool, ToolCall, Usage
 
 __all__ = ["OpenAIResponsesProvider"]
 
 
-class OpenAIResponsesProvider(Provider):
+class OpenAIResponsesProvider(WireProvider):
     """``openai-responses:MODEL``: the Responses API, key ``OPENAI_API_KEY``."""
 
     name = "openai-responses"
     default_base_url = "https://api.openai.com/v1"
+    key_env = ("OPENAI_API_KEY",)
 
-    def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
-        self.model = model
-        self.settings = settings
-        self.transport = transport
-        self.url = join_url(settings.base_url or self.default_base_url, "responses")
-        env = (settings.api_key_env,) if settings.api_key_env else ("OPENAI_API_KEY",)
-        self._key = api_key(self.name, env)
-        self._reported: str | None = None
+    def endpoint(self) -> str:
+        return "responses"
 
-    async def generate(self, request: ProviderRequest) -> Exchange:
-        payload = self.build_payload(request)
-        headers = {"authorization": f"Bearer {self._key}"}
-        body, latency_ms = await self.transport.post_json(
-            self.url, payload, headers, request.settings.timeout_s
-        )
-        response = self.parse_response(body, latency_ms, payload)
-        self._reported = response.model or self._reported
-        return Exchange(request=payload, response=response)
-
-    def model_version(self) -> str | None:
-        return self._reported
+    def headers(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self._key}"}
 
     def build_payload(self, request: ProviderRequest) -> dict[str, Any]:
         """The exact JSON body for one request."""
