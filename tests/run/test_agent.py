@@ -245,3 +245,17 @@ async def test_run_agent_stops_at_max_steps(tmp_path: Path) -> None:
     assert len(run.steps) == 2
     assert [m.role for m in run.transcript] == ["user", "assistant", "tool", "assistant", "tool"]
     assert run.response.tool_calls
+
+
+def test_scripted_steps_must_be_a_non_empty_list_alone() -> None:
+    from toolproof.errors import UserError
+
+    with pytest.raises(UserError, match="'steps' must be the only key"):
+        ScriptedProvider.from_dict({"cases": {"c": {"steps": [], "text": "x"}}})
+
+
+def test_scripted_steps_can_differ_per_attempt() -> None:
+    provider = ScriptedProvider.from_dict(
+        {"cases": {"c": [{"steps": [{"text": "first try"}]}, {"steps": [{"text": "second"}]}]}}
+    )
+    assert provider._entry("c", 1).at(0).text == "second"
