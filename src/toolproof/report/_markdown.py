@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from toolproof.gate import Comparison, GateResult, TargetGate
 from toolproof.report._escape import html_text, md_code_block, md_text
-from toolproof.stats import CaseStability, Rate, Summary
-from toolproof.stats._summary import MultiStepStats
+from toolproof.stats import CaseStability, MultiStepStats, Rate, Summary
 from toolproof.types import Risk
 
 MAX_FAILURES = 25

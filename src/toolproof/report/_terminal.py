@@ -8,8 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from toolproof.stats import Estimate, Rate, Summary
-from toolproof.stats._summary import MultiStepStats
+from toolproof.stats import Estimate, MultiStepStats, Rate, Summary
 
 
 def fmt_rate(r: Rate) -> str:
