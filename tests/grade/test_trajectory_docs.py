@@ -1,4 +1,4 @@
-"""Every example in docs/multistep.md parses and means what the text says."""
+"""Every example in README.md's "Multi-step tasks" section parses and means what it says."""
 
 from __future__ import annotations
 
@@ -16,11 +16,17 @@ from toolproof.providers._scripted import ScriptedProvider
 from toolproof.run._mock import CompiledMock
 from toolproof.types import Case, EndState, Environment, SuiteTool, ToolCall, ToolMock, Trajectory
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "multistep.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _section() -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("\n## Multi-step tasks\n")
+    return text[start : text.index("\n## ", start + 1)]
 
 
 def _blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    return re.findall(rf"```{lang}\n(.*?)```", _section(), re.S)
 
 
 def _yaml_blocks() -> list[Any]:
