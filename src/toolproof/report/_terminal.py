@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -150,24 +151,33 @@ def _multistep(summaries: dict[str, Summary]) -> Table | None:
 
 
 def _multistep_slices(summaries: dict[str, Summary], title: str, attr: str) -> Table | None:
-    found = [s.multistep for s in summaries.values() if s.multistep is not None]
-    keys = sorted({k for m in found for k in getattr(m, attr)})
+    def cell(s: Summary, key: str) -> str | None:
+        st = getattr(s.multistep, attr).get(key) if s.multistep is not None else None
+        if st is None:
+            return None
+        return f"{fmt_rate(st.success)} · {fmt_rate(st.end_state)} · {st.unsafe_calls}"
+
+    groups = [getattr(s.multistep, attr) for s in summaries.values() if s.multistep is not None]
+    return _slice_table(summaries, title, "success · end state · unsafe", groups, cell)
+
+
+def _slice_table(
+    summaries: dict[str, Summary],
+    title: str,
+    what: str,
+    groups: list[dict[str, Any]],
+    cell: Callable[[Summary, str], str | None],
+) -> Table | None:
+    """One row per slice key, one column per target."""
+    keys = sorted({k for g in groups for k in g})
     if not keys:
         return None
     table = Table(title=title, title_justify="left")
     table.add_column("slice")
     for target in summaries:
-        table.add_column(escape(target) + " · success · end state · unsafe", overflow="fold")
+        table.add_column(f"{escape(target)} · {what}", overflow="fold")
     for key in keys:
-        row = []
-        for s in summaries.values():
-            st = getattr(s.multistep, attr).get(key) if s.multistep is not None else None
-            row.append(
-                f"{fmt_rate(st.success)} · {fmt_rate(st.end_state)} · {st.unsafe_calls}"
-                if st
-                else "–"
-            )
-        table.add_row(escape(key), *row)
+        table.add_row(escape(key), *((cell(s, key) or "–") for s in summaries.values()))
     return table
 
 
@@ -195,20 +205,12 @@ def _failure_classes(summaries: dict[str, Summary]) -> Table | None:
 
 
 def _slices(summaries: dict[str, Summary], title: str, attr: str) -> Table | None:
-    keys = sorted({k for s in summaries.values() for k in getattr(s, attr)})
-    if not keys:
-        return None
-    table = Table(title=title, title_justify="left")
-    table.add_column("slice")
-    for target in summaries:
-        table.add_column(escape(target) + " · strict pass", overflow="fold")
-    for key in keys:
-        row = []
-        for s in summaries.values():
-            st = getattr(s, attr).get(key)
-            row.append(fmt_rate(st.strict_pass) if st else "–")
-        table.add_row(escape(key), *row)
-    return table
+    def cell(s: Summary, key: str) -> str | None:
+        st = getattr(s, attr).get(key)
+        return fmt_rate(st.strict_pass) if st else None
+
+    groups = [getattr(s, attr) for s in summaries.values()]
+    return _slice_table(summaries, title, "strict pass", groups, cell)
 
 
 def render_terminal(
