@@ -56,18 +56,23 @@ def main() -> None:
         make_records(n, path)
         size_mb = path.stat().st_size / 1e6
 
-        # 1. the scorer alone, over parsed records: best of 5 rounds of CPU time
+        # 1. the scorer alone, over parsed records: best of 5 rounds of CPU time.
+        #    Single-step answers (the BFCL-style workload) and multi-step transcripts apart.
         sample = read_records(SUITE / "records.jsonl") + read_records(SUITE / "records-b.jsonl")
-        verdicts = [scorer.grade(r) for r in sample]
-        passing = [r for r, v in zip(sample, verdicts, strict=True) if v is not None and v.passed]
+        multi_ids = {c.id for c in suite.cases if scorer.is_multistep(c.id)}
+        single = [r for r in sample if r.case_id not in multi_ids]
+        multi = [r for r in sample if r.case_id in multi_ids]
+        verdicts = [scorer.grade(r) for r in single]
+        passing = [r for r, v in zip(single, verdicts, strict=True) if v is not None and v.passed]
         failing = [
-            r for r, v in zip(sample, verdicts, strict=True) if v is not None and not v.passed
+            r for r, v in zip(single, verdicts, strict=True) if v is not None and not v.passed
         ]
         reps = max(1, n // len(sample) // 5)
         per_case = {
             name: _cpu_per_case(scorer, recs, reps)
-            for name, recs in (("mix", sample), ("passing", passing), ("failing", failing))
+            for name, recs in (("mix", single), ("passing", passing), ("failing", failing))
         }
+        per_case["multi"] = _cpu_per_case(scorer, multi, max(1, reps // 10)) if multi else 0.0
 
         # 2. end to end, streaming from disk, no record kept
         rss_before = _max_rss_mb()
@@ -95,8 +100,13 @@ def main() -> None:
 
     print(f"records: {n} ({size_mb:.1f} MB JSONL), scored {scored}, outcomes {dict(outcomes)}")
     print(
-        f"scorer only (CPU, best of 5): mix of the example records {per_case['mix']:.2f} µs/case; "
-        f"passing {per_case['passing']:.2f}; failing {per_case['failing']:.2f}"
+        "scorer only, single-step answers (CPU, best of 5): example mix "
+        f"{per_case['mix']:.2f} µs/case; passing {per_case['passing']:.2f}; "
+        f"failing {per_case['failing']:.2f}"
+    )
+    print(
+        f"scorer only, multi-step transcripts ({len(multi)} in the sample): "
+        f"{per_case['multi']:.2f} µs/attempt"
     )
     print(
         f"end to end (read + parse + typed Record + grade): {1e6 * e2e_s / n:.2f} µs/case wall, "

@@ -102,6 +102,10 @@ class Scorer:
         self._states: dict[str, tuple[Any, bool]] = {}
         self._env: Any = None
 
+    def is_multistep(self, case_id: str) -> bool:
+        """The case runs through the agent loop and is judged on its whole transcript."""
+        return case_id in self._multi
+
     def grade(self, record: Record) -> Verdict | None:
         """A verdict for a model answer; None for an infrastructure or harness outcome."""
         if record.outcome != "ok" or record.response is None:
