@@ -19,12 +19,19 @@ REPO = Path(__file__).resolve().parents[2]
 AGENT = f"{agents.__name__}:echo_slow"
 
 
+def _default_sigint() -> None:
+    # A shell starts background jobs with SIGINT ignored, and Python keeps an ignored
+    # SIGINT ignored; a user's terminal does not. Give the child a terminal's default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def toolproof(*args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "toolproof", "run", *args],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        preexec_fn=_default_sigint,
     )
 
 

@@ -197,7 +197,7 @@ def _decision(verdicts: list[Verdict]) -> Decision:
     truth = [v.kind is Kind.call for v in verdicts]
     pred = [bool(v.actual_tools) for v in verdicts]
     p, r, f, _ = precision_recall_fscore_support(
-        truth, pred, average="binary", pos_label=True, zero_division=0
+        truth, pred, labels=[False, True], average="binary", pos_label=True, zero_division=0
     )
     return Decision(precision=float(p), recall=float(r), f1=float(f))
 
