@@ -281,3 +281,32 @@ def test_unsafe_calls_are_guarded_calls_the_contract_did_not_ask_for(grade: Any)
     v = grade(lookup, reply(None, A, cancel))
     assert v.unsafe_calls == 1 and not v.passed
     assert grade(lookup, reply(None, A)).unsafe_calls == 0
+
+
+def test_fast_path_reaches_the_same_verdict_as_the_full_path() -> None:
+    """Every example answer the fast path accepts gets the same verdict from the full path."""
+    from pathlib import Path
+
+    from toolproof.grade import Scorer
+    from toolproof.grade._score import _judge
+    from toolproof.records import read_records
+    from toolproof.suite import load_suite
+
+    root = Path(__file__).resolve().parents[2] / "examples" / "support"
+    scorer = Scorer(load_suite(root))
+    fields = ("passed", "failure", "decision_ok", "selection_ok", "structure_ok", "values_ok",
+              "contract_ok", "reply_ok", "expected_tools", "actual_tools", "pairs",
+              "calls_checked", "calls_schema_valid", "unsafe_calls", "forbidden_called")
+    quick_seen = 0
+    for rec in read_records(root / "records.jsonl") + read_records(root / "records-b.jsonl"):
+        if rec.response is None or scorer.is_multistep(rec.case_id):
+            continue
+        cc = scorer.cases[rec.case_id]
+        quick = scorer._quick_pass(cc, rec.response)
+        if quick is None:
+            continue
+        quick_seen += 1
+        calls = [scorer._inspect(c, cc) for c in rec.response.tool_calls]
+        full = _judge(cc, rec.response, calls)
+        assert [getattr(quick, f) for f in fields] == [getattr(full, f) for f in fields], rec.case_id
+    assert quick_seen >= 50
