@@ -240,8 +240,24 @@ def _passed(
     )
 
 
+def _match_one(expected: CompiledCall, info: _CallInfo) -> _SetResult:
+    """One expected call against one actual call: the common case, without a cost matrix."""
+    if info.call.name not in expected.tools:
+        return _SetResult([expected], [], False, None, True, True, [], 2 * _FAR)
+    if info.failure is not None:  # structure failed: reported there, values not judged
+        return _SetResult([expected], [(0, 0)], True, False, True, True, [], 1)
+    reason = expected.args.check(info.call.arguments)
+    if reason is None:
+        return _SetResult([expected], [(0, 0)], True, True, True, True, [], 0)
+    return _SetResult(
+        [expected], [(0, 0)], True, False, True, True, [f"{info.call.name}: {reason}"], 1
+    )
+
+
 def _match_set(expected: list[CompiledCall], calls: list[_CallInfo], order: Order) -> _SetResult:
     n, m = len(expected), len(calls)
+    if n == 1 and m == 1:
+        return _match_one(expected[0], calls[0])
     cost: list[list[int]] = []
     reasons: dict[tuple[int, int], str | None] = {}
     for i, e in enumerate(expected):
@@ -314,8 +330,10 @@ def _judge(cc: CompiledCase, response: Response, calls: list[_CallInfo]) -> Verd
 
     best: _SetResult | None = None
     if wants_call and called:
-        results = [_match_set(s, calls, cc.order) for s in cc.call_sets]
-        best = max(results, key=_SetResult.rank)
+        if len(cc.call_sets) == 1:
+            best = _match_set(cc.call_sets[0], calls, cc.order)
+        else:
+            best = max((_match_set(s, calls, cc.order) for s in cc.call_sets), key=_SetResult.rank)
         if best.selection_ok is False:
             unknown = [i.call.name for i in calls if not i.known]
             failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
@@ -393,7 +411,7 @@ _STAGE_RANK = {s: n for n, s in enumerate(Stage)}
 def _contract(
     cc: CompiledCase, calls: list[_CallInfo], best: _SetResult | None, checks: list[Check]
 ) -> None:
-    bad = [i.call.name for i in calls if i.call.name in cc.forbidden]
+    bad = [i.call.name for i in calls if i.call.name in cc.forbidden] if cc.forbidden else []
     if bad:
         checks.append(
             Check(
@@ -439,11 +457,7 @@ def _reply(cc: CompiledCase, response: Response, checks: list[Check]) -> bool | 
         reason = cc.text.check(text)
         if reason is not None:
             problems.append(f"reply text: {reason}")
-    if (
-        cc.kind in (Kind.clarify, Kind.confirm)
-        and cc.text is None
-        and not asks(text)
-    ):
+    if cc.kind in (Kind.clarify, Kind.confirm) and cc.text is None and not asks(text):
         what = (
             "ask for the missing information" if cc.kind is Kind.clarify else "ask for confirmation"
         )
