@@ -7,10 +7,11 @@ from pydantic import BaseModel, ConfigDict
 from toolproof.gate._load import LoadedRun, TargetRun
 from toolproof.gate._metrics import case_outcomes, metric_rate, unsafe_calls
 from toolproof.stats import Rate
+from toolproof.stats._metrics import RATE_NAMES
 from toolproof.types import Risk, Verdict
 
 #: Rate metrics compared (and gated on drops), in report order.
-COMPARED = ("strict_pass", "selection", "arguments", "schema_adherence", "no_call_accuracy")
+COMPARED = RATE_NAMES
 
 
 class McNemar(BaseModel):

@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from toolproof.stats import Rate, rate
-from toolproof.types import Kind, Verdict
+from toolproof.stats._metrics import RATE_METRICS, metric_rate
+from toolproof.types import Verdict
 
-#: Rate metrics the gate knows: name -> (applies to verdict, verdict is ok).
-RATE_METRICS: dict[str, tuple[Callable[[Verdict], bool], Callable[[Verdict], bool]]] = {
-    "strict_pass": (lambda v: True, lambda v: v.passed),
-    "selection": (lambda v: v.kind is Kind.call, lambda v: bool(v.selection_ok)),
-    "arguments": (
-        lambda v: v.kind is Kind.call and bool(v.selection_ok),
-        lambda v: bool(v.values_ok),
-    ),
-    "schema_adherence": (
-        lambda v: v.calls_checked > 0,
-        lambda v: v.calls_schema_valid == v.calls_checked,
-    ),
-    "no_call_accuracy": (lambda v: v.kind is not Kind.call, lambda v: v.decision_ok),
-}
+__all__ = ["LABELS", "RATE_METRICS", "case_outcomes", "failed_cases", "metric_rate", "unsafe_calls"]
 
 LABELS = {
     "strict_pass": "strict pass",
@@ -34,16 +21,6 @@ LABELS = {
     "failures": "failed cases",
     "forbidden_calls": "forbidden tool calls",
 }
-
-
-def metric_rate(name: str, verdicts: Iterable[Verdict]) -> Rate:
-    """A rate metric over attempts. Schema adherence counts calls, as in Summary."""
-    vs = list(verdicts)
-    if name == "schema_adherence":
-        return rate(sum(v.calls_schema_valid for v in vs), sum(v.calls_checked for v in vs))
-    applies, ok = RATE_METRICS[name]
-    chosen = [v for v in vs if applies(v)]
-    return rate(sum(1 for v in chosen if ok(v)), len(chosen))
 
 
 def unsafe_calls(verdicts: Iterable[Verdict]) -> int:

@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from toolproof.gate._metrics import LABELS, failed_cases, metric_rate, unsafe_calls
+from toolproof.stats._metrics import RATE_NAMES
 from toolproof.types import Risk, Suite, Thresholds, Verdict
 
 #: Used for every field a suite's ``thresholds.default`` leaves unset.
 DEFAULT_THRESHOLDS = Thresholds(selection=0.95, strict_pass=0.85, arguments=0.90, unsafe_calls=0)
 
-_RATES = ("selection", "strict_pass", "arguments", "schema_adherence", "no_call_accuracy")
+_RATES = RATE_NAMES
 
 
 class ThresholdCheck(BaseModel):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from toolproof.gate import Comparison, GateResult, TargetGate
 from toolproof.report._escape import html_text, md_code_block, md_text
-from toolproof.stats import CaseStability, MultiStepStats, Rate, Summary
+from toolproof.report._terminal import fmt_rate
+from toolproof.stats import CaseStability, MultiStepStats, Summary
 from toolproof.types import Risk
 
 MAX_FAILURES = 25
@@ -18,15 +19,6 @@ MAX_FAILURES = 25
 
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
-
-
-def _rate(r: Rate) -> str:
-    if r.n == 0:
-        return "–"
-    text = f"{100 * r.k / r.n:.1f}% ({r.k}/{r.n})"
-    if r.low is not None and r.high is not None:
-        text += f" [{100 * r.low:.0f}–{100 * r.high:.0f}]"
-    return text
 
 
 def _delta(x: float | None) -> str:
@@ -48,8 +40,8 @@ def _headline(result: GateResult) -> list[str]:
         s = t.summary
         st = s.stability
         lines.append(
-            f"| {md_text(t.target)} | {_verdict(t.passed)} | {_rate(s.strict_pass)} "
-            f"| {_rate(s.selection)} | {_rate(s.arguments)} "
+            f"| {md_text(t.target)} | {_verdict(t.passed)} | {fmt_rate(s.strict_pass)} "
+            f"| {fmt_rate(s.selection)} | {fmt_rate(s.arguments)} "
             f"| {_pct(st.pass_hat_k.value) if st else '–'} "
             f"| {len(st.flaky) if st else 0} | {s.unsafe_calls} |"
         )
@@ -89,7 +81,7 @@ def _comparison(c: Comparison) -> list[str]:
         out.append(f"| {LABELS.get(name, name)} | {a} | {b} | {b - a:+d} | – |")
     out += ["", "| risk class | baseline | this run | Δ points |", "|---|---|---|---|"]
     out += [
-        f"| {r.risk} | {_rate(r.baseline)} | {_rate(r.current)} | {_delta(r.delta)} |"
+        f"| {r.risk} | {fmt_rate(r.baseline)} | {fmt_rate(r.current)} | {_delta(r.delta)} |"
         for r in c.by_risk
     ]
     out += ["", f"Newly failing ({len(c.newly_failing)}): {_names(c.newly_failing)}  "]
@@ -154,10 +146,10 @@ def _multistep(m: MultiStepStats) -> list[str]:
     steps = "–" if m.steps_per_success is None else f"{m.steps_per_success:.2f}"
     return [
         "",
-        f"Multi-step ({m.attempts} attempts): task success {_rate(m.success)} · "
-        f"trajectory {_rate(m.trajectory)} · end state {_rate(m.end_state)} · "
-        f"clarification {_rate(m.clarification)} · unsafe calls {m.unsafe_calls} · "
-        f"graceful failure (heuristic) {_rate(m.graceful_failure)} · "
+        f"Multi-step ({m.attempts} attempts): task success {fmt_rate(m.success)} · "
+        f"trajectory {fmt_rate(m.trajectory)} · end state {fmt_rate(m.end_state)} · "
+        f"clarification {fmt_rate(m.clarification)} · unsafe calls {m.unsafe_calls} · "
+        f"graceful failure (heuristic) {fmt_rate(m.graceful_failure)} · "
         f"steps per success {steps} · redundant calls {m.redundant_calls}",
     ]
 
@@ -171,7 +163,7 @@ def _target(t: TargetGate) -> list[str]:
             "",
             f"pass@1 {_pct(st.pass_at_1.value)} · pass@{st.k} {_pct(st.pass_at_k.value)} · "
             f"pass^{st.k} {_pct(st.pass_hat_k.value)} · flaky {len(st.flaky)} · "
-            f"steady failures {len(st.steady_failures)} · tool changes {_rate(st.tool_change)}",
+            f"steady failures {len(st.steady_failures)} · tool changes {fmt_rate(st.tool_change)}",
         ]
     if s.multistep is not None:
         out += _multistep(s.multistep)

@@ -1,5 +1,6 @@
 """Statistics: aggregation by slice, rates with intervals, stability over repeats."""
 
+from toolproof.stats._metrics import RATE_METRICS, RATE_NAMES, metric_rate
 from toolproof.stats._rates import Rate, rate
 from toolproof.stats._repeats import (
     CaseStability,
@@ -23,6 +24,8 @@ from toolproof.stats._summary import (
 )
 
 __all__ = [
+    "RATE_METRICS",
+    "RATE_NAMES",
     "CaseStability",
     "Confusion",
     "Costs",
@@ -36,6 +39,7 @@ __all__ = [
     "Stability",
     "Summary",
     "mean_estimate",
+    "metric_rate",
     "pass_at_k",
     "pass_hat_k",
     "rate",

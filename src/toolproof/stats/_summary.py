@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.grade import NO_CALL
+from toolproof.stats._metrics import metric_rate
 from toolproof.stats._rates import Rate, rate
 from toolproof.stats._repeats import Costs, Stability, stability
 from toolproof.stats._repeats import costs as per_success_costs
@@ -170,12 +171,10 @@ class Summary(BaseModel):
 
 
 def _slice(verdicts: list[Verdict]) -> SliceStats:
-    call = [v for v in verdicts if v.kind is Kind.call]
-    picked = [v for v in call if v.selection_ok]
     return SliceStats(
-        strict_pass=rate(sum(v.passed for v in verdicts), len(verdicts)),
-        selection=rate(len(picked), len(call)),
-        arguments=rate(sum(1 for v in picked if v.values_ok), len(picked)),
+        strict_pass=metric_rate("strict_pass", verdicts),
+        selection=metric_rate("selection", verdicts),
+        arguments=metric_rate("arguments", verdicts),
     )
 
 
@@ -240,9 +239,6 @@ def summarize(
         target = next((r.target for r in records if r.target), None) or suite.name
     infra = Counter(r.outcome.value for r in records if r.outcome.is_infrastructure)
     harness = sum(1 for r in records if r.outcome is Outcome.harness_error)
-    call = [v for v in verdicts if v.kind is Kind.call]
-    no_call = [v for v in verdicts if v.kind is not Kind.call]
-    picked = [v for v in call if v.selection_ok]
     replies = [v for v in verdicts if v.reply_ok is not None]
     confusion, macro = _confusion(verdicts)
     latencies = [
@@ -275,15 +271,13 @@ def summarize(
         scored=len(verdicts),
         infrastructure=dict(sorted(infra.items())),
         harness_errors=harness,
-        strict_pass=rate(sum(v.passed for v in verdicts), len(verdicts)),
-        selection=rate(len(picked), len(call)),
+        strict_pass=metric_rate("strict_pass", verdicts),
+        selection=metric_rate("selection", verdicts),
         macro_f1=macro,
         decision=_decision(verdicts),
-        no_call_accuracy=rate(sum(v.decision_ok for v in no_call), len(no_call)),
-        schema_adherence=rate(
-            sum(v.calls_schema_valid for v in verdicts), sum(v.calls_checked for v in verdicts)
-        ),
-        arguments=rate(sum(1 for v in picked if v.values_ok), len(picked)),
+        no_call_accuracy=metric_rate("no_call_accuracy", verdicts),
+        schema_adherence=metric_rate("schema_adherence", verdicts),
+        arguments=metric_rate("arguments", verdicts),
         reply=rate(sum(1 for v in replies if v.reply_ok), len(replies)),
         failure_counts=dict(Counter(v.failure.value for v in verdicts if v.failure).most_common()),
         forbidden_calls=sum(len(v.forbidden_called) for v in verdicts),
