@@ -184,12 +184,6 @@ class GeminiProvider(WireProvider):
             self._signatures.popitem(last=False)
 
 
-def _key_env(settings: ModelSettings) -> tuple[str, ...]:
-    if settings.api_key_env:
-        return (settings.api_key_env,)
-    return ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-
-
 def _check_settings(settings: ModelSettings) -> None:
     if settings.reasoning_effort == "none":
         raise UserError(

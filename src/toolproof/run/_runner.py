@@ -14,7 +14,6 @@ import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +26,7 @@ from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import (
     Manifest,
     TargetEntry,
+    now_utc,
     read_manifest,
     system_fingerprint,
     tools_fingerprint,
@@ -104,14 +104,10 @@ class RunResult:
         return sum(1 for r in self.records if r.outcome is Outcome.harness_error)
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 def new_run_dir(runs_dir: Path, suite_name: str) -> Path:
     """``runs/<suite>-<UTC timestamp>``, made unique."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", suite_name).strip("-") or "suite"
-    stamp = _now().strftime("%Y%m%dT%H%M%SZ")
+    stamp = now_utc().strftime("%Y%m%dT%H%M%SZ")
     base = runs_dir / f"{safe}-{stamp}"
     path, n = base, 1
     while path.exists():
@@ -172,7 +168,7 @@ def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunO
         cache=opts.cache,
         pricing_file=opts.pricing_file,
         config_file=opts.config_file,
-        started_at=_now(),
+        started_at=now_utc(),
     )
 
 
@@ -346,7 +342,7 @@ def _final_manifest(
             versions.add(reported)
         entries.append(entry.model_copy(update={"model_versions": sorted(versions)}))
     return manifest.model_copy(
-        update={"targets": entries, "status": status, "ended_at": _now(), "counts": counts}
+        update={"targets": entries, "status": status, "ended_at": now_utc(), "counts": counts}
     )
 
 
@@ -496,7 +492,7 @@ class _TargetRun:
             target=self.target.spec,
             attempt=attempt,
             run_id=self.session.run_dir.name,
-            started_at=_now(),
+            started_at=now_utc(),
         )
         token = ATTEMPT.set(AttemptInfo(case.id, attempt, self.target.spec))
         started = time.perf_counter()
