@@ -91,8 +91,8 @@ def assert_no_tool_call(response: Any) -> None:
 
 def _compile(args: Mapping[str, Any], extra: bool, now: datetime | None, timezone: str) -> Any:
     from toolproof.grade import SpecError, compile_value
-    from toolproof.grade._dates import zone
-    from toolproof.grade._matchers import Context
+    from toolproof.match._dates import zone
+    from toolproof.match._matchers import Context
 
     try:
         return compile_value(dict(args), Context(now=now, tz=zone(timezone)), extra)

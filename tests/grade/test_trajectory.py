@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolproof.grade._matchers import Context
+from toolproof.match._matchers import Context
 from toolproof.grade._trajectory import compile_trajectory, match_trajectory
 from toolproof.types import SuiteTool, ToolCall, Trajectory
 

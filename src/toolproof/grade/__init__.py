@@ -2,7 +2,7 @@
 
 from toolproof.grade._compile import CompiledCall, CompiledCase, compile_case, context
 from toolproof.grade._endstate import StateDiff, compare_states, render_state_diff
-from toolproof.grade._matchers import (
+from toolproof.match._matchers import (
     Matcher,
     SpecError,
     compile_value,

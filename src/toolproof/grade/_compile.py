@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from toolproof.grade._dates import zone
-from toolproof.grade._matchers import (
+from toolproof.match._dates import zone
+from toolproof.match._matchers import (
     Context,
     Matcher,
     ObjectMatcher,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from toolproof.grade._matchers import show, strict_equal
+from toolproof.match._matchers import show, strict_equal
 
 __all__ = ["StateDiff", "compare_states", "render_state_diff"]
 

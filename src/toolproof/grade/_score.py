@@ -28,7 +28,7 @@ from toolproof.grade._compile import (
     context,
     describe_calls,
 )
-from toolproof.grade._matchers import show
+from toolproof.match._matchers import show
 from toolproof.grade._trajectory import compile_multistep, grade_multistep
 from toolproof.types import (
     Check,

@@ -30,7 +30,7 @@ from toolproof.grade._behaviour import (
 )
 from toolproof.grade._compile import CompiledCall, CompiledCase, _compile_args, _defaults_for
 from toolproof.grade._endstate import compare_states, render_state_diff
-from toolproof.grade._matchers import Context, SpecError
+from toolproof.match._matchers import Context, SpecError
 from toolproof.types import (
     STAGE_ORDER,
     CallSpec,
@@ -208,7 +208,7 @@ def _sequence(calls: list[ToolCall]) -> str:
 
 
 def render_call(call: ToolCall) -> str:
-    from toolproof.grade._matchers import show
+    from toolproof.match._matchers import show
 
     if call.parse_error is not None or not isinstance(call.arguments, dict):
         return f"{call.name}({show(call.raw_arguments, 80)})"

@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from toolproof.errors import UserError
-from toolproof.run._mock import ToolResult, result_of
+from toolproof.match._mock import ToolResult, result_of
 from toolproof.types import Environment, GoldAction, Suite
 
 __all__ = ["EnvSession", "LoadedEnvironment", "load_environment"]

@@ -9,7 +9,7 @@ from jsonschema.exceptions import SchemaError
 
 from toolproof.errors import SuiteError
 from toolproof.grade import SpecError, compile_case, context
-from toolproof.grade._matchers import MISSING, OPTIONS, literal_values
+from toolproof.match._matchers import MISSING, OPTIONS, literal_values
 from toolproof.suite._errors import Locator
 from toolproof.suite._load import LoadedSuite
 from toolproof.suite._yaml import Path_
@@ -70,7 +70,7 @@ def _check_multistep(
 ) -> None:
     """Mocks, trajectory and gold actions of a multi-step case name real tools and compile."""
     from toolproof.grade._trajectory import compile_trajectory
-    from toolproof.run._mock import CompiledMock
+    from toolproof.match._mock import CompiledMock
 
     for name, mock in case.mocks.items():
         if name not in by_name:

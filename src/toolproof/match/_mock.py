@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from toolproof.grade._matchers import Context, Matcher, compile_value
+from toolproof.match._matchers import Context, Matcher, compile_value
 from toolproof.types import MockRule, ToolMock
 
 __all__ = ["FAULT_TEXT", "CompiledMock", "ToolResult", "fault_result", "result_of"]

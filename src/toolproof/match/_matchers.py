@@ -15,7 +15,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from toolproof.grade import _dates
+from toolproof.match import _dates
 
 Reason = str | None
 MISSING: Any = object()

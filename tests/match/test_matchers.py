@@ -4,8 +4,8 @@ from typing import Any
 import pytest
 
 from toolproof.grade import SpecError, compile_value, strict_equal
-from toolproof.grade._dates import resolve, zone
-from toolproof.grade._matchers import MISSING, Context, apply_default
+from toolproof.match._dates import resolve, zone
+from toolproof.match._matchers import MISSING, Context, apply_default
 
 PRAGUE = zone("Europe/Prague")
 CTX = Context(now=datetime(2026, 9, 19, 10, 0), tz=PRAGUE)

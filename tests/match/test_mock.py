@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from toolproof.grade._matchers import Context
-from toolproof.run._mock import CompiledMock, fault_result, result_of
+from toolproof.match._matchers import Context
+from toolproof.match._mock import CompiledMock, fault_result, result_of
 from toolproof.types import ToolMock
 
 CTX = Context(now=None, tz=None)
