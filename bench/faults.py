@@ -26,7 +26,7 @@ from typing import Any
 from overhead import ANSWER, StubProcess, openai_target
 
 from toolproof.grade import Scorer
-from toolproof.run import RetryPolicy, RunOptions, RunResult, run_suite
+from toolproof.run import RetryPolicy, RunOptions, RunResult, expected_states, run_suite
 from toolproof.suite import load_suite
 from toolproof.testing import Delay, RateLimit, ServerError, StubServer, Truncated
 from toolproof.testing._script import Step
@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--max-retries", type=int, default=3)
     args = parser.parse_args()
     suite = load_suite(args.suite)
-    scorer = Scorer(suite)
+    scorer = Scorer(suite, expected_states(suite))
 
     with tempfile.TemporaryDirectory() as tmp:
         clean = run(suite, StubServer, args.repeats, args.max_retries, Path(tmp) / "clean")

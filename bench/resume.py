@@ -29,7 +29,7 @@ import yaml
 from overhead import DUMMY_KEY, StubProcess
 
 from toolproof.grade import Scorer
-from toolproof.run import read_records
+from toolproof.run import expected_states, read_records
 from toolproof.suite import load_suite
 from toolproof.testing import Reply, StubServer
 from toolproof.types import Record
@@ -121,7 +121,7 @@ def main() -> None:
     counts = Counter((r.case_id, r.attempt) for r in resumed)
     lost = len(expected - set(counts))
     duplicated = sum(n - 1 for n in counts.values() if n > 1)
-    scorer = Scorer(suite)
+    scorer = Scorer(suite, expected_states(suite))
     same = verdicts(scorer, whole) == verdicts(scorer, resumed)
     passed_whole = sum(1 for r in whole if (v := scorer.grade(r)) is not None and v.passed)
     passed_resumed = sum(1 for r in resumed if (v := scorer.grade(r)) is not None and v.passed)

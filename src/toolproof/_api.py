@@ -8,13 +8,14 @@ from pathlib import Path
 from toolproof.errors import SuiteError
 from toolproof.grade import Scorer
 from toolproof.records import iter_records
+from toolproof.run import expected_states
 from toolproof.stats import Summary, summarize
 from toolproof.types import Record, Suite, Verdict
 
 
 def score_records(suite: Suite, records: Iterable[Record]) -> dict[str, Summary]:
     """Grade records against a suite; one Summary per target, in order of appearance."""
-    scorer = Scorer(suite)
+    scorer = Scorer(suite, expected_states(suite))
     by_target: dict[str, tuple[list[Record], list[Verdict]]] = {}
     for record in records:
         target = record.target or "(unnamed)"
@@ -23,7 +24,10 @@ def score_records(suite: Suite, records: Iterable[Record]) -> dict[str, Summary]
         verdict = scorer.grade(record)
         if verdict is not None:
             verdicts.append(verdict)
-    return {t: summarize(suite, recs, vs, target=t) for t, (recs, vs) in by_target.items()}
+    return {
+        t: summarize(suite, recs, vs, target=t, scorer=scorer)
+        for t, (recs, vs) in by_target.items()
+    }
 
 
 def read_records_for(suite: Suite, paths: Iterable[str | Path]) -> list[Record]:

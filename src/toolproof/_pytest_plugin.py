@@ -21,6 +21,7 @@ the run folder, which ``toolproof gate`` can then judge.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -90,11 +91,12 @@ class _State:
 
     def __init__(self, config: pytest.Config) -> None:
         from toolproof.grade import Scorer
+        from toolproof.run import expected_states
         from toolproof.suite import load_suite
 
         self.config = config
         self.suite: Suite = load_suite(config.getoption("toolproof_suite"))
-        self.scorer = Scorer(self.suite)
+        self.scorer = Scorer(self.suite, expected_states(self.suite))
         self.models: list[str] = list(config.getoption("toolproof_model"))
         self.paths: list[str] = list(config.getoption("toolproof_records"))
         if not self.models and not self.paths:
@@ -170,7 +172,7 @@ class ToolproofCase(pytest.Item):
             pytest.skip(f"no scored answer for {self.case_id} from {self.target} ({outcomes})")
         failed = [v for v in verdicts if not v.passed]
         if failed:
-            raise CaseFailed(_failure_text(self.case_id, verdicts, failed))
+            raise CaseFailed(_failure_text(self.case_id, verdicts, failed, state.scorer.diff))
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:
         if isinstance(excinfo.value, CaseFailed):
@@ -185,14 +187,16 @@ class CaseFailed(AssertionError):
     """A case failed in at least one attempt."""
 
 
-def _failure_text(case_id: str, verdicts: list[Verdict], failed: list[Verdict]) -> str:
+def _failure_text(
+    case_id: str, verdicts: list[Verdict], failed: list[Verdict], diff: Callable[[Verdict], str]
+) -> str:
     n, c = len(verdicts), len(verdicts) - len(failed)
     head = f"{case_id}: passed {c} of {n} attempts" + (" (flaky)" if c else "")
     lines = [head]
     for v in failed:
         lines.append(f"--- attempt {v.attempt}: {v.failure.value if v.failure else 'failed'}")
         lines += [f"  {ch.message}" for ch in v.checks if not ch.passed]
-        lines += [f"  {line}" for line in v.diff.splitlines()]
+        lines += [f"  {line}" for line in diff(v).splitlines()]
     return "\n".join(lines)
 
 

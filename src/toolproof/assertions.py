@@ -90,9 +90,7 @@ def assert_no_tool_call(response: Any) -> None:
 
 
 def _compile(args: Mapping[str, Any], extra: bool, now: datetime | None, timezone: str) -> Any:
-    from toolproof.grade import SpecError, compile_value
-    from toolproof.match._dates import zone
-    from toolproof.match._matchers import Context
+    from toolproof.match import Context, SpecError, compile_value, zone
 
     try:
         return compile_value(dict(args), Context(now=now, tz=zone(timezone)), extra)

@@ -4,7 +4,7 @@ import pytest
 
 from toolproof.grade import Scorer
 from toolproof.records import tool_call_from_raw
-from toolproof.types import Response, Suite, ToolCall
+from toolproof.types import Response, Suite, ToolCall, Verdict
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -73,10 +73,20 @@ def reply(text: str | None = None, *calls: ToolCall, refusal: str | None = None)
     return Response(text=text, tool_calls=list(calls), refusal=refusal)
 
 
+_LAST: list[Scorer] = []
+
+
+def diff(verdict: Verdict) -> str:
+    """The diff of a verdict made by the ``grade`` fixture's latest scorer."""
+    return _LAST[-1].diff(verdict)
+
+
 @pytest.fixture
 def grade() -> Any:
     def _grade(case: dict[str, Any], response: Response, **extra: Any) -> Any:
         case = {"id": "c", "prompt": "p", **case}
-        return Scorer(make_suite([case], **extra)).grade_response("c", response)
+        scorer = Scorer(make_suite([case], **extra))
+        _LAST[:] = [scorer]
+        return scorer.grade_response("c", response)
 
     return _grade

@@ -1,6 +1,6 @@
 from typing import Any
 
-from tests.grade.conftest import call, reply
+from tests.grade.conftest import call, diff, reply
 from toolproof.types import FailureClass, Kind, Risk, Stage
 
 LOOKUP = {"expect": {"call": "lookup_order", "args": {"order_id": "ORD-104821"}}}
@@ -10,23 +10,23 @@ def test_exact_call_passes(grade: Any) -> None:
     v = grade(LOOKUP, reply(None, call("lookup_order", '{"order_id": "ORD-104821"}')))
     assert v.passed and v.failure is None
     assert v.decision_ok and v.selection_ok and v.structure_ok and v.values_ok
-    assert v.pairs == [("lookup_order", "lookup_order")]
-    assert v.diff == ""
+    assert list(v.pairs) == [("lookup_order", "lookup_order")]
+    assert diff(v) == ""
 
 
 def test_missed_call(grade: Any) -> None:
     v = grade(LOOKUP, reply("Your order is on its way."))
     assert v.failure is FailureClass.missed_call
     assert v.selection_ok is None and v.values_ok is None
-    assert v.pairs == [("lookup_order", "(none)")]
-    assert 'expected: lookup_order(order_id="ORD-104821")' in v.diff
-    assert 'actual:   (no call); reply: "Your order is on its way."' in v.diff
+    assert list(v.pairs) == [("lookup_order", "(none)")]
+    assert 'expected: lookup_order(order_id="ORD-104821")' in diff(v)
+    assert 'actual:   (no call); reply: "Your order is on its way."' in diff(v)
 
 
 def test_unwanted_call_on_a_greeting(grade: Any) -> None:
     v = grade({"expect": {"kind": "text"}}, reply(None, call("search_orders", '{"customer": "x"}')))
     assert v.failure is FailureClass.unwanted_call
-    assert v.pairs == [("(none)", "search_orders")]
+    assert list(v.pairs) == [("(none)", "search_orders")]
 
 
 def test_wrong_tool_is_not_an_argument_error(grade: Any) -> None:
@@ -34,7 +34,7 @@ def test_wrong_tool_is_not_an_argument_error(grade: Any) -> None:
     assert v.failure is FailureClass.wrong_tool
     assert v.selection_ok is False
     assert v.values_ok is None  # not judged where the tool was wrong
-    assert v.pairs == [("lookup_order", "search_orders")]
+    assert list(v.pairs) == [("lookup_order", "search_orders")]
 
 
 def test_unknown_tool(grade: Any) -> None:
@@ -176,7 +176,7 @@ def test_alternatives_any_set_passes(grade: Any) -> None:
     assert grade(case, reply(None, A)).passed
     v = grade(case, reply(None, B))
     assert v.failure is FailureClass.wrong_arguments
-    assert "closest of 2 alternatives" in v.diff
+    assert "closest of 2 alternatives" in diff(v)
 
 
 def test_set_of_acceptable_tools(grade: Any) -> None:
@@ -236,7 +236,8 @@ def test_reply_checks(grade: Any) -> None:
 def test_expected_kind_defaults() -> None:
     from toolproof.types import Expect
 
-    assert Expect().resolved_kind is Kind.text
+    assert Expect().resolved_kind is Kind.none  # no call; the reply is not judged
+    assert Expect(text={"contains": "x"}).resolved_kind is Kind.text
     assert Expect(call="x").resolved_kind is Kind.call
     assert Expect(count=2).resolved_kind is Kind.call
 
@@ -288,25 +289,30 @@ def test_fast_path_reaches_the_same_verdict_as_the_full_path() -> None:
     from pathlib import Path
 
     from toolproof.grade import Scorer
-    from toolproof.grade._score import _judge
+    from toolproof.grade._answer import analyse
+    from toolproof.grade._assemble import assemble, single_facts
+    from toolproof.grade._checks import SINGLE_STEP_CHECKS, run_checks
     from toolproof.records import read_records
+    from toolproof.run import expected_states
     from toolproof.suite import load_suite
 
     root = Path(__file__).resolve().parents[2] / "examples" / "support"
-    scorer = Scorer(load_suite(root))
+    suite = load_suite(root)
+    scorer = Scorer(suite, expected_states(suite))
     fields = ("passed", "failure", "decision_ok", "selection_ok", "structure_ok", "values_ok",
               "contract_ok", "reply_ok", "expected_tools", "actual_tools", "pairs",
-              "calls_checked", "calls_schema_valid", "unsafe_calls", "forbidden_called")
+              "calls_checked", "calls_schema_valid", "unsafe_calls", "forbidden_called", "checks",
+              "target", "attempt", "kind", "risk", "tags", "multistep", "notes")
     quick_seen = 0
     for rec in read_records(root / "records.jsonl") + read_records(root / "records-b.jsonl"):
         if rec.response is None or scorer.is_multistep(rec.case_id):
             continue
         cc = scorer.cases[rec.case_id]
-        quick = scorer._quick_pass(cc, rec.response)
+        quick = scorer._quick_pass(cc, rec.response, rec)
         if quick is None:
             continue
         quick_seen += 1
-        calls = [scorer._inspect(c, cc) for c in rec.response.tool_calls]
-        full = _judge(cc, rec.response, calls)
+        answer = analyse(cc, rec.response, [scorer._inspect(c, cc) for c in rec.response.tool_calls])
+        full = assemble(cc, single_facts(cc, answer), run_checks(SINGLE_STEP_CHECKS, cc, answer), rec)
         assert [getattr(quick, f) for f in fields] == [getattr(full, f) for f in fields], rec.case_id
     assert quick_seen >= 50

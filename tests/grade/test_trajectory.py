@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from toolproof.match._matchers import Context
 from toolproof.grade._trajectory import compile_trajectory, match_trajectory
+from toolproof.match._matchers import Context
 from toolproof.types import SuiteTool, ToolCall, Trajectory
 
 CTX = Context(now=None, tz=None)

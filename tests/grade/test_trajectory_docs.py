@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from toolproof.match._matchers import Context
 from toolproof.grade._trajectory import compile_trajectory, match_trajectory
-from toolproof.providers._scripted import ScriptedProvider
+from toolproof.match._matchers import Context
 from toolproof.match._mock import CompiledMock
+from toolproof.providers._scripted import ScriptedProvider
 from toolproof.types import Case, EndState, Environment, SuiteTool, ToolCall, ToolMock, Trajectory
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -11,7 +11,7 @@ import pytest
 from toolproof.grade import Scorer
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.providers._scripted import ScriptedProvider
-from toolproof.run import RunOptions, Target, run_suite
+from toolproof.run import RunOptions, Target, expected_states, run_suite
 from toolproof.run._agent import ToolBox, run_agent
 from toolproof.run._limits import RetryPolicy
 from toolproof.suite import load_suite
@@ -67,15 +67,19 @@ SUITE: dict[str, Any] = {
             "id": "down",
             "prompt": "Where is order DOWN?",
             "max_steps": 3,
-            "expect": {"kind": "text"},
+            "expect": {"kind": "text", "graceful": True},
         },
     ],
 }
 
 
 def _write(tmp_path: Path) -> Suite:
+    return _write_as(tmp_path, SUITE)
+
+
+def _write_as(tmp_path: Path, data: dict[str, Any]) -> Suite:
     folder = tmp_path / "suite"
-    path = write_suite(folder, SUITE)
+    path = write_suite(folder, data)
     (folder / "state.json").write_text(
         json.dumps({"orders": {"A": {"status": "open"}, "DOWN": {"status": "open"}}})
     )
@@ -93,7 +97,7 @@ def _run(suite: Suite, tmp_path: Path, script: dict[str, Any]) -> list[Any]:
         out=tmp_path / "run", cache=False, fsync=False, retry=RetryPolicy(0.001, 0.01)
     )
     result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
-    scorer = Scorer(suite)
+    scorer = Scorer(suite, expected_states(suite))
     return sorted((scorer.grade(r) for r in result.records), key=lambda v: v.case_id if v else "")
 
 
@@ -179,6 +183,33 @@ def test_wrong_script_fails_with_reasons(tmp_path: Path) -> None:
     close, down = _run(_write(tmp_path), tmp_path, wrong)
     assert not close.passed and close.failure == "wrong_trajectory"
     assert close.multistep is not None and close.multistep.end_state_ok is True
+    assert not down.passed and down.failure == "ungraceful_failure"
+
+
+def test_graceful_failure_heuristic_reports_but_fails_only_on_request(tmp_path: Path) -> None:
+    """Without expect.graceful (or the suite's defaults.graceful_failure) it is a note."""
+    import copy
+
+    wrong = {
+        "close-it": RIGHT["close-it"],
+        "down": {
+            "steps": [
+                {"tool_calls": [_call("lookup", id="DOWN")]},
+                {"text": "Order DOWN shipped on 2026-09-12."},
+            ]
+        },
+    }
+    plain = copy.deepcopy(SUITE)
+    plain["cases"][1]["expect"] = {"kind": "text"}
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    _, down = _run(_write_as(folder, plain), folder, wrong)
+    assert down.passed and down.multistep is not None and down.multistep.graceful is False
+    assert any("reported, not failed" in n and "2026-09-12" in n for n in down.notes)
+    plain["defaults"] = {"graceful_failure": True}
+    folder = tmp_path / "suite-wide"
+    folder.mkdir()
+    _, down = _run(_write_as(folder, plain), folder, wrong)
     assert not down.passed and down.failure == "ungraceful_failure"
 
 

@@ -10,6 +10,7 @@ from rich.console import Console
 from toolproof.grade import Scorer
 from toolproof.records import read_records
 from toolproof.report import render_terminal, summary_json
+from toolproof.run import expected_states
 from toolproof.stats import summarize
 from toolproof.suite import load_suite
 
@@ -23,7 +24,7 @@ def _render(records_file: Path, tags: tuple[str, ...] = ()) -> tuple[str, dict[s
     if tags:
         wanted = {c.id for c in suite.cases if set(tags) & set(c.tags)}
         records = [r for r in records if r.case_id in wanted]
-    scorer = Scorer(suite)
+    scorer = Scorer(suite, expected_states(suite))
     verdicts = [v for r in records if (v := scorer.grade(r)) is not None]
     summary = summarize(suite, records, verdicts)
     out = io.StringIO()

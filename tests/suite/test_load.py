@@ -156,7 +156,7 @@ def test_jsonl_case_files(tmp_path: Path) -> None:
     )
     problem = first_problem(tmp_path, BASE + "cases_from: [cases/*.jsonl]\n")
     assert problem == (
-        "cases/x.jsonl:2:41: expect.kind: Input should be 'call', 'text', 'clarify', 'confirm' "
+        "cases/x.jsonl:2:41: expect.kind: Input should be 'call', 'none', 'text', 'clarify', 'confirm' "
         "or 'refuse', got 'txt'"
     )
 

@@ -253,12 +253,14 @@ def _summaries(result: RunResult) -> dict[str, Any] | None:
         from toolproof.stats import summarize
     except ImportError:
         return None
-    scorer = Scorer(result.suite)
+    from toolproof.run import expected_states
+
+    scorer = Scorer(result.suite, expected_states(result.suite))
     out: dict[str, Any] = {}
     for entry in result.manifest.targets:
         records = result.for_target(entry.spec)
         verdicts = [v for v in (scorer.grade(r) for r in records) if v is not None]
-        out[entry.spec] = summarize(result.suite, records, verdicts)
+        out[entry.spec] = summarize(result.suite, records, verdicts, scorer=scorer)
     return out
 
 

@@ -110,21 +110,22 @@ def _suite(path: Path, suite: str | Path | None, manifest: Manifest | None) -> S
 
 
 def _score(run: LoadedRun, records: list[Record], stem: str, k: int | None) -> None:
+    from dataclasses import replace
+
     from toolproof.grade import Scorer
+    from toolproof.run import expected_states
     from toolproof.stats import summarize
 
     known = {c.id for c in run.suite.cases}
-    scorer = Scorer(run.suite)
+    scorer = Scorer(run.suite, expected_states(run.suite))
     grouped: dict[str, list[Record]] = {}
     for r in records:
         if r.case_id not in known:
             raise UserError(f"{run.source}: record for unknown case '{r.case_id}'")
         grouped.setdefault(r.target or stem, []).append(r)
     for target, recs in grouped.items():
-        verdicts = [v for v in (scorer.grade(r) for r in recs) if v is not None]
-        for v in verdicts:
-            v.target = target
-        summary = summarize(run.suite, recs, verdicts, target=target, k=k)
+        verdicts = [replace(v, target=target) for v in map(scorer.grade, recs) if v is not None]
+        summary = summarize(run.suite, recs, verdicts, target=target, k=k, scorer=scorer)
         run.targets[target] = TargetRun(target, recs, verdicts, summary)
     if not run.targets:
         raise UserError(f"{run.source}: no records")

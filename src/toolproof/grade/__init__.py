@@ -1,32 +1,57 @@
-"""Grading: pure functions from a case and a model answer to a verdict."""
+"""Grading: pure functions from a case and a model answer to a verdict.
 
-from toolproof.grade._compile import CompiledCall, CompiledCase, compile_case, context
-from toolproof.grade._endstate import StateDiff, compare_states, render_state_diff
-from toolproof.match._matchers import (
-    Matcher,
-    SpecError,
-    compile_value,
-    normalize_text,
-    strict_equal,
+The scorer analyses an answer once, runs its checks (the six built-in stages,
+plus a suite's own checks) and assembles an immutable verdict. It imports only
+the leaves (``types``, ``errors``, ``match``); what it needs from outside,
+such as the expected end states of gold actions, is handed in as data.
+"""
+
+from toolproof.grade._answer import NO_CALL, CallInfo, SingleAnswer
+from toolproof.grade._checks import (
+    SINGLE_STEP_CHECKS,
+    AnswerView,
+    CaseCheck,
 )
-from toolproof.grade._score import NO_CALL, Scorer
+from toolproof.grade._compile import CompiledCall, CompiledCase, compile_case
+from toolproof.grade._custom import Finding, FunctionCheck
+from toolproof.grade._diff import render_diff
+from toolproof.grade._endstate import StateDiff, compare_states, render_state_diff
+from toolproof.grade._multistep import (
+    MULTI_STEP_CHECKS,
+    ExpectedState,
+    MultiAnswer,
+    UngradableRecord,
+)
+from toolproof.grade._score import Scorer
 from toolproof.grade._trajectory import (
     CompiledTrajectory,
     TrajectoryResult,
     compile_trajectory,
     match_trajectory,
 )
+from toolproof.match import Matcher, SpecError, compile_value, context, normalize_text, strict_equal
 
 __all__ = [
+    "MULTI_STEP_CHECKS",
     "NO_CALL",
+    "SINGLE_STEP_CHECKS",
+    "AnswerView",
+    "CallInfo",
+    "CaseCheck",
     "CompiledCall",
     "CompiledCase",
     "CompiledTrajectory",
+    "ExpectedState",
+    "Finding",
+    "FunctionCheck",
     "Matcher",
+    "MultiAnswer",
     "Scorer",
+    "SingleAnswer",
     "SpecError",
     "StateDiff",
     "TrajectoryResult",
+    "UngradableRecord",
     "compare_states",
     "compile_case",
     "compile_trajectory",
@@ -34,6 +59,7 @@ __all__ = [
     "context",
     "match_trajectory",
     "normalize_text",
+    "render_diff",
     "render_state_diff",
     "strict_equal",
 ]

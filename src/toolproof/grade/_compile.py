@@ -5,16 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from toolproof.match._dates import zone
-from toolproof.match._matchers import (
-    Context,
-    Matcher,
-    ObjectMatcher,
-    SpecError,
-    apply_default,
-    compile_value,
-    show,
-)
+from toolproof.match import Context, Matcher, SpecError, compile_value, context, show
+from toolproof.match._matchers import ObjectMatcher, apply_default
 from toolproof.types import Case, Kind, Order, Risk, Suite, SuiteTool
 
 
@@ -47,10 +39,6 @@ class CompiledCase:
     """Tools that need the user's confirmation: requires_confirmation, or destructive."""
     single: CompiledCall | None = None
     """The one expected call, when nothing else constrains the case (fast path)."""
-
-
-def context(suite: Suite) -> Context:
-    return Context(now=suite.now, tz=zone(suite.timezone))
 
 
 def _compile_args(

@@ -5,13 +5,19 @@ A leaf package: it imports only ``toolproof.types`` and ``toolproof.errors``.
 ``grade`` to judge arguments and replies.
 """
 
+from toolproof.match._context import Context, context
 from toolproof.match._dates import resolve, zone
 from toolproof.match._matchers import (
     MISSING,
-    Context,
+    OPTIONS,
+    REGISTRY,
     Matcher,
     SpecError,
     compile_value,
+    did_you_mean,
+    literal_options,
+    literal_values,
+    matcher,
     normalize_text,
     show,
     strict_equal,
@@ -20,13 +26,20 @@ from toolproof.match._mock import CompiledMock, ToolResult, fault_result, result
 
 __all__ = [
     "MISSING",
+    "OPTIONS",
+    "REGISTRY",
     "CompiledMock",
     "Context",
     "Matcher",
     "SpecError",
     "ToolResult",
     "compile_value",
+    "context",
+    "did_you_mean",
     "fault_result",
+    "literal_options",
+    "literal_values",
+    "matcher",
     "normalize_text",
     "resolve",
     "result_of",

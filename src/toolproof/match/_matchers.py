@@ -6,9 +6,10 @@ short reason when it does not. Matching never changes the model's value.
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from toolproof.match import _dates
+from toolproof.match._context import Context
 
 Reason = str | None
 MISSING: Any = object()
@@ -113,6 +115,20 @@ class ObjectMatcher(Matcher):
         reasons = self.field_reasons(actual)
         return "; ".join(f"{k}: {r}" for k, r in reasons) if reasons else None
 
+    def differences(self, actual: Any) -> int:
+        """How far the arguments are from matching: 2 per missing or unexpected key,
+        1 per wrong value (used to pick the closest alternative for diagnostics)."""
+        if not isinstance(actual, dict):
+            return 2 * max(1, len(self.fields))
+        n = 0
+        for key, matcher in self.fields.items():
+            value = actual.get(key, MISSING)
+            if matcher.check(value) is not None:
+                n += 2 if value is MISSING else 1
+        if not self.extra:
+            n += 2 * sum(1 for k in actual if k not in self.fields)
+        return n
+
     def field_reasons(self, actual: dict[str, Any]) -> list[tuple[str, str]]:
         out = []
         for key, matcher in self.fields.items():
@@ -155,12 +171,19 @@ class ArrayMatcher(Matcher):
         return "[" + ", ".join(m.describe() for m in self.items) + "]"
 
 
-def normalize_text(text: str, ignore_diacritics: bool) -> str:
+def normalize_text(text: str, ignore_diacritics: bool, ignore_punctuation: bool = False) -> str:
+    """NFKC, case-folded, whitespace collapsed; optionally without diacritics or punctuation.
+
+    Dropping punctuation removes every character of Unicode category P* and S*
+    (``x**2`` becomes ``x2``, as ``x*2`` does), so it can accept a change of meaning.
+    """
     text = unicodedata.normalize("NFKC", text).casefold()
     if ignore_diacritics:
         text = "".join(
             c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)
         )
+    if ignore_punctuation:
+        text = "".join(" " if unicodedata.category(c)[0] in "PS" else c for c in text)
     return " ".join(text.split())
 
 
@@ -173,19 +196,22 @@ def _need_str(actual: Any) -> Reason:
 
 
 class Normalized(Matcher):
-    __slots__ = ("ignore_diacritics", "target", "value")
+    __slots__ = ("ignore_diacritics", "ignore_punctuation", "target", "value")
     name = "normalized"
 
-    def __init__(self, value: str, ignore_diacritics: bool = False) -> None:
+    def __init__(
+        self, value: str, ignore_diacritics: bool = False, ignore_punctuation: bool = False
+    ) -> None:
         self.value = value
         self.ignore_diacritics = ignore_diacritics
-        self.target = normalize_text(value, ignore_diacritics)
+        self.ignore_punctuation = ignore_punctuation
+        self.target = normalize_text(value, ignore_diacritics, ignore_punctuation)
 
     def check(self, actual: Any) -> Reason:
         bad = _need_str(actual)
         if bad:
             return bad
-        if normalize_text(actual, self.ignore_diacritics) == self.target:
+        if normalize_text(actual, self.ignore_diacritics, self.ignore_punctuation) == self.target:
             return None
         return f"expected {show(self.value)} (normalized), got {show(actual)}"
 
@@ -317,14 +343,43 @@ class OneOf(Matcher):
         self.options = options
 
     def check(self, actual: Any) -> Reason:
+        if any(m.check(actual) is None for m in self.options):
+            return None  # an option such as {ignore: true} may accept an absent argument
         if actual is MISSING:
             return "missing"
-        if any(m.check(actual) is None for m in self.options):
-            return None
         return f"{show(actual)} is none of {self.describe()}"
 
     def describe(self) -> str:
         return "one of (" + " | ".join(m.describe() for m in self.options) + ")"
+
+
+class Optional(Matcher):
+    """Absent, or present and matching: a check of one argument, so linear in the arguments."""
+
+    __slots__ = ("inner",)
+    name = "optional"
+
+    def __init__(self, inner: Matcher) -> None:
+        self.inner = inner
+
+    def check(self, actual: Any) -> Reason:
+        return None if actual is MISSING else self.inner.check(actual)
+
+    def describe(self) -> str:
+        return f"{self.inner.describe()}?"
+
+
+class Absent(Matcher):
+    """The argument must not be given (for use inside one_of)."""
+
+    __slots__ = ()
+    name = "absent"
+
+    def check(self, actual: Any) -> Reason:
+        return None if actual is MISSING else f"expected no value, got {show(actual)}"
+
+    def describe(self) -> str:
+        return "<absent>"
 
 
 class Contains(Matcher):
@@ -361,14 +416,6 @@ class Contains(Matcher):
         return "contains [" + ", ".join(m.describe() for m in self.needles or []) + "]"
 
 
-@dataclass(frozen=True)
-class Context:
-    """What compiling a matcher needs from the suite."""
-
-    now: datetime | None
-    tz: tzinfo
-
-
 class SpecError(ValueError):
     """A matcher written wrongly. ``path`` is relative to the value being compiled."""
 
@@ -377,19 +424,56 @@ class SpecError(ValueError):
         self.path = path
 
 
-# matcher name -> allowed option keys
-OPTIONS: dict[str, frozenset[str]] = {
-    "exact": frozenset(),
-    "normalized": frozenset({"ignore_diacritics"}),
-    "soft": frozenset({"threshold"}),
-    "ignore": frozenset(),
-    "regex": frozenset(),
-    "range": frozenset(),
-    "date": frozenset(),
-    "datetime": frozenset({"tolerance"}),
-    "one_of": frozenset(),
-    "contains": frozenset({"ignore_case"}),
-}
+@dataclass(frozen=True, slots=True)
+class MatcherKind:
+    """A matcher of the expectation language: its name, options and builder."""
+
+    name: str
+    options: frozenset[str]
+    build: Callable[[Mapping[str, Any], Context], Matcher]
+
+
+#: Every matcher, by name. Builders register themselves with ``@matcher``.
+REGISTRY: dict[str, MatcherKind] = {}
+
+
+class _Options(Mapping[str, frozenset[str]]):
+    """matcher name -> allowed option keys, read from the registry."""
+
+    def __getitem__(self, name: str) -> frozenset[str]:
+        return REGISTRY[name].options
+
+    def __iter__(self) -> Any:
+        return iter(REGISTRY)
+
+    def __len__(self) -> int:
+        return len(REGISTRY)
+
+
+OPTIONS: Mapping[str, frozenset[str]] = _Options()
+
+
+def matcher(
+    name: str, options: tuple[str, ...] = ()
+) -> Callable[
+    [Callable[[Mapping[str, Any], Context], Matcher]],
+    Callable[[Mapping[str, Any], Context], Matcher],
+]:
+    """Register a matcher builder under ``name`` with its allowed option keys."""
+
+    def register(
+        build: Callable[[Mapping[str, Any], Context], Matcher],
+    ) -> Callable[[Mapping[str, Any], Context], Matcher]:
+        REGISTRY[name] = MatcherKind(name, frozenset(options), build)
+        return build
+
+    return register
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """ " (did you mean 'x'?)" for a close known word, else ""."""
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.8)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def matcher_name(spec: Any) -> str | None:
@@ -403,6 +487,14 @@ def matcher_name(spec: Any) -> str | None:
                 f"a matcher takes one name, got {', '.join(names)}; "
                 "to match a literal object use {exact: {...}}"
             )
+        if len(spec) == 1:
+            (key,) = spec
+            hint = did_you_mean(str(key), REGISTRY)
+            if hint:
+                raise SpecError(
+                    f"unknown matcher '{key}'{hint}; "
+                    "to match a literal object use {exact: {...}}"
+                )
         return None
     name = names[0]
     unknown = sorted(set(spec) - {name} - OPTIONS[name])
@@ -419,7 +511,7 @@ def compile_value(spec: Any, ctx: Context, extra: bool = False) -> Matcher:
     """Compile an expected value (a literal or a matcher mapping) into a Matcher."""
     name = matcher_name(spec)
     if name is not None:
-        return _BUILDERS[name](spec, ctx)
+        return REGISTRY[name].build(spec, ctx)
     if isinstance(spec, dict):
         return ObjectMatcher(
             {k: _at(k, compile_value, v, ctx, extra) for k, v in spec.items()}, extra
@@ -443,19 +535,23 @@ def _expect(cond: bool, message: str) -> None:
         raise SpecError(message)
 
 
+@matcher("exact")
 def _b_exact(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     value = spec["exact"]
     _expect(not (isinstance(value, float) and value != value), "NaN can never match")
     return Exact(value)
 
 
+@matcher("normalized", ("ignore_diacritics", "ignore_punctuation"))
 def _b_normalized(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     _expect(isinstance(spec["normalized"], str), "'normalized' needs a string")
-    flag = spec.get("ignore_diacritics", False)
-    _expect(isinstance(flag, bool), "'ignore_diacritics' must be true or false")
-    return Normalized(spec["normalized"], flag)
+    flags = [spec.get(k, False) for k in ("ignore_diacritics", "ignore_punctuation")]
+    for key, flag in zip(("ignore_diacritics", "ignore_punctuation"), flags, strict=True):
+        _expect(isinstance(flag, bool), f"'{key}' must be true or false")
+    return Normalized(spec["normalized"], *flags)
 
 
+@matcher("soft", ("threshold",))
 def _b_soft(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     _expect(isinstance(spec["soft"], str), "'soft' needs a string")
     threshold = spec.get("threshold", 0.8)
@@ -463,11 +559,13 @@ def _b_soft(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     return Soft(spec["soft"], float(threshold))
 
 
+@matcher("ignore")
 def _b_ignore(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     _expect(spec["ignore"] is True, "write 'ignore: true'")
     return Ignore()
 
 
+@matcher("regex")
 def _b_regex(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     _expect(isinstance(spec["regex"], str), "'regex' needs a pattern string")
     try:
@@ -476,6 +574,7 @@ def _b_regex(spec: Mapping[str, Any], ctx: Context) -> Matcher:
         raise SpecError(f"invalid regex: {exc}") from None
 
 
+@matcher("range")
 def _b_range(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     bounds = spec["range"]
     _expect(
@@ -489,6 +588,7 @@ def _b_range(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     return Range(low, high)
 
 
+@matcher("date")
 def _b_date(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     _expect(isinstance(spec["date"], str), "'date' needs a date expression string")
     try:
@@ -498,6 +598,7 @@ def _b_date(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     return DateMatcher(spec["date"], target, ctx.tz)
 
 
+@matcher("datetime", ("tolerance",))
 def _b_datetime(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     _expect(isinstance(spec["datetime"], str), "'datetime' needs a date-time expression string")
     try:
@@ -508,12 +609,14 @@ def _b_datetime(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     return DateTimeMatcher(spec["datetime"], target, ctx.tz, tolerance)
 
 
+@matcher("one_of")
 def _b_one_of(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     options = spec["one_of"]
     _expect(isinstance(options, list) and len(options) >= 1, "'one_of' needs a non-empty list")
     return OneOf([_at(i, compile_value, v, ctx) for i, v in enumerate(options)])
 
 
+@matcher("contains", ("ignore_case",))
 def _b_contains(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     needle = spec["contains"]
     flag = spec.get("ignore_case", False)
@@ -526,18 +629,15 @@ def _b_contains(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     return Contains(None, [_at(i, compile_value, v, ctx) for i, v in enumerate(needle)], flag)
 
 
-_BUILDERS: dict[str, Callable[[Mapping[str, Any], Context], Matcher]] = {
-    "exact": _b_exact,
-    "normalized": _b_normalized,
-    "soft": _b_soft,
-    "ignore": _b_ignore,
-    "regex": _b_regex,
-    "range": _b_range,
-    "date": _b_date,
-    "datetime": _b_datetime,
-    "one_of": _b_one_of,
-    "contains": _b_contains,
-}
+@matcher("optional")
+def _b_optional(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    return Optional(_at("optional", compile_value, spec["optional"], ctx))
+
+
+@matcher("absent")
+def _b_absent(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    _expect(spec["absent"] is True, "write 'absent: true'")
+    return Absent()
 
 
 def apply_default(spec: Any, default: Any) -> Any:
@@ -551,11 +651,32 @@ def apply_default(spec: Any, default: Any) -> Any:
         name = default["use"]
     else:
         raise SpecError("a default matcher is a name, or {use: NAME, <options>}")
-    if name not in OPTIONS:
-        raise SpecError(f"unknown matcher '{name}' (known: {', '.join(OPTIONS)})")
+    if name not in REGISTRY:
+        raise SpecError(
+            f"unknown matcher '{name}'{did_you_mean(name, REGISTRY)} (known: {', '.join(REGISTRY)})"
+        )
     if name == "ignore":
         return {"ignore": True}
     return {name: spec, **options}
+
+
+def literal_options(spec: Any) -> list[tuple[tuple[str | int, ...], Any]]:
+    """Every literal an expectation could accept, with its path inside the spec.
+
+    A plain literal (or ``exact``) is one; the options of ``one_of`` and the
+    value of ``optional`` are each one. Other matchers pin no literal.
+    """
+    name = matcher_name(spec)
+    if name == "one_of" and isinstance(spec["one_of"], list):
+        return [
+            (("one_of", i, *sub), value)
+            for i, option in enumerate(spec["one_of"])
+            for sub, value in literal_options(option)
+        ]
+    if name == "optional":
+        return [(("optional", *sub), v) for sub, v in literal_options(spec["optional"])]
+    value = literal_values(spec)
+    return [] if value is MISSING else [((), value)]
 
 
 def literal_values(spec: Any) -> Any:

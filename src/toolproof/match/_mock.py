@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from toolproof.match._matchers import Context, Matcher, compile_value
+from toolproof.match._context import Context
+from toolproof.match._matchers import Matcher, compile_value
 from toolproof.types import MockRule, ToolMock
 
 __all__ = ["FAULT_TEXT", "CompiledMock", "ToolResult", "fault_result", "result_of"]

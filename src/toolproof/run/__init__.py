@@ -9,7 +9,9 @@ The library API behind ``toolproof run``::
 """
 
 from toolproof.run._cache import ResponseCache, fingerprint
+from toolproof.run._checks import load_checks
 from toolproof.run._context import AttemptInfo, current_attempt
+from toolproof.run._env import expected_states, gold_action_warnings
 from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import MANIFEST_FORMAT, Manifest, TargetEntry, read_manifest
 from toolproof.run._normalise import NotAResponse, to_response
@@ -55,8 +57,11 @@ __all__ = [
     "TargetEntry",
     "TornLineWarning",
     "current_attempt",
+    "expected_states",
     "fingerprint",
+    "gold_action_warnings",
     "latest_records",
+    "load_checks",
     "load_config",
     "load_suite_file",
     "read_manifest",

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolproof.grade._compile import context
+from toolproof.match._mock import CompiledMock, ToolResult
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.run._env import EnvSession, LoadedEnvironment
-from toolproof.match._mock import CompiledMock, ToolResult
 from toolproof.types import Case, Message, Response, Suite, Tool, ToolCall, Usage
 
 __all__ = ["DEFAULT_MAX_STEPS", "AgentRun", "ToolBox", "run_agent"]

@@ -23,10 +23,17 @@ from types import ModuleType
 from typing import Any
 
 from toolproof.errors import UserError
+from toolproof.grade import ExpectedState
 from toolproof.match._mock import ToolResult, result_of
 from toolproof.types import Environment, GoldAction, Suite
 
-__all__ = ["EnvSession", "LoadedEnvironment", "load_environment"]
+__all__ = [
+    "EnvSession",
+    "LoadedEnvironment",
+    "expected_states",
+    "gold_action_warnings",
+    "load_environment",
+]
 
 ToolFn = Callable[[Any, Any], Any]
 _SQLITE = (".db", ".sqlite", ".sqlite3")
@@ -62,11 +69,21 @@ class LoadedEnvironment:
 
     def replay(self, actions: list[GoldAction]) -> Any:
         """The state after running the gold actions on a fresh copy (pure: nothing persists)."""
+        return self.replay_checked(actions)[0]
+
+    def replay_checked(self, actions: list[GoldAction]) -> tuple[Any, list[tuple[int, str]]]:
+        """The state after the gold actions, and (index, error text) of each action that failed."""
         session = self.session()
+        failed: list[tuple[int, str]] = []
         try:
-            for action in actions:
-                session.call(action.tool, action.args)
-            return session.snapshot()
+            for i, action in enumerate(actions):
+                if not session.has(action.tool):
+                    failed.append((i, f"the environment has no tool '{action.tool}'"))
+                    continue
+                result = session.call(action.tool, action.args)
+                if result.is_error:
+                    failed.append((i, result.content))
+            return session.snapshot(), failed
         finally:
             session.close()
 
@@ -144,3 +161,38 @@ def load_environment(suite: Suite) -> LoadedEnvironment | None:
     names = [t.name for t in suite.tools]
     fns = {n: getattr(module, n) for n in names if callable(getattr(module, n, None))}
     return LoadedEnvironment(state, fns)
+
+
+def expected_states(
+    suite: Suite, env: LoadedEnvironment | None = None
+) -> dict[str, ExpectedState]:
+    """Case ID -> the expected end state its gold actions produce (runs the suite's tool code).
+
+    Each case's actions run on a fresh copy of the initial state. A gold action
+    that fails is not silent: the state carries a warning naming the case and
+    the action (``ExpectedState.warnings``).
+    """
+    cases = [c for c in suite.cases if c.end_state is not None and c.end_state.actions]
+    if not cases:
+        return {}
+    env = env or load_environment(suite)
+    if env is None:
+        raise UserError(f"case {cases[0].id}: gold actions need a suite 'environment'")
+    out: dict[str, ExpectedState] = {}
+    for case in cases:
+        assert case.end_state is not None and case.end_state.actions is not None
+        actions = case.end_state.actions
+        state, failed = env.replay_checked(actions)
+        warnings = tuple(
+            f"case {case.id}: end_state.actions[{i}] {actions[i].tool}"
+            f"({json.dumps(actions[i].args, ensure_ascii=False, sort_keys=True)}) failed "
+            f"while the expected state was computed: {' '.join(text.split())[:200]}"
+            for i, text in failed
+        )
+        out[case.id] = ExpectedState(state, False, warnings)
+    return out
+
+
+def gold_action_warnings(states: dict[str, ExpectedState]) -> list[str]:
+    """Every warning about failed gold actions, in case order."""
+    return [w for s in states.values() for w in s.warnings]

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolproof.grade import NO_CALL
+from toolproof.grade import NO_CALL, Scorer, render_diff
 from toolproof.stats._metrics import metric_rate
 from toolproof.stats._rates import Rate, rate
 from toolproof.stats._repeats import Costs, Stability, stability
@@ -230,10 +230,13 @@ def summarize(
     target: str | None = None,
     *,
     k: int | None = None,
+    scorer: Scorer | None = None,
 ) -> Summary:
     """Aggregate one target's records and their verdicts.
 
     ``k`` is the k of pass@k and pass^k (default: the fewest attempts of any case).
+    ``scorer`` (the one that made the verdicts) renders the diffs of failures;
+    without it the suite's cases are compiled again for that.
     """
     if target is None:
         target = next((r.target for r in records if r.target), None) or suite.name
@@ -253,6 +256,9 @@ def summarize(
     ]
     usage = [r.response.usage for r in records if r.response is not None and r.response.usage]
     costs = [r.cost_usd for r in records if r.cost_usd is not None]
+    failed = [v for v in verdicts if v.failure is not None]
+    if failed and scorer is None:
+        scorer = Scorer(suite, checks=())
     failures = [
         FailureItem(
             case_id=v.case_id,
@@ -260,9 +266,9 @@ def summarize(
             risk=v.risk,
             failure=v.failure,
             reasons=[c.message for c in v.checks],
-            diff=v.diff,
+            diff=render_diff(v, scorer.cases[v.case_id]) if scorer is not None else "",
         )
-        for v in verdicts
+        for v in failed
         if v.failure is not None
     ]
     return Summary(

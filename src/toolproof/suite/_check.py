@@ -8,8 +8,8 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 
 from toolproof.errors import SuiteError
-from toolproof.grade import SpecError, compile_case, context
-from toolproof.match._matchers import MISSING, OPTIONS, literal_values
+from toolproof.grade import compile_case
+from toolproof.match import OPTIONS, SpecError, context, did_you_mean, literal_options
 from toolproof.suite._errors import Locator
 from toolproof.suite._load import LoadedSuite
 from toolproof.suite._yaml import Path_
@@ -70,7 +70,7 @@ def _check_multistep(
 ) -> None:
     """Mocks, trajectory and gold actions of a multi-step case name real tools and compile."""
     from toolproof.grade._trajectory import compile_trajectory
-    from toolproof.match._mock import CompiledMock
+    from toolproof.match import CompiledMock
 
     for name, mock in case.mocks.items():
         if name not in by_name:
@@ -118,7 +118,12 @@ def _check_tool(tool: SuiteTool, report: Any) -> None:
             else None
         )
         if name not in OPTIONS:
-            report(tool, ("match", key), f"unknown matcher '{name}' (known: {', '.join(OPTIONS)})")
+            hint = did_you_mean(str(name), OPTIONS)
+            report(
+                tool,
+                ("match", key),
+                f"unknown matcher '{name}'{hint} (known: {', '.join(OPTIONS)})",
+            )
 
 
 def _check_case(case: Case, by_name: dict[str, SuiteTool], report: Any) -> None:
@@ -169,19 +174,18 @@ def _check_args(
                 )
             continue
         try:
-            value = literal_values(spec)
+            literals = literal_options(spec)
         except SpecError:
             continue  # reported when the case is compiled
-        if value is MISSING:
-            continue
         sub = {**props[key], **defs} if isinstance(props[key], dict) else props[key]
-        error = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(sub).iter_errors(value)
-        )
-        if error is not None:
-            report(
-                case,
-                where,
-                f"expected value {value!r} violates the schema of "
-                f"{tool.name}.{key}: {error.message}",
-            )
+        validator = jsonschema.Draft202012Validator(sub)
+        for inner, value in literals:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+            if error is not None:
+                what = "expected value" if not inner else "option"
+                report(
+                    case,
+                    (*where, *inner),
+                    f"{what} {value!r} violates the schema of "
+                    f"{tool.name}.{key}: {error.message}",
+                )

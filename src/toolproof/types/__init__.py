@@ -19,6 +19,7 @@ from toolproof.types._record import RECORD_FORMAT, AttemptError, Outcome, Record
 from toolproof.types._response import Response, Usage
 from toolproof.types._suite import (
     SUITE_FORMAT,
+    CheckSpec,
     Defaults,
     Environment,
     Suite,
@@ -26,7 +27,15 @@ from toolproof.types._suite import (
     Thresholds,
 )
 from toolproof.types._tool import Effect, Risk, Tool
-from toolproof.types._verdict import STAGE_ORDER, Check, FailureClass, MultiStep, Stage, Verdict
+from toolproof.types._verdict import (
+    STAGE_ORDER,
+    Check,
+    Evidence,
+    FailureClass,
+    MultiStep,
+    Stage,
+    Verdict,
+)
 
 __all__ = [
     "RECORD_FORMAT",
@@ -36,12 +45,14 @@ __all__ = [
     "CallSpec",
     "Case",
     "Check",
+    "CheckSpec",
     "Conversation",
     "CountSpec",
     "Defaults",
     "Effect",
     "EndState",
     "Environment",
+    "Evidence",
     "Expect",
     "FailureClass",
     "Fault",

@@ -13,6 +13,8 @@ class Kind(StrEnum):
     """What the model is expected to do."""
 
     call = "call"
+    none = "none"
+    """No tool call; the reply is not judged (an empty reply passes)."""
     text = "text"
     clarify = "clarify"
     confirm = "confirm"
@@ -68,8 +70,9 @@ class Expect(BaseModel):
 
     kind: Kind | None = Field(
         default=None,
-        description="call, text, clarify, confirm or refuse. Default: call when "
-        "calls are given, text otherwise.",
+        description="call, none, text, clarify, confirm or refuse. Default: call when "
+        "calls are given; text when a reply matcher is given; none otherwise (no tool "
+        "call, the reply not judged). 'text' asks for a non-empty reply.",
     )
     call: str | list[str] | None = Field(default=None, description="Shorthand for one call.")
     args: dict[str, Any] | None = Field(
@@ -88,6 +91,12 @@ class Expect(BaseModel):
     text: Any = Field(
         default=None,
         description="Optional matcher for the reply text, e.g. {contains: order number}.",
+    )
+    graceful: bool | None = Field(
+        default=None,
+        description="Multi-step: fail the case when, after a tool failure, the final reply "
+        "does not handle it gracefully (heuristic). Default: the suite's "
+        "defaults.graceful_failure; otherwise the heuristic is only reported.",
     )
 
     @model_validator(mode="after")
@@ -115,7 +124,7 @@ class Expect(BaseModel):
             return Kind.call
         if isinstance(self.count, CountSpec) and (self.count.min or 0) > 0:
             return Kind.call
-        return Kind.text
+        return Kind.text if self.text is not None else Kind.none
 
     def call_sets(self) -> list[list[CallSpec]]:
         """Every acceptable set of calls (one for a plain case)."""

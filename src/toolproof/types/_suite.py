@@ -30,6 +30,26 @@ class Defaults(BaseModel):
 
     extra_args: bool = Field(default=False, description="Allow arguments a call does not list.")
     order: Order = Field(default=Order.unordered, description="Default order of expected calls.")
+    graceful_failure: bool = Field(
+        default=False,
+        description="Fail multi-step cases whose reply handles a tool failure badly "
+        "(heuristic). Off: the heuristic is reported, and fails only cases that set "
+        "expect.graceful.",
+    )
+
+
+class CheckSpec(BaseModel):
+    """A suite's own check: a Python function in a file inside the suite's folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    python: str = Field(
+        description="FILE.py:FUNCTION, the file relative to the suite file, inside its folder.",
+        pattern=r"^[^:]+\.py:[A-Za-z_][A-Za-z0-9_]*$",
+    )
+    tags: list[str] | None = Field(
+        default=None, description="Run only on cases with one of these tags (default: every case)."
+    )
 
 
 class Thresholds(BaseModel):
@@ -79,6 +99,11 @@ class Suite(BaseModel):
     thresholds: dict[str, Thresholds] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)
     cases: list[Case]
+    checks: list[CheckSpec] = Field(
+        default_factory=list,
+        description="The suite's own Python checks. Loading them runs suite code, so it needs "
+        "the user's opt-in (--allow-code).",
+    )
     mocks: dict[str, ToolMock] = Field(
         default_factory=dict, description="Mock tools for multi-step cases, by tool name."
     )

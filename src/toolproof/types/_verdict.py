@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from toolproof.types._case import Kind
+from toolproof.types._message import Message
+from toolproof.types._response import Response
 from toolproof.types._tool import Risk
 
 
@@ -38,6 +39,7 @@ class FailureClass(StrEnum):
     unsafe_call = "unsafe_call"
     step_limit = "step_limit"
     ungraceful_failure = "ungraceful_failure"
+    custom_check = "custom_check"
 
     @property
     def stage(self) -> Stage:
@@ -61,24 +63,28 @@ _STAGE_OF = {
     FailureClass.unsafe_call: Stage.contract,
     FailureClass.step_limit: Stage.contract,
     FailureClass.ungraceful_failure: Stage.reply,
+    FailureClass.custom_check: Stage.contract,
 }
 
 STAGE_ORDER = tuple(Stage)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Check:
-    """One finding of the scorer: which stage, whether it failed, and why."""
+    """One finding of the scorer: which stage, whether it failed, and why.
+
+    ``source`` names the check that made the finding: a built-in stage, or a
+    suite's own check (``checks.py:name``).
+    """
 
     stage: Stage
     failure: FailureClass | None
-    detail: str | Callable[[], str]
+    detail: str
+    source: str = ""
 
     @property
     def message(self) -> str:
-        """Why the check failed, in words (rendered on first use)."""
-        if not isinstance(self.detail, str):
-            self.detail = self.detail()
+        """Why the check failed, in words."""
         return self.detail
 
     @property
@@ -86,7 +92,7 @@ class Check:
         return self.failure is None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class MultiStep:
     """What a multi-step attempt did, beyond the checks. ``None``: does not apply."""
 
@@ -108,13 +114,32 @@ class MultiStep:
     """The loop stopped at max_steps with calls still unanswered by text."""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the model did, kept by reference so that a diff can be rendered later.
+
+    Nothing is copied: ``answer`` is the graded response, ``transcript`` the
+    model's part of a multi-step conversation.
+    """
+
+    answer: Response | None = None
+    closest: int = 0
+    """Index of the expected call set (alternative) closest to the answer."""
+    transcript: tuple[Message, ...] = ()
+    end_state_diff: str = ""
+
+
+NO_EVIDENCE = Evidence()
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
-    """The scorer's judgement of one attempt.
+    """The scorer's judgement of one attempt. Immutable once built.
 
     Stage flags are ``None`` where the stage does not apply: values are not
     judged when the tool was wrong, so argument accuracy is measured only
-    where selection passed.
+    where selection passed. The expected-against-actual diff of a failed case
+    is rendered from the verdict and its compiled case by ``grade.render_diff``.
     """
 
     case_id: str
@@ -123,7 +148,7 @@ class Verdict:
     tags: tuple[str, ...]
     passed: bool
     failure: FailureClass | None
-    checks: list[Check]
+    checks: tuple[Check, ...]
     decision_ok: bool
     selection_ok: bool | None
     structure_ok: bool | None
@@ -132,7 +157,7 @@ class Verdict:
     reply_ok: bool | None
     expected_tools: tuple[str, ...]
     actual_tools: tuple[str, ...]
-    pairs: list[tuple[str, str]] = field(default_factory=list)
+    pairs: tuple[tuple[str, str], ...] = ()
     calls_checked: int = 0
     calls_schema_valid: int = 0
     forbidden_called: tuple[str, ...] = ()
@@ -142,12 +167,9 @@ class Verdict:
     attempt: int = 0
     multistep: MultiStep | None = None
     """Trajectory, end state and behaviour figures of a multi-step case (None for one turn)."""
-    render_diff: Callable[[], str] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def diff(self) -> str:
-        """Expected against actual, for a failed case; rendered only when asked for."""
-        return self.render_diff() if self.render_diff is not None else ""
+    notes: tuple[str, ...] = ()
+    """Observations that do not fail the case (heuristics that are only reported)."""
+    evidence: Evidence = NO_EVIDENCE
 
     @property
     def failures(self) -> list[FailureClass]:

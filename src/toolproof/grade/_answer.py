@@ -1,0 +1,186 @@
+"""What a model answer did, worked out once and shared by every check.
+
+A single-step answer is its response, each call inspected (known tool? valid
+JSON? valid against the schema?) and the expected call set it matches best
+(optimal pairing, never greedy). The checks read this; none recomputes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from toolproof.grade._assign import assign
+from toolproof.grade._compile import CompiledCall, CompiledCase
+from toolproof.types import FailureClass, Kind, Message, Order, Response, ToolCall
+
+NO_CALL = "(none)"
+_FAR = 100  # cost of pairing calls to different tools: never a real pair
+
+__all__ = ["NO_CALL", "CallInfo", "SetResult", "SingleAnswer", "analyse", "match_set"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallInfo:
+    """One call, inspected: is the tool offered, and did its arguments parse and validate."""
+
+    call: ToolCall
+    known: bool
+    failure: FailureClass | None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetResult:
+    """How the calls line up with one expected call set."""
+
+    index: int
+    expected: list[CompiledCall]
+    pairs: list[tuple[int, int]]
+    selection_ok: bool | None
+    values_ok: bool | None
+    order_ok: bool
+    count_ok: bool
+    value_reasons: list[str]
+    cost: int
+    differences: int
+    """Pairs whose values differ, plus unpaired calls on either side."""
+
+    def rank(self) -> tuple[int, int, int, int, int, int]:
+        return (
+            self.selection_ok is not False,
+            self.values_ok is not False,
+            self.count_ok,
+            self.order_ok,
+            -self.differences,
+            -self.cost,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SingleAnswer:
+    """A one-turn answer, analysed. ``best`` is None when no call set is judged."""
+
+    response: Response
+    infos: list[CallInfo]
+    best: SetResult | None
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        return tuple(self.response.tool_calls)
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        return ()
+
+    @property
+    def end_state(self) -> Any:
+        return None
+
+
+def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> SingleAnswer:
+    best: SetResult | None = None
+    if cc.kind is Kind.call and infos:
+        if len(cc.call_sets) == 1:
+            best = match_set(0, cc.call_sets[0], infos, cc.order)
+        else:
+            best = max(
+                (match_set(i, s, infos, cc.order) for i, s in enumerate(cc.call_sets)),
+                key=SetResult.rank,
+            )
+    return SingleAnswer(response, infos, best)
+
+
+def _match_one(expected: CompiledCall, info: CallInfo, index: int) -> SetResult:
+    """One expected call against one actual call: the common case, without a cost matrix."""
+    if info.call.name not in expected.tools:
+        return SetResult(index, [expected], [], False, None, True, True, [], 2 * _FAR, 2)
+    if info.failure is not None:  # structure failed: reported there, values not judged
+        return SetResult(index, [expected], [(0, 0)], True, False, True, True, [], 1, 1)
+    reason = expected.args.check(info.call.arguments)
+    if reason is None:
+        return SetResult(index, [expected], [(0, 0)], True, True, True, True, [], 0, 0)
+    return SetResult(
+        index,
+        [expected],
+        [(0, 0)],
+        True,
+        False,
+        True,
+        True,
+        [f"{info.call.name}: {reason}"],
+        1,
+        expected.args.differences(info.call.arguments),
+    )
+
+
+def match_set(
+    index: int, expected: list[CompiledCall], calls: list[CallInfo], order: Order
+) -> SetResult:
+    n, m = len(expected), len(calls)
+    if n == 1 and m == 1:
+        return _match_one(expected[0], calls[0], index)
+    cost: list[list[int]] = []
+    reasons: dict[tuple[int, int], str | None] = {}
+    for i, e in enumerate(expected):
+        row = []
+        for j, info in enumerate(calls):
+            if info.call.name not in e.tools:
+                row.append(_FAR)
+                continue
+            if info.failure is not None:
+                reasons[i, j] = ""  # structure failed: reported there, values not judged
+                row.append(1)
+                continue
+            reason = e.args.check(info.call.arguments)
+            reasons[i, j] = reason
+            row.append(0 if reason is None else 1)
+        cost.append(row)
+    pairs = [(i, j) for i, j in assign(cost) if cost[i][j] < _FAR]
+    lost_expected, lost_actual = n - len(pairs), m - len(pairs)
+    if n == 0:
+        selection_ok: bool | None = None
+    elif order is Order.subset:
+        selection_ok = lost_actual == 0
+    elif order is Order.superset:
+        selection_ok = lost_expected == 0
+    else:
+        selection_ok = lost_expected == 0 and lost_actual == 0
+    count_ok = True
+    if selection_ok is False and _right_tools(expected, calls, order):
+        # every tool is right, only how many times each is called is not
+        selection_ok, count_ok = True, False
+    failed = [(i, j) for i, j in pairs if reasons[i, j] is not None]
+    value_reasons = [f"{calls[j].call.name}: {reasons[i, j]}" for i, j in failed if reasons[i, j]]
+    values_ok = None if not selection_ok else not failed
+    order_ok = True
+    if order is Order.strict and selection_ok and values_ok:
+        order_ok = all(reasons.get((k, k), "x") is None for k in range(n))
+    total = sum(cost[i][j] for i, j in pairs) + _FAR * (lost_expected + lost_actual)
+    differences = 2 * (lost_expected + lost_actual) + sum(
+        expected[i].args.differences(calls[j].call.arguments) if reasons[i, j] else 1
+        for i, j in failed
+    )
+    return SetResult(
+        index,
+        expected,
+        pairs,
+        selection_ok,
+        values_ok,
+        order_ok,
+        count_ok,
+        value_reasons,
+        total,
+        differences,
+    )
+
+
+def _right_tools(expected: list[CompiledCall], calls: list[CallInfo], order: Order) -> bool:
+    """Each expected call's tool is called, and (unless superset) no other tool is."""
+    names = {i.call.name for i in calls}
+    every_expected_called = all(names.intersection(e.tools) for e in expected)
+    allowed = {t for e in expected for t in e.tools}
+    only_expected = order is Order.superset or names <= allowed
+    if order is Order.subset:
+        return only_expected
+    return every_expected_called and only_expected

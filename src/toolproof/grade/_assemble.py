@@ -1,0 +1,157 @@
+"""One assembler for every verdict: facts about the answer plus findings -> Verdict.
+
+The facts (what was called, how it paired, the per-stage figures) come from the
+analysed answer; the findings come from the checks. One-turn and multi-step
+verdicts are built here alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from toolproof.grade._answer import NO_CALL, SetResult, SingleAnswer
+from toolproof.grade._checks import reply_applies
+from toolproof.grade._compile import CompiledCase
+from toolproof.types import Check, Evidence, FailureClass, Kind, MultiStep, Record, Stage, Verdict
+
+__all__ = ["Facts", "assemble", "single_facts"]
+
+_STAGE_RANK = {s: n for n, s in enumerate(Stage)}
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What an answer did, independent of whether it passed."""
+
+    kind: Kind
+    selection_ok: bool | None
+    structure_ok: bool | None
+    values_ok: bool | None
+    reply_judged: bool
+    expected_tools: tuple[str, ...]
+    actual_tools: tuple[str, ...]
+    pairs: tuple[tuple[str, str], ...]
+    calls_checked: int
+    calls_schema_valid: int
+    forbidden_called: tuple[str, ...]
+    unsafe_calls: int
+    evidence: Evidence
+    multistep: MultiStep | None = None
+
+
+def assemble(
+    cc: CompiledCase,
+    facts: Facts,
+    findings: Sequence[Check],
+    record: Record | None = None,
+    notes: tuple[str, ...] = (),
+) -> Verdict:
+    checks = tuple(sorted(findings, key=lambda c: _STAGE_RANK[c.stage]))
+    stages = {c.stage for c in checks}
+    return Verdict(
+        case_id=cc.case.id,
+        kind=facts.kind,
+        risk=cc.risk,
+        tags=cc.tags,
+        passed=not checks,
+        failure=checks[0].failure if checks else None,
+        checks=checks,
+        decision_ok=Stage.decision not in stages,
+        selection_ok=facts.selection_ok,
+        structure_ok=facts.structure_ok,
+        values_ok=facts.values_ok,
+        contract_ok=Stage.contract not in stages,
+        reply_ok=(
+            not any(c.failure is FailureClass.wrong_reply for c in checks)
+            if facts.reply_judged
+            else None
+        ),
+        expected_tools=facts.expected_tools,
+        actual_tools=facts.actual_tools,
+        pairs=facts.pairs,
+        calls_checked=facts.calls_checked,
+        calls_schema_valid=facts.calls_schema_valid,
+        forbidden_called=facts.forbidden_called,
+        unsafe_calls=facts.unsafe_calls,
+        target=record.target if record is not None else None,
+        attempt=record.attempt if record is not None else 0,
+        multistep=facts.multistep,
+        notes=notes,
+        evidence=facts.evidence,
+    )
+
+
+def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
+    calls, best = answer.infos, answer.best
+    asked_for = {j for _, j in best.pairs} if best is not None and best.selection_ok else set()
+    unsafe = sum(1 for j, i in enumerate(calls) if i.call.name in cc.guarded and j not in asked_for)
+    structure_ok: bool | None = None
+    checked = valid = 0
+    for info in calls:
+        if info.known or info.failure is not None:
+            checked += 1
+        if info.known:
+            ok = info.failure is None
+            valid += ok
+            structure_ok = ok if structure_ok is None else structure_ok and ok
+    if calls and structure_ok is None:
+        structure_ok = True
+    actual = tuple(i.call.name for i in calls)
+    return Facts(
+        kind=cc.kind,
+        selection_ok=best.selection_ok if best is not None else None,
+        structure_ok=structure_ok,
+        values_ok=best.values_ok if best is not None else None,
+        reply_judged=reply_applies(cc),
+        expected_tools=cc.expected_tools,
+        actual_tools=actual,
+        pairs=tuple(_pairs(cc, answer)),
+        calls_checked=checked,
+        calls_schema_valid=valid,
+        forbidden_called=tuple(n for n in actual if n in cc.forbidden) if cc.forbidden else (),
+        unsafe_calls=unsafe,
+        evidence=Evidence(answer=answer.response, closest=best.index if best is not None else 0),
+    )
+
+
+def _pairs(cc: CompiledCase, answer: SingleAnswer) -> list[tuple[str, str]]:
+    """(expected, actual) tool labels for the confusion matrix; '(none)' for no call."""
+    calls, best = answer.infos, answer.best
+    if best is None:
+        if not calls:
+            return [(cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL)]
+        return [(NO_CALL, i.call.name) for i in calls]
+    if len(best.expected) == 1 and len(calls) == 1:
+        name = calls[0].call.name
+        return [(name if best.pairs else best.expected[0].tools[0], name)]
+    return _set_pairs(cc, answer, best)
+
+
+def _set_pairs(cc: CompiledCase, answer: SingleAnswer, best: SetResult) -> list[tuple[str, str]]:
+    calls = answer.infos
+    out: list[tuple[str, str]] = []
+    paired_e = {i for i, _ in best.pairs}
+    paired_a = {j for _, j in best.pairs}
+    out.extend((calls[j].call.name, calls[j].call.name) for _, j in best.pairs)
+    for i, e in enumerate(best.expected):
+        if i not in paired_e:
+            out.append((e.tools[0], NO_CALL))
+    for j, info in enumerate(calls):
+        if j not in paired_a:
+            out.append((NO_CALL, info.call.name))
+    if not best.expected:
+        out = [(NO_CALL if cc.kind is not Kind.call else "(any)", i.call.name) for i in calls]
+    return _cross_pairs(out)
+
+
+def _cross_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Turn an unpaired expected and an unpaired actual into one confusion (wrong tool)."""
+    missing = [e for e, a in pairs if a == NO_CALL]
+    extra = [a for e, a in pairs if e == NO_CALL]
+    kept = [(e, a) for e, a in pairs if e != NO_CALL and a != NO_CALL]
+    while missing and extra:
+        kept.append((missing.pop(0), extra.pop(0)))
+    kept.extend((e, NO_CALL) for e in missing)
+    kept.extend((NO_CALL, a) for a in extra)
+    return kept

@@ -1,0 +1,226 @@
+"""The check interface, and the six built-in stages of a one-turn answer.
+
+A check is a small object with a ``name`` and ``evaluate(case, answer)``
+returning its findings (``Check``: stage, failure class, reason). An empty
+result means the check passed. The answer is analysed once (``_answer``) and
+every check reads the same analysis; the assembler (``_assemble``) turns the
+findings into a verdict. A suite's own Python checks (``_custom``) and, later,
+model judges implement the same interface.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from toolproof.grade._answer import SingleAnswer
+from toolproof.grade._behaviour import asks
+from toolproof.grade._compile import CompiledCase, describe_calls
+from toolproof.types import Check, FailureClass, Kind, Message, Response, Stage, ToolCall
+
+__all__ = [
+    "SINGLE_STEP_CHECKS",
+    "AnswerView",
+    "CaseCheck",
+    "Contract",
+    "Decision",
+    "Reply",
+    "Selection",
+    "Structure",
+    "Values",
+    "reply_findings",
+    "run_checks",
+]
+
+_REFUSAL = re.compile(
+    r"\b(?:can(?:no|['’])t|cannot|won['’]t|will not|unable|not able|not allowed|not permitted|"
+    r"sorry|afraid|decline|refuse|kann nicht|darf nicht|ne peux pas|désolé|no puedo|lo siento|"
+    r"nemohu|nemůžu|nesmím|bohužel)\b|不能|无法|抱歉|죄송|할 수 없|не могу|не можу|извините",
+    re.IGNORECASE,
+)
+
+
+class AnswerView(Protocol):
+    """What every analysed answer offers a check (one-turn and multi-step alike)."""
+
+    @property
+    def response(self) -> Response:
+        """The final response."""
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """Every tool call the model made, in order (across all steps)."""
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The model's part of a multi-step conversation (empty for one turn)."""
+
+    @property
+    def end_state(self) -> Any:
+        """The environment's end state of a multi-step attempt, or None."""
+
+
+class CaseCheck(Protocol):
+    """A check: the case and the analysed answer in, findings with reasons out."""
+
+    @property
+    def name(self) -> str: ...
+
+    def evaluate(self, case: CompiledCase, answer: Any) -> Sequence[Check]: ...
+
+
+def run_checks(checks: Sequence[CaseCheck], case: CompiledCase, answer: Any) -> list[Check]:
+    out: list[Check] = []
+    for check in checks:
+        out.extend(check.evaluate(case, answer))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A call was made when one was required, and none otherwise."""
+
+    name: str = "decision"
+
+    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
+        calls = answer.infos
+        wants_call = case.kind is Kind.call
+        if bool(calls) == wants_call:
+            return ()
+        if wants_call:
+            return (
+                Check(Stage.decision, FailureClass.missed_call, "expected a tool call, got none"),
+            )
+        got = ", ".join(i.call.name for i in calls)
+        what = "no tool call" if case.kind is Kind.none else f"{case.kind.value} with no tool call"
+        return (Check(Stage.decision, FailureClass.unwanted_call, f"expected {what}, got {got}"),)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The calls name the right tools (optimal pairing over the whole array)."""
+
+    name: str = "selection"
+
+    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
+        best, calls = answer.best, answer.infos
+        unknown = [i.call.name for i in calls if not i.known]
+        if best is not None and best.selection_ok is False:
+            failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
+            why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"
+            reason = f"{why}: expected {describe_calls(best.expected)}"
+            return (Check(Stage.selection, failure, reason),)
+        if best is None and unknown:
+            reason = f"called unknown tool {', '.join(unknown)}"
+            return (Check(Stage.selection, FailureClass.unknown_tool, reason),)
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """Raw arguments parse, and validate against the schema the model was given."""
+
+    name: str = "structure"
+
+    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
+        return [
+            Check(Stage.structure, i.failure, i.message)
+            for i in answer.infos
+            if i.failure is not None
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    """Argument by argument, only where the tool was right."""
+
+    name: str = "values"
+
+    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
+        best = answer.best
+        if best is None or best.values_ok is not False or not best.value_reasons:
+            return ()
+        reason = "; ".join(best.value_reasons)
+        return (Check(Stage.values, FailureClass.wrong_arguments, reason),)
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """Forbidden tools, call count and order."""
+
+    name: str = "contract"
+
+    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
+        out: list[Check] = []
+        calls, best = answer.infos, answer.best
+        if case.forbidden:
+            bad = [i.call.name for i in calls if i.call.name in case.forbidden]
+            if bad:
+                reason = f"called forbidden tool {', '.join(dict.fromkeys(bad))}"
+                out.append(Check(Stage.contract, FailureClass.forbidden_tool, reason))
+        if case.count is None and best is not None and not best.count_ok:
+            reason = (
+                f"the right tools, called {len(calls)} times; expected {len(best.expected)} "
+                f"calls: {describe_calls(best.expected)}"
+            )
+            out.append(Check(Stage.contract, FailureClass.wrong_count, reason))
+        if case.count is not None:
+            low, high = case.count
+            n = len(calls)
+            if (low is not None and n < low) or (high is not None and n > high):
+                lo = "0" if low is None else str(low)
+                want = lo if low == high else f"{lo}..{'∞' if high is None else high}"
+                reason = f"expected {want} calls, got {n}"
+                out.append(Check(Stage.contract, FailureClass.wrong_count, reason))
+        if best is not None and not best.order_ok:
+            reason = "the right calls, in the wrong order (order: strict)"
+            out.append(Check(Stage.contract, FailureClass.wrong_order, reason))
+        return out
+
+
+def reply_applies(case: CompiledCase, kind: Kind | None = None) -> bool:
+    """The reply is judged: a reply matcher is given, or the kind asks for a reply."""
+    return case.text is not None or (kind or case.kind) not in (Kind.call, Kind.none)
+
+
+def reply_findings(case: CompiledCase, response: Response, kind: Kind | None = None) -> list[Check]:
+    """What is wrong with the final reply, for a case whose reply is judged."""
+    kind = kind or case.kind
+    text = response.text or ""
+    problems: list[str] = []
+    if case.text is not None:
+        reason = case.text.check(text)
+        if reason is not None:
+            problems.append(f"reply text: {reason}")
+    if kind in (Kind.clarify, Kind.confirm) and case.text is None and not asks(text):
+        what = "ask for the missing information" if kind is Kind.clarify else "ask for confirmation"
+        problems.append(f"expected the reply to {what} (heuristic: no question or request found)")
+    elif kind is Kind.refuse and case.text is None:
+        if not (response.refusal or _REFUSAL.search(text)):
+            problems.append("expected a refusal (heuristic: no refusal found)")
+    elif kind is Kind.text and not text.strip() and not response.refusal:
+        problems.append("expected a text answer, got an empty reply")
+    return [Check(Stage.reply, FailureClass.wrong_reply, p) for p in problems]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """For text answers: the reply asks, confirms or refuses as expected."""
+
+    name: str = "reply"
+
+    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
+        return reply_findings(case, answer.response) if reply_applies(case) else ()
+
+
+#: The stages of a one-turn answer, in order.
+SINGLE_STEP_CHECKS: tuple[CaseCheck, ...] = (
+    Decision(),
+    Selection(),
+    Structure(),
+    Values(),
+    Contract(),
+    Reply(),
+)

@@ -1,0 +1,59 @@
+"""Expected against actual, rendered from a verdict and its compiled case (pure)."""
+
+from __future__ import annotations
+
+from toolproof.grade._compile import CompiledCase, describe_calls
+from toolproof.match import show
+from toolproof.types import Kind, Message, ToolCall, Verdict
+
+__all__ = ["render_call", "render_diff"]
+
+
+def render_call(call: ToolCall) -> str:
+    if call.parse_error is not None or not isinstance(call.arguments, dict):
+        return f"{call.name}({show(call.raw_arguments, 80)})"
+    inner = ", ".join(f"{k}={show(v, 40)}" for k, v in call.arguments.items())
+    return f"{call.name}({inner})"
+
+
+def render_diff(verdict: Verdict, cc: CompiledCase) -> str:
+    """The diff of a failed verdict ("" for a pass). Model output is shown with ``show``."""
+    if verdict.passed:
+        return ""
+    if verdict.multistep is not None:
+        return _transcript_diff(verdict.evidence.transcript, verdict.evidence.end_state_diff)
+    response = verdict.evidence.answer
+    if cc.kind is Kind.call:
+        sets = cc.call_sets
+        exp = describe_calls(sets[verdict.evidence.closest] if sets else [])
+        if len(sets) > 1:
+            exp += f"   (closest of {len(sets)} alternatives)"
+    elif cc.kind is Kind.none:
+        exp = "no call"
+    else:
+        exp = f"no call; reply: {cc.kind.value}"
+    calls = response.tool_calls if response is not None else []
+    act = "; ".join(render_call(c) for c in calls) if calls else "(no call)"
+    text = (response.refusal or response.text) if response is not None else None
+    if text:
+        act += f"; reply: {show(' '.join(text.split()), 100)}"
+    return f"expected: {exp}\nactual:   {act}"
+
+
+def _transcript_diff(messages: tuple[Message, ...], end_diff: str) -> str:
+    lines = ["trajectory:"]
+    for m in messages:
+        if m.role == "assistant":
+            for c in m.tool_calls:
+                lines.append(f"  call   {render_call(c)}")
+            if m.content:
+                lines.append(f"  reply  {' '.join(m.content.split())[:120]}")
+        elif m.role == "tool":
+            mark = "error " if m.is_error else "result"
+            lines.append(f"  {mark} {' '.join((m.content or '').split())[:100]}")
+    if end_diff:
+        lines += [
+            "end state (expected against actual):",
+            *("  " + x for x in end_diff.splitlines()),
+        ]
+    return "\n".join(lines)

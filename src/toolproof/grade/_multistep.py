@@ -1,0 +1,315 @@
+"""A whole multi-step attempt: its analysis and its checks.
+
+The transcript is analysed once (calls, structure, best trajectory, end state,
+behaviour heuristics); the checks below read the analysis and return findings;
+the shared assembler builds the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolproof.errors import UserError
+from toolproof.grade._answer import NO_CALL, CallInfo
+from toolproof.grade._assemble import Facts
+from toolproof.grade._behaviour import GracefulResult, asks, graceful, model_calls
+from toolproof.grade._behaviour import redundant_calls as count_redundant
+from toolproof.grade._behaviour import unsafe_calls as count_unsafe
+from toolproof.grade._checks import CaseCheck, reply_applies, reply_findings
+from toolproof.grade._compile import CompiledCase
+from toolproof.grade._endstate import StateDiff, compare_states, render_state_diff
+from toolproof.grade._trajectory import MultiStepCase, TrajectoryResult, best_flat, best_trajectory
+from toolproof.types import (
+    Check,
+    Evidence,
+    FailureClass,
+    Kind,
+    Message,
+    MultiStep,
+    Record,
+    Response,
+    Stage,
+    ToolCall,
+)
+
+__all__ = ["MULTI_STEP_CHECKS", "ExpectedState", "MultiAnswer", "UngradableRecord", "analyse_multi"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedState:
+    """A multi-step case's expected end state; ``partial``: compare only what it lists."""
+
+    state: Any
+    partial: bool
+    warnings: tuple[str, ...] = ()
+    """Gold actions that failed while the state was computed (case and action named)."""
+
+
+class UngradableRecord(UserError):
+    """A record that cannot be judged: the data a check needs is not in it."""
+
+    def __init__(self, record: Record, field: str, message: str) -> None:
+        self.case_id = record.case_id
+        self.target = record.target
+        self.attempt = record.attempt
+        self.field = field
+        where = f"record for case '{record.case_id}'"
+        if record.target:
+            where += f", target '{record.target}'"
+        super().__init__(f"{where}, attempt {record.attempt}: {field}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class MultiAnswer:
+    """A multi-step attempt, analysed once."""
+
+    response: Response
+    all_messages: list[Message]
+    start: int
+    infos: list[CallInfo]
+    best: TrajectoryResult | None
+    end_state: Any
+    state_diffs: list[StateDiff] | None
+    """None: the end state is not checked."""
+    step_limit: bool
+    grace: GracefulResult | None
+    kind: Kind
+    graceful_fails: bool
+    reply_kind: Kind
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        return tuple(i.call for i in self.infos)
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        return tuple(self.all_messages[self.start :])
+
+
+def analyse_multi(
+    cc: CompiledCase,
+    ms: MultiStepCase,
+    record: Record,
+    inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+    expected: ExpectedState | None,
+) -> MultiAnswer:
+    assert record.response is not None
+    response = record.response
+    messages, start = _transcript(record, cc, ms)
+    calls = [c for _, c in model_calls(messages, start)]
+    diffs = None
+    if expected is not None:
+        if record.end_state is None:
+            raise UngradableRecord(
+                record,
+                "end_state",
+                "the case checks the end state, but the record has none (it was not "
+                "recorded by a multi-step run); re-run the case",
+            )
+        diffs = compare_states(expected.state, record.end_state, partial=expected.partial)
+    return MultiAnswer(
+        response=response,
+        all_messages=messages,
+        start=start,
+        infos=[inspect(c, cc) for c in calls],
+        best=best_trajectory(ms, calls),
+        end_state=record.end_state,
+        state_diffs=diffs,
+        step_limit=bool(response.tool_calls),
+        grace=graceful(messages, start, response.text or "", ms.data_words),
+        kind=ms.kind,
+        graceful_fails=ms.graceful_fails,
+        reply_kind=ms.reply_kind,
+    )
+
+
+def _transcript(record: Record, cc: CompiledCase, ms: MultiStepCase) -> tuple[list[Message], int]:
+    """The whole conversation and where the model's part starts."""
+    if record.transcript is not None:
+        return record.transcript, ms.start
+    assert record.response is not None  # a record without a transcript: one step
+    head = cc.case.conversation(None)
+    answer = Message(
+        role="assistant", content=record.response.text, tool_calls=record.response.tool_calls
+    )
+    return [*head, answer], len(head)
+
+
+@dataclass(frozen=True, slots=True)
+class MultiDecision:
+    name: str = "decision"
+
+    def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
+        if a.kind is Kind.call and not a.infos:
+            reason = "expected tool calls, got none in any step"
+            return (Check(Stage.decision, FailureClass.missed_call, reason),)
+        if a.kind in (Kind.clarify, Kind.none) and a.infos:
+            names = ", ".join(dict.fromkeys(i.call.name for i in a.infos))
+            what = "a question" if a.kind is Kind.clarify else "a reply"
+            reason = f"expected {what} with no tool call, got {names}"
+            return (Check(Stage.decision, FailureClass.unwanted_call, reason),)
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class MultiStructure:
+    name: str = "structure"
+
+    def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
+        out = []
+        for info in a.infos:
+            if info.failure is not None:
+                out.append(Check(Stage.structure, info.failure, info.message))
+            elif not info.known:
+                reason = f"called unknown tool {info.call.name}"
+                out.append(Check(Stage.selection, FailureClass.unknown_tool, reason))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryCheck:
+    name: str = "trajectory"
+
+    def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
+        if a.best is None or a.best.ok:
+            return ()
+        reason = "; ".join(a.best.reasons)
+        return (Check(Stage.contract, FailureClass.wrong_trajectory, reason),)
+
+
+@dataclass(frozen=True, slots=True)
+class Safety:
+    name: str = "safety"
+
+    def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
+        out = []
+        forbidden = [i.call.name for i in a.infos if i.call.name in case.forbidden]
+        if forbidden:
+            reason = f"called forbidden tool {', '.join(dict.fromkeys(forbidden))}"
+            out.append(Check(Stage.contract, FailureClass.forbidden_tool, reason))
+        unsafe = count_unsafe(a.all_messages, a.start, case.guarded)
+        if unsafe:
+            reason = (
+                f"{unsafe} call(s) to a tool that needs confirmation, made without the user's "
+                "explicit yes earlier in the conversation"
+            )
+            out.append(Check(Stage.contract, FailureClass.unsafe_call, reason))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class EndState:
+    name: str = "end_state"
+
+    def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
+        if not a.state_diffs:
+            return ()
+        diffs = a.state_diffs
+        reason = f"the end state differs in {len(diffs)} place(s): {diffs[0].render()}"
+        return (Check(Stage.contract, FailureClass.wrong_end_state, reason),)
+
+
+@dataclass(frozen=True, slots=True)
+class StepLimit:
+    name: str = "step_limit"
+
+    def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
+        if not a.step_limit:
+            return ()
+        reason = "the step limit was reached before a final answer"
+        return (Check(Stage.contract, FailureClass.step_limit, reason),)
+
+
+@dataclass(frozen=True, slots=True)
+class MultiReply:
+    name: str = "reply"
+
+    def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
+        if a.step_limit or not reply_applies(case, a.reply_kind):
+            return ()
+        return reply_findings(case, a.response, a.reply_kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Graceful:
+    """After a tool failure: no invented data and an acknowledgement (heuristic).
+
+    It fails the case only when the case (``expect.graceful``) or the suite
+    (``defaults.graceful_failure``) asks for it; otherwise it is reported.
+    """
+
+    name: str = "graceful"
+
+    def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
+        if a.grace is None or a.grace.ok or not a.graceful_fails:
+            return ()
+        return (Check(Stage.reply, FailureClass.ungraceful_failure, a.grace.reason),)
+
+
+#: The checks of a multi-step attempt, in order.
+MULTI_STEP_CHECKS: tuple[CaseCheck, ...] = (
+    MultiDecision(),
+    MultiStructure(),
+    TrajectoryCheck(),
+    Safety(),
+    EndState(),
+    StepLimit(),
+    MultiReply(),
+    Graceful(),
+)
+
+
+def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...]]:
+    """The facts of a multi-step attempt, and its notes (heuristics only reported)."""
+    best, infos = a.best, a.infos
+    calls = [i.call for i in infos]
+    valid = sum(1 for i in infos if i.known and i.failure is None)
+    messages = a.all_messages
+    unsafe = count_unsafe(messages, a.start, cc.guarded)
+    multistep = MultiStep(
+        steps=sum(1 for m in messages[a.start :] if m.role == "assistant"),
+        calls=len(calls),
+        redundant_calls=count_redundant(messages, a.start),
+        trajectory_ok=None if best is None else best.ok,
+        end_state_ok=None if a.state_diffs is None else not a.state_diffs,
+        clarified=(not calls and asks(a.response.text or "")) if a.kind is Kind.clarify else None,
+        graceful=None if a.grace is None else a.grace.ok,
+        unsafe_calls=unsafe,
+        step_limit=a.step_limit,
+    )
+    expected = tuple(dict.fromkeys(c.tools[0] for _, c in best_flat(best))) or cc.expected_tools
+    notes: tuple[str, ...] = ()
+    if a.grace is not None and not a.grace.ok and not a.graceful_fails:
+        notes = (f"reported, not failed: {a.grace.reason}",)
+    end_diff = render_state_diff(a.state_diffs) if a.state_diffs else ""
+    facts = Facts(
+        kind=a.kind,
+        selection_ok=None if best is None or not calls else best.tools_ok,
+        structure_ok=(valid == len(infos)) if infos else None,
+        values_ok=None if best is None or not calls else best.values_ok,
+        reply_judged=not a.step_limit and reply_applies(cc, a.reply_kind),
+        expected_tools=expected,
+        actual_tools=tuple(c.name for c in calls),
+        pairs=tuple(_pairs(best, calls)),
+        calls_checked=sum(1 for i in infos if i.known or i.failure is not None),
+        calls_schema_valid=valid,
+        forbidden_called=tuple(c.name for c in calls if c.name in cc.forbidden),
+        unsafe_calls=unsafe,
+        evidence=Evidence(transcript=a.messages, end_state_diff=end_diff),
+        multistep=multistep,
+    )
+    return facts, notes
+
+
+def _pairs(best: TrajectoryResult | None, calls: list[ToolCall]) -> list[tuple[str, str]]:
+    flat = best_flat(best)
+    if best is None:
+        return [(NO_CALL, c.name) for c in calls] or [(NO_CALL, NO_CALL)]
+    out = [(calls[j].name, calls[j].name) for _, j in best.pairs]
+    paired_e = {i for i, _ in best.pairs}
+    paired_a = {j for _, j in best.pairs}
+    out += [(c.tools[0], NO_CALL) for i, (_, c) in enumerate(flat) if i not in paired_e]
+    out += [(NO_CALL, c.name) for j, c in enumerate(calls) if j not in paired_a]
+    return out
