@@ -408,11 +408,10 @@ class _Session:
         if target.provider is not None:
             provider = target.provider
         elif target.kind == "target":
-            from toolproof.run._targets import create_target, is_http_target
+            from toolproof.providers._registry import create_provider
+            from toolproof.providers._targets import agent_spec
 
-            provider = create_target(
-                target.spec, target.settings, self._http() if is_http_target(target.spec) else None
-            )
+            provider = create_provider(agent_spec(target.spec), target.settings, self._http())
         else:
             factory = self.opts.provider_factory or _registry_factory
             provider = factory(target.spec, target.settings, self._http())
