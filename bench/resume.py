@@ -29,7 +29,8 @@ import yaml
 from overhead import DUMMY_KEY, StubProcess
 
 from toolproof.grade import Scorer
-from toolproof.run import expected_states, read_records
+from toolproof.records import read_records
+from toolproof.run import expected_states
 from toolproof.suite import load_suite
 from toolproof.testing import Reply, StubServer
 from toolproof.types import Record
