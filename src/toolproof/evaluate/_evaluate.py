@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolproof.errors import SuiteError, UserError
@@ -108,7 +108,7 @@ def evaluate(
         superseded=total - len(latest),
     )
     for target, recs in grouped.items():
-        verdicts = [replace(v, target=target) for v in map(scorer.grade, recs) if v is not None]
+        verdicts = [v._replace(target=target) for v in map(scorer.grade, recs) if v is not None]
         summary = summarize(suite, recs, verdicts, target=target, k=k, scorer=scorer)
         ev.targets[target] = TargetEvaluation(target, recs, verdicts, summary)
     return ev

@@ -20,7 +20,7 @@ _FAR = 100  # cost of pairing calls to different tools: never a real pair
 __all__ = ["NO_CALL", "CallInfo", "SetResult", "SingleAnswer", "analyse", "match_set"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallInfo:
     """One call, inspected: is the tool offered, and did its arguments parse and validate."""
 
@@ -30,7 +30,7 @@ class CallInfo:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SetResult:
     """How the calls line up with one expected call set."""
 
@@ -44,7 +44,8 @@ class SetResult:
     value_reasons: list[str]
     cost: int
     differences: int
-    """Pairs whose values differ, plus unpaired calls on either side."""
+    """How far from matching (see ``ObjectMatcher.differences``); counted only when
+    alternatives are ranked, else 0."""
 
     def rank(self) -> tuple[int, int, int, int, int, int]:
         return (
@@ -57,7 +58,7 @@ class SetResult:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SingleAnswer:
     """A one-turn answer, analysed. ``best`` is None when no call set is judged."""
 
@@ -82,16 +83,16 @@ def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> Sing
     best: SetResult | None = None
     if cc.kind is Kind.call and infos:
         if len(cc.call_sets) == 1:
-            best = match_set(0, cc.call_sets[0], infos, cc.order)
+            best = match_set(0, cc.call_sets[0], infos, cc.order, False)
         else:
             best = max(
-                (match_set(i, s, infos, cc.order) for i, s in enumerate(cc.call_sets)),
+                (match_set(i, s, infos, cc.order, True) for i, s in enumerate(cc.call_sets)),
                 key=SetResult.rank,
             )
     return SingleAnswer(response, infos, best)
 
 
-def _match_one(expected: CompiledCall, info: CallInfo, index: int) -> SetResult:
+def _match_one(expected: CompiledCall, info: CallInfo, index: int, rank: bool) -> SetResult:
     """One expected call against one actual call: the common case, without a cost matrix."""
     if info.call.name not in expected.tools:
         return SetResult(index, [expected], [], False, None, True, True, [], 2 * _FAR, 2)
@@ -110,16 +111,17 @@ def _match_one(expected: CompiledCall, info: CallInfo, index: int) -> SetResult:
         True,
         [f"{info.call.name}: {reason}"],
         1,
-        expected.args.differences(info.call.arguments),
+        expected.args.differences(info.call.arguments) if rank else 0,
     )
 
 
 def match_set(
-    index: int, expected: list[CompiledCall], calls: list[CallInfo], order: Order
+    index: int, expected: list[CompiledCall], calls: list[CallInfo], order: Order, rank: bool
 ) -> SetResult:
+    """``rank``: count the differences too (alternatives are being compared)."""
     n, m = len(expected), len(calls)
     if n == 1 and m == 1:
-        return _match_one(expected[0], calls[0], index)
+        return _match_one(expected[0], calls[0], index, rank)
     cost: list[list[int]] = []
     reasons: dict[tuple[int, int], str | None] = {}
     for i, e in enumerate(expected):
@@ -157,10 +159,12 @@ def match_set(
     if order is Order.strict and selection_ok and values_ok:
         order_ok = all(reasons.get((k, k), "x") is None for k in range(n))
     total = sum(cost[i][j] for i, j in pairs) + _FAR * (lost_expected + lost_actual)
-    differences = 2 * (lost_expected + lost_actual) + sum(
-        expected[i].args.differences(calls[j].call.arguments) if reasons[i, j] else 1
-        for i, j in failed
-    )
+    differences = 0
+    if rank:
+        differences = 2 * (lost_expected + lost_actual) + sum(
+            expected[i].args.differences(calls[j].call.arguments) if reasons[i, j] else 1
+            for i, j in failed
+        )
     return SetResult(
         index,
         expected,

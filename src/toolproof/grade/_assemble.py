@@ -8,20 +8,28 @@ verdicts are built here alike.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from toolproof.grade._answer import NO_CALL, SetResult, SingleAnswer
-from toolproof.grade._checks import reply_applies
 from toolproof.grade._compile import CompiledCase
-from toolproof.types import Check, Evidence, FailureClass, Kind, MultiStep, Record, Stage, Verdict
+from toolproof.types import (
+    NO_EVIDENCE,
+    Check,
+    Evidence,
+    FailureClass,
+    Kind,
+    MultiStep,
+    Record,
+    Stage,
+    Verdict,
+)
 
 __all__ = ["Facts", "assemble", "single_facts"]
 
 _STAGE_RANK = {s: n for n, s in enumerate(Stage)}
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(NamedTuple):
     """What an answer did, independent of whether it passed."""
 
     kind: Kind
@@ -36,7 +44,6 @@ class Facts:
     calls_schema_valid: int
     forbidden_called: tuple[str, ...]
     unsafe_calls: int
-    evidence: Evidence
     multistep: MultiStep | None = None
 
 
@@ -46,9 +53,15 @@ def assemble(
     findings: Sequence[Check],
     record: Record | None = None,
     notes: tuple[str, ...] = (),
+    evidence: Evidence = NO_EVIDENCE,
 ) -> Verdict:
-    checks = tuple(sorted(findings, key=lambda c: _STAGE_RANK[c.stage]))
-    stages = {c.stage for c in checks}
+    """The verdict; ``evidence`` (what a diff needs) is kept only when a check failed."""
+    if findings:
+        checks = tuple(sorted(findings, key=_rank))
+        stages = {c.stage for c in checks}
+        reply_ok = not any(c.failure is FailureClass.wrong_reply for c in checks)
+    else:
+        checks, stages, reply_ok, evidence = (), set(), True, NO_EVIDENCE
     return Verdict(
         case_id=cc.case.id,
         kind=facts.kind,
@@ -62,11 +75,7 @@ def assemble(
         structure_ok=facts.structure_ok,
         values_ok=facts.values_ok,
         contract_ok=Stage.contract not in stages,
-        reply_ok=(
-            not any(c.failure is FailureClass.wrong_reply for c in checks)
-            if facts.reply_judged
-            else None
-        ),
+        reply_ok=reply_ok if facts.reply_judged else None,
         expected_tools=facts.expected_tools,
         actual_tools=facts.actual_tools,
         pairs=facts.pairs,
@@ -78,14 +87,22 @@ def assemble(
         attempt=record.attempt if record is not None else 0,
         multistep=facts.multistep,
         notes=notes,
-        evidence=facts.evidence,
+        evidence=evidence,
     )
+
+
+def _rank(check: Check) -> int:
+    return _STAGE_RANK[check.stage]
 
 
 def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
     calls, best = answer.infos, answer.best
-    asked_for = {j for _, j in best.pairs} if best is not None and best.selection_ok else set()
-    unsafe = sum(1 for j, i in enumerate(calls) if i.call.name in cc.guarded and j not in asked_for)
+    unsafe = 0
+    if cc.guarded:
+        asked_for = {j for _, j in best.pairs} if best is not None and best.selection_ok else set()
+        unsafe = sum(
+            1 for j, i in enumerate(calls) if i.call.name in cc.guarded and j not in asked_for
+        )
     structure_ok: bool | None = None
     checked = valid = 0
     for info in calls:
@@ -98,20 +115,19 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
     if calls and structure_ok is None:
         structure_ok = True
     actual = tuple(i.call.name for i in calls)
-    return Facts(
-        kind=cc.kind,
-        selection_ok=best.selection_ok if best is not None else None,
-        structure_ok=structure_ok,
-        values_ok=best.values_ok if best is not None else None,
-        reply_judged=reply_applies(cc),
-        expected_tools=cc.expected_tools,
-        actual_tools=actual,
-        pairs=tuple(_pairs(cc, answer)),
-        calls_checked=checked,
-        calls_schema_valid=valid,
-        forbidden_called=tuple(n for n in actual if n in cc.forbidden) if cc.forbidden else (),
-        unsafe_calls=unsafe,
-        evidence=Evidence(answer=answer.response, closest=best.index if best is not None else 0),
+    return Facts(  # positional: this is on the scorer's hot path
+        cc.kind,
+        best.selection_ok if best is not None else None,
+        structure_ok,
+        best.values_ok if best is not None else None,
+        cc.reply_judged,
+        cc.expected_tools,
+        actual,
+        tuple(_pairs(cc, answer)),
+        checked,
+        valid,
+        tuple(n for n in actual if n in cc.forbidden) if cc.forbidden else (),
+        unsafe,
     )
 
 

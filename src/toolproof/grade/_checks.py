@@ -74,7 +74,9 @@ class CaseCheck(Protocol):
 def run_checks(checks: Sequence[CaseCheck], case: CompiledCase, answer: Any) -> list[Check]:
     out: list[Check] = []
     for check in checks:
-        out.extend(check.evaluate(case, answer))
+        found = check.evaluate(case, answer)
+        if found:
+            out.extend(found)
     return out
 
 
@@ -182,7 +184,9 @@ class Contract:
 
 def reply_applies(case: CompiledCase, kind: Kind | None = None) -> bool:
     """The reply is judged: a reply matcher is given, or the kind asks for a reply."""
-    return case.text is not None or (kind or case.kind) not in (Kind.call, Kind.none)
+    if kind is None:
+        return case.reply_judged
+    return case.text is not None or kind not in (Kind.call, Kind.none)
 
 
 def reply_findings(case: CompiledCase, response: Response, kind: Kind | None = None) -> list[Check]:
@@ -212,7 +216,7 @@ class Reply:
     name: str = "reply"
 
     def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        return reply_findings(case, answer.response) if reply_applies(case) else ()
+        return reply_findings(case, answer.response) if case.reply_judged else ()
 
 
 #: The stages of a one-turn answer, in order.

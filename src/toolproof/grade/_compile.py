@@ -39,6 +39,8 @@ class CompiledCase:
     """Tools that need the user's confirmation: requires_confirmation, or destructive."""
     single: CompiledCall | None = None
     """The one expected call, when nothing else constrains the case (fast path)."""
+    reply_judged: bool = False
+    """The final reply is judged: a reply matcher is given, or the kind asks for a reply."""
 
 
 def _compile_args(
@@ -129,6 +131,7 @@ def compile_case(
             t.name for t in suite.tools if t.requires_confirmation or t.effect == "destructive"
         ),
         single=single,
+        reply_judged=text is not None or expect.resolved_kind not in (Kind.call, Kind.none),
     )
 
 

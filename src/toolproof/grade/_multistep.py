@@ -261,8 +261,8 @@ MULTI_STEP_CHECKS: tuple[CaseCheck, ...] = (
 )
 
 
-def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...]]:
-    """The facts of a multi-step attempt, and its notes (heuristics only reported)."""
+def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...], Evidence]:
+    """The facts of a multi-step attempt, its notes (heuristics only reported) and evidence."""
     best, infos = a.best, a.infos
     calls = [i.call for i in infos]
     valid = sum(1 for i in infos if i.known and i.failure is None)
@@ -297,10 +297,9 @@ def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...
         calls_schema_valid=valid,
         forbidden_called=tuple(c.name for c in calls if c.name in cc.forbidden),
         unsafe_calls=unsafe,
-        evidence=Evidence(transcript=a.messages, end_state_diff=end_diff),
         multistep=multistep,
     )
-    return facts, notes
+    return facts, notes, Evidence(transcript=a.messages, end_state_diff=end_diff)
 
 
 def _pairs(best: TrajectoryResult | None, calls: list[ToolCall]) -> list[tuple[str, str]]:

@@ -36,6 +36,7 @@ from toolproof.grade._multistep import (
 from toolproof.grade._trajectory import compile_multistep
 from toolproof.match import context, show
 from toolproof.types import (
+    NO_EVIDENCE,
     Evidence,
     FailureClass,
     Kind,
@@ -119,9 +120,10 @@ class Scorer:
                 self._inspect,
                 self.expected_state(record.case_id),
             )
-            facts, notes = multi_facts(cc, answer)
+            facts, notes, evidence = multi_facts(cc, answer)
             findings = run_checks(self._multi_checks[record.case_id], cc, answer)
-            return assemble(cc, facts, findings, record, notes + self._notes.get(cc.case.id, ()))
+            notes += self._notes.get(cc.case.id, ())
+            return assemble(cc, facts, findings, record, notes, evidence)
         return self.grade_response(record.case_id, record.response, record)
 
     def grade_response(
@@ -136,7 +138,10 @@ class Scorer:
         answer = analyse(cc, response, [self._inspect(call, cc) for call in response.tool_calls])
         findings = run_checks(checks, cc, answer)
         notes = self._notes.get(case_id, ())
-        return assemble(cc, single_facts(cc, answer), findings, record, notes)
+        evidence = NO_EVIDENCE
+        if findings:
+            evidence = Evidence(response, answer.best.index if answer.best is not None else 0)
+        return assemble(cc, single_facts(cc, answer), findings, record, notes, evidence)
 
     def diff(self, verdict: Verdict) -> str:
         """Expected against actual for a failed verdict ("" for a pass)."""
@@ -227,7 +232,6 @@ class Scorer:
             calls_schema_valid=n_calls,
             target=record.target if record is not None else None,
             attempt=record.attempt if record is not None else 0,
-            evidence=Evidence(answer=response),
         )
 
     def _inspect(self, call: ToolCall, cc: CompiledCase) -> CallInfo:

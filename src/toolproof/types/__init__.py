@@ -28,6 +28,7 @@ from toolproof.types._suite import (
 )
 from toolproof.types._tool import Effect, Risk, Tool
 from toolproof.types._verdict import (
+    NO_EVIDENCE,
     STAGE_ORDER,
     Check,
     Evidence,
@@ -38,6 +39,7 @@ from toolproof.types._verdict import (
 )
 
 __all__ = [
+    "NO_EVIDENCE",
     "RECORD_FORMAT",
     "STAGE_ORDER",
     "SUITE_FORMAT",

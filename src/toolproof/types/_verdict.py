@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from toolproof.types._case import Kind
 from toolproof.types._message import Message
@@ -69,8 +70,7 @@ _STAGE_OF = {
 STAGE_ORDER = tuple(Stage)
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
+class Check(NamedTuple):
     """One finding of the scorer: which stage, whether it failed, and why.
 
     ``source`` names the check that made the finding: a built-in stage, or a
@@ -114,12 +114,11 @@ class MultiStep:
     """The loop stopped at max_steps with calls still unanswered by text."""
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """What the model did, kept by reference so that a diff can be rendered later.
+class Evidence(NamedTuple):
+    """What a failed answer did, kept by reference so that its diff can be rendered later.
 
     Nothing is copied: ``answer`` is the graded response, ``transcript`` the
-    model's part of a multi-step conversation.
+    model's part of a multi-step conversation. A passing verdict keeps none.
     """
 
     answer: Response | None = None
@@ -132,9 +131,9 @@ class Evidence:
 NO_EVIDENCE = Evidence()
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """The scorer's judgement of one attempt. Immutable once built.
+class Verdict(NamedTuple):
+    """The scorer's judgement of one attempt. Immutable once built (a named tuple:
+    as cheap to build as a plain object, and ``_replace`` gives a changed copy).
 
     Stage flags are ``None`` where the stage does not apply: values are not
     judged when the tool was wrong, so argument accuracy is measured only
