@@ -290,3 +290,63 @@ def test_scripted_steps_can_differ_per_attempt() -> None:
         {"cases": {"c": [{"steps": [{"text": "first try"}]}, {"steps": [{"text": "second"}]}]}}
     )
     assert provider._entry("c", 1).at(0).text == "second"
+
+
+def test_a_multistep_record_without_end_state_is_refused_not_judged(tmp_path: Path) -> None:
+    from toolproof.grade import UngradableRecord
+
+    suite = _write(tmp_path)
+    provider = ScriptedProvider.from_dict({"cases": RIGHT})
+    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False)
+    result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
+    record = next(r for r in result.records if r.case_id == "close-it")
+    stripped = record.model_copy(update={"end_state": None})
+    scorer = Scorer(suite, expected_states(suite))
+    assert scorer.grade(record) is not None and scorer.grade(record).passed  # type: ignore[union-attr]
+    with pytest.raises(UngradableRecord) as info:
+        scorer.grade(stripped)
+    message = str(info.value)
+    assert message.startswith("record for case 'close-it', target 'scripted:x', attempt 0: end_state:")
+    assert "the record has none" in message and "wrong_end_state" not in message
+
+
+def test_a_failing_gold_action_is_reported_with_case_and_action(tmp_path: Path) -> None:
+    import copy
+
+    from toolproof.run import gold_action_warnings
+
+    data = copy.deepcopy(SUITE)
+    data["cases"][0]["end_state"] = {
+        "actions": [{"tool": "close", "args": {"id": "A"}}, {"tool": "close", "args": {"id": "NOPE"}}]
+    }
+    suite = _write_as(tmp_path, data)
+    states = expected_states(suite)
+    warnings = gold_action_warnings(states)
+    assert len(warnings) == 1
+    assert warnings[0].startswith(
+        'case close-it: end_state.actions[1] close({"id": "NOPE"}) failed while the expected '
+        "state was computed: "
+    )
+    assert "KeyError" in warnings[0]
+    assert states["close-it"].state["orders"]["A"]["status"] == "closed"
+
+
+def test_validate_and_score_warn_of_a_failing_gold_action(tmp_path: Path) -> None:
+    import copy
+
+    from typer.testing import CliRunner
+
+    from toolproof.cli import app
+
+    data = copy.deepcopy(SUITE)
+    data["cases"][0]["end_state"] = {"actions": [{"tool": "close", "args": {"id": "NOPE"}}]}
+    suite = _write_as(tmp_path, data)
+    folder = str(Path(suite.source or "").parent)
+    result = CliRunner().invoke(app, ["validate", folder])
+    assert result.exit_code == 0, result.output
+    assert 'warning: case close-it: end_state.actions[0] close({"id": "NOPE"}) failed' in result.output
+    provider = ScriptedProvider.from_dict({"cases": RIGHT})
+    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False)
+    run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
+    result = CliRunner().invoke(app, ["score", folder, str(tmp_path / "run")])
+    assert 'warning: case close-it: end_state.actions[0] close({"id": "NOPE"}) failed' in result.output

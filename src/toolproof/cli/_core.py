@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -21,10 +22,21 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
         typer.echo(f"{len(errors)} problem(s) in {loaded.suite.source}", err=True)
         raise typer.Exit(2)
     s = loaded.suite
+    warnings = _gold_action_warnings(s)
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
     Console().print(
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "
         f"{len(s.tools)} tools, no problems"
+        + (f", {len(warnings)} warning(s)" if warnings else "")
     )
+
+
+def _gold_action_warnings(suite: Any) -> list[str]:
+    """Gold actions that fail while the expected end states are computed."""
+    from toolproof.run import expected_states, gold_action_warnings
+
+    return gold_action_warnings(expected_states(suite))
 
 
 def score(
@@ -44,7 +56,10 @@ def score(
     from toolproof.suite import load_suite
 
     s = load_suite(suite)
-    summaries = evaluate(s, [records_path(p) for p in records]).summaries
+    ev = evaluate(s, [records_path(p) for p in records])
+    for warning in ev.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    summaries = ev.summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         json_out.write_text(

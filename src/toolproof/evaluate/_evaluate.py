@@ -43,6 +43,8 @@ class Evaluation:
     targets: dict[str, TargetEvaluation] = field(default_factory=dict)
     superseded: int = 0
     """Records replaced by a later record of the same case, target and attempt."""
+    warnings: list[str] = field(default_factory=list)
+    """Problems that change no figure but need a look (gold actions that failed)."""
 
     @property
     def summaries(self) -> dict[str, Summary]:
@@ -106,6 +108,7 @@ def evaluate(
         source=Path(source) if source is not None else None,
         manifest=manifest,
         superseded=total - len(latest),
+        warnings=[w for state in expected_states.values() for w in state.warnings],
     )
     for target, recs in grouped.items():
         verdicts = [v._replace(target=target) for v in map(scorer.grade, recs) if v is not None]
