@@ -8,6 +8,8 @@ from typing import Any
 
 import typer
 
+from toolproof.cli._exit import ExitCode
+
 
 def validate(suite: Path = typer.Argument(..., help="Suite directory or file.")) -> None:
     """Check a suite: schemas, tool names, expected values, case IDs, matchers."""
@@ -20,7 +22,7 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
         for err in errors:
             typer.echo(f"error: {err}", err=True)
         typer.echo(f"{len(errors)} problem(s) in {loaded.suite.source}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.USAGE)
     s = loaded.suite
     warnings = _gold_action_warnings(s)
     for warning in warnings:
@@ -56,7 +58,7 @@ def score(
     from toolproof.suite import load_suite
 
     s = load_suite(suite)
-    ev = evaluate(s, [records_path(p) for p in records])
+    ev = evaluate(s, [records_path(p) for p in records], keep_raw=False)
     for warning in ev.warnings:
         typer.echo(f"warning: {warning}", err=True)
     summaries = ev.summaries
