@@ -350,3 +350,24 @@ def test_validate_and_score_warn_of_a_failing_gold_action(tmp_path: Path) -> Non
     run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
     result = CliRunner().invoke(app, ["score", folder, str(tmp_path / "run")])
     assert 'warning: case close-it: end_state.actions[0] close({"id": "NOPE"}) failed' in result.output
+
+
+def test_evaluate_locates_a_multistep_record_without_end_state(tmp_path: Path) -> None:
+    from toolproof.errors import SuiteError
+    from toolproof.evaluate import evaluate
+
+    suite = _write(tmp_path)
+    provider = ScriptedProvider.from_dict({"cases": RIGHT})
+    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False)
+    result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
+    lines = []
+    for r in result.records:
+        if r.case_id == "close-it":
+            r = r.model_copy(update={"end_state": None})
+        lines.append(r.model_dump_json())
+    path = tmp_path / "stripped.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    number = next(i for i, r in enumerate(result.records, 1) if r.case_id == "close-it")
+    with pytest.raises(SuiteError) as info:
+        evaluate(suite, [path])
+    assert str(info.value).startswith(f"{path}:{number}: record for case 'close-it'")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolproof.errors import SuiteError, UserError
-from toolproof.grade import ExpectedState, Scorer, UngradableRecord
+from toolproof.grade import CaseCheck, ExpectedState, Scorer, UngradableRecord
 from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
 from toolproof.run._manifest import system_fingerprint, tools_fingerprint
@@ -81,8 +81,13 @@ def evaluate(
     source: str | Path | None = None,
     targets: Iterable[str] = (),
     keep_raw: bool = True,
+    checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
 ) -> Evaluation:
     """Grade and summarise records against a suite.
+
+    ``checks`` are the suite's own checks, loaded with the user's consent
+    (``toolproof.run.load_checks(suite, allow_code=True)``); without them a
+    declared check is noted as not run on each verdict it applies to.
 
     ``records`` are records files (paths) or :class:`Record` objects, in the
     order they were written. For each (case, target, attempt) only the last
@@ -105,7 +110,7 @@ def evaluate(
         expected_states = compute_states(suite)
     sources = [records] if isinstance(records, str | Path | Record) else list(records)
     winners, total = _latest(suite, sources)
-    scorer = Scorer(suite, expected_states)
+    scorer = Scorer(suite, expected_states, checks)
     ev = Evaluation(
         suite=suite,
         source=Path(source) if source is not None else None,

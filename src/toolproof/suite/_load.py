@@ -13,7 +13,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolproof._locate import JsonLineLocator, Locator, Path_, first_error
 from toolproof.errors import SuiteError
 from toolproof.suite._yaml import load_yaml
-from toolproof.types import Case, Defaults, Environment, Suite, SuiteTool, Thresholds, ToolMock
+from toolproof.types import (
+    Case,
+    CheckSpec,
+    Defaults,
+    Environment,
+    Suite,
+    SuiteTool,
+    Thresholds,
+    ToolMock,
+)
 
 SUITE_FILENAMES = ("suite.yaml", "suite.yml", "toolproof.yaml")
 
@@ -48,6 +57,11 @@ class SuiteFile(BaseModel):
     )
     environment: Environment | None = Field(
         default=None, description="A stateful environment for multi-step cases."
+    )
+    checks: list[CheckSpec] = Field(
+        default_factory=list,
+        description="The suite's own Python checks (FILE.py:FUNCTION inside the suite's "
+        "folder). They run only with the user's consent (--allow-code).",
     )
 
 
@@ -207,6 +221,7 @@ def load_suite_with_origin(path: str | Path) -> LoadedSuite:
         settings=raw.settings,
         cases=cases,
         mocks=raw.mocks,
+        checks=raw.checks,
         environment=raw.environment,
         environment_digest=_environment_digest(raw.environment, base, where),
         source=str(file),
