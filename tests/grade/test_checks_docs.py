@@ -18,7 +18,7 @@ def test_the_examples_of_the_checks_document_run(monkeypatch: pytest.MonkeyPatch
     monkeypatch.chdir(ROOT)
     namespace: dict[str, object] = {"Finding": __import__("toolproof.grade").grade.Finding}
     for block in runnable:
-        exec(compile(block, str(DOC), "exec"), namespace)  # noqa: S102
+        exec(compile(block, str(DOC), "exec"), namespace)
 
 
 def test_the_example_suite_check_fails_a_reply_that_pastes_json() -> None:
