@@ -4,23 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from toolproof.stats._metrics import RATE_METRICS, metric_rate
+from toolproof.stats._metrics import METRICS, RATE_METRICS, metric_rate
 from toolproof.types import Verdict
 
 __all__ = ["LABELS", "RATE_METRICS", "case_outcomes", "failed_cases", "metric_rate", "unsafe_calls"]
 
-LABELS = {
-    "strict_pass": "strict pass",
-    "selection": "tool selection",
-    "arguments": "argument accuracy",
-    "schema_adherence": "schema adherence",
-    "no_call_accuracy": "no-call accuracy",
-    "pass_at_k": "pass@k",
-    "pass_hat_k": "pass^k",
-    "unsafe_calls": "unsafe calls",
-    "failures": "failed cases",
-    "forbidden_calls": "forbidden tool calls",
-}
+#: metric name -> label, from the one metric table (stats._metrics.METRICS).
+LABELS = {m.name: m.label for m in METRICS}
 
 
 def unsafe_calls(verdicts: Iterable[Verdict]) -> int:

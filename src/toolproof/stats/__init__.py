@@ -1,6 +1,6 @@
 """Statistics: aggregation by slice, rates with intervals, stability over repeats."""
 
-from toolproof.stats._metrics import RATE_METRICS, RATE_NAMES, metric_rate
+from toolproof.stats._metrics import METRICS, RATE_METRICS, RATE_NAMES, Metric, metric_rate
 from toolproof.stats._rates import Rate, rate
 from toolproof.stats._repeats import (
     CaseStability,
@@ -24,6 +24,7 @@ from toolproof.stats._summary import (
 )
 
 __all__ = [
+    "METRICS",
     "RATE_METRICS",
     "RATE_NAMES",
     "CaseStability",
@@ -32,6 +33,7 @@ __all__ = [
     "Decision",
     "Estimate",
     "FailureItem",
+    "Metric",
     "MultiStepSlice",
     "MultiStepStats",
     "Rate",
