@@ -34,7 +34,17 @@ def _lint(root: Path) -> subprocess.CompletedProcess[str]:
 def test_the_layers_hold() -> None:
     result = _lint(ROOT)
     assert result.returncode == 0, result.stdout[-3000:]
-    assert "1 kept, 0 broken" in result.stdout
+    assert "2 kept, 0 broken" in result.stdout
+
+
+def test_grade_importing_records_breaks_the_purity_contract(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    score = tmp_path / "src" / "toolproof" / "grade" / "_score.py"
+    score.write_text(score.read_text() + "\nfrom toolproof.records import read_records  # noqa\n")
+    result = _lint(tmp_path)
+    assert result.returncode != 0
+    assert "grade is pure" in result.stdout and "BROKEN" in result.stdout
 
 
 def test_a_back_arrow_breaks_the_contract(tmp_path: Path) -> None:

@@ -11,6 +11,6 @@ def test_every_threshold_field_bounds_exactly_one_metric() -> None:
 
 
 def test_labels_and_rates_come_from_the_table() -> None:
-    assert LABELS == {m.name: m.label for m in METRICS}
-    assert RATE_NAMES == tuple(m.name for m in METRICS if m.applies is not None)
+    assert {m.name: m.label for m in METRICS} == LABELS
+    assert tuple(m.name for m in METRICS if m.applies is not None) == RATE_NAMES
     assert len({m.name for m in METRICS}) == len(METRICS)
