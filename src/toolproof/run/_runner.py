@@ -562,21 +562,31 @@ class _TargetRun:
     async def _call(self, request: ProviderRequest) -> Exchange:
         estimate = _estimate_tokens(request) if self.target.settings.tpm else 0
         retry = 0
+        limited_s = 0.0  # waited on 429s that said when to come back
+        policy = self.session.opts.retry
         while True:
             await self.pacer.acquire(estimate)
             try:
                 exchange = await self.provider.generate(request)
             except TransportError as exc:
                 self.pacer.settle(estimate, 0)
-                if not exc.retryable or retry >= self.target.settings.max_retries:
+                told = exc.outcome is Outcome.rate_limited and exc.retry_after is not None
+                if not exc.retryable or (
+                    limited_s >= policy.max_rate_limited_s
+                    if told
+                    else retry >= self.target.settings.max_retries
+                ):
                     raise
-                delay = self.session.opts.retry.delay(retry, exc.retry_after)
+                delay = policy.delay(retry, exc.retry_after)
                 if exc.outcome is Outcome.rate_limited:
                     self.pacer.rate_limited(delay)
                 self.session.retries += 1
                 self.session.observer.retrying(self.target.spec, exc.outcome, delay)
                 await asyncio.sleep(delay)
-                retry += 1
+                if told:
+                    limited_s += delay
+                else:
+                    retry += 1
                 continue
             self.pacer.answered()
             usage = exchange.response.usage
