@@ -271,12 +271,20 @@ def _annotation_extras(hints: dict[str, Any], name: str, path: Path, result: Imp
         )
 
 
+_DISPLAY_ONLY = {"title", "icons", "_meta"}
+
+
 def _not_carried(result: ImportResult, name: Any, keys: set[str], path: Path) -> None:
-    result.note(
-        str(name),
-        f"field(s) {', '.join(sorted(keys))} not carried: a toolproof tool has no place for them",
-        where=_render(path),
-    )
+    """Report fields a toolproof tool cannot hold; display-only ones as info."""
+    for group, level in ((keys - _DISPLAY_ONLY, Level.warning), (keys & _DISPLAY_ONLY, Level.info)):
+        if group:
+            result.note(
+                str(name),
+                f"field(s) {', '.join(sorted(group))} not carried: a toolproof tool has no "
+                "place for them",
+                level,
+                _render(path),
+            )
 
 
 def _valid_name(name: str, result: ImportResult) -> str:

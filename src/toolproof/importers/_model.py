@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from toolproof.types import SuiteTool
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Level(StrEnum):
@@ -32,9 +35,10 @@ class Note:
     where: str = ""
 
     def render(self) -> str:
+        """One line, with control characters from the source removed."""
         who = f"{self.tool}: " if self.tool else ""
         at = f" (at {self.where})" if self.where else ""
-        return f"{self.level}: {who}{self.message}{at}"
+        return _CONTROL.sub("", f"{self.level}: {who}{self.message}{at}".replace("\n", " "))
 
 
 @dataclass(slots=True)

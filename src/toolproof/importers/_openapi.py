@@ -108,21 +108,27 @@ def _operation(
     op: dict[str, Any],
     where: Path,
     item_path: Path,
-    taken: dict[str, str],
+    names: dict[str, str],
 ) -> ImportedTool:
     label = f"{method.upper()} {route}"
-    name = _name(resolver, op, method, route, label, taken)
+    name = _name(resolver, op, method, route, label, names)
     resolver.start(name)
     body_props, body_required, closed = _body(resolver, op, where)
-    properties: dict[str, Any] = dict(body_props)
-    required: list[str] = list(body_required)
+    taken: dict[str, Any] = dict(body_props)
+    path_props: dict[str, Any] = {}
+    other_props: dict[str, Any] = {}
+    required: list[str] = []
     for param, param_path in _parameters(resolver, item, op, item_path, where):
-        key, schema, needed = _parameter(resolver, param, param_path, properties)
+        key, schema, needed = _parameter(resolver, param, param_path, taken)
         if key is None:
             continue
-        properties[key] = schema
-        if needed and key not in required:
+        taken[key] = schema
+        (path_props if param["in"] == "path" else other_props)[key] = schema
+        if needed:
             required.append(key)
+    # path parameters first, then the body, then query and header parameters
+    properties = {**path_props, **body_props, **other_props}
+    required = [k for k in properties if k in required or k in body_required]
     parameters: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         parameters["required"] = required

@@ -11,7 +11,10 @@ from toolproof.types import SuiteTool
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block style, keys in the order given, long strings folded only at their own newlines."""
+    """Block style, keys in the order given, list items indented under their key."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -54,7 +57,8 @@ def tools_yaml(result: ImportResult, *, indent: str = "") -> str:
     for item in result.items:
         text = dump_yaml([tool_data(item.tool)])
         comment = f"{indent}# {item.comment}\n" if item.comment else ""
-        chunks.append(comment + "".join(f"{indent}{line}\n" for line in text.splitlines()))
+        lines = (f"{indent}{line}".rstrip() + "\n" for line in text.splitlines())
+        chunks.append(comment + "".join(lines))
     return "\n".join(chunks)
 
 
