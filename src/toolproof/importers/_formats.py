@@ -164,7 +164,9 @@ def _check_forced(entry: Any, path: Path, fmt: str) -> None:
         "gemini": "name",
         "mcp": "inputSchema",
     }[fmt]
-    if required not in entry and not (fmt == "openai-chat" and "name" in entry):
+    other = {"input_schema", "inputSchema", "parametersJsonSchema"}
+    legacy = fmt == "openai-chat" and "name" in entry and not other & set(entry)
+    if required not in entry and not legacy:
         raise ImportProblem(path, f"not a {fmt} tool definition: no '{required}'")
 
 
