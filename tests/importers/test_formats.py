@@ -111,8 +111,11 @@ def test_fields_that_cannot_be_carried_are_reported_by_name() -> None:
     result = read_definitions(data, "x.json")
     assert [t.name for t in result.tools] == ["f"]
     messages = [(n.tool, n.message) for n in result.notes if n.level is Level.warning]
-    assert ("f", "field(s) cache_control, input_examples not carried: a toolproof tool has no "
-            "place for them") in messages
+    assert (
+        "f",
+        "field(s) cache_control, input_examples not carried: a toolproof tool has no "
+        "place for them",
+    ) in messages
     assert any(tool == "web_search" and "skipped" in m for tool, m in messages)
 
 
@@ -124,7 +127,9 @@ def test_openai_built_in_tools_are_skipped_and_reported() -> None:
 
 
 def test_invalid_name_is_renamed_and_reported() -> None:
-    data = [{"type": "function", "function": {"name": "1st tool", "parameters": {"type": "object"}}}]
+    data = [
+        {"type": "function", "function": {"name": "1st tool", "parameters": {"type": "object"}}}
+    ]
     result = read_definitions(data, "x.json")
     assert result.tools[0].name == "_1st_tool"
     assert any("renamed to '_1st_tool'" in n.message for n in result.notes)
@@ -151,10 +156,14 @@ def test_names_providers_refuse_are_reported() -> None:
 
 def test_a_tool_failing_the_suite_checks_is_left_out_and_named(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
-    path.write_text(json.dumps([
-        {"name": "ok", "input_schema": {"type": "object", "properties": {}}},
-        {"name": "bad", "input_schema": {"type": "object", "properties": 3}},
-    ]))
+    path.write_text(
+        json.dumps(
+            [
+                {"name": "ok", "input_schema": {"type": "object", "properties": {}}},
+                {"name": "bad", "input_schema": {"type": "object", "properties": 3}},
+            ]
+        )
+    )
     result = import_tools(str(path))
     assert [t.name for t in result.tools] == ["ok"]
     (error,) = [n for n in result.notes if n.level is Level.error]

@@ -107,7 +107,11 @@ def test_missing_sdk_gives_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> 
 @pytest.mark.parametrize(
     ("text", "command", "url"),
     [
-        ("mcp:stdio:python my_server.py --flag 'a b'", ("python", "my_server.py", "--flag", "a b"), None),
+        (
+            "mcp:stdio:python my_server.py --flag 'a b'",
+            ("python", "my_server.py", "--flag", "a b"),
+            None,
+        ),
         ("mcp:https://example.test/mcp", (), "https://example.test/mcp"),
     ],
 )

@@ -91,5 +91,53 @@ def _check(suite: Path, result: object) -> None:
     typer.echo(f"no drift: the {len(result.items)} tool(s) of {result.source} match {suite}")
 
 
+_PROMPT = (
+    "Where are your tools defined? A JSON/YAML file, an OpenAPI spec or URL, "
+    "mcp:stdio:COMMAND or mcp:http(s)://URL (empty: an example tool)"
+)
+
+
+def init_command(
+    directory: Path = typer.Argument(Path("."), help="Folder for the new suite."),
+    tools: str | None = typer.Option(None, "--tools", help=_SOURCE_HELP),
+    fmt: str | None = typer.Option(None, "--format", "-f", help="Format of --tools (detected)."),
+    name: str | None = typer.Option(None, "--name", help="Suite name (default: the folder's)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing suite.yaml."),
+    timeout: float = typer.Option(
+        30.0, "--timeout", min=0.1, help="Seconds to wait for a URL or an MCP server."
+    ),
+) -> None:
+    """Scaffold a suite from your tools: suite.yaml, case templates, .gitignore, CI workflow.
+
+    Without --tools, asks for a source when run in a terminal; otherwise (CI, pipes)
+    it uses an example tool.
+    """
+    import sys
+
+    from toolproof.importers import import_tools
+    from toolproof.scaffold import scaffold_suite
+
+    if tools is None and sys.stdin.isatty():
+        from rich.prompt import Prompt
+
+        tools = Prompt.ask(_PROMPT, default="", show_default=False).strip() or None
+    imported = None
+    if tools is not None:
+        imported = import_tools(tools, fmt=fmt, timeout_s=timeout)
+        for note in imported.notes:
+            typer.echo(note.render(), err=True)
+    done = scaffold_suite(directory, imported, name=name, force=force)
+    count = len(imported.items) if imported is not None else 1
+    what = f"{count} tool(s) from {imported.source}" if imported else "an example tool"
+    typer.echo(f"scaffolded a suite with {what}:")
+    for path in done.files:
+        typer.echo(f"  {path}")
+    typer.echo(
+        f"next: fill in the cases tagged 'todo', then `toolproof validate {directory}` "
+        f"and `toolproof run {directory}`"
+    )
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(tools_app)
+    app.command("init")(init_command)

@@ -19,8 +19,9 @@ from mcp.server.lowlevel import Server
 PAGE = 2
 
 
-def _tool(name: str, description: str, props: dict[str, Any], required: list[str],
-          **hints: bool) -> types.Tool:
+def _tool(
+    name: str, description: str, props: dict[str, Any], required: list[str], **hints: bool
+) -> types.Tool:
     return types.Tool(
         name=name,
         description=description,
@@ -30,22 +31,47 @@ def _tool(name: str, description: str, props: dict[str, Any], required: list[str
 
 
 TOOLS = [
-    _tool("read_note", "Read a note by its title.", {"title": {"type": "string"}}, ["title"],
-          read_only_hint=True),
-    _tool("write_note", "Create or replace a note.",
-          {"title": {"type": "string"}, "text": {"type": "string"}}, ["title", "text"],
-          read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-          open_world_hint=False),
-    _tool("delete_note", "Delete a note.", {"title": {"type": "string"}}, ["title"],
-          read_only_hint=False, destructive_hint=True, open_world_hint=False),
-    _tool("publish_note", "Publish a note on the web.", {"title": {"type": "string"}}, ["title"],
-          destructive_hint=False),
+    _tool(
+        "read_note",
+        "Read a note by its title.",
+        {"title": {"type": "string"}},
+        ["title"],
+        read_only_hint=True,
+    ),
+    _tool(
+        "write_note",
+        "Create or replace a note.",
+        {"title": {"type": "string"}, "text": {"type": "string"}},
+        ["title", "text"],
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    ),
+    _tool(
+        "delete_note",
+        "Delete a note.",
+        {"title": {"type": "string"}},
+        ["title"],
+        read_only_hint=False,
+        destructive_hint=True,
+        open_world_hint=False,
+    ),
+    _tool(
+        "publish_note",
+        "Publish a note on the web.",
+        {"title": {"type": "string"}},
+        ["title"],
+        destructive_hint=False,
+    ),
     _tool("explode", "Always fails.", {}, []),
 ]
 NOTES: dict[str, str] = {}
 
 
-async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+async def list_tools(
+    ctx: Any, params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
     start = int(params.cursor) if params is not None and params.cursor else 0
     end = start + PAGE
     return types.ListToolsResult(
