@@ -61,7 +61,7 @@ def test_bad_source_is_one_line_and_exit_2(tmp_path: Path) -> None:
     out = toolproof("tools", "import", str(bad))
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        f"error: {bad}:3:5: [0].function.name: a tool needs a name (a non-empty string)"
+        f"error: {bad}:2:3: [0].function.name: a tool needs a name (a non-empty string)"
     ]
 
 

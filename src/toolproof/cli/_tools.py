@@ -73,9 +73,9 @@ def import_command(
 
 
 def _check(suite: Path, result: object) -> None:
+    from toolproof._locate import Locator
     from toolproof.importers import ImportResult, drift
     from toolproof.suite import load_suite_with_origin
-    from toolproof.suite._errors import Locator
 
     assert isinstance(result, ImportResult)
     loaded = load_suite_with_origin(suite)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from toolproof._locate import Locator
 from toolproof.errors import SuiteError, UserError
 from toolproof.importers._compat import check_compatibility
 from toolproof.importers._formats import FILE_FORMATS, read_definitions
@@ -13,7 +14,6 @@ from toolproof.importers._model import ImportResult, Level
 from toolproof.importers._openapi import OperationFilter, is_openapi, read_openapi
 from toolproof.importers._problems import ImportProblem
 from toolproof.suite import LoadedSuite, check_suite
-from toolproof.suite._errors import Locator
 from toolproof.suite._load import Origin
 from toolproof.suite._yaml import load_yaml
 from toolproof.types import Suite
