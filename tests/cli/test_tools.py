@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "importers" / "data"
 
@@ -71,3 +73,59 @@ def test_nothing_importable_is_exit_2(tmp_path: Path) -> None:
     out = toolproof("tools", "import", str(only_builtin))
     assert out.returncode == 2
     assert f"error: no tool imported from {only_builtin}" in out.stderr
+
+
+def test_init_asks_for_a_source_in_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rich.prompt import Prompt
+    from typer.testing import CliRunner
+
+    from toolproof.cli import _tools, app
+
+    asked: list[str] = []
+
+    def ask(prompt: str, **kwargs: object) -> str:
+        asked.append(prompt)
+        return str(DATA / "anthropic.yaml")
+
+    monkeypatch.setattr(_tools, "_interactive", lambda: True)
+    monkeypatch.setattr(Prompt, "ask", ask)
+    result = CliRunner().invoke(app, ["init", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert asked and asked[0].startswith("Where are your tools defined?")
+    assert "scaffolded a suite with 2 tool(s)" in result.output
+
+
+def test_openapi_from_a_url(tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    spec = (DATA / "spec31.yaml").read_bytes()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/openapi.yaml":
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(spec)
+            else:
+                self.send_response(404)
+                self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        ok = toolproof("tools", "import", f"{base}/openapi.yaml")
+        assert ok.returncode == 0, ok.stderr
+        assert "  - name: updateNote\n" in ok.stdout
+        missing = toolproof("tools", "import", f"{base}/nope.yaml")
+        assert missing.returncode == 2
+        assert missing.stderr.strip() == f"error: {base}/nope.yaml: HTTP 404 Not Found"
+    finally:
+        server.shutdown()

@@ -112,12 +112,10 @@ def init_command(
     Without --tools, asks for a source when run in a terminal; otherwise (CI, pipes)
     it uses an example tool.
     """
-    import sys
-
     from toolproof.importers import import_tools
     from toolproof.scaffold import scaffold_suite
 
-    if tools is None and sys.stdin.isatty():
+    if tools is None and _interactive():
         from rich.prompt import Prompt
 
         tools = Prompt.ask(_PROMPT, default="", show_default=False).strip() or None
@@ -136,6 +134,12 @@ def init_command(
         f"next: fill in the cases tagged 'todo', then `toolproof validate {directory}` "
         f"and `toolproof run {directory}`"
     )
+
+
+def _interactive() -> bool:
+    import sys
+
+    return sys.stdin.isatty()
 
 
 def register(app: typer.Typer) -> None:
