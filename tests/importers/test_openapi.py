@@ -8,6 +8,7 @@ import pytest
 
 from toolproof.errors import SuiteError
 from toolproof.importers import OperationFilter, import_tools, read_openapi
+from toolproof.importers._problems import ImportProblem
 
 DATA = Path(__file__).parent / "data"
 
@@ -181,3 +182,32 @@ def test_external_ref_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(SuiteError, match=r"external \$ref 'other\.yaml#/Q' is not supported"):
         import_tools(str(path))
+
+
+def test_refs_that_grow_exponentially_are_refused() -> None:
+    schemas = {
+        f"L{i}": {
+            "type": "object",
+            "properties": {f"p{j}": {"$ref": f"#/components/schemas/L{i + 1}"} for j in range(10)},
+        }
+        for i in range(8)
+    }
+    schemas["L8"] = {"type": "string"}
+    spec = {
+        "openapi": "3.0.0",
+        "paths": {
+            "/a": {
+                "post": {
+                    "operationId": "a",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/L0"}}
+                        }
+                    },
+                }
+            }
+        },
+        "components": {"schemas": schemas},
+    }
+    with pytest.raises(ImportProblem, match="more than 50000 schema nodes"):
+        read_openapi(spec, "s.yaml")

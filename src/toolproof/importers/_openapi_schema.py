@@ -36,6 +36,10 @@ _SCHEMA_ONE = (
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _DROPPED = {"discriminator", "xml", "externalDocs"}
 
+#: Most schema nodes one operation may inline: shared $refs inlined many times over can
+#: grow a schema exponentially (a spec is untrusted input).
+MAX_NODES = 50_000
+
 
 class Resolver:
     """Resolves references inside one spec and converts its schemas."""
@@ -46,11 +50,13 @@ class Resolver:
         self.v31 = str(spec.get("openapi", "")).startswith("3.1")
         self.tool: str | None = None
         self._extensions: set[str] = set()
+        self._nodes = 0
 
     def start(self, tool: str) -> None:
         """Notes that follow belong to this tool."""
         self.tool = tool
         self._extensions = set()
+        self._nodes = 0
 
     def finish(self) -> None:
         if self._extensions:
@@ -99,6 +105,11 @@ class Resolver:
             return node
         if not isinstance(node, dict):
             raise ImportProblem(where, "a schema must be a mapping")
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise ImportProblem(
+                where, f"{self.tool}: more than {MAX_NODES} schema nodes once $refs are inlined"
+            )
         if isinstance(node.get("$ref"), str):
             return self._ref(node, where, stack, request)
         out: dict[str, Any] = {}
