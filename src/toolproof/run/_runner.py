@@ -237,12 +237,9 @@ def _load_suite_for(manifest: Manifest) -> Suite:
 
 def load_suite_file(path: str | Path) -> Suite:
     """Load a suite with toolproof's suite loader."""
-    try:
-        from toolproof.suite import load_suite
-    except ImportError as exc:  # pragma: no cover - the loader ships with toolproof
-        raise UserError(f"cannot load suites: {exc}") from None
-    suite: Suite = load_suite(path)
-    return suite
+    from toolproof.suite import load_suite
+
+    return load_suite(path)
 
 
 def _pending(
