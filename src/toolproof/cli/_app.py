@@ -33,11 +33,12 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _run
+    from toolproof.cli import _core, _gate, _run, _tools
 
     _core.register(app)
     _run.register(app)
     _gate.register(app)
+    _tools.register(app)
 
 
 _register()

@@ -27,6 +27,13 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "
         f"{len(s.tools)} tools, no problems"
     )
+    from toolproof.scaffold import unfinished
+
+    todo = unfinished(loaded)
+    for line in todo:
+        typer.echo(f"todo: {line}")
+    if todo:
+        typer.echo(f"{len(todo)} unfinished case template(s): edit them, then remove the tag")
 
 
 def score(
