@@ -9,12 +9,19 @@ from toolproof.errors import SuiteError
 from toolproof.grade import Scorer
 from toolproof.records import iter_records
 from toolproof.stats import Summary, summarize
+from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import Record, Suite, Verdict
 
 
-def score_records(suite: Suite, records: Iterable[Record]) -> dict[str, Summary]:
-    """Grade records against a suite; one Summary per target, in order of appearance."""
-    scorer = Scorer(suite)
+def score_records(
+    suite: Suite, records: Iterable[Record], trust: Trust = DEFAULT_TRUST
+) -> dict[str, Summary]:
+    """Grade records against a suite; one Summary per target, in order of appearance.
+
+    Expected end states computed from gold actions run the suite's Python, so
+    they need ``trust.allow_code``.
+    """
+    scorer = Scorer(suite, trust)
     by_target: dict[str, tuple[list[Record], list[Verdict]]] = {}
     for record in records:
         target = record.target or "(unnamed)"

@@ -4,22 +4,34 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
+from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 
-def validate(suite: Path = typer.Argument(..., help="Suite directory or file.")) -> None:
-    """Check a suite: schemas, tool names, expected values, case IDs, matchers."""
+if TYPE_CHECKING:
+    from toolproof.errors import SuiteError
+
+
+def validate(
+    suite: Path = typer.Argument(..., help="Suite directory or file."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
+) -> None:
+    """Check a suite: schemas, tool names, expected values, case IDs, matchers, file paths."""
     from rich.console import Console
 
+    from toolproof.errors import SuiteProblems
     from toolproof.suite import load_suite_checked
 
-    loaded, errors = load_suite_checked(suite)
+    trust, _ = trust_for(config, allow_code)
+    try:
+        loaded, errors = load_suite_checked(suite, trust)
+    except SuiteProblems as exc:
+        _problems(exc.errors, str(suite))
     if errors:
-        for err in errors:
-            typer.echo(f"error: {err}", err=True)
-        typer.echo(f"{len(errors)} problem(s) in {loaded.suite.source}", err=True)
-        raise typer.Exit(2)
+        _problems(errors, loaded.suite.source or str(suite))
     s = loaded.suite
     Console().print(
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "
@@ -27,11 +39,22 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
     )
 
 
+def _problems(errors: list[SuiteError], where: str) -> NoReturn:
+    """One line per problem, then (when there are several) how many."""
+    for err in errors:
+        typer.echo(f"error: {err}", err=True)
+    if len(errors) > 1:
+        typer.echo(f"{len(errors)} problems in {where}", err=True)
+    raise typer.Exit(2)
+
+
 def score(
     suite: Path = typer.Argument(..., help="Suite directory or file."),
     records: list[Path] = typer.Argument(..., help="One or more records files (JSONL)."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON."),
     failures: bool = typer.Option(True, "--failures/--no-failures", help="List failing cases."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
 ) -> None:
     """Score recorded model responses offline, with no model calls."""
     from rich.console import Console
@@ -40,8 +63,9 @@ def score(
     from toolproof.report import render_terminal, summary_json
     from toolproof.suite import load_suite
 
-    s = load_suite(suite)
-    summaries = score_records(s, read_records_for(s, records))
+    trust, _ = trust_for(config, allow_code)
+    s = load_suite(suite, trust)
+    summaries = score_records(s, read_records_for(s, records), trust)
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         json_out.write_text(

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolproof.errors import UserError
+from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import Record, Suite, Verdict
 
 if TYPE_CHECKING:
@@ -50,7 +51,12 @@ class LoadedRun:
         }
 
 
-def load_run(path: str | Path, suite: str | Path | None = None, k: int | None = None) -> LoadedRun:
+def load_run(
+    path: str | Path,
+    suite: str | Path | None = None,
+    k: int | None = None,
+    trust: Trust = DEFAULT_TRUST,
+) -> LoadedRun:
     """Load a run folder (records.jsonl + manifest.json) or a records file.
 
     The suite comes from ``suite`` or, failing that, from the manifest's
@@ -65,10 +71,12 @@ def load_run(path: str | Path, suite: str | Path | None = None, k: int | None = 
     folder = p if p.is_dir() else p.parent
     records_path = p / "records.jsonl" if p.is_dir() else p
     manifest = _manifest(folder) if (folder / "manifest.json").is_file() else None
-    loaded_suite = _suite(p, suite, manifest)
+    loaded_suite = _suite(p, suite, manifest, trust)
     # toolproof.records' reader: it also parses calls given only as raw argument text
     records = latest_records(read_records_for(loaded_suite, [records_path]))
-    return run_from_records(loaded_suite, records, records_path, manifest=manifest, k=k)
+    return run_from_records(
+        loaded_suite, records, records_path, manifest=manifest, k=k, trust=trust
+    )
 
 
 def run_from_records(
@@ -78,13 +86,14 @@ def run_from_records(
     *,
     manifest: Manifest | None = None,
     k: int | None = None,
+    trust: Trust = DEFAULT_TRUST,
 ) -> LoadedRun:
     """Score records in memory into a run the gate can judge.
 
     Records without a target are grouped under the stem of ``source``.
     """
     run = LoadedRun(source=Path(source), suite=suite, manifest=manifest)
-    _score(run, records, Path(source).stem, k)
+    _score(run, records, Path(source).stem, k, trust)
     return run
 
 
@@ -94,11 +103,11 @@ def _manifest(folder: Path) -> Manifest:
     return read_manifest(folder)
 
 
-def _suite(path: Path, suite: str | Path | None, manifest: Manifest | None) -> Suite:
+def _suite(path: Path, suite: str | Path | None, manifest: Manifest | None, trust: Trust) -> Suite:
     from toolproof.suite import load_suite
 
     if suite is not None:
-        return load_suite(suite)
+        return load_suite(suite, trust)
     source = manifest.suite_source if manifest is not None else None
     if source is None:
         raise UserError(f"{path}: give the suite with --suite (no manifest names it)")
@@ -106,15 +115,15 @@ def _suite(path: Path, suite: str | Path | None, manifest: Manifest | None) -> S
         raise UserError(
             f"{path}: the manifest's suite {source} is not found from here; give --suite"
         )
-    return load_suite(source)
+    return load_suite(source, trust)
 
 
-def _score(run: LoadedRun, records: list[Record], stem: str, k: int | None) -> None:
+def _score(run: LoadedRun, records: list[Record], stem: str, k: int | None, trust: Trust) -> None:
     from toolproof.grade import Scorer
     from toolproof.stats import summarize
 
     known = {c.id for c in run.suite.cases}
-    scorer = Scorer(run.suite)
+    scorer = Scorer(run.suite, trust)
     grouped: dict[str, list[Record]] = {}
     for r in records:
         if r.case_id not in known:

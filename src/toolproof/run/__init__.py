@@ -27,7 +27,13 @@ from toolproof.run._runner import (
     run_suite,
     run_suite_async,
 )
-from toolproof.run._settings import RunConfig, load_config, resolve_settings, suite_models
+from toolproof.run._settings import (
+    RunConfig,
+    load_config,
+    resolve_settings,
+    suite_models,
+    trust_from,
+)
 from toolproof.run._targets import CallableTarget, HttpTarget, TargetCrash
 
 __all__ = [
@@ -68,4 +74,5 @@ __all__ = [
     "run_suite_async",
     "suite_models",
     "to_response",
+    "trust_from",
 ]
