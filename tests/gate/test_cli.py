@@ -89,14 +89,13 @@ def test_missing_run_is_a_user_error() -> None:
 
 
 def test_records_file_is_scored_like_the_score_command() -> None:
-    from toolproof._api import read_records_for, score_records
-    from toolproof.gate import load_run
+    from toolproof.evaluate import evaluate, load_run
     from toolproof.suite import load_suite
     from toolproof.trust import Trust
 
     code = Trust(allow_code=True)  # the example's gold actions run its Python
     suite = load_suite(SUITE)
-    expected = score_records(suite, read_records_for(suite, [SUITE / "records.jsonl"]), code)
+    expected = evaluate(suite, [SUITE / "records.jsonl"], trust=code).summaries
     run = load_run(SUITE / "records.jsonl", suite=SUITE, trust=code)
     for target, summary in expected.items():
         got = run.targets[target].summary

@@ -50,7 +50,9 @@ def _problems(errors: list[SuiteError], where: str) -> NoReturn:
 
 def score(
     suite: Path = typer.Argument(..., help="Suite directory or file."),
-    records: list[Path] = typer.Argument(..., help="One or more records files (JSONL)."),
+    records: list[Path] = typer.Argument(
+        ..., help="One or more records files (JSONL) or run folders."
+    ),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON."),
     failures: bool = typer.Option(True, "--failures/--no-failures", help="List failing cases."),
     allow_code: bool = ALLOW_CODE,
@@ -59,13 +61,14 @@ def score(
     """Score recorded model responses offline, with no model calls."""
     from rich.console import Console
 
-    from toolproof._api import read_records_for, score_records
+    from toolproof.evaluate import evaluate
+    from toolproof.evaluate._evaluate import records_path
     from toolproof.report import render_terminal, summary_json
     from toolproof.suite import load_suite
 
     trust, _ = trust_for(config, allow_code)
     s = load_suite(suite, trust)
-    summaries = score_records(s, read_records_for(s, records), trust)
+    summaries = evaluate(s, [records_path(p) for p in records], trust=trust).summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         json_out.write_text(

@@ -17,7 +17,7 @@ import typer
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 
 if TYPE_CHECKING:
-    from toolproof.gate import LoadedRun
+    from toolproof.evaluate import Evaluation
     from toolproof.trust import Trust
 
 _GATE_HELP = """Check a run against the suite's thresholds and, with --baseline, against a
@@ -25,8 +25,8 @@ known good run. Exit codes: 0 pass; 1 gate failed; 2 bad input; 3 more attempts
 without a model answer than --max-infra-errors."""
 
 
-def _load(path: Path, suite: Path | None, k: int | None, trust: Trust) -> LoadedRun:
-    from toolproof.gate import load_run
+def _load(path: Path, suite: Path | None, k: int | None, trust: Trust) -> Evaluation:
+    from toolproof.evaluate import load_run
 
     return load_run(path, suite=suite, k=k, trust=trust)
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from toolproof._version import __version__
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
+from toolproof.records import RecordWriter, latest_records, read_records
 from toolproof.run._cache import Fingerprinter, ResponseCache
 from toolproof.run._context import ATTEMPT, AttemptInfo
 from toolproof.run._limits import Pacer, RetryPolicy
@@ -34,7 +35,6 @@ from toolproof.run._manifest import (
 )
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
-from toolproof.run._records import RecordWriter, latest_records, read_records
 from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import AttemptError, Case, Outcome, Record, Suite, Tool
 
@@ -430,11 +430,10 @@ class _Session:
         if target.provider is not None:
             provider = target.provider
         elif target.kind == "target":
-            from toolproof.run._targets import create_target, is_http_target
+            from toolproof.providers._registry import create_provider
+            from toolproof.providers._targets import agent_spec
 
-            provider = create_target(
-                target.spec, target.settings, self._http() if is_http_target(target.spec) else None
-            )
+            provider = create_provider(agent_spec(target.spec), target.settings, self._http())
         else:
             factory = self.opts.provider_factory or _registry_factory
             provider = factory(target.spec, target.settings, self._http())

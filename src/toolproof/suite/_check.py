@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from toolproof._jsonschema import check_value, schema_problems
+from toolproof._locate import Locator, Path_
 from toolproof.errors import SuiteError
 from toolproof.grade import SpecError, compile_case, context
 from toolproof.grade._matchers import MISSING, OPTIONS, literal_values
-from toolproof.suite._errors import Locator
 from toolproof.suite._load import LoadedSuite
-from toolproof.suite._yaml import Path_
 from toolproof.trust import Trust
 from toolproof.types import Case, Suite, SuiteTool
 

@@ -29,11 +29,11 @@ from typing import Any
 
 import yaml
 
+from toolproof._locate import Path_, Positions
 from toolproof.errors import SuiteError
 from toolproof.trust import DEFAULT_TRUST, Trust
 
-Path_ = tuple[str | int, ...]
-Positions = dict[Path_, tuple[int, int]]
+__all__ = ["Path_", "Positions", "load_yaml", "load_yaml_data"]
 
 _BOOL = "tag:yaml.org,2002:bool"
 _INT = "tag:yaml.org,2002:int"

@@ -19,12 +19,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from toolproof.records import TornLineWarning, read_records
-
-__all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
+from toolproof.records._read import TornLineWarning
 from toolproof.types import Record
 
-__all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
+__all__ = ["RecordWriter", "latest_records"]
 
 _STOP = b""
 #: Lines reach the OS at once; they are fsynced (against power loss) at most this often.

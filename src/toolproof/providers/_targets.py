@@ -29,9 +29,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolproof.errors import UserError
-from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
-from toolproof.run._cache import GENERATION_FIELDS
-from toolproof.run._normalise import NotAResponse, to_response
+from toolproof.providers._base import (
+    GENERATION_FIELDS,
+    Exchange,
+    ModelSettings,
+    Provider,
+    ProviderRequest,
+    TransportError,
+)
+from toolproof.providers._normalise import NotAResponse, to_response
 from toolproof.types import Outcome
 
 if TYPE_CHECKING:
@@ -50,6 +56,15 @@ class TargetCrash(TransportError):
 
 def is_http_target(spec: str) -> bool:
     return spec.startswith(("http://", "https://"))
+
+
+def agent_spec(target: str) -> str:
+    """The provider spec of an agent target: ``agent:module:function`` or ``agent-http:URL``.
+
+    Agents register in the ``toolproof.providers`` entry-point group like every model
+    provider, under these two names.
+    """
+    return f"agent-http:{target}" if is_http_target(target) else f"agent:{target}"
 
 
 def create_target(
@@ -92,8 +107,14 @@ class CallableTarget(Provider):
     name = "target"
 
     def __init__(
-        self, spec: str, settings: ModelSettings | None = None, fn: Callable[..., Any] | None = None
+        self,
+        spec: str,
+        settings: ModelSettings | None = None,
+        transport: HttpTransport | None = None,
+        *,
+        fn: Callable[..., Any] | None = None,
     ) -> None:
+        del transport  # a Python callable needs none
         self.spec = spec
         self.settings = settings or ModelSettings()
         self.fn = fn if fn is not None else _import_callable(spec)
