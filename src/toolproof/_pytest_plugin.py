@@ -124,13 +124,18 @@ class _State:
             from toolproof.evaluate import evaluate
             from toolproof.evaluate._evaluate import records_path
 
-            if self.models:
-                self._evaluation = evaluate(
-                    self.suite, self._run(), targets=self.models, trust=self.trust
-                )
-            else:
-                paths = [records_path(p) for p in self.paths]
-                self._evaluation = evaluate(self.suite, paths, trust=self.trust)
+            from toolproof.run._env import CodeNotAllowed
+
+            try:
+                if self.models:
+                    self._evaluation = evaluate(
+                        self.suite, self._run(), targets=self.models, trust=self.trust
+                    )
+                else:
+                    paths = [records_path(p) for p in self.paths]
+                    self._evaluation = evaluate(self.suite, paths, trust=self.trust)
+            except CodeNotAllowed as exc:  # one line, not an internal error
+                raise pytest.UsageError(f"{exc} (pytest: --toolproof-allow-code)") from None
         return self._evaluation
 
     def _run(self) -> list[Record]:
