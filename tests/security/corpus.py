@@ -111,10 +111,18 @@ def billion_laughs() -> str:
 ENTRIES: list[tuple[str, Build, str | None]] = [
     # settings that route traffic or choose credentials
     ("base-url", with_('settings: {"*": {base_url: "http://attacker.invalid/v1"}}\n'), "base_url"),
-    ("base-url-models", with_("settings: {models: {openai:x: {base_url: http://a.invalid}}}\n"), "base_url"),
+    (
+        "base-url-models",
+        with_("settings: {models: {openai:x: {base_url: http://a.invalid}}}\n"),
+        "base_url",
+    ),
     ("api-key-env", with_('settings: {"*": {api_key_env: GITHUB_TOKEN}}\n'), "api_key_env"),
     ("provider-routing", with_('settings: {"*": {provider: {order: [evil]}}}\n'), "'provider'"),
-    ("require-parameters", with_('settings: {"*": {require_parameters: true}}\n'), "require_parameters"),
+    (
+        "require-parameters",
+        with_('settings: {"*": {require_parameters: true}}\n'),
+        "require_parameters",
+    ),
     ("extra-body", with_('settings: {"*": {extra_body: {model: other}}}\n'), "extra_body"),
     # files outside the suite's folder
     ("system-proc-environ", with_("system_file: /proc/self/environ\n"), "absolute path"),
@@ -134,46 +142,170 @@ ENTRIES: list[tuple[str, Build, str | None]] = [
     ("system-too-big", big_file, "larger than the limit"),
     ("tools-etc", suite(BASE.replace(f"tools:\n{TOOL}", "tools: /etc/passwd\n")), "absolute path"),
     ("tools-dotdot", suite(BASE.replace(f"tools:\n{TOOL}", "tools: ../tools.yaml\n")), "'..'"),
-    ("tools-symlink", suite(BASE.replace(f"tools:\n{TOOL}", "tools: OUTSIDE/secret.txt\n")), "absolute path"),
+    (
+        "tools-symlink",
+        suite(BASE.replace(f"tools:\n{TOOL}", "tools: OUTSIDE/secret.txt\n")),
+        "absolute path",
+    ),
     ("cases-from-dotdot", with_("cases_from: ../*.jsonl\n"), "'..'"),
     ("cases-from-abs", with_("cases_from: /etc/*\n"), "absolute path"),
     ("cases-from-deep", with_("cases_from: ['**/../../*']\n"), "'..'"),
     ("cases-from-linked-file", linked_case_file, "symbolic link"),
     ("cases-from-linked-folder", linked_folder, "symbolic link"),
-    ("env-state-abs", with_("environment: {state: /etc/passwd, tools: t.py}\n", **{"t.py": ORDERS_PY}), "absolute path"),
-    ("env-tools-dotdot", with_("environment: {state: s.json, tools: ../t.py}\n", **{"s.json": "{}"}), "'..'"),
+    (
+        "env-state-abs",
+        with_("environment: {state: /etc/passwd, tools: t.py}\n", **{"t.py": ORDERS_PY}),
+        "absolute path",
+    ),
+    (
+        "env-tools-dotdot",
+        with_("environment: {state: s.json, tools: ../t.py}\n", **{"s.json": "{}"}),
+        "'..'",
+    ),
     # suite Python without --allow-code: the file would write a marker outside
-    ("env-code-refused", suite(BASE.replace("  - id: c1\n", "  - id: c1\n    max_steps: 2\n") + "environment: {state: s.json, tools: t.py}\n", **{"s.json": "{}", "t.py": EVIL_PY.replace("{marker!r}", "'OUTSIDE/ran.txt'")}), "--allow-code"),
+    (
+        "env-code-refused",
+        suite(
+            BASE.replace("  - id: c1\n", "  - id: c1\n    max_steps: 2\n")
+            + "environment: {state: s.json, tools: t.py}\n",
+            **{"s.json": "{}", "t.py": EVIL_PY.replace("{marker!r}", "'OUTSIDE/ran.txt'")},
+        ),
+        "--allow-code",
+    ),
     # JSON Schema $ref and bad schemas
-    ("ref-http", suite(BASE.replace("order_id: {type: string", 'order_id: {$ref: "http://127.0.0.1:9/x.json", type: string')), "refers outside"),
-    ("ref-file", suite(BASE.replace("order_id: {type: string", 'order_id: {$ref: "file:///etc/passwd", type: string')), "refers outside"),
-    ("ref-relative", suite(BASE.replace("order_id: {type: string", 'order_id: {$ref: "other.json", type: string')), "refers outside"),
-    ("dynamic-ref", suite(BASE.replace("order_id: {type: string", 'order_id: {$dynamicRef: "https://x.invalid/s", type: string')), "refers outside"),
-    ("ref-nowhere", suite(BASE.replace("order_id: {type: string", 'order_id: {$ref: "#/$defs/none", type: string')), "parameters"),
+    (
+        "ref-http",
+        suite(
+            BASE.replace(
+                "order_id: {type: string",
+                'order_id: {$ref: "http://127.0.0.1:9/x.json", type: string',
+            )
+        ),
+        "refers outside",
+    ),
+    (
+        "ref-file",
+        suite(
+            BASE.replace(
+                "order_id: {type: string", 'order_id: {$ref: "file:///etc/passwd", type: string'
+            )
+        ),
+        "refers outside",
+    ),
+    (
+        "ref-relative",
+        suite(
+            BASE.replace("order_id: {type: string", 'order_id: {$ref: "other.json", type: string')
+        ),
+        "refers outside",
+    ),
+    (
+        "dynamic-ref",
+        suite(
+            BASE.replace(
+                "order_id: {type: string",
+                'order_id: {$dynamicRef: "https://x.invalid/s", type: string',
+            )
+        ),
+        "refers outside",
+    ),
+    (
+        "ref-nowhere",
+        suite(
+            BASE.replace("order_id: {type: string", 'order_id: {$ref: "#/$defs/none", type: string')
+        ),
+        "parameters",
+    ),
     ("type-int", suite(BASE.replace("type: string", "type: int")), "did you mean 'integer'"),
-    ("type-list", suite(BASE.replace("type: string", "type: [strng, 'null']")), "did you mean 'string'"),
+    (
+        "type-list",
+        suite(BASE.replace("type: string", "type: [strng, 'null']")),
+        "did you mean 'string'",
+    ),
     ("pattern-invalid", suite(BASE.replace('"^ORD-[0-9]{6}$"', '"("')), "regex"),
-    ("pattern-properties-invalid", suite(BASE.replace("required: [order_id]", 'required: [order_id]\n      patternProperties: {"[": {}}')), "regex"),
+    (
+        "pattern-properties-invalid",
+        suite(
+            BASE.replace(
+                "required: [order_id]", 'required: [order_id]\n      patternProperties: {"[": {}}'
+            )
+        ),
+        "regex",
+    ),
     # bombs and malformed YAML / JSONL
     ("billion-laughs", suite(billion_laughs()), "aliases expand"),
-    ("deep-yaml-flow", suite(BASE + "description: " + "[" * 5000 + "\n"), "nested deeper"),
-    ("deep-yaml-block", suite(BASE + "".join("  " * i + f"k{i}:\n" for i in range(300))), "nested deeper"),
+    ("deep-yaml-flow", suite(BASE + "description: " + "[" * 1000 + "\n"), "nested deeper"),
+    (
+        "deep-yaml-block",
+        suite(BASE + "".join("  " * i + f"k{i}:\n" for i in range(300))),
+        "nested deeper",
+    ),
     ("recursive-alias", suite(BASE + "x: &x [*x]\n"), "suite.yaml"),
-    ("deep-jsonl", with_("cases_from: c.jsonl\n", **{"c.jsonl": '{"id": "d", "prompt": "p", "x": ' + "[" * 50000 + "]" * 50000 + "}\n"}), "nested deeper"),
+    (
+        "deep-jsonl",
+        with_(
+            "cases_from: c.jsonl\n",
+            **{"c.jsonl": '{"id": "d", "prompt": "p", "x": ' + "[" * 10000 + "]" * 50000 + "}\n"},
+        ),
+        "nested deeper",
+    ),
     ("duplicate-key", suite(BASE + "suite: again\n"), "duplicate key"),
-    ("yaml-python-tag", suite(BASE + "x: !!python/object/apply:os.system ['touch OUTSIDE/pwned']\n"), "suite.yaml"),
+    (
+        "yaml-python-tag",
+        suite(BASE + "x: !!python/object/apply:os.system ['touch OUTSIDE/pwned']\n"),
+        "suite.yaml",
+    ),
     # regexes, dates, bounds
-    ("regex-lookahead", suite(BASE.replace("args: {order_id: ORD-104821}", 'args: {order_id: {regex: "(?=ORD).*"}}')), "lookaround"),
-    ("regex-invalid", suite(BASE.replace("args: {order_id: ORD-104821}", 'args: {order_id: {regex: "("}}')), "invalid regex"),
-    ("date-offset-huge", suite("now: 2026-09-19T10:00:00\n" + BASE.replace("args: {order_id: ORD-104821}", 'args: {order_id: {date: "now+99999999999d"}}')), "out of range"),
-    ("tolerance-huge", suite("now: 2026-09-19T10:00:00\n" + BASE.replace("args: {order_id: ORD-104821}", 'args: {order_id: {datetime: now, tolerance: 999999999d}}')), "out of range"),
-    ("max-steps-huge", suite(BASE.replace("  - id: c1\n", "  - id: c1\n    max_steps: 1000000\n")), "max_steps"),
+    (
+        "regex-lookahead",
+        suite(
+            BASE.replace("args: {order_id: ORD-104821}", 'args: {order_id: {regex: "(?=ORD).*"}}')
+        ),
+        "lookaround",
+    ),
+    (
+        "regex-invalid",
+        suite(BASE.replace("args: {order_id: ORD-104821}", 'args: {order_id: {regex: "("}}')),
+        "invalid regex",
+    ),
+    (
+        "date-offset-huge",
+        suite(
+            "now: 2026-09-19T10:00:00\n"
+            + BASE.replace(
+                "args: {order_id: ORD-104821}", 'args: {order_id: {date: "now+99999999999d"}}'
+            )
+        ),
+        "out of range",
+    ),
+    (
+        "tolerance-huge",
+        suite(
+            "now: 2026-09-19T10:00:00\n"
+            + BASE.replace(
+                "args: {order_id: ORD-104821}",
+                "args: {order_id: {datetime: now, tolerance: 999999999d}}",
+            )
+        ),
+        "out of range",
+    ),
+    (
+        "max-steps-huge",
+        suite(BASE.replace("  - id: c1\n", "  - id: c1\n    max_steps: 1000000\n")),
+        "max_steps",
+    ),
     # SQLite state (run with --allow-code: the SQL sandbox still holds)
     ("sql-attach", env("ATTACH DATABASE 'OUTSIDE/x.db' AS x;"), "not authorized"),
-    ("sql-vacuum-into", env("CREATE TABLE t(x); VACUUM INTO 'OUTSIDE/v.db';"), "not authorized"),
+    ("sql-vacuum-into", env("CREATE TABLE t(x); VACUUM INTO 'OUTSIDE/v.db';"), "denied"),
     ("sql-load-extension", env("SELECT load_extension('OUTSIDE/evil.so');"), "not authorized"),
     ("sql-pragma", env("PRAGMA temp_store_directory = 'OUTSIDE';"), "not authorized"),
-    ("sql-endless", env("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r;"), "took longer"),
+    (
+        "sql-endless",
+        env(
+            "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r;"
+        ),
+        "took longer",
+    ),
 ]
 
 #: SQL state reaches its sandbox only when an environment is loaded (with --allow-code).

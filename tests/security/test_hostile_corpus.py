@@ -69,14 +69,26 @@ def _args(command: str, suite: Path, work: Path) -> list[str]:
         return ["score", str(suite), str(records)]
     if command == "gate":
         return ["gate", str(records), "--suite", str(suite)]
-    return ["run", str(suite), "-m", f"scripted:{work / 'script.yaml'}", "-q", "--no-cache",
-            "-o", str(work / "run")]
+    return [
+        "run",
+        str(suite),
+        "-m",
+        f"scripted:{work / 'script.yaml'}",
+        "-q",
+        "--no-cache",
+        "-o",
+        str(work / "run"),
+    ]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize(("name", "build", "expect"), CLI_ENTRIES, ids=[e[0] for e in CLI_ENTRIES])
 def test_hostile_input_is_one_clear_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, build: object, expect: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    build: object,
+    expect: str,
     command: str,
 ) -> None:
     outside, suite, work = tmp_path / "outside", tmp_path / "suite", tmp_path / "work"
