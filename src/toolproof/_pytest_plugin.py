@@ -123,7 +123,6 @@ class _State:
         if self._evaluation is None:
             from toolproof.evaluate import evaluate
             from toolproof.evaluate._evaluate import records_path
-
             from toolproof.run._env import CodeNotAllowed
 
             try:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
+from toolproof.cli._exit import ExitCode
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def _problems(errors: list[SuiteError], where: str) -> NoReturn:
         typer.echo(f"error: {err}", err=True)
     if len(errors) > 1:
         typer.echo(f"{len(errors)} problems in {where}", err=True)
-    raise typer.Exit(2)
+    raise typer.Exit(ExitCode.USAGE)
 
 
 def score(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from toolproof.cli._exit import ExitCode
 from toolproof.cli._trust import ALLOW_CODE, DEFAULT_CONFIG, trust_for
 
 if TYPE_CHECKING:
@@ -19,9 +20,6 @@ if TYPE_CHECKING:
     from toolproof.trust import Trust
     from toolproof.types import Suite
 
-#: Exit code when more attempts than --max-infra-errors got no model answer.
-EXIT_INFRA = 3
-EXIT_INTERRUPTED = 130
 
 _HELP = """Run a suite against models or agents: cases × targets × repeats.
 
@@ -228,7 +226,7 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
             f"resume with: toolproof run --resume {where}",
             file=sys.stderr,
         )
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     return result
 
 
@@ -279,4 +277,4 @@ def _exit_code(result: RunResult, limit: int) -> None:
         f"toolproof run --resume {result.run_dir} --retry-failed",
         file=sys.stderr,
     )
-    raise typer.Exit(EXIT_INFRA)
+    raise typer.Exit(ExitCode.INFRA)

@@ -41,7 +41,7 @@ from toolproof.providers._normalise import NotAResponse, to_response
 from toolproof.types import Outcome
 
 if TYPE_CHECKING:
-    from toolproof.providers._http import HttpTransport
+    from toolproof.providers._transport import Transport
 
 __all__ = ["CallableTarget", "HttpTarget", "TargetCrash", "create_target", "is_http_target"]
 
@@ -68,7 +68,7 @@ def agent_spec(target: str) -> str:
 
 
 def create_target(
-    spec: str, settings: ModelSettings, transport: HttpTransport | None = None
+    spec: str, settings: ModelSettings, transport: Transport | None = None
 ) -> Provider:
     """A provider for ``module:function`` or ``http(s)://...``."""
     if is_http_target(spec):
@@ -110,7 +110,7 @@ class CallableTarget(Provider):
         self,
         spec: str,
         settings: ModelSettings | None = None,
-        transport: HttpTransport | None = None,
+        transport: Transport | None = None,
         *,
         fn: Callable[..., Any] | None = None,
     ) -> None:
@@ -172,7 +172,7 @@ class HttpTarget(Provider):
 
     name = "target"
 
-    def __init__(self, url: str, settings: ModelSettings, transport: HttpTransport) -> None:
+    def __init__(self, url: str, settings: ModelSettings, transport: Transport) -> None:
         self.url = url
         self.settings = settings
         self.transport = transport

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from toolproof._version import __version__
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
+from toolproof.providers._registry import split_spec
 from toolproof.records import RecordWriter, latest_records, read_records
 from toolproof.run._cache import Fingerprinter, ResponseCache
 from toolproof.run._context import ATTEMPT, AttemptInfo
@@ -56,7 +57,7 @@ class Target:
 
     @property
     def cacheable(self) -> bool:
-        return self.kind == "model" and self.spec.split(":", 1)[0] not in _UNCACHED_PROVIDERS
+        return self.kind == "model" and split_spec(self.spec)[0] not in _UNCACHED_PROVIDERS
 
 
 @dataclass
@@ -258,12 +259,9 @@ def _load_suite_for(manifest: Manifest, trust: Trust) -> Suite:
 
 def load_suite_file(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Suite:
     """Load a suite with toolproof's suite loader."""
-    try:
-        from toolproof.suite import load_suite
-    except ImportError as exc:  # pragma: no cover - the loader ships with toolproof
-        raise UserError(f"cannot load suites: {exc}") from None
-    suite: Suite = load_suite(path, trust)
-    return suite
+    from toolproof.suite import load_suite
+
+    return load_suite(path, trust)
 
 
 def _pending(
@@ -490,7 +488,7 @@ class _TargetRun:
         self.target = target
         self.provider = provider
         self.pacer = Pacer(target.settings.rpm, target.settings.tpm)
-        self.model = target.spec.split(":", 1)[1] if target.kind == "model" else target.spec
+        self.model = split_spec(target.spec)[1] if target.kind == "model" else target.spec
         self.cache = session.cache if target.cacheable else None
         self.fingerprint = Fingerprinter(target.spec, target.settings)
 
