@@ -283,7 +283,9 @@ def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Lo
         system = content.strip() if content is not None else system
     digest = _environment_digest(raw.environment, reader, where)
     if reader.problems:
-        raise SuiteProblems(reader.problems)
+        raise SuiteProblems(
+            sorted(reader.problems, key=lambda e: (e.file, e.line or 0, e.column or 0))
+        )
     suite = Suite(
         name=raw.suite,
         version=raw.version,
@@ -344,7 +346,8 @@ def _check_settings(settings: Any, where: Locator, reader: _Reader) -> None:
                     where.error(
                         (*prefix, spec, key),
                         f"'{key}' chooses where requests and keys go, so a suite may not set it; "
-                        f"put it in your own toolproof.yaml (models: {{{spec}: {{{key}: ...}}}}) "
+                        "put it in your own toolproof.yaml "
+                        f"(models: {{{json.dumps(spec)}: {{{key}: ...}}}}) "
                         "or the file you pass with --config",
                     )
                 )
