@@ -75,6 +75,7 @@ def test_validate_lists_every_problem_each_located(
     for fragment in (
         ":2:1: timezon: unknown key",
         ":8:5: cases[0].promt: unknown key",
+        ":5:49: tools[0].parameters.properties.a.type: unknown JSON Schema type 'int'",
         ":11:5: cases[1].max_steps:",
         ":12:1: system_file: '/etc/passwd' is an absolute path",
         ":13:18: settings.*.base_url:",

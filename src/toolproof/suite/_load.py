@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolproof._jsonschema import schema_problems
 from toolproof._locate import JsonLineLocator, Locator, Path_, Positions, all_errors
 from toolproof.errors import SuiteError, SuiteProblems
 from toolproof.suite._yaml import load_yaml
@@ -283,6 +284,10 @@ def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Lo
         system = content.strip() if content is not None else system
     digest = _environment_digest(raw.environment, reader, where)
     if reader.problems:
+        for tool in tools:  # independent of the rest, so listed too (check_suite will not run)
+            at, prefix = origin.tools.get(tool.name, (where, ()))
+            for sub, message in schema_problems(tool.parameters):
+                reader.add(at.error((*prefix, "parameters", *sub), message))
         raise SuiteProblems(
             sorted(reader.problems, key=lambda e: (e.file, e.line or 0, e.column or 0))
         )
