@@ -85,7 +85,8 @@ def resolve_inside(root: Path, name: str) -> Path:
     if "\x00" in name:
         raise UnsafePath("the file name contains a NUL byte")
     pure = PurePosixPath(name.replace("\\", "/"))
-    if pure.is_absolute() or name.startswith("~") or (len(name) > 1 and name[1] == ":"):
+    drive = len(name) > 2 and name[0].isalpha() and name[1] == ":" and name[2] in "/\\"
+    if pure.is_absolute() or name.startswith("~") or drive:
         raise UnsafePath(f"'{name}' is an absolute path; name files relative to the suite's folder")
     if ".." in pure.parts:
         raise UnsafePath(f"'{name}' goes up with '..'; files must be inside the suite's folder")
