@@ -10,6 +10,7 @@ This script prints, for each engine:
   small size, since it grows exponentially);
 - whether the engine accepts the Python-only syntax suites may use.
 
+    pip install regex   # the engine compared here; toolproof itself does not need it
     python bench/regex_engines.py [--reps 20000]
 """
 

@@ -69,7 +69,9 @@ def score(
 
     trust, _ = trust_for(config, allow_code)
     s = load_suite(suite, trust)
-    summaries = evaluate(s, [records_path(p) for p in records], trust=trust).summaries
+    summaries = evaluate(
+        s, [records_path(p) for p in records], keep_raw=False, trust=trust
+    ).summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         json_out.write_text(

@@ -28,7 +28,7 @@ without a model answer than --max-infra-errors."""
 def _load(path: Path, suite: Path | None, k: int | None, trust: Trust) -> Evaluation:
     from toolproof.evaluate import load_run
 
-    return load_run(path, suite=suite, k=k, trust=trust)
+    return load_run(path, suite=suite, k=k, keep_raw=False, trust=trust)
 
 
 def _write(path: Path | None, text: str) -> None:
