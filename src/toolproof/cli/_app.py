@@ -16,7 +16,6 @@ app = typer.Typer(
 )
 
 
-
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"toolproof {__version__}")
