@@ -30,6 +30,7 @@ from toolproof.run import RetryPolicy, RunOptions, RunResult, expected_states, r
 from toolproof.suite import load_suite
 from toolproof.testing import Delay, RateLimit, ServerError, StubServer, Truncated
 from toolproof.testing._script import Step
+from toolproof.trust import Trust
 from toolproof.types import Outcome, Suite
 
 INFRA = {o for o in Outcome if o.is_infrastructure}
@@ -79,7 +80,7 @@ def main() -> None:
     parser.add_argument("--max-retries", type=int, default=3)
     args = parser.parse_args()
     suite = load_suite(args.suite)
-    scorer = Scorer(suite, expected_states(suite))
+    scorer = Scorer(suite, expected_states(suite, Trust(allow_code=True)))
 
     with tempfile.TemporaryDirectory() as tmp:
         clean = run(suite, StubServer, args.repeats, args.max_retries, Path(tmp) / "clean")

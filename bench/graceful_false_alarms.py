@@ -29,6 +29,7 @@ from toolproof.providers._scripted import ScriptedProvider
 from toolproof.records import read_records
 from toolproof.run import RunOptions, Target, expected_states, run_suite
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 from toolproof.types import Record, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,14 +62,16 @@ def _line(name: str, verdicts: list[Verdict]) -> str:
 
 def main() -> None:
     suite = load_suite(SUITE)
-    scorer = Scorer(suite, expected_states(suite))
+    scorer = Scorer(suite, expected_states(suite, Trust(allow_code=True)))
     script = yaml.safe_load((SUITE / "script.yaml").read_text(encoding="utf-8"))
     provider = ScriptedProvider.from_dict(script)
     multi = suite.model_copy(
         update={"cases": [c for c in suite.cases if scorer.is_multistep(c.id)]}
     )
     with tempfile.TemporaryDirectory() as tmp:
-        opts = RunOptions(out=Path(tmp) / "run", cache=False, fsync=False)
+        opts = RunOptions(
+            out=Path(tmp) / "run", cache=False, fsync=False, trust=Trust(allow_code=True)
+        )
         result = run_suite(multi, [Target(spec="scripted:script.yaml", provider=provider)], opts)
         scripted = _correct_paths(scorer, list(result.records))
     demo = _correct_paths(

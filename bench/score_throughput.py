@@ -29,6 +29,7 @@ from toolproof.grade import Scorer
 from toolproof.records import iter_records, read_records
 from toolproof.run import expected_states
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "examples" / "support"
@@ -51,7 +52,7 @@ def make_records(n: int, path: Path) -> None:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     suite = load_suite(SUITE)
-    scorer = Scorer(suite, expected_states(suite))
+    scorer = Scorer(suite, expected_states(suite, Trust(allow_code=True)))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "records.jsonl"
         make_records(n, path)

@@ -295,10 +295,11 @@ def test_fast_path_reaches_the_same_verdict_as_the_full_path() -> None:
     from toolproof.records import read_records
     from toolproof.run import expected_states
     from toolproof.suite import load_suite
+    from toolproof.trust import Trust
 
     root = Path(__file__).resolve().parents[2] / "examples" / "support"
     suite = load_suite(root)
-    scorer = Scorer(suite, expected_states(suite))
+    scorer = Scorer(suite, expected_states(suite, Trust(allow_code=True)))
     fields = ("passed", "failure", "decision_ok", "selection_ok", "structure_ok", "values_ok",
               "contract_ok", "reply_ok", "expected_tools", "actual_tools", "pairs",
               "calls_checked", "calls_schema_valid", "unsafe_calls", "forbidden_called", "checks",

@@ -15,6 +15,7 @@ from toolproof.run import RunOptions, Target, expected_states, run_suite
 from toolproof.run._agent import ToolBox, run_agent
 from toolproof.run._limits import RetryPolicy
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 from toolproof.types import Case, Message, Response, Suite, ToolCall, Usage
 
 from .conftest import write_suite
@@ -72,6 +73,8 @@ SUITE: dict[str, Any] = {
     ],
 }
 
+CODE = Trust(allow_code=True)  # these suites run their own tools
+
 
 def _write(tmp_path: Path) -> Suite:
     return _write_as(tmp_path, SUITE)
@@ -94,10 +97,10 @@ def _call(name: str, **args: Any) -> dict[str, Any]:
 def _run(suite: Suite, tmp_path: Path, script: dict[str, Any]) -> list[Any]:
     provider = ScriptedProvider.from_dict({"cases": script})
     opts = RunOptions(
-        out=tmp_path / "run", cache=False, fsync=False, retry=RetryPolicy(0.001, 0.01)
+        trust=CODE, out=tmp_path / "run", cache=False, fsync=False, retry=RetryPolicy(0.001, 0.01)
     )
     result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
-    scorer = Scorer(suite, expected_states(suite))
+    scorer = Scorer(suite, expected_states(suite, CODE))
     return sorted((scorer.grade(r) for r in result.records), key=lambda v: v.case_id if v else "")
 
 
@@ -127,7 +130,7 @@ RIGHT = {
 def test_the_loop_feeds_results_back_and_records_every_step(tmp_path: Path) -> None:
     suite = _write(tmp_path)
     provider = ScriptedProvider.from_dict({"cases": RIGHT})
-    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False)
+    opts = RunOptions(trust=CODE, out=tmp_path / "run", cache=False, fsync=False)
     result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
     record = next(r for r in result.records if r.case_id == "close-it")
     assert record.outcome == "ok"
@@ -235,7 +238,7 @@ def _toolbox(suite: Suite, mocks: dict[str, Any]) -> ToolBox:
     case = Case.model_validate({"id": "c", "prompt": "x", "expect": {}, "mocks": mocks})
     from toolproof.run._env import load_environment
 
-    return ToolBox(suite, case, load_environment(suite))
+    return ToolBox(suite, case, load_environment(suite, CODE))
 
 
 def test_case_mocks_override_suite_mocks_which_override_the_environment(tmp_path: Path) -> None:
@@ -297,11 +300,11 @@ def test_a_multistep_record_without_end_state_is_refused_not_judged(tmp_path: Pa
 
     suite = _write(tmp_path)
     provider = ScriptedProvider.from_dict({"cases": RIGHT})
-    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False)
+    opts = RunOptions(trust=CODE, out=tmp_path / "run", cache=False, fsync=False)
     result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
     record = next(r for r in result.records if r.case_id == "close-it")
     stripped = record.model_copy(update={"end_state": None})
-    scorer = Scorer(suite, expected_states(suite))
+    scorer = Scorer(suite, expected_states(suite, CODE))
     assert scorer.grade(record) is not None and scorer.grade(record).passed  # type: ignore[union-attr]
     with pytest.raises(UngradableRecord) as info:
         scorer.grade(stripped)
@@ -320,7 +323,7 @@ def test_a_failing_gold_action_is_reported_with_case_and_action(tmp_path: Path) 
         "actions": [{"tool": "close", "args": {"id": "A"}}, {"tool": "close", "args": {"id": "NOPE"}}]
     }
     suite = _write_as(tmp_path, data)
-    states = expected_states(suite)
+    states = expected_states(suite, CODE)
     warnings = gold_action_warnings(states)
     assert len(warnings) == 1
     assert warnings[0].startswith(
@@ -342,13 +345,13 @@ def test_validate_and_score_warn_of_a_failing_gold_action(tmp_path: Path) -> Non
     data["cases"][0]["end_state"] = {"actions": [{"tool": "close", "args": {"id": "NOPE"}}]}
     suite = _write_as(tmp_path, data)
     folder = str(Path(suite.source or "").parent)
-    result = CliRunner().invoke(app, ["validate", folder])
+    result = CliRunner().invoke(app, ["validate", folder, "--allow-code"])
     assert result.exit_code == 0, result.output
     assert 'warning: case close-it: end_state.actions[0] close({"id": "NOPE"}) failed' in result.output
     provider = ScriptedProvider.from_dict({"cases": RIGHT})
-    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False)
+    opts = RunOptions(trust=CODE, out=tmp_path / "run", cache=False, fsync=False)
     run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
-    result = CliRunner().invoke(app, ["score", folder, str(tmp_path / "run")])
+    result = CliRunner().invoke(app, ["score", folder, str(tmp_path / "run"), "--allow-code"])
     assert 'warning: case close-it: end_state.actions[0] close({"id": "NOPE"}) failed' in result.output
 
 
@@ -358,7 +361,7 @@ def test_evaluate_locates_a_multistep_record_without_end_state(tmp_path: Path) -
 
     suite = _write(tmp_path)
     provider = ScriptedProvider.from_dict({"cases": RIGHT})
-    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False)
+    opts = RunOptions(trust=CODE, out=tmp_path / "run", cache=False, fsync=False)
     result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
     lines = []
     for r in result.records:
@@ -369,5 +372,5 @@ def test_evaluate_locates_a_multistep_record_without_end_state(tmp_path: Path) -
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     number = next(i for i, r in enumerate(result.records, 1) if r.case_id == "close-it")
     with pytest.raises(SuiteError) as info:
-        evaluate(suite, [path])
+        evaluate(suite, [path], trust=CODE)
     assert str(info.value).startswith(f"{path}:{number}: record for case 'close-it'")

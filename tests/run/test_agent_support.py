@@ -13,10 +13,13 @@ from toolproof.grade import Scorer, render_diff
 from toolproof.providers._scripted import ScriptedProvider
 from toolproof.run import RunOptions, Target, expected_states, run_suite
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 from toolproof.types import Suite, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support"
+
+CODE = Trust(allow_code=True)  # these suites run their own tools
 
 
 def _call(name: str, **args: Any) -> dict[str, Any]:
@@ -112,9 +115,9 @@ def suite() -> Suite:
 
 def _verdicts(suite: Suite, tmp: Path, script: dict[str, Any]) -> dict[str, Verdict]:
     provider = ScriptedProvider.from_dict(script)
-    opts = RunOptions(out=tmp / "run", cache=False, fsync=False, tags=("multistep",))
+    opts = RunOptions(trust=CODE, out=tmp / "run", cache=False, fsync=False, tags=("multistep",))
     result = run_suite(suite, [Target(spec="scripted:support", provider=provider)], opts)
-    scorer = Scorer(suite, expected_states(suite))
+    scorer = Scorer(suite, expected_states(suite, CODE))
     out = {}
     for record in result.records:
         verdict = scorer.grade(record)
@@ -152,7 +155,7 @@ def test_a_wrong_script_fails_every_multistep_case_for_its_reason(
     vague = verdicts["ms-cancel-vague-intent"]
     assert vague.unsafe_calls == 1 and "unsafe_call" in vague.failures
     assert vague.multistep is not None and vague.multistep.end_state_ok is False
-    diff = render_diff(vague, Scorer(suite, expected_states(suite)).cases[vague.case_id])
+    diff = render_diff(vague, Scorer(suite, expected_states(suite, CODE)).cases[vague.case_id])
     assert "orders / ORD-481520 / status" in diff
     assert 'expected "processing", actual "cancelled"' in diff
     assert verdicts["ms-refund-no-order-id"].multistep.clarified is False  # type: ignore[union-attr]
@@ -178,7 +181,7 @@ def test_two_lookups_pass_in_either_order(suite: Suite, tmp_path: Path) -> None:
 
 
 def test_only_status_enum_values_count_as_invented_words(suite: Suite) -> None:
-    scorer = Scorer(suite, expected_states(suite))
+    scorer = Scorer(suite, expected_states(suite, CODE))
     words = scorer._multi["ms-lookup-unavailable"].data_words
     assert "shipped" in words and "pending payment" in words
     assert "other" not in words and "damaged" not in words  # reason enums are not data

@@ -4,27 +4,37 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
 from toolproof.cli._exit import ExitCode
+from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+
+if TYPE_CHECKING:
+    from toolproof.errors import SuiteError
 
 
-def validate(suite: Path = typer.Argument(..., help="Suite directory or file.")) -> None:
-    """Check a suite: schemas, tool names, expected values, case IDs, matchers."""
+def validate(
+    suite: Path = typer.Argument(..., help="Suite directory or file."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
+) -> None:
+    """Check a suite: schemas, tool names, expected values, case IDs, matchers, file paths."""
     from rich.console import Console
 
+    from toolproof.errors import SuiteProblems
     from toolproof.suite import load_suite_checked
 
-    loaded, errors = load_suite_checked(suite)
+    trust, _ = trust_for(config, allow_code)
+    try:
+        loaded, errors = load_suite_checked(suite, trust)
+    except SuiteProblems as exc:
+        _problems(exc.errors, str(suite))
     if errors:
-        for err in errors:
-            typer.echo(f"error: {err}", err=True)
-        typer.echo(f"{len(errors)} problem(s) in {loaded.suite.source}", err=True)
-        raise typer.Exit(ExitCode.USAGE)
+        _problems(errors, loaded.suite.source or str(suite))
     s = loaded.suite
-    warnings = _gold_action_warnings(s)
+    warnings = _gold_action_warnings(s, trust) if trust.allow_code else []
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
     Console().print(
@@ -32,13 +42,29 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
         f"{len(s.tools)} tools, no problems"
         + (f", {len(warnings)} warning(s)" if warnings else "")
     )
+    from toolproof.scaffold import unfinished
+
+    todo = unfinished(loaded)
+    for line in todo:
+        typer.echo(f"todo: {line}")
+    if todo:
+        typer.echo(f"{len(todo)} unfinished case template(s): edit them, then remove the tag")
 
 
-def _gold_action_warnings(suite: Any) -> list[str]:
-    """Gold actions that fail while the expected end states are computed."""
+def _problems(errors: list[SuiteError], where: str) -> NoReturn:
+    """One line per problem, then (when there are several) how many."""
+    for err in errors:
+        typer.echo(f"error: {err}", err=True)
+    if len(errors) > 1:
+        typer.echo(f"{len(errors)} problems in {where}", err=True)
+    raise typer.Exit(ExitCode.USAGE)
+
+
+def _gold_action_warnings(suite: Any, trust: Any) -> list[str]:
+    """Gold actions that fail while the expected end states are computed (runs suite code)."""
     from toolproof.run import expected_states, gold_action_warnings
 
-    return gold_action_warnings(expected_states(suite))
+    return gold_action_warnings(expected_states(suite, trust))
 
 
 def score(
@@ -48,6 +74,8 @@ def score(
     ),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON."),
     failures: bool = typer.Option(True, "--failures/--no-failures", help="List failing cases."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
 ) -> None:
     """Score recorded model responses offline, with no model calls."""
     from rich.console import Console
@@ -57,8 +85,9 @@ def score(
     from toolproof.report import render_terminal, summary_json
     from toolproof.suite import load_suite
 
-    s = load_suite(suite)
-    ev = evaluate(s, [records_path(p) for p in records], keep_raw=False)
+    trust, _ = trust_for(config, allow_code)
+    s = load_suite(suite, trust)
+    ev = evaluate(s, [records_path(p) for p in records], keep_raw=False, trust=trust)
     for warning in ev.warnings:
         typer.echo(f"warning: {warning}", err=True)
     summaries = ev.summaries

@@ -19,6 +19,7 @@ from toolproof.grade._endstate import StateDiff, compare_states, render_state_di
 from toolproof.grade._multistep import (
     MULTI_STEP_CHECKS,
     ExpectedState,
+    MissingExpectedState,
     MultiAnswer,
     UngradableRecord,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "Finding",
     "FunctionCheck",
     "Matcher",
+    "MissingExpectedState",
     "MultiAnswer",
     "Scorer",
     "SingleAnswer",

@@ -34,7 +34,14 @@ from toolproof.types import (
     ToolCall,
 )
 
-__all__ = ["MULTI_STEP_CHECKS", "ExpectedState", "MultiAnswer", "UngradableRecord", "analyse_multi"]
+__all__ = [
+    "MULTI_STEP_CHECKS",
+    "ExpectedState",
+    "MissingExpectedState",
+    "MultiAnswer",
+    "UngradableRecord",
+    "analyse_multi",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +52,17 @@ class ExpectedState:
     partial: bool
     warnings: tuple[str, ...] = ()
     """Gold actions that failed while the state was computed (case and action named)."""
+
+
+class MissingExpectedState(UserError):
+    """The expected end state of a case's gold actions was not handed to the scorer."""
+
+    def __init__(self, case_id: str) -> None:
+        self.case_id = case_id
+        super().__init__(
+            f"case {case_id}: the expected end state of its gold actions was not given to "
+            "the scorer (compute it with toolproof.run.expected_states)"
+        )
 
 
 class UngradableRecord(UserError):

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import jsonschema_rs
-
+from toolproof._jsonschema import rs_validator
 from toolproof.grade._answer import NO_CALL, CallInfo, analyse
 from toolproof.grade._assemble import assemble, single_facts
 from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks
@@ -30,6 +29,7 @@ from toolproof.grade._diff import render_diff
 from toolproof.grade._multistep import (
     MULTI_STEP_CHECKS,
     ExpectedState,
+    MissingExpectedState,
     analyse_multi,
     multi_facts,
 )
@@ -69,7 +69,7 @@ class Scorer:
     ) -> None:
         self.suite = suite
         by_name = {t.name: t for t in suite.tools}
-        self._validators = {t.name: jsonschema_rs.validator_for(t.parameters) for t in suite.tools}
+        self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
         ctx = context(suite)
         self.cases: dict[str, CompiledCase] = {
             c.id: compile_case(c, suite, by_name, ctx) for c in suite.cases
@@ -160,10 +160,7 @@ class Scorer:
             return ExpectedState(end.state, True)
         state = self._states.get(case_id)
         if state is None:
-            raise ValueError(
-                f"case {case_id}: the expected end state of its gold actions was not given "
-                "to the scorer (compute it with toolproof.run.expected_states)"
-            )
+            raise MissingExpectedState(case_id)
         return state
 
     def _quick_pass(

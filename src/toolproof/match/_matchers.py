@@ -16,6 +16,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from toolproof._regex import RegexError, compile_regex
 from toolproof.match import _dates
 from toolproof.match._context import Context
 
@@ -249,7 +250,7 @@ class Regex(Matcher):
     name = "regex"
 
     def __init__(self, pattern: str) -> None:
-        self.pattern = re.compile(pattern)
+        self.pattern = compile_regex(pattern)
 
     def check(self, actual: Any) -> Reason:
         bad = _need_str(actual)
@@ -570,7 +571,7 @@ def _b_regex(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     _expect(isinstance(spec["regex"], str), "'regex' needs a pattern string")
     try:
         return Regex(spec["regex"])
-    except re.error as exc:
+    except (re.error, RegexError) as exc:
         raise SpecError(f"invalid regex: {exc}") from None
 
 
