@@ -52,7 +52,7 @@ def test_literals_inside_matcher_options_are_checked_against_the_schema(tmp_path
     ), problems
     assert any(
         "cases[0].expect.args.unit.one_of[1]: option 'kelvin' violates" in p
-        and "is not one of ['celsius', 'fahrenheit']" in p
+        and "is not one of" in p
         for p in one_of
     ), problems
     assert not any("one_of[2]" in p for p in problems)  # celsius is allowed
