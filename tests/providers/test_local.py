@@ -61,7 +61,7 @@ def test_threads_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_the_server_command_carries_the_options() -> None:
     argv = ServerOptions(model_path=Path("/m.gguf"), threads=3, slots=2, ctx_per_slot=100).argv()
-    assert argv[:4] == [sys.executable, "-P", "-m", "toolproof.providers._local"]
+    assert argv[:4] == [sys.executable, "-P", "-m", "toolproof.providers._local._server"]
     joined = " ".join(argv)
     assert "--model /m.gguf" in joined
     assert "--threads 3" in joined

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolproof.errors import ProviderError
-from toolproof.types import Message, Outcome, Response, Tool
+from toolproof.types import Message, Outcome, Record, Response, Tool
 
 
 class ToolChoice(BaseModel):
@@ -50,6 +50,9 @@ class ModelSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     temperature: float | None = Field(default=None, ge=0, le=2)
+    seed: int | None = Field(
+        default=None, description="Sampling seed, for providers that accept one."
+    )
     max_tokens: int | None = Field(default=None, ge=1)
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high"] | None = None
     tool_choice: ToolChoice = Field(default_factory=ToolChoice)
@@ -71,6 +74,17 @@ class ModelSettings(BaseModel):
     tpm: float | None = Field(default=None, gt=0, description="Tokens per minute, client side.")
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=6, ge=0, le=50)
+    attempt_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Budget of one multi-step attempt: tokens (input and output) of all its "
+        "model calls. The attempt stops after the step that reaches it.",
+    )
+    attempt_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="Budget of one multi-step attempt: wall time. No new step starts after it.",
+    )
     extra_body: dict[str, Any] | None = Field(
         default=None, description="Extra request fields, merged into the payload as written."
     )
@@ -85,6 +99,10 @@ class ProviderRequest(BaseModel):
     messages: list[Message]
     tools: list[Tool]
     settings: ModelSettings = Field(default_factory=ModelSettings)
+    #: The attempt this request belongs to. Never sent to a model and not part of the
+    #: cache key; fake providers (scripted, replay) answer by it.
+    case_id: str | None = None
+    attempt: int = Field(default=0, ge=0)
 
 
 @dataclass(slots=True)
@@ -129,6 +147,9 @@ class Provider(ABC):
 
     #: Registry name, e.g. ``openai`` in ``openai:gpt-4.1-mini``.
     name: str = ""
+    #: Whether the runner may keep this provider's answers in the response cache.
+    #: Providers that answer from files or user code (scripted, replay, agents) say no.
+    cacheable: bool = True
 
     @abstractmethod
     async def generate(self, request: ProviderRequest) -> Exchange:
@@ -139,4 +160,12 @@ class Provider(ABC):
 
     def model_version(self) -> str | None:
         """A version or snapshot the provider reported, when known."""
+        return None
+
+    def recording(self, case_id: str, attempt: int) -> Record | None:
+        """The earlier record this provider replays for an attempt, if it replays one.
+
+        The runner answers a multi-step attempt's tool calls from the recorded
+        transcript (and takes the recorded end state) when this is not ``None``.
+        """
         return None

@@ -30,6 +30,7 @@ CACHE_FORMAT = "toolproof.cache/1"
 GENERATION_FIELDS = frozenset(
     {
         "temperature",
+        "seed",
         "max_tokens",
         "reasoning_effort",
         "tool_choice",

@@ -40,8 +40,6 @@ from toolproof.types import AttemptError, Case, Outcome, Record, Suite, Tool
 __all__ = ["RunOptions", "RunResult", "Target", "resume_run", "run_suite", "run_suite_async"]
 
 RECORDS_FILE = "records.jsonl"
-#: Providers whose answers are not worth caching (they are local, or change with user code).
-_UNCACHED_PROVIDERS = ("scripted", "replay")
 
 
 @dataclass
@@ -52,10 +50,6 @@ class Target:
     kind: Literal["model", "target"] = "model"
     settings: ModelSettings = field(default_factory=ModelSettings)
     provider: Provider | None = None
-
-    @property
-    def cacheable(self) -> bool:
-        return self.kind == "model" and self.spec.split(":", 1)[0] not in _UNCACHED_PROVIDERS
 
 
 @dataclass
@@ -470,7 +464,10 @@ class _TargetRun:
         self.provider = provider
         self.pacer = Pacer(target.settings.rpm, target.settings.tpm)
         self.model = target.spec.split(":", 1)[1] if target.kind == "model" else target.spec
-        self.cache = session.cache if target.cacheable else None
+        # The provider says whether its answers may be cached (scripted, replay and
+        # agents say no); agent targets are never cached.
+        cacheable = target.kind == "model" and provider.cacheable
+        self.cache = session.cache if cacheable else None
         self.fingerprint = Fingerprinter(target.spec, target.settings)
 
     async def worker(self, jobs: Iterator[tuple[Case, int]]) -> None:
@@ -478,12 +475,14 @@ class _TargetRun:
             record = await self.attempt(case, attempt)
             self.session.write(record)
 
-    def request_for(self, case: Case) -> ProviderRequest:
+    def request_for(self, case: Case, attempt: int = 0) -> ProviderRequest:
         return ProviderRequest.model_construct(
             model=self.model,
             messages=case.conversation(self.session.suite.system),
             tools=self.session.tools_for(case),
             settings=self.target.settings,
+            case_id=case.id,
+            attempt=attempt,
         )
 
     async def attempt(self, case: Case, attempt: int) -> Record:
@@ -494,56 +493,111 @@ class _TargetRun:
             run_id=self.session.run_dir.name,
             started_at=now_utc(),
         )
+        # User agents (module:function) may still read the attempt from the context.
         token = ATTEMPT.set(AttemptInfo(case.id, attempt, self.target.spec))
         started = time.perf_counter()
+        retries: list[str] = []
         try:
-            request = self.request_for(case)
+            request = self.request_for(case, attempt)
             base.key = self.fingerprint(request)
             if case.multistep:
-                return await self._agent(base, case, request)
-            return await self._answer(base, request)
+                record = await self._agent(base, case, request, retries)
+            else:
+                record = await self._answer(base, request, retries)
         except TransportError as exc:
-            return _failed(base, exc, (time.perf_counter() - started) * 1000.0)
+            record = _failed(base, exc, (time.perf_counter() - started) * 1000.0)
         except UserError:
             raise
         except Exception as exc:
-            return _harness_error(base, exc)
+            record = _harness_error(base, exc)
         finally:
             ATTEMPT.reset(token)
+        if retries:
+            record = record.model_copy(update={"retries": retries})
+        return record
 
-    async def _answer(self, base: Record, request: ProviderRequest) -> Record:
-        assert base.key is not None
-        if self.cache is not None:
-            hit = self.cache.get(base.key, base.attempt)
-            if hit is not None:
-                return self._ok(base, hit, cached=True, latency_ms=hit.response.latency_ms)
+    async def _cached_call(
+        self, request: ProviderRequest, slot: int, retries: list[str]
+    ) -> tuple[Exchange, bool]:
+        """One model call through the cache: ``(exchange, came from the cache)``."""
+        if self.cache is None:
+            return await self._call(request, retries), False
+        key = self.fingerprint(request)
+        hit = self.cache.get(key, slot)
+        if hit is not None:
+            return hit, True
+        exchange = await self._call(request, retries)
+        self.cache.put(key, slot, exchange)
+        return exchange, False
+
+    async def _answer(self, base: Record, request: ProviderRequest, retries: list[str]) -> Record:
         started = time.perf_counter()
-        exchange = await self._call(request)
+        exchange, cached = await self._cached_call(request, base.attempt, retries)
+        if cached:
+            return self._ok(base, exchange, cached=True, latency_ms=exchange.response.latency_ms)
         latency = exchange.response.latency_ms or (time.perf_counter() - started) * 1000.0
-        if self.cache is not None:
-            self.cache.put(base.key, base.attempt, exchange)
         return self._ok(base, exchange, cached=False, latency_ms=latency)
 
-    async def _agent(self, base: Record, case: Case, request: ProviderRequest) -> Record:
-        """A multi-step case: the agent loop (not cached: tool answers shape every step)."""
-        from toolproof.run._agent import DEFAULT_MAX_STEPS, ToolBox, run_agent
+    async def _agent(
+        self, base: Record, case: Case, request: ProviderRequest, retries: list[str]
+    ) -> Record:
+        """A multi-step case: the agent loop, each step's request cached on its own.
 
+        A step's request holds every tool result so far, so a cached step is
+        only reused when the conversation up to it is the same. When the
+        provider replays an earlier record, tool calls are answered from the
+        recorded transcript and the recorded end state is kept.
+        """
+        from toolproof.run._agent import (
+            DEFAULT_MAX_STEPS,
+            Budget,
+            RecordedToolBox,
+            ToolBox,
+            run_agent,
+        )
+
+        hits: list[bool] = []
+
+        async def call(step_request: ProviderRequest) -> Exchange:
+            exchange, cached = await self._cached_call(step_request, base.attempt, retries)
+            hits.append(cached)
+            return exchange
+
+        recorded = self.provider.recording(case.id, base.attempt)
+        toolbox: ToolBox | RecordedToolBox
+        if recorded is not None and recorded.transcript is not None:
+            toolbox = RecordedToolBox(recorded.transcript, recorded.end_state)
+        else:
+            toolbox = ToolBox(self.session.suite, case, self.session.environment())
+        settings = request.settings
         started = time.perf_counter()
         run = await run_agent(
-            self._call,
+            call,
             model=request.model,
             messages=request.messages,
             tools=request.tools,
-            settings=request.settings,
-            toolbox=ToolBox(self.session.suite, case, self.session.environment()),
-            max_steps=case.max_steps or DEFAULT_MAX_STEPS,
+            settings=settings,
+            toolbox=toolbox,
+            budget=Budget(
+                steps=case.max_steps or DEFAULT_MAX_STEPS,
+                tokens=settings.attempt_tokens,
+                seconds=settings.attempt_seconds,
+            ),
+            case_id=case.id,
+            attempt=base.attempt,
         )
         latency = (time.perf_counter() - started) * 1000.0
+        cached = bool(hits) and all(hits)
         record = self._ok(
-            base, Exchange(run.steps[0]["request"], run.response), cached=False, latency_ms=latency
+            base, Exchange(run.steps[0]["request"], run.response), cached=cached, latency_ms=latency
         )
         return record.model_copy(
-            update={"transcript": run.transcript, "steps": run.steps, "end_state": run.end_state}
+            update={
+                "transcript": run.transcript,
+                "steps": run.steps,
+                "end_state": run.end_state,
+                "stopped_by": run.stopped_by,
+            }
         )
 
     def _ok(
@@ -562,7 +616,7 @@ class _TargetRun:
             }
         )
 
-    async def _call(self, request: ProviderRequest) -> Exchange:
+    async def _call(self, request: ProviderRequest, retries: list[str] | None = None) -> Exchange:
         estimate = _estimate_tokens(request) if self.target.settings.tpm else 0
         retry = 0
         while True:
@@ -577,6 +631,8 @@ class _TargetRun:
                 if exc.outcome is Outcome.rate_limited:
                     self.pacer.rate_limited(delay)
                 self.session.retries += 1
+                if retries is not None:
+                    retries.append(f"{exc.outcome.value}: {_one_line(str(exc))}")
                 self.session.observer.retrying(self.target.spec, exc.outcome, delay)
                 await asyncio.sleep(delay)
                 retry += 1
@@ -586,6 +642,11 @@ class _TargetRun:
             used = None if usage is None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
             self.pacer.settle(estimate, used)
             return exchange
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _estimate_tokens(request: ProviderRequest) -> int:

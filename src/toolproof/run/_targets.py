@@ -90,6 +90,7 @@ class CallableTarget(Provider):
     """A Python function ``module:function`` as the system under test."""
 
     name = "target"
+    cacheable = False
 
     def __init__(
         self, spec: str, settings: ModelSettings | None = None, fn: Callable[..., Any] | None = None
@@ -150,6 +151,7 @@ class HttpTarget(Provider):
     """An agent behind HTTP that speaks canonical JSON."""
 
     name = "target"
+    cacheable = False
 
     def __init__(self, url: str, settings: ModelSettings, transport: HttpTransport) -> None:
         self.url = url
