@@ -11,8 +11,9 @@ runner owns retries, so adapters never retry on their own.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -90,6 +91,15 @@ class ModelSettings(BaseModel):
     )
 
 
+def with_defaults(settings: ModelSettings, defaults: Mapping[str, Any]) -> ModelSettings:
+    """``settings`` with ``defaults`` filled in where no layer set a value."""
+    missing = {k: v for k, v in defaults.items() if k not in settings.model_fields_set}
+    if not missing:
+        return settings
+    given = settings.model_dump(include=settings.model_fields_set)
+    return ModelSettings.model_validate({**missing, **given})
+
+
 class ProviderRequest(BaseModel):
     """What the runner asks a provider for: one turn of one case."""
 
@@ -150,10 +160,20 @@ class Provider(ABC):
     #: Whether the runner may keep this provider's answers in the response cache.
     #: Providers that answer from files or user code (scripted, replay, agents) say no.
     cacheable: bool = True
+    #: Settings this provider uses when no layer (suite, config, flags) sets them,
+    #: e.g. a fixed seed for a local model. The runner applies them before the run
+    #: starts, so the manifest and the report show what was used.
+    default_settings: ClassVar[Mapping[str, Any]] = {}
 
     @abstractmethod
     async def generate(self, request: ProviderRequest) -> Exchange:
         """Send one request. Raise TransportError for infrastructure failures."""
+
+    async def prepare(self, note: Callable[[str], None]) -> None:  # noqa: B027 - optional hook
+        """Get ready before the first request (start a server, load a model).
+
+        ``note`` shows a short status line to the person watching the run.
+        """
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from toolproof._version import __version__
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
+from toolproof.providers._base import with_defaults
 from toolproof.run._cache import Fingerprinter, ResponseCache
 from toolproof.run._context import ATTEMPT, AttemptInfo
 from toolproof.run._limits import Pacer, RetryPolicy
@@ -129,6 +131,7 @@ async def run_suite_async(
         raise UserError(f"no case of suite '{suite.name}' has tag {', '.join(opts.tags)}")
     chosen = [t if isinstance(t, Target) else Target(spec=t) for t in targets]
     _check_targets(chosen)
+    chosen = [_with_provider_defaults(t) for t in chosen]
     run_dir = opts.out or new_run_dir(opts.runs_dir, suite.name)
     if (run_dir / "manifest.json").exists():
         raise UserError(f"{run_dir} already holds a run; resume it with --resume {run_dir}")
@@ -144,6 +147,24 @@ def _check_targets(targets: list[Target]) -> None:
         if t.spec in seen:
             raise UserError(f"target {t.spec!r} is given twice")
         seen.add(t.spec)
+
+
+def _with_provider_defaults(target: Target) -> Target:
+    """The target with its provider's default settings where no layer set a value."""
+    if target.kind != "model":
+        return target
+    if target.provider is not None:
+        defaults = type(target.provider).default_settings
+    else:
+        from toolproof.providers._registry import provider_class
+
+        try:
+            defaults = provider_class(target.spec).default_settings
+        except UserError:  # reported, with the spec, when the provider is created
+            return target
+    if not defaults:
+        return target
+    return replace(target, settings=with_defaults(target.settings, defaults))
 
 
 def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunOptions) -> Manifest:
@@ -367,6 +388,9 @@ class _Session:
         self._connections = max(256, sum(t.settings.concurrency for t in targets))
         runs = [_TargetRun(self, t, self._provider_for(t)) for t in targets]
         self.observer.started({t.spec: len(work[t.spec]) for t in targets})
+        for run in runs:
+            if work[run.target.spec]:
+                await run.provider.prepare(functools.partial(self._note, run.target.spec))
         try:
             async with asyncio.TaskGroup() as group:
                 for run in runs:
@@ -381,6 +405,11 @@ class _Session:
             version = run.provider.model_version()
             if version:
                 self.versions[run.target.spec] = version
+
+    def _note(self, target: str, text: str) -> None:
+        note = getattr(self.observer, "note", None)  # observers written before note() lack it
+        if note is not None:
+            note(target, text)
 
     def tools_for(self, case: Case) -> list[Tool]:
         """The tools offered in a case, built once per distinct tool list."""
