@@ -77,8 +77,11 @@ def run_command(
         None, "--out", "-o", help="Run folder (default: runs/<suite>-<UTC time>)."
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
-    cache_dir: Path = typer.Option(
-        Path(".toolproof/cache"), "--cache-dir", help="Where answers are cached."
+    cache_dir: Path | None = typer.Option(
+        None,
+        "--cache-dir",
+        help="Where answers are cached (default: the user cache folder, "
+        "$TOOLPROOF_CACHE/responses or ~/.cache/toolproof/responses; never the checkout).",
     ),
     resume: Path | None = typer.Option(
         None, "--resume", help="Finish a stopped run: only attempts not yet recorded."
@@ -153,10 +156,14 @@ def _tool_choice(value: str | None) -> Any:
     return value
 
 
-def _options(no_cache: bool, cache_dir: Path, pricing: Path | None, quiet: bool) -> RunOptions:
+def _options(
+    no_cache: bool, cache_dir: Path | None, pricing: Path | None, quiet: bool
+) -> RunOptions:
     from toolproof.run import Pricing, RichProgress, RunOptions
 
-    opts = RunOptions(cache=not no_cache, cache_dir=cache_dir)
+    opts = RunOptions(cache=not no_cache)
+    if cache_dir is not None:
+        opts.cache_dir = cache_dir
     if pricing is not None:
         opts.pricing = Pricing.default().with_file(pricing)
         opts.pricing_file = str(pricing.resolve())
@@ -235,6 +242,10 @@ def _report(result: RunResult, quiet: bool) -> None:
     from rich.console import Console
 
     console = Console()
+    for entry in result.manifest.targets:
+        line = settings_line(entry.settings)
+        if line:
+            console.print(f"{entry.spec} settings: {line}", markup=False, highlight=False)
     summaries = _summaries(result)
     if summaries is not None:
         from toolproof.report import render_terminal, summary_json
@@ -244,6 +255,34 @@ def _report(result: RunResult, quiet: bool) -> None:
     else:
         _plain_counts(result, console)
     console.print(f"run folder: {result.run_dir}")
+
+
+#: The settings worth showing in the report header, in this order, with their units.
+_SHOWN = (
+    ("temperature", ""),
+    ("seed", ""),
+    ("max_tokens", ""),
+    ("reasoning_effort", ""),
+    ("timeout_s", " s"),
+    ("max_retries", ""),
+    ("attempt_tokens", ""),
+    ("attempt_seconds", " s"),
+)
+
+
+def settings_line(settings: Any) -> str:
+    """``temperature 0, seed 0, max_tokens 256, ...``: the generation settings of a run."""
+    parts = []
+    for name, unit in _SHOWN:
+        value = getattr(settings, name)
+        if value is not None:
+            parts.append(
+                f"{name} {value:g}{unit}" if isinstance(value, float) else f"{name} {value}{unit}"
+            )
+    if settings.tool_choice.mode != "auto":
+        choice = settings.tool_choice
+        parts.append(f"tool_choice {choice.tool if choice.mode == 'tool' else choice.mode}")
+    return ", ".join(parts)
 
 
 def _summaries(result: RunResult) -> dict[str, Any] | None:

@@ -1,5 +1,16 @@
 """The response cache: one small JSON file per (fingerprint, slot), sharded.
 
+The cache lives in the user's cache folder by default
+(``$TOOLPROOF_CACHE/responses``, else ``$XDG_CACHE_HOME/toolproof/responses``,
+else ``~/.cache/toolproof/responses``), never in the checkout: suite files and
+records come from pull requests, and a pull request that could write cache
+entries could make a failing model pass without a call. Outside the checkout,
+only toolproof writes entries, and only with answers it received. (Signing
+entries with a per-machine key would also stop forgery, but it adds a key to
+create, keep and rotate, and a cache inside the checkout would still be
+deleted or bloated by a pull request. ``--cache-dir`` can still point anywhere,
+by the user's own choice.)
+
 A fingerprint is the sha256 of the canonical request (messages and tools),
 the model spec, and the settings that change what the model generates. Rate
 limits, concurrency, timeouts and retries do not. Repeat ``i`` of a case uses
@@ -22,7 +33,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.types import Message, Response, Tool
 
-__all__ = ["GENERATION_FIELDS", "Fingerprinter", "ResponseCache", "fingerprint"]
+__all__ = [
+    "GENERATION_FIELDS",
+    "Fingerprinter",
+    "ResponseCache",
+    "default_cache_dir",
+    "fingerprint",
+]
 
 CACHE_FORMAT = "toolproof.cache/1"
 
@@ -41,6 +58,16 @@ GENERATION_FIELDS = frozenset(
         "extra_body",
     }
 )
+
+
+def default_cache_dir() -> Path:
+    """The user cache folder for answers (see the module docstring); never the checkout."""
+    root = os.environ.get("TOOLPROOF_CACHE")
+    if root:
+        return Path(root).expanduser() / "responses"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "toolproof" / "responses"
 
 
 def fingerprint(spec: str, request: ProviderRequest) -> str:

@@ -22,7 +22,7 @@ from toolproof._version import __version__
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
 from toolproof.providers._base import with_defaults
-from toolproof.run._cache import Fingerprinter, ResponseCache
+from toolproof.run._cache import Fingerprinter, ResponseCache, default_cache_dir
 from toolproof.run._context import ATTEMPT, AttemptInfo
 from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import (
@@ -64,7 +64,8 @@ class RunOptions:
     out: Path | None = None
     runs_dir: Path = Path("runs")
     cache: bool = True
-    cache_dir: Path = Path(".toolproof/cache")
+    #: The user cache folder by default, outside any checkout (see ``_cache``).
+    cache_dir: Path = field(default_factory=default_cache_dir)
     pricing: Pricing | None = None
     pricing_file: str | None = None
     config_file: str | None = None

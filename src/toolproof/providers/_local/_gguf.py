@@ -130,10 +130,14 @@ def _stderr(message: str) -> None:
 
 
 def cache_dir() -> Path:
-    """Assembled models: ``$TOOLPROOF_CACHE/models``, else ``~/.cache/toolproof/models``."""
+    """Assembled models: ``$TOOLPROOF_CACHE/models``, else the user cache folder's
+    ``toolproof/models`` (``$XDG_CACHE_HOME``, else ``~/.cache``)."""
     root = os.environ.get("TOOLPROOF_CACHE")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "toolproof"
-    return base / "models"
+    if root:
+        return Path(root).expanduser() / "models"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "toolproof" / "models"
 
 
 def bundled_model_path(model: BundledModel = BUNDLED_MODEL, cache: Path | None = None) -> Path:
