@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 #: Exit code when more attempts than --max-infra-errors got no model answer.
 EXIT_INFRA = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 DEFAULT_CONFIG = "toolproof.yaml"
 
 _HELP = """Run a suite against models or agents: cases × targets × repeats.
@@ -27,7 +28,9 @@ Writes a run folder (records.jsonl, manifest.json, summary.json) and prints
 the report, targets side by side. Exit codes: 0 ok; 2 bad input; 3 when more
 attempts than --max-infra-errors ended without a model answer (rate limit,
 server error, timeout, network, rejected, or a toolproof error) after
-retries; 130 when interrupted (resume with --resume).
+retries; 130 when interrupted, 143 when stopped by SIGTERM (resume either with
+--resume; there, --config and flags may change timeout, retries, concurrency
+and rate limits, recorded in the manifest, but not what the model generates).
 """
 
 
@@ -110,7 +113,9 @@ def run_command(
     if resume is not None:
         if suite is not None or model or target or tags:
             raise UserError("--resume takes the suite and targets from the run; give neither")
-        result = _guarded(lambda: _resume(resume, opts, retry_failed), resume, quiet)
+        result = _guarded(
+            lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
+        )
     else:
         if suite is None:
             raise UserError("give a suite to run, or --resume RUN_DIR")
@@ -217,24 +222,41 @@ def _start(suite: Suite, targets: list[Target], opts: RunOptions) -> RunResult:
     return run_suite(suite, targets, opts)
 
 
-def _resume(run_dir: Path, opts: RunOptions, retry_failed: bool) -> RunResult:
+def _resume(
+    run_dir: Path,
+    opts: RunOptions,
+    retry_failed: bool,
+    config: Path | None,
+    overrides: dict[str, Any],
+) -> RunResult:
     from toolproof.run import resume_run
 
-    return resume_run(run_dir, opts, retry_failed=retry_failed)
+    result = resume_run(
+        run_dir, opts, retry_failed=retry_failed, config=config, overrides=overrides
+    )
+    changed = [
+        c for c in result.manifest.changes if c.startswith(f"resume {result.manifest.resumed}:")
+    ]
+    for line in changed:
+        print(f"changed on resume: {line.split(': ', 1)[1]}", file=sys.stderr)
+    return result
 
 
 def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     """Run, turning Ctrl-C into a clean stop that says how to resume."""
+    from toolproof.run._runner import RunTerminated
+
     try:
         result: RunResult = action()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         where = str(run_dir) if run_dir is not None else "the run folder"
+        how = "terminated (SIGTERM)" if isinstance(exc, RunTerminated) else "interrupted"
         print(
-            "interrupted: the records so far are kept; "
-            f"resume with: toolproof run --resume {where}",
+            f"{how}: the records so far are kept; resume with: toolproof run --resume {where}",
             file=sys.stderr,
         )
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        code = EXIT_TERMINATED if isinstance(exc, RunTerminated) else EXIT_INTERRUPTED
+        raise typer.Exit(code) from None
     return result
 
 

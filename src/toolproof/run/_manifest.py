@@ -73,6 +73,13 @@ class Manifest(BaseModel):
     status: Status = "running"
     resumed: int = Field(default=0, description="How many times the run was resumed.")
     counts: dict[str, int] = Field(default_factory=dict)
+    error: str | None = Field(
+        default=None, description="Why the run stopped, when it failed or was stopped."
+    )
+    changes: list[str] = Field(
+        default_factory=list,
+        description="Settings changed when the run was resumed, one line each, in order.",
+    )
     extra: dict[str, Any] = Field(default_factory=dict)
 
 

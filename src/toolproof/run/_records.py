@@ -20,11 +20,19 @@ from pathlib import Path
 from typing import BinaryIO
 
 from toolproof.records import TornLineWarning, read_records
-
-__all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
 from toolproof.types import Record
 
-__all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
+__all__ = [
+    "RecordWriter",
+    "RecordsWriteError",
+    "TornLineWarning",
+    "latest_records",
+    "read_records",
+]
+
+
+class RecordsWriteError(OSError):
+    """The records file could not be written (disk full, read-only folder...)."""
 
 _STOP = b""
 #: Lines reach the OS at once; they are fsynced (against power loss) at most this often.
@@ -47,7 +55,7 @@ class RecordWriter:
     def write(self, record: Record) -> None:
         """Queue one record; it reaches the file in order, as one whole line."""
         if self._error is not None:
-            raise OSError(f"cannot write {self.path}: {self._error}") from self._error
+            raise self._failure()
         self._queue.put(record.model_dump_json(exclude_none=True).encode() + b"\n")
 
     def close(self) -> None:
@@ -56,7 +64,14 @@ class RecordWriter:
             self._queue.put(_STOP)
             self._thread.join()
         if self._error is not None:
-            raise OSError(f"cannot write {self.path}: {self._error}") from self._error
+            raise self._failure()
+
+    def _failure(self) -> RecordsWriteError:
+        error = self._error
+        reason = (error.strerror or str(error)) if isinstance(error, OSError) else str(error)
+        failure = RecordsWriteError(f"cannot write {self.path}: {reason}")
+        failure.__cause__ = error
+        return failure
 
     def _drain(self) -> None:
         try:

@@ -11,12 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import re
+import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from toolproof._version import __version__
 from toolproof.errors import UserError
@@ -36,10 +40,19 @@ from toolproof.run._manifest import (
 )
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
-from toolproof.run._records import RecordWriter, latest_records, read_records
+from toolproof.run._records import RecordsWriteError, RecordWriter, latest_records, read_records
 from toolproof.types import AttemptError, Case, Outcome, Record, Suite, Tool
 
-__all__ = ["RunOptions", "RunResult", "Target", "resume_run", "run_suite", "run_suite_async"]
+__all__ = [
+    "RunOptions",
+    "RunResult",
+    "RunStorageError",
+    "RunTerminated",
+    "Target",
+    "resume_run",
+    "run_suite",
+    "run_suite_async",
+]
 
 RECORDS_FILE = "records.jsonl"
 
@@ -194,14 +207,31 @@ def resume_run(
     *,
     suite: Suite | None = None,
     retry_failed: bool = False,
+    config: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Finish a stopped run: run only the attempts it has no record for, and append them.
 
     With ``retry_failed``, attempts whose latest record has no model answer
     (infrastructure failure or harness error) are run again too; the new
     record supersedes the old one.
+
+    ``config`` (a settings file) and ``overrides`` (settings given as flags)
+    may change how requests are sent (timeout, retries, concurrency, rate
+    limits); each change is recorded in the manifest's ``changes``. A change to
+    what the model generates (temperature, max_tokens...) is refused, naming
+    it: the records so far were made without it.
     """
-    return asyncio.run(resume_run_async(run_dir, options, suite=suite, retry_failed=retry_failed))
+    return asyncio.run(
+        resume_run_async(
+            run_dir,
+            options,
+            suite=suite,
+            retry_failed=retry_failed,
+            config=config,
+            overrides=overrides,
+        )
+    )
 
 
 async def resume_run_async(
@@ -210,6 +240,8 @@ async def resume_run_async(
     *,
     suite: Suite | None = None,
     retry_failed: bool = False,
+    config: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> RunResult:
     path = Path(run_dir)
     manifest = read_manifest(path)
@@ -225,9 +257,69 @@ async def resume_run_async(
     opts.cache = opts.cache and manifest.cache
     if opts.pricing is None:
         opts.pricing = _pricing_of(manifest)
+    manifest = _resettled(manifest, path, config, overrides)
     targets = [Target(spec=t.spec, kind=t.kind, settings=t.settings) for t in manifest.targets]
     manifest = manifest.model_copy(update={"resumed": manifest.resumed + 1, "status": "running"})
     return await _execute(path, suite, targets, opts, manifest, retry_failed)
+
+
+def _resettled(
+    manifest: Manifest,
+    run_dir: Path,
+    config: str | Path | None,
+    overrides: Mapping[str, Any] | None,
+) -> Manifest:
+    """The manifest with the resume's settings applied and recorded, or a refusal."""
+    if config is None and not any(v is not None for v in (overrides or {}).values()):
+        return manifest
+    from toolproof.run._settings import load_config, resolve_settings
+
+    loaded = load_config(config) if config is not None else None
+    entries: list[TargetEntry] = []
+    changes: list[str] = []
+    refused: list[str] = []
+    for entry in manifest.targets:
+        explicit = resolve_settings(entry.spec, config=loaded, overrides=overrides)
+        update = explicit.model_dump(include=explicit.model_fields_set)
+        current = entry.settings.model_dump()
+        new = ModelSettings.model_validate({**current, **update})
+        for key in sorted(update):
+            before, after = getattr(entry.settings, key), getattr(new, key)
+            if before == after:
+                continue
+            line = f"{entry.spec}: {key} {_shown(before)} -> {_shown(after)}"
+            (changes if key in RESUMABLE_SETTINGS else refused).append(line)
+        entries.append(entry.model_copy(update={"settings": new}))
+    if refused:
+        raise UserError(
+            f"{run_dir}: --resume would change what the model generates "
+            f"({'; '.join(refused)}); the records so far were made without that change. "
+            "Start a new run, or resume without it"
+        )
+    number = manifest.resumed + 1
+    recorded = [f"resume {number}: {line}" for line in changes]
+    update_manifest: dict[str, Any] = {
+        "targets": entries,
+        "changes": [*manifest.changes, *recorded],
+    }
+    if config is not None:
+        source = str(Path(config).resolve())
+        if source != manifest.config_file:
+            update_manifest["changes"].append(f"resume {number}: config {source}")
+            update_manifest["config_file"] = source
+    return manifest.model_copy(update=update_manifest)
+
+
+#: Settings a resume may change: how requests are sent, not what the model generates.
+RESUMABLE_SETTINGS = frozenset(
+    {"concurrency", "rpm", "tpm", "timeout_s", "max_retries", "api_key_env"}
+)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, BaseModel):
+        return json.dumps(value.model_dump(mode="json", exclude_none=True))
+    return json.dumps(value)
 
 
 def _pricing_of(manifest: Manifest) -> Pricing:
@@ -293,28 +385,112 @@ async def _execute(
     manifest: Manifest,
     retry_failed: bool = False,
 ) -> RunResult:
-    """Run what ``run_dir`` lacks. Records already there (a resume) are read under the lock."""
-    with run_lock(run_dir):
-        records_path = run_dir / RECORDS_FILE
-        previous = read_records(records_path) if records_path.exists() else []
-        work = _pending(suite, targets, opts, previous, retry_failed)
-        observer = opts.observer or SilentObserver()
-        write_manifest(run_dir, manifest)
-        session = _Session(run_dir, suite, opts, observer)
-        status: Literal["complete", "interrupted", "failed"] = "failed"
-        try:
-            await session.run(targets, work)
-            status = "complete"
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            status = "interrupted"
-            raise
-        finally:
-            await session.close()
-            observer.finished()
-            records = latest_records([*previous, *session.records])
-            manifest = _final_manifest(manifest, targets, session, records, status)
+    """Run what ``run_dir`` lacks. Records already there (a resume) are read under the lock.
+
+    SIGTERM stops the run like Ctrl-C: the manifest says ``interrupted`` and
+    ``RunTerminated`` (a ``KeyboardInterrupt``) is raised. A run folder that
+    cannot be written (disk full, read-only) stops the run with one
+    :class:`RunStorageError` line; the manifest says ``failed`` when it can
+    still be written.
+    """
+    try:
+        with run_lock(run_dir):
+            records_path = run_dir / RECORDS_FILE
+            previous = read_records(records_path) if records_path.exists() else []
+            work = _pending(suite, targets, opts, previous, retry_failed)
+            observer = opts.observer or SilentObserver()
             write_manifest(run_dir, manifest)
+            session = _Session(run_dir, suite, opts, observer)
+            status: Literal["complete", "interrupted", "failed"] = "failed"
+            failure: OSError | None = None
+            terminated = _Terminator()
+            try:
+                with terminated:
+                    await session.run(targets, work)
+                status = "complete"
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                status = "interrupted"
+                if terminated.signalled:
+                    raise RunTerminated() from None
+                raise
+            except RecordsWriteError as exc:
+                failure = exc
+            finally:
+                try:
+                    await session.close()
+                except RecordsWriteError as exc:
+                    failure = failure or exc
+                    status = "failed"
+                observer.finished()
+                records = latest_records([*previous, *session.records])
+                reason = (
+                    str(failure)
+                    if failure is not None
+                    else "stopped by SIGTERM"
+                    if terminated.signalled
+                    else None
+                )
+                manifest = _final_manifest(manifest, targets, session, records, status, reason)
+                try:
+                    write_manifest(run_dir, manifest)
+                except OSError as exc:
+                    if failure is None:
+                        raise
+                    raise RunStorageError(
+                        f"{failure}; the manifest could not be updated either "
+                        f"({exc.strerror or exc})"
+                    ) from None
+            if failure is not None:
+                raise RunStorageError(
+                    f"{failure}; {len(session.records)} records were written and the manifest "
+                    f"says failed; free space or fix the folder, then resume with: "
+                    f"toolproof run --resume {run_dir}"
+                )
+    except RunStorageError:
+        raise
+    except OSError as exc:  # the folder itself: no lock, no manifest
+        where = exc.filename or run_dir
+        raise RunStorageError(
+            f"cannot write the run folder: {where}: {exc.strerror or exc}"
+        ) from None
     return RunResult(run_dir, manifest, records, suite, attempted=len(session.records))
+
+
+class RunStorageError(UserError):
+    """The run folder cannot be written: disk full, read-only, no permission."""
+
+
+class RunTerminated(KeyboardInterrupt):
+    """The run was stopped by SIGTERM; it is handled like Ctrl-C (resume it)."""
+
+
+class _Terminator:
+    """While active, SIGTERM cancels the running task (like Ctrl-C does under asyncio.run)."""
+
+    def __init__(self) -> None:
+        self.signalled = False
+        self._installed = False
+
+    def __enter__(self) -> _Terminator:
+        task = asyncio.current_task()
+        if task is None:
+            return self
+        loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            self.signalled = True
+            task.cancel()
+
+        try:
+            loop.add_signal_handler(signal.SIGTERM, stop)
+        except (ValueError, RuntimeError, NotImplementedError):  # not the main thread
+            return self
+        self._installed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
 
 
 @contextlib.contextmanager
@@ -340,6 +516,7 @@ def _final_manifest(
     session: _Session,
     records: list[Record],
     status: Literal["complete", "interrupted", "failed"],
+    error: str | None = None,
 ) -> Manifest:
     retries = manifest.counts.get("retries", 0) + session.retries  # across resumes
     counts: dict[str, int] = {"records": len(records), "retries": retries}
@@ -358,7 +535,13 @@ def _final_manifest(
             versions.add(reported)
         entries.append(entry.model_copy(update={"model_versions": sorted(versions)}))
     return manifest.model_copy(
-        update={"targets": entries, "status": status, "ended_at": now_utc(), "counts": counts}
+        update={
+            "targets": entries,
+            "status": status,
+            "ended_at": now_utc(),
+            "counts": counts,
+            "error": error,
+        }
     )
 
 
