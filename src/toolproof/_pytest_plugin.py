@@ -102,6 +102,7 @@ class _State:
                 "--toolproof-suite needs --toolproof-records or --toolproof-model"
             )
         self._records: dict[str, list[Record]] | None = None
+        self._error: str | None = None
         self.run_dir: str | None = None
         self.selected: set[str] | None = None
 
@@ -111,8 +112,16 @@ class _State:
         return list(self.records())
 
     def records(self) -> dict[str, list[Record]]:
+        from toolproof.errors import UserError
+
+        if self._error is not None:  # tried once already: every test reports it in one line
+            raise RunUnavailable(self._error)
         if self._records is None:
-            recs = self._run() if self.models else self._read()
+            try:
+                recs = self._run() if self.models else self._read()
+            except UserError as exc:
+                self._error = str(exc)
+                raise RunUnavailable(self._error) from None
             grouped: dict[str, list[Record]] = {}
             for r in recs:
                 grouped.setdefault(r.target or "(unnamed)", []).append(r)
@@ -164,7 +173,10 @@ class ToolproofCase(pytest.Item):
 
     def runtest(self) -> None:
         state = self.config.stash[_STATE]
-        verdicts, records = state.verdicts(self.case_id, self.target)
+        try:
+            verdicts, records = state.verdicts(self.case_id, self.target)
+        except RunUnavailable as exc:  # a missing key, a bad records file: one line, no trace
+            pytest.fail(f"toolproof: {exc}", pytrace=False)
         if not verdicts:
             outcomes = ", ".join(r.outcome.value for r in records) or "no record"
             pytest.skip(f"no scored answer for {self.case_id} from {self.target} ({outcomes})")
@@ -183,6 +195,10 @@ class ToolproofCase(pytest.Item):
 
 class CaseFailed(AssertionError):
     """A case failed in at least one attempt."""
+
+
+class RunUnavailable(Exception):
+    """The answers could not be had (no API key, unreadable records): said once per test."""
 
 
 def _failure_text(case_id: str, verdicts: list[Verdict], failed: list[Verdict]) -> str:

@@ -29,7 +29,9 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
 
 def score(
     suite: Path = typer.Argument(..., help="Suite directory or file."),
-    records: list[Path] = typer.Argument(..., help="One or more records files (JSONL)."),
+    records: list[Path] = typer.Argument(
+        ..., help="One or more records files (JSONL) or run folders."
+    ),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON."),
     failures: bool = typer.Option(True, "--failures/--no-failures", help="List failing cases."),
 ) -> None:
@@ -41,7 +43,8 @@ def score(
     from toolproof.suite import load_suite
 
     s = load_suite(suite)
-    summaries = score_records(s, read_records_for(s, records))
+    files = [p / "records.jsonl" if p.is_dir() else p for p in records]  # a run folder
+    summaries = score_records(s, read_records_for(s, files))
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         json_out.write_text(
