@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from toolproof.cli import main
-from toolproof.run import read_records
+from toolproof.records import read_records
 
 SUITE = {
     "format": 1,
@@ -265,7 +265,7 @@ def test_a_full_disk_stops_the_run_with_one_line_and_a_failed_manifest(
         pytest.skip("needs /dev/full (Linux) to simulate a full disk")
     import builtins
 
-    import toolproof.run._records as records_module
+    import toolproof.records._write as records_module
 
     def full_disk(path: object, *args: object, **kwargs: object) -> object:
         return builtins.open("/dev/full", *args, **kwargs)  # type: ignore[call-overload]

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from toolproof.run import read_records
+from toolproof.records import read_records
 from toolproof.types import Record
 
 from . import agents
@@ -103,7 +103,7 @@ def test_sigterm_stops_like_ctrl_c_and_the_run_resumes(suite_path: Path, tmp_pat
     wait_for_lines(run_dir / "records.jsonl", 3)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err
+    assert proc.returncode == 130, err
     assert f"toolproof run --resume {run_dir}" in err.decode()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "interrupted"

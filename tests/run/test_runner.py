@@ -9,12 +9,12 @@ import pytest
 
 from toolproof.errors import UserError
 from toolproof.providers import ModelSettings, TransportError
+from toolproof.records import read_records
 from toolproof.run import (
     RetryPolicy,
     RunOptions,
     Target,
     read_manifest,
-    read_records,
     resume_run,
     run_suite,
 )
@@ -268,9 +268,16 @@ def test_a_provider_prepares_before_its_first_answer_and_says_so(
 ) -> None:
     notes = _Notes()
     fake = _SlowStart()
-    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False, observer=notes)
+    cache = tmp_path / "cache"
+    opts = RunOptions(out=tmp_path / "run", cache_dir=cache, fsync=False, observer=notes)
     run_suite(suite, [Target(spec="fake:m", provider=fake)], opts)
     assert notes.seen == [("fake:m", "loading the model")]
+    # Answered from the cache: nothing to prepare (a local model's server is not started).
+    again, fresh = _Notes(), _SlowStart()
+    opts = RunOptions(out=tmp_path / "run2", cache_dir=cache, fsync=False, observer=again)
+    result = run_suite(suite, [Target(spec="fake:m", provider=fresh)], opts)
+    assert all(r.cached for r in result.records) and fresh.calls == []
+    assert again.seen == []
 
 
 def test_provider_defaults_fill_only_what_no_layer_set(suite: Suite, tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from toolproof.cli._exit import ExitCode
+
 
 def validate(suite: Path = typer.Argument(..., help="Suite directory or file.")) -> None:
     """Check a suite: schemas, tool names, expected values, case IDs, matchers."""
@@ -19,7 +21,7 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
         for err in errors:
             typer.echo(f"error: {err}", err=True)
         typer.echo(f"{len(errors)} problem(s) in {loaded.suite.source}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.USAGE)
     s = loaded.suite
     Console().print(
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "
@@ -38,13 +40,13 @@ def score(
     """Score recorded model responses offline, with no model calls."""
     from rich.console import Console
 
-    from toolproof._api import read_records_for, score_records
+    from toolproof.evaluate import evaluate
+    from toolproof.evaluate._evaluate import records_path
     from toolproof.report import render_terminal, summary_json
     from toolproof.suite import load_suite
 
     s = load_suite(suite)
-    files = [p / "records.jsonl" if p.is_dir() else p for p in records]  # a run folder
-    summaries = score_records(s, read_records_for(s, files))
+    summaries = evaluate(s, [records_path(p) for p in records], keep_raw=False).summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         json_out.write_text(

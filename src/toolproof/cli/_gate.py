@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 if TYPE_CHECKING:
-    from toolproof.gate import LoadedRun
+    from toolproof.evaluate import Evaluation
 
 _GATE_HELP = """Check a run against the suite's thresholds and, with --baseline, against a
 known good run. Exit codes: 0 pass; 1 gate failed; 2 bad input; 3 more attempts
 without a model answer than --max-infra-errors."""
 
 
-def _load(path: Path, suite: Path | None, k: int | None) -> LoadedRun:
-    from toolproof.gate import load_run
+def _load(path: Path, suite: Path | None, k: int | None) -> Evaluation:
+    from toolproof.evaluate import load_run
 
-    return load_run(path, suite=suite, k=k)
+    return load_run(path, suite=suite, k=k, keep_raw=False)
 
 
 def _write(path: Path | None, text: str) -> None:

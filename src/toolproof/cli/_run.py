@@ -12,14 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from toolproof.cli._exit import ExitCode
+
 if TYPE_CHECKING:
     from toolproof.run import RunOptions, RunResult, Target
     from toolproof.types import Suite
 
-#: Exit code when more attempts than --max-infra-errors got no model answer.
-EXIT_INFRA = 3
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
 DEFAULT_CONFIG = "toolproof.yaml"
 
 _HELP = """Run a suite against models or agents: cases × targets × repeats.
@@ -28,9 +26,9 @@ Writes a run folder (records.jsonl, manifest.json, summary.json) and prints
 the report, targets side by side. Exit codes: 0 ok; 2 bad input; 3 when more
 attempts than --max-infra-errors ended without a model answer (rate limit,
 server error, timeout, network, rejected, or a toolproof error) after
-retries; 130 when interrupted, 143 when stopped by SIGTERM (resume either with
---resume; there, --config and flags may change timeout, retries, concurrency
-and rate limits, recorded in the manifest, but not what the model generates).
+retries; 130 when interrupted by Ctrl-C or SIGTERM (resume with --resume;
+there, --config and flags may change timeout, retries, concurrency and rate
+limits, recorded in the manifest, but not what the model generates).
 """
 
 
@@ -257,8 +255,7 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
             f"{how}: the records so far are kept; resume with: toolproof run --resume {where}",
             file=sys.stderr,
         )
-        code = EXIT_TERMINATED if isinstance(exc, RunTerminated) else EXIT_INTERRUPTED
-        raise typer.Exit(code) from None
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     return result
 
 
@@ -266,18 +263,16 @@ def _report(result: RunResult, quiet: bool) -> None:
     from rich.console import Console
 
     console = Console()
+    from toolproof.report import render_terminal, summary_json
+
     for entry in result.manifest.targets:
         line = settings_line(entry.settings)
         if line:
             console.print(f"{entry.spec} settings: {line}", markup=False, highlight=False)
-    summaries = _summaries(result)
-    if summaries is not None:
-        from toolproof.report import render_terminal, summary_json
 
-        render_terminal(summaries, console)
-        _write_summary(result.run_dir, summary_json(summaries))
-    else:
-        _plain_counts(result, console)
+    summaries = _summaries(result)
+    render_terminal(summaries, console)
+    _write_summary(result.run_dir, summary_json(summaries))
     console.print(f"run folder: {result.run_dir}")
 
 
@@ -309,20 +304,12 @@ def settings_line(settings: Any) -> str:
     return ", ".join(parts)
 
 
-def _summaries(result: RunResult) -> dict[str, Any] | None:
-    try:
-        from toolproof.grade import Scorer
-        from toolproof.report import render_terminal, summary_json  # noqa: F401
-        from toolproof.stats import summarize
-    except ImportError:
-        return None
-    scorer = Scorer(result.suite)
-    out: dict[str, Any] = {}
-    for entry in result.manifest.targets:
-        records = result.for_target(entry.spec)
-        verdicts = [v for v in (scorer.grade(r) for r in records) if v is not None]
-        out[entry.spec] = summarize(result.suite, records, verdicts)
-    return out
+def _summaries(result: RunResult) -> dict[str, Any]:
+    from toolproof.evaluate import evaluate
+
+    order = [entry.spec for entry in result.manifest.targets]
+    ev = evaluate(result.suite, result.records, manifest=result.manifest, targets=order)
+    return ev.summaries
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
@@ -335,15 +322,6 @@ def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
         json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
     os.replace(tmp, run_dir / "summary.json")
 
-
-def _plain_counts(result: RunResult, console: Any) -> None:
-    for entry in result.manifest.targets:
-        records = result.for_target(entry.spec)
-        counts: dict[str, int] = {}
-        for r in records:
-            counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
-        text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        console.print(f"{entry.spec}: {len(records)} attempts ({text})")
 
 
 def _exit_code(result: RunResult, limit: int) -> None:
@@ -360,4 +338,4 @@ def _exit_code(result: RunResult, limit: int) -> None:
         f"toolproof run --resume {result.run_dir} --retry-failed",
         file=sys.stderr,
     )
-    raise typer.Exit(EXIT_INFRA)
+    raise typer.Exit(ExitCode.INFRA)

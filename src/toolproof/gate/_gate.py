@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolproof.evaluate import Evaluation, TargetEvaluation
 from toolproof.gate._compare import Comparison, compare_targets, fingerprint_warnings, pair_targets
-from toolproof.gate._load import LoadedRun, TargetRun
 from toolproof.gate._metrics import LABELS
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.stats import Summary
@@ -100,9 +100,9 @@ def _pct(x: float | None) -> str:
 
 
 def gate_target(
-    run: LoadedRun,
-    cur: TargetRun,
-    base: TargetRun | None,
+    run: Evaluation,
+    cur: TargetEvaluation,
+    base: TargetEvaluation | None,
     opts: GateOptions,
     warnings: list[str] | None = None,
 ) -> TargetGate:
@@ -138,12 +138,12 @@ def gate_target(
 
 
 def run_gate(
-    run: LoadedRun, baseline: LoadedRun | None = None, opts: GateOptions | None = None
+    run: Evaluation, baseline: Evaluation | None = None, opts: GateOptions | None = None
 ) -> GateResult:
     """Decide whether a run may ship. Exit code 0 pass, 1 gate failed, 3 infrastructure."""
     opts = opts or GateOptions()
     warnings = fingerprint_warnings(baseline, run) if baseline is not None else []
-    pairs: list[tuple[TargetRun, TargetRun | None]]
+    pairs: list[tuple[TargetEvaluation, TargetEvaluation | None]]
     if baseline is not None:
         pairs = [(b, a) for a, b in pair_targets(baseline, run)]
     else:

@@ -20,7 +20,7 @@ from toolproof.errors import UserError
 from toolproof.providers._base import ModelSettings, Provider
 
 if TYPE_CHECKING:
-    from toolproof.providers._http import HttpTransport
+    from toolproof.providers._transport import Transport
 
 __all__ = ["ENTRY_POINT_GROUP", "create_provider", "provider_class", "provider_names"]
 
@@ -56,7 +56,7 @@ def provider_class(spec: str) -> type[Provider]:
     return _load(name, spec)
 
 
-def create_provider(spec: str, settings: ModelSettings, transport: HttpTransport) -> Provider:
+def create_provider(spec: str, settings: ModelSettings, transport: Transport) -> Provider:
     """Create the provider a ``NAME:MODEL`` spec names. Unknown names are a UserError."""
     name, model = split_spec(spec)
     factory: Any = _load(name, spec)  # the constructor signature is a convention

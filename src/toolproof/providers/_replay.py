@@ -33,7 +33,7 @@ from toolproof.providers._scripted import step_of
 from toolproof.types import Outcome, Record, Response
 
 if TYPE_CHECKING:
-    from toolproof.providers._http import HttpTransport
+    from toolproof.providers._transport import Transport
 
 __all__ = ["ReplayProvider"]
 
@@ -48,9 +48,9 @@ class ReplayProvider(Provider):
         self,
         model: str,
         settings: ModelSettings | None = None,
-        transport: HttpTransport | None = None,
+        transport: Transport | None = None,
     ) -> None:
-        from toolproof.run._records import latest_records, read_records
+        from toolproof.records import latest_records, read_records
 
         self.model = model
         self.settings = settings or ModelSettings()

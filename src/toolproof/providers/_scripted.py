@@ -45,7 +45,7 @@ from toolproof.providers._base import (
 from toolproof.types import Outcome
 
 if TYPE_CHECKING:
-    from toolproof.providers._http import HttpTransport
+    from toolproof.providers._transport import Transport
 
 __all__ = ["ScriptedProvider", "step_of"]
 
@@ -62,7 +62,7 @@ class ScriptedProvider(Provider):
         self,
         model: str,
         settings: ModelSettings | None = None,
-        transport: HttpTransport | None = None,
+        transport: Transport | None = None,
         *,
         script: Mapping[str, Any] | None = None,
     ) -> None:
@@ -153,7 +153,7 @@ class _ScriptedError:
 
 
 def _answer(entry: Any, where: str, model: str | None) -> Any:
-    from toolproof.run._normalise import NotAResponse, to_response
+    from toolproof.providers._normalise import NotAResponse, to_response
 
     if entry is None:
         return None

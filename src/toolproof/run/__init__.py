@@ -12,10 +12,8 @@ from toolproof.run._cache import ResponseCache, fingerprint
 from toolproof.run._context import AttemptInfo, current_attempt
 from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import MANIFEST_FORMAT, Manifest, TargetEntry, read_manifest
-from toolproof.run._normalise import NotAResponse, to_response
 from toolproof.run._pricing import Price, Pricing
 from toolproof.run._progress import RichProgress, RunObserver, SilentObserver
-from toolproof.run._records import RecordWriter, TornLineWarning, latest_records, read_records
 from toolproof.run._runner import (
     RECORDS_FILE,
     RunOptions,
@@ -28,20 +26,15 @@ from toolproof.run._runner import (
     run_suite_async,
 )
 from toolproof.run._settings import RunConfig, load_config, resolve_settings, suite_models
-from toolproof.run._targets import CallableTarget, HttpTarget, TargetCrash
 
 __all__ = [
     "MANIFEST_FORMAT",
     "RECORDS_FILE",
     "AttemptInfo",
-    "CallableTarget",
-    "HttpTarget",
     "Manifest",
-    "NotAResponse",
     "Pacer",
     "Price",
     "Pricing",
-    "RecordWriter",
     "ResponseCache",
     "RetryPolicy",
     "RichProgress",
@@ -51,21 +44,16 @@ __all__ = [
     "RunResult",
     "SilentObserver",
     "Target",
-    "TargetCrash",
     "TargetEntry",
-    "TornLineWarning",
     "current_attempt",
     "fingerprint",
-    "latest_records",
     "load_config",
     "load_suite_file",
     "read_manifest",
-    "read_records",
     "resolve_settings",
     "resume_run",
     "resume_run_async",
     "run_suite",
     "run_suite_async",
     "suite_models",
-    "to_response",
 ]

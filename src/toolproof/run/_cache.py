@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
+from toolproof.providers._base import GENERATION_FIELDS
 from toolproof.types import Message, Response, Tool
 
 __all__ = [
@@ -41,23 +42,9 @@ __all__ = [
     "fingerprint",
 ]
 
+
 CACHE_FORMAT = "toolproof.cache/1"
 
-#: Settings that change the answer; the rest (rates, retries, timeouts) do not.
-GENERATION_FIELDS = frozenset(
-    {
-        "temperature",
-        "seed",
-        "max_tokens",
-        "reasoning_effort",
-        "tool_choice",
-        "parallel_tool_calls",
-        "base_url",
-        "provider",
-        "require_parameters",
-        "extra_body",
-    }
-)
 
 
 def default_cache_dir() -> Path:

@@ -26,6 +26,8 @@ from toolproof._version import __version__
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
 from toolproof.providers._base import with_defaults
+from toolproof.providers._registry import split_spec
+from toolproof.records import RecordsWriteError, RecordWriter, latest_records, read_records
 from toolproof.run._cache import Fingerprinter, ResponseCache, default_cache_dir
 from toolproof.run._context import ATTEMPT, AttemptInfo
 from toolproof.run._limits import Pacer, RetryPolicy
@@ -40,7 +42,6 @@ from toolproof.run._manifest import (
 )
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
-from toolproof.run._records import RecordsWriteError, RecordWriter, latest_records, read_records
 from toolproof.types import AttemptError, Case, Outcome, Record, Suite, Tool
 
 __all__ = [
@@ -344,12 +345,9 @@ def _load_suite_for(manifest: Manifest) -> Suite:
 
 def load_suite_file(path: str | Path) -> Suite:
     """Load a suite with toolproof's suite loader."""
-    try:
-        from toolproof.suite import load_suite
-    except ImportError as exc:  # pragma: no cover - the loader ships with toolproof
-        raise UserError(f"cannot load suites: {exc}") from None
-    suite: Suite = load_suite(path)
-    return suite
+    from toolproof.suite import load_suite
+
+    return load_suite(path)
 
 
 def _pending(
@@ -572,9 +570,6 @@ class _Session:
         self._connections = max(256, sum(t.settings.concurrency for t in targets))
         runs = [_TargetRun(self, t, self._provider_for(t)) for t in targets]
         self.observer.started({t.spec: len(work[t.spec]) for t in targets})
-        for run in runs:
-            if work[run.target.spec]:
-                await run.provider.prepare(functools.partial(self._note, run.target.spec))
         try:
             async with asyncio.TaskGroup() as group:
                 for run in runs:
@@ -590,7 +585,7 @@ class _Session:
             if version:
                 self.versions[run.target.spec] = version
 
-    def _note(self, target: str, text: str) -> None:
+    def note(self, target: str, text: str) -> None:
         note = getattr(self.observer, "note", None)  # observers written before note() lack it
         if note is not None:
             note(target, text)
@@ -615,11 +610,10 @@ class _Session:
         if target.provider is not None:
             provider = target.provider
         elif target.kind == "target":
-            from toolproof.run._targets import create_target, is_http_target
+            from toolproof.providers._registry import create_provider
+            from toolproof.providers._targets import agent_spec
 
-            provider = create_target(
-                target.spec, target.settings, self._http() if is_http_target(target.spec) else None
-            )
+            provider = create_provider(agent_spec(target.spec), target.settings, self._http())
         else:
             factory = self.opts.provider_factory or _registry_factory
             provider = factory(target.spec, target.settings, self._http())
@@ -676,12 +670,25 @@ class _TargetRun:
         self.target = target
         self.provider = provider
         self.pacer = Pacer(target.settings.rpm, target.settings.tpm)
-        self.model = target.spec.split(":", 1)[1] if target.kind == "model" else target.spec
+        self.model = split_spec(target.spec)[1] if target.kind == "model" else target.spec
         # The provider says whether its answers may be cached (scripted, replay and
         # agents say no); agent targets are never cached.
         cacheable = target.kind == "model" and provider.cacheable
         self.cache = session.cache if cacheable else None
         self.fingerprint = Fingerprinter(target.spec, target.settings)
+        self._prepared = False
+        self._preparing = asyncio.Lock()
+
+    async def _prepare(self) -> None:
+        """Let the provider get ready (start a server...) before its first real call only,
+        so a run answered from the cache starts nothing."""
+        if self._prepared:
+            return
+        async with self._preparing:
+            if not self._prepared:
+                note = functools.partial(self.session.note, self.target.spec)
+                await self.provider.prepare(note)
+                self._prepared = True
 
     async def worker(self, jobs: Iterator[tuple[Case, int]]) -> None:
         for case, attempt in jobs:
@@ -832,6 +839,7 @@ class _TargetRun:
     async def _call(self, request: ProviderRequest, retries: list[str] | None = None) -> Exchange:
         estimate = _estimate_tokens(request) if self.target.settings.tpm else 0
         retry = 0
+        await self._prepare()
         while True:
             await self.pacer.acquire(estimate)
             try:

@@ -44,7 +44,7 @@ from toolproof.providers._textcalls import extract_text_calls
 from toolproof.types import Response
 
 if TYPE_CHECKING:
-    from toolproof.providers._http import HttpTransport
+    from toolproof.providers._transport import Transport
 
 __all__ = ["LocalProvider", "local_model_available", "with_text_calls"]
 
@@ -93,7 +93,7 @@ class LocalProvider(Provider):
         "attempt_tokens": 40_000,
     }
 
-    def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
+    def __init__(self, model: str, settings: ModelSettings, transport: Transport) -> None:
         _check_spec(model.strip())
         if not _runtime_installed():
             raise UserError(

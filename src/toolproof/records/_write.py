@@ -19,16 +19,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from toolproof.records import TornLineWarning, read_records
+from toolproof.records._read import TornLineWarning
 from toolproof.types import Record
 
-__all__ = [
-    "RecordWriter",
-    "RecordsWriteError",
-    "TornLineWarning",
-    "latest_records",
-    "read_records",
-]
+__all__ = ["RecordWriter", "RecordsWriteError", "latest_records"]
 
 
 class RecordsWriteError(OSError):

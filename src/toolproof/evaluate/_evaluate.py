@@ -1,0 +1,243 @@
+"""evaluate(): the only place where scoring meets I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolproof.errors import SuiteError, UserError
+from toolproof.grade import Scorer
+from toolproof.records import iter_keys, iter_records
+from toolproof.run import Manifest, read_manifest
+from toolproof.run._manifest import system_fingerprint, tools_fingerprint
+from toolproof.stats import Summary, summarize
+from toolproof.suite import load_suite
+from toolproof.types import Record, Suite, Verdict
+
+#: The target of a record that names none and was not read from a file.
+UNNAMED = "(unnamed)"
+RECORDS_FILE = "records.jsonl"
+MANIFEST_FILE = "manifest.json"
+
+RecordSource = str | Path | Record
+
+
+@dataclass(frozen=True)
+class TargetEvaluation:
+    """One target's latest records, their verdicts and the summary of both."""
+
+    target: str
+    records: list[Record]
+    verdicts: list[Verdict]
+    summary: Summary
+
+
+@dataclass
+class Evaluation:
+    """A suite's records, graded and summarised per target."""
+
+    suite: Suite
+    source: Path | None = None
+    manifest: Manifest | None = None
+    targets: dict[str, TargetEvaluation] = field(default_factory=dict)
+    superseded: int = 0
+    """Records replaced by a later record of the same case, target and attempt."""
+    origins: dict[tuple[str, str, int], tuple[str, int]] = field(default_factory=dict)
+    """(target, case, attempt) → (records file, line) of each record read from a file."""
+
+    @property
+    def summaries(self) -> dict[str, Summary]:
+        return {name: t.summary for name, t in self.targets.items()}
+
+    @property
+    def records(self) -> list[Record]:
+        return [r for t in self.targets.values() for r in t.records]
+
+    def fingerprint(self) -> dict[str, str | int | None]:
+        """What the run was measured against, apart from the targets and their settings."""
+        m = self.manifest
+        attempts = max((r.attempt for r in self.records), default=0)
+        return {
+            "suite name": m.suite_name if m else self.suite.name,
+            "suite version": m.suite_version if m else self.suite.version,
+            "suite fingerprint": m.suite_fingerprint if m else self.suite.fingerprint(),
+            "tool schemas": m.tools_fingerprint if m else tools_fingerprint(self.suite),
+            "system prompt": m.system_fingerprint if m else system_fingerprint(self.suite),
+            "repeats": m.repeats if m else attempts + 1,
+            "toolproof version": m.toolproof_version if m else None,
+        }
+
+
+def evaluate(
+    suite: Suite,
+    records: Iterable[RecordSource] | RecordSource,
+    *,
+    manifest: Manifest | None = None,
+    expected_states: Mapping[str, Any] | None = None,
+    k: int | None = None,
+    source: str | Path | None = None,
+    targets: Iterable[str] = (),
+    keep_raw: bool = True,
+) -> Evaluation:
+    """Grade and summarise records against a suite.
+
+    ``records`` are records files (paths) or :class:`Record` objects, in the
+    order they were written. For each (case, target, attempt) only the last
+    record counts. A record whose case the suite lacks is refused, with its
+    file and line. A record that names no target takes the stem of the file it
+    was read from, or :data:`UNNAMED` when it was handed over in memory.
+    ``targets`` fixes the order of the targets in the result (others follow in
+    order of appearance); ``k`` is the k of pass@k and pass^k.
+
+    Files are read twice: first only each record's identity, to find the
+    latest record of every attempt, then the latest records in full, one at a
+    time. With ``keep_raw=False`` the records kept in the result lose their
+    raw payloads (request, provider response, steps, end state) once graded,
+    so memory does not grow with their size; :attr:`Evaluation.origins` says
+    where each one can be read again.
+    """
+    del expected_states  # resolved by the scorer until it takes them as data
+    sources = [records] if isinstance(records, str | Path | Record) else list(records)
+    winners, total = _latest(suite, sources)
+    scorer = Scorer(suite)
+    ev = Evaluation(
+        suite=suite,
+        source=Path(source) if source is not None else None,
+        manifest=manifest,
+        superseded=total - sum(len(w) for w in winners),
+    )
+    grouped: dict[str, tuple[list[Record], list[Verdict]]] = {t: ([], []) for t in targets}
+    for record, origin in _winning_records(sources, winners):
+        target = record.target or UNNAMED  # always set by _winning_records
+        verdict = scorer.grade(record)
+        if not keep_raw:
+            record = _without_raw(record, owned=origin is not None)
+        recs, verdicts = grouped.setdefault(target, ([], []))
+        recs.append(record)
+        if verdict is not None:
+            verdict.target = target
+            verdicts.append(verdict)
+        if origin is not None:
+            ev.origins[(target, record.case_id, record.attempt)] = origin
+    for target, (recs, verdicts) in grouped.items():
+        summary = summarize(suite, recs, verdicts, target=target, k=k)
+        ev.targets[target] = TargetEvaluation(target, recs, verdicts, summary)
+    return ev
+
+
+_Key = tuple[str, str, int]
+
+
+def _latest(suite: Suite, sources: list[RecordSource]) -> tuple[list[set[int]], int]:
+    """For each source, the positions (line numbers, or list indexes) of the latest records."""
+    known = {c.id for c in suite.cases}
+    latest: dict[_Key, tuple[int, int]] = {}
+    total = 0
+    for index, item in enumerate(sources):
+        if isinstance(item, Record):
+            if item.case_id not in known:
+                raise UserError(f"record for unknown case '{item.case_id}'")
+            latest[(item.case_id, item.target or UNNAMED, item.attempt)] = (index, 0)
+            total += 1
+            continue
+        path = Path(item)
+        for number, case_id, target, attempt in iter_keys(path):
+            if case_id not in known:
+                raise SuiteError(
+                    str(path),
+                    f"record for unknown case '{case_id}'",
+                    line=number,
+                    path=("case_id",),
+                )
+            latest[(case_id, target or path.stem, attempt)] = (index, number)
+            total += 1
+    winners: list[set[int]] = [set() for _ in sources]
+    for index, position in latest.values():
+        winners[index].add(position)
+    return winners, total
+
+
+def _winning_records(
+    sources: list[RecordSource], winners: list[set[int]]
+) -> Iterator[tuple[Record, tuple[str, int] | None]]:
+    for item, wanted in zip(sources, winners, strict=True):
+        if isinstance(item, Record):
+            if wanted:
+                yield (item if item.target else item.model_copy(update={"target": UNNAMED})), None
+            continue
+        path = Path(item)
+        for number, record in iter_records(path, only=wanted):
+            if not record.target:
+                record = record.model_copy(update={"target": path.stem})
+            yield record, (str(path), number)
+
+
+def _without_raw(record: Record, *, owned: bool) -> Record:
+    """The record without its raw payloads. One read from a file here is changed in place."""
+    response = record.response
+    if owned:
+        record.request = record.steps = record.end_state = record.transcript = None
+        if response is not None:
+            response.raw = None
+        return record
+    return record.model_copy(
+        update={
+            "request": None,
+            "steps": None,
+            "end_state": None,
+            "transcript": None,
+            "response": response.model_copy(update={"raw": None}) if response else None,
+        }
+    )
+
+
+def records_path(path: str | Path) -> Path:
+    """The records file of a run folder, or the file itself."""
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"{p}: no such run folder or records file")
+    if p.is_dir():
+        if not (p / RECORDS_FILE).is_file():
+            raise UserError(f"{p}: not a run folder (no {RECORDS_FILE})")
+        return p / RECORDS_FILE
+    return p
+
+
+def load_run(
+    path: str | Path,
+    suite: str | Path | Suite | None = None,
+    *,
+    k: int | None = None,
+    keep_raw: bool = True,
+) -> Evaluation:
+    """Evaluate a run folder (records.jsonl + manifest.json) or a records file.
+
+    The suite is ``suite`` or, failing that, the one the run's manifest names
+    (a manifest beside a records file counts too).
+    """
+    file = records_path(path)
+    manifest = read_manifest(file.parent) if (file.parent / MANIFEST_FILE).is_file() else None
+    loaded = suite if isinstance(suite, Suite) else _suite(Path(path), suite, manifest)
+    order = [t.spec for t in manifest.targets] if manifest is not None else []
+    ev = evaluate(
+        loaded, [file], manifest=manifest, k=k, source=file, targets=order, keep_raw=keep_raw
+    )
+    if not any(t.records for t in ev.targets.values()):
+        raise UserError(f"{file}: no records")
+    ev.targets = {n: t for n, t in ev.targets.items() if t.records}
+    return ev
+
+
+def _suite(path: Path, suite: str | Path | None, manifest: Manifest | None) -> Suite:
+    if suite is not None:
+        return load_suite(suite)
+    source = manifest.suite_source if manifest is not None else None
+    if source is None:
+        raise UserError(f"{path}: give the suite with --suite (no manifest names it)")
+    if not Path(source).exists():
+        raise UserError(
+            f"{path}: the manifest's suite {source} is not found from here; give --suite"
+        )
+    return load_suite(source)
