@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from toolproof.errors import UserError
+from toolproof.providers import ModelSettings
 from toolproof.providers._local import (
     LocalServer,
     ServerOptions,
@@ -216,3 +217,28 @@ def test_local_defaults_are_deterministic_and_bounded() -> None:
         )
     )
     assert (payload["temperature"], payload["seed"], payload["max_tokens"]) == (0.0, 0, 256)
+
+
+@pytest.mark.asyncio
+async def test_prepare_starts_the_server_once_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from toolproof.providers._local import LocalProvider
+
+    class FakeServer:
+        base_url = "http://127.0.0.1:9"
+        load_seconds = 12.4
+
+    provider = object.__new__(LocalProvider)  # no runtime or model file needed here
+    provider.model, provider.bundled, provider.transport = "", True, None
+    provider.settings = ModelSettings()
+    provider.server, provider._inner, provider._lock = None, None, asyncio.Lock()
+    started: list[int] = []
+    monkeypatch.setattr(provider, "_start", lambda: started.append(1) or FakeServer())
+    notes: list[str] = []
+    await provider.prepare(notes.append)
+    await provider.prepare(notes.append)  # already running: nothing to say
+    assert started == [1]
+    assert notes[0].startswith("starting the model server and loading the model")
+    assert notes[1].startswith("model loaded in 12 s; the first answer reads the prompt")
+    assert len(notes) == 2
