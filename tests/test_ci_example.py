@@ -16,7 +16,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / "examples" / "ci" / "github-actions.yml"
-EXAMPLE = REPO / "examples" / "support"
+# A suite with no code of its own: the workflow runs pull requests without --allow-code.
+EXAMPLE = REPO / "examples" / "testing"
 
 
 def _workflow() -> dict[str, Any]:
@@ -30,8 +31,8 @@ def _steps(job: str) -> list[dict[str, Any]]:
 
 
 def _online(script: str) -> bool:
-    """Steps that need GitHub itself (gh) are not run offline."""
-    return bool(re.search(r"^\s*(gh |id=\$\(gh )", script, re.M))
+    """Steps that need GitHub itself (gh, git fetch) are not run offline."""
+    return bool(re.search(r"^\s*(gh |id=\$\(gh |git fetch )", script, re.M))
 
 
 @pytest.mark.parametrize("job", ["smoke", "full"])
@@ -50,13 +51,17 @@ def test_every_offline_command_of_the_job_runs(job: str, tmp_path: Path) -> None
     outputs.touch()
     env = {
         **os.environ,
-        "SUITE": str(EXAMPLE),
+        "SUITE": str(EXAMPLE / "suite.yaml"),
         "MODEL": f"scripted:{EXAMPLE / 'script.yaml'}",
         "GITHUB_OUTPUT": str(outputs),
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     env.pop("OPENAI_API_KEY", None)
+    # What the (online) base-branch config step leaves when the base has no toolproof.yaml.
+    (tmp_path / "runner-temp").mkdir()
+    (tmp_path / "runner-temp" / "toolproof.yaml").write_text("{}\n")
     ran = []
     for step in _steps(job):
         script = step.get("run")

@@ -11,9 +11,11 @@ import pytest
 from toolproof.grade import Scorer
 from toolproof.run import RunOptions, run_suite
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 from toolproof.types import Outcome, Record, Suite, Verdict
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support"
+CODE = Trust(allow_code=True)  # the example's environment tools are its own Python
 
 
 def _verdict_view(verdict: Verdict) -> dict[str, Any]:
@@ -30,7 +32,7 @@ def _verdict_view(verdict: Verdict) -> dict[str, Any]:
 
 
 def _verdicts(suite: Suite, records: list[Record]) -> dict[tuple[str, int], dict[str, Any]]:
-    scorer = Scorer(suite)
+    scorer = Scorer(suite, CODE)  # gold actions of end-state checks run the example's tools
     out = {}
     for record in records:
         verdict = scorer.grade(record)
@@ -44,7 +46,7 @@ def original(tmp_path_factory: pytest.TempPathFactory) -> tuple[Suite, Path, lis
     suite = load_suite(EXAMPLE / "suite.yaml")
     out = tmp_path_factory.mktemp("runs") / "original"
     result = run_suite(
-        suite, [f"scripted:{EXAMPLE / 'script.yaml'}"], RunOptions(out=out, cache=False)
+        suite, [f"scripted:{EXAMPLE / 'script.yaml'}"], RunOptions(trust=CODE, out=out, cache=False)
     )
     assert all(r.outcome is Outcome.ok for r in result.records)
     return suite, out, result.records
@@ -55,7 +57,7 @@ def test_replay_gives_the_verdicts_of_the_original_run(
 ) -> None:
     suite, run_dir, records = original
     replayed = run_suite(
-        suite, [f"replay:{run_dir}"], RunOptions(out=tmp_path / "replay", cache=False)
+        suite, [f"replay:{run_dir}"], RunOptions(trust=CODE, out=tmp_path / "replay", cache=False)
     ).records
     assert len(replayed) == len(records) == len(suite.cases)
     before, after = _verdicts(suite, records), _verdicts(suite, replayed)
@@ -73,7 +75,7 @@ def test_replay_reproduces_every_step_and_tool_result(
     replayed = {
         r.case_id: r
         for r in run_suite(
-            suite, [f"replay:{run_dir}"], RunOptions(out=tmp_path / "replay", cache=False)
+            suite, [f"replay:{run_dir}"], RunOptions(trust=CODE, out=tmp_path / "replay", cache=False)
         ).records
     }
     steps_seen = 0
