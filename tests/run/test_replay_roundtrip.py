@@ -75,7 +75,9 @@ def test_replay_reproduces_every_step_and_tool_result(
     replayed = {
         r.case_id: r
         for r in run_suite(
-            suite, [f"replay:{run_dir}"], RunOptions(trust=CODE, out=tmp_path / "replay", cache=False)
+            suite,
+            [f"replay:{run_dir}"],
+            RunOptions(trust=CODE, out=tmp_path / "replay", cache=False),
         ).records
     }
     steps_seen = 0
