@@ -870,7 +870,13 @@ class _TargetRun:
                 exchange = await self.provider.generate(request)
             except TransportError as exc:
                 self.pacer.settle(estimate, 0)
-                told = exc.outcome is Outcome.rate_limited and exc.retry_after is not None
+                # A 429 that says when to come back does not use up max_retries (its waits
+                # have their own budget); "Retry-After: 0" says nothing, and would spin.
+                told = (
+                    exc.outcome is Outcome.rate_limited
+                    and exc.retry_after is not None
+                    and exc.retry_after > 0
+                )
                 if not exc.retryable or (
                     limited_s >= policy.max_rate_limited_s
                     if told
