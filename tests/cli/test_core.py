@@ -102,8 +102,17 @@ def test_score_accepts_a_run_folder_like_gate_and_compare(tmp_path: Path) -> Non
     (run_dir / "records.jsonl").write_bytes((SUPPORT / "records.jsonl").read_bytes())
     by_file = tmp_path / "file.json"
     by_folder = tmp_path / "folder.json"
-    first = toolproof("score", str(SUPPORT), str(SUPPORT / "records.jsonl"), "--json", str(by_file))
-    second = toolproof("score", str(SUPPORT), str(run_dir), "--json", str(by_folder))
+    first = toolproof(
+        "score",
+        str(SUPPORT),
+        str(SUPPORT / "records.jsonl"),
+        "--json",
+        str(by_file),
+        "--allow-code",
+    )
+    second = toolproof(
+        "score", str(SUPPORT), str(run_dir), "--json", str(by_folder), "--allow-code"
+    )
     assert first.returncode == 0 and second.returncode == 0, second.stderr
     assert "Is a directory" not in second.stderr
     assert json.loads(by_folder.read_text()) == json.loads(by_file.read_text())
