@@ -861,7 +861,7 @@ class _TargetRun:
     async def _call(self, request: ProviderRequest, retries: list[str] | None = None) -> Exchange:
         estimate = _estimate_tokens(request) if self.target.settings.tpm else 0
         retry = 0
-        limited_s = 0.0  # waited on 429s that said when to come back
+        limited, limited_s = 0, 0.0  # 429s that said when to come back, and the time waited
         policy = self.session.opts.retry
         await self._prepare()
         while True:
@@ -878,7 +878,7 @@ class _TargetRun:
                     and exc.retry_after > 0
                 )
                 if not exc.retryable or (
-                    limited_s >= policy.max_rate_limited_s
+                    limited >= policy.max_rate_limited or limited_s >= policy.max_rate_limited_s
                     if told
                     else retry >= self.target.settings.max_retries
                 ):
@@ -892,7 +892,7 @@ class _TargetRun:
                 self.session.observer.retrying(self.target.spec, exc.outcome, delay)
                 await asyncio.sleep(delay)
                 if told:
-                    limited_s += delay
+                    limited, limited_s = limited + 1, limited_s + delay
                 else:
                     retry += 1
                 continue
