@@ -70,7 +70,7 @@ class ScriptedProvider(Provider):
         self.settings = settings or ModelSettings()
         source = model
         if script is None:
-            from toolproof.run._settings import read_mapping
+            from toolproof.suite._yaml import read_mapping
 
             script = read_mapping(Path(model))
         self._reported, self._default, self._cases = _parse_script(script, source)
