@@ -54,5 +54,7 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from toolproof.report._escape import visible
+
+        print(f"error: {visible(str(exc))}", file=sys.stderr)
         sys.exit(EXIT_USAGE)

@@ -12,12 +12,13 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
     """Check a suite: schemas, tool names, expected values, case IDs, matchers."""
     from rich.console import Console
 
+    from toolproof.report._escape import visible
     from toolproof.suite import load_suite_checked
 
     loaded, errors = load_suite_checked(suite)
     if errors:
         for err in errors:
-            typer.echo(f"error: {err}", err=True)
+            typer.echo(f"error: {visible(str(err))}", err=True)
         typer.echo(f"{len(errors)} problem(s) in {loaded.suite.source}", err=True)
         raise typer.Exit(2)
     s = loaded.suite
@@ -44,9 +45,9 @@ def score(
     summaries = score_records(s, read_records_for(s, records))
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
-        json_out.write_text(
-            json.dumps(summary_json(summaries), indent=2, ensure_ascii=False) + "\n"
-        )
+        from toolproof._jsontext import dumps
+
+        json_out.write_text(dumps(summary_json(summaries), indent=2) + "\n", encoding="utf-8")
 
 
 def schema(

@@ -8,7 +8,6 @@ failed, 2 bad input, 3 more attempts without a model answer than
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -35,7 +34,9 @@ def _write(path: Path | None, text: str) -> None:
 
 
 def _json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    from toolproof._jsontext import dumps
+
+    return dumps(data, indent=2) + "\n"
 
 
 def gate(
@@ -111,17 +112,17 @@ def compare(
 ) -> None:
     """Show every metric's delta, newly failing and fixed cases, and a per-risk table."""
     from rich.console import Console
-    from rich.markup import escape
 
     from toolproof.gate import compare_runs, fingerprint_warnings
     from toolproof.report import compare_json, render_comparison
+    from toolproof.report._escape import term_text
 
     a, b = _load(run_a, suite, k), _load(run_b, suite, k)
     comparisons = compare_runs(a, b)
     warnings = fingerprint_warnings(a, b)
     console = Console()
     for w in warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {term_text(w)}", highlight=False)
     for c in comparisons:
         render_comparison(c, console)
     _write(json_out, _json(compare_json(comparisons, warnings)))

@@ -263,13 +263,14 @@ def _summaries(result: RunResult) -> dict[str, Any] | None:
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
-    import json
     import os
     import tempfile
 
+    from toolproof._jsontext import dumps
+
     fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".summary-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
+        fh.write(dumps(data, indent=2) + "\n")
     os.replace(tmp, run_dir / "summary.json")
 
 

@@ -105,7 +105,7 @@ class HttpTransport:
         self, url: str, payload: dict[str, Any], headers: dict[str, str], timeout_s: float
     ) -> tuple[Any, float]:
         """POST JSON; return (parsed body, latency in ms). Raise a classified TransportError."""
-        data = json.dumps(payload, ensure_ascii=False).encode()
+        data = _json_bytes(payload)
         all_headers = {**_JSON_HEADERS, **headers}
         session, slots = self._client()
         async with slots:
@@ -152,6 +152,15 @@ class HttpTransport:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _json_bytes(payload: Any) -> bytes:
+    """The request body; a lone surrogate (echoed from a model's answer) is sent escaped."""
+    text = json.dumps(payload, ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True).encode()
 
 
 def _text(body: bytes) -> str:

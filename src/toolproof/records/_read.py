@@ -93,9 +93,24 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Record]]:
                 )
 
 
+class _NotJson(ValueError):
+    """A NaN or Infinity literal: Python reads it, JSON does not have it."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJson(name)
+
+
 def _parse_line(file: str, number: int, line: str) -> Record:
     try:
-        data = json.loads(line)
+        data = json.loads(line, parse_constant=_refuse_constant)
+    except _NotJson as exc:
+        raise SuiteError(
+            file,
+            f"{exc} is not a JSON number (toolproof writes null for a number that is not finite)",
+            line=number,
+            column=line.find(str(exc)) + 1 or None,
+        ) from None
     except json.JSONDecodeError as exc:
         raise SuiteError(
             file, f"not valid JSON: {exc.msg}", line=number, column=exc.colno

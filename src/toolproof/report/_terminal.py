@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from toolproof.report._escape import term_text
 from toolproof.stats import Estimate, MultiStepStats, Rate, Summary
 
 
@@ -141,7 +141,7 @@ def _multistep(summaries: dict[str, Summary]) -> Table | None:
     table = Table(title="multi-step tasks", title_justify="left")
     table.add_column("metric", style="bold")
     for target in summaries:
-        table.add_column(escape(target), overflow="fold")
+        table.add_column(term_text(target), overflow="fold")
     for label, getter in _MS_ROWS:
         table.add_row(
             label,
@@ -175,9 +175,9 @@ def _slice_table(
     table = Table(title=title, title_justify="left")
     table.add_column("slice")
     for target in summaries:
-        table.add_column(f"{escape(target)} · {what}", overflow="fold")
+        table.add_column(f"{term_text(target)} · {what}", overflow="fold")
     for key in keys:
-        table.add_row(escape(key), *((cell(s, key) or "–") for s in summaries.values()))
+        table.add_row(term_text(key), *((cell(s, key) or "–") for s in summaries.values()))
     return table
 
 
@@ -185,7 +185,7 @@ def _headline(summaries: dict[str, Summary]) -> Table:
     table = Table(title="toolproof report", title_justify="left", show_lines=False)
     table.add_column("metric", style="bold")
     for target in summaries:
-        table.add_column(escape(target), overflow="fold")
+        table.add_column(term_text(target), overflow="fold")
     for label, getter in _ROWS:
         table.add_row(label, *(getter(s) for s in summaries.values()))
     return table
@@ -198,7 +198,7 @@ def _failure_classes(summaries: dict[str, Summary]) -> Table | None:
     table = Table(title="failed cases by first failing stage", title_justify="left")
     table.add_column("failure class")
     for target in summaries:
-        table.add_column(escape(target), justify="right")
+        table.add_column(term_text(target), justify="right")
     for c in classes:
         table.add_row(c, *(str(s.failure_counts.get(c, 0)) for s in summaries.values()))
     return table
@@ -237,14 +237,14 @@ def _print_failures(summaries: dict[str, Summary], console: Console) -> None:
     for target, s in summaries.items():
         if not s.failures:
             continue
-        console.print(f"\n[bold]failures · {escape(target)}[/bold] ({len(s.failures)})")
+        console.print(f"\n[bold]failures · {term_text(target)}[/bold] ({len(s.failures)})")
         for item in s.failures:
             attempt = f" #{item.attempt}" if item.attempt else ""
             console.print(
-                f"[red]✗[/red] {escape(item.case_id)}{attempt} [dim]({item.risk.value})[/dim] "
+                f"[red]✗[/red] {term_text(item.case_id)}{attempt} [dim]({item.risk.value})[/dim] "
                 f"[yellow]{item.failure.value}[/yellow]"
             )
             for reason in item.reasons:
-                console.print(f"    {escape(reason)}", highlight=False)
-            for line in item.diff.splitlines():
-                console.print(f"    [dim]{escape(line)}[/dim]", highlight=False)
+                console.print(f"    {term_text(reason)}", highlight=False)
+            for line in item.diff.split("\n"):
+                console.print(f"    [dim]{term_text(line)}[/dim]", highlight=False)

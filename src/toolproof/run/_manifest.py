@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolproof._jsontext import dump_model
 from toolproof.errors import SuiteError
 from toolproof.providers import ModelSettings
 from toolproof.types import Suite
@@ -78,7 +79,7 @@ class Manifest(BaseModel):
 
 def _sha(data: Any) -> str:
     blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def tools_fingerprint(suite: Suite) -> str:
@@ -101,7 +102,7 @@ def now_utc() -> datetime:
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Replace ``manifest.json`` atomically."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    data = manifest.model_dump_json(indent=2, exclude_none=True).encode() + b"\n"
+    data = dump_model(manifest, indent=2, exclude_none=True).encode() + b"\n"
     fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".manifest-", suffix=".json")
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -19,9 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
+from toolproof._jsontext import dump_model
 from toolproof.records import TornLineWarning, read_records
-
-__all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
 from toolproof.types import Record
 
 __all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
@@ -48,7 +47,7 @@ class RecordWriter:
         """Queue one record; it reaches the file in order, as one whole line."""
         if self._error is not None:
             raise OSError(f"cannot write {self.path}: {self._error}") from self._error
-        self._queue.put(record.model_dump_json(exclude_none=True).encode() + b"\n")
+        self._queue.put(record_line(record))
 
     def close(self) -> None:
         """Write everything queued, fsync, and stop the thread."""
@@ -105,6 +104,11 @@ class RecordWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def record_line(record: Record) -> bytes:
+    """One record as a JSON line: lone surrogates escaped, NaN and Infinity written as null."""
+    return dump_model(record, exclude_none=True).encode() + b"\n"
 
 
 def _repair_tail(path: Path) -> None:
