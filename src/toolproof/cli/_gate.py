@@ -3,7 +3,8 @@
 RUN is a run folder (records.jsonl + manifest.json; the manifest names the
 suite) or a records file (then give --suite). Exit codes: 0 pass, 1 gate
 failed, 2 bad input, 3 more attempts without a model answer than
---max-infra-errors.
+--max-infra-errors, 4 the run is not complete (its manifest is not
+'complete', attempts are missing, or there is no manifest).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
 
 _GATE_HELP = """Check a run against the suite's thresholds and, with --baseline, against a
 known good run. Exit codes: 0 pass; 1 gate failed; 2 bad input; 3 more attempts
-without a model answer than --max-infra-errors."""
+without a model answer than --max-infra-errors; 4 the run is not complete (not
+finished, attempts missing, or no manifest), unless --allow-partial."""
 
 
 def _load(path: Path, suite: Path | None, k: int | None) -> LoadedRun:
@@ -65,6 +67,14 @@ def gate(
     max_infra_errors: int = typer.Option(
         0, "--max-infra-errors", min=0, help="Attempts allowed without a model answer."
     ),
+    allow_partial: bool = typer.Option(
+        False,
+        "--allow-partial",
+        help="Gate a run that is not complete (interrupted, attempts missing, no manifest).",
+    ),
+    no_cached: bool = typer.Option(
+        False, "--no-cached", help="Fail when any answer came from the response cache."
+    ),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here."),  # noqa: UP045
     markdown: Optional[Path] = typer.Option(  # noqa: UP045
         None, "--markdown", help="Write a Markdown summary (PR comment) here."
@@ -75,7 +85,7 @@ def gate(
 ) -> None:
     from rich.console import Console
 
-    from toolproof.gate import GateOptions, run_gate
+    from toolproof.gate import EXIT_INCOMPLETE, GateOptions, run_gate
     from toolproof.report import gate_json, render_gate, render_junit, render_markdown
 
     current = _load(run, suite, k)
@@ -85,12 +95,20 @@ def gate(
         require_significance=require_significance,
         alpha=alpha,
         max_infra_errors=max_infra_errors,
+        allow_partial=allow_partial,
+        allow_cached=not no_cached,
     )
     result = run_gate(current, base, opts)
     render_gate(result, Console(), failures=failures, tags=tags)
     _write(junit, render_junit(result))
     _write(markdown, render_markdown(result))
     _write(json_out, _json(gate_json(result)))
+    if result.exit_code == EXIT_INCOMPLETE and result.coverage is not None:
+        typer.echo(
+            f"error: {run}: not complete: {result.coverage.message()}; finish it with "
+            f"`toolproof run --resume {run}`, or pass --allow-partial",
+            err=True,
+        )
     if result.exit_code == 3:
         infra = sum(t.infra_errors for t in result.targets)
         typer.echo(

@@ -65,6 +65,8 @@ def load_run(path: str | Path, suite: str | Path | None = None, k: int | None = 
     folder = p if p.is_dir() else p.parent
     records_path = p / "records.jsonl" if p.is_dir() else p
     manifest = _manifest(folder) if (folder / "manifest.json").is_file() else None
+    if p.is_dir() and manifest is None:
+        _refuse_unmanifested(p)
     loaded_suite = _suite(p, suite, manifest)
     # toolproof.records' reader: it also parses calls given only as raw argument text
     records = latest_records(read_records_for(loaded_suite, [records_path]))
@@ -86,6 +88,14 @@ def run_from_records(
     run = LoadedRun(source=Path(source), suite=suite, manifest=manifest)
     _score(run, records, Path(source).stem, k)
     return run
+
+
+def _refuse_unmanifested(folder: Path) -> None:
+    """A folder without manifest.json is not a run toolproof wrote: never adopt its records."""
+    raise UserError(
+        f"{folder}: not a run folder: manifest.json is missing, so nothing says what was run "
+        "or whether it finished; give a records file explicitly to score it"
+    )
 
 
 def _manifest(folder: Path) -> Manifest:

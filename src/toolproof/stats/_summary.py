@@ -158,6 +158,9 @@ class Summary(BaseModel):
     output_tokens: int
     cost_usd: float | None
     failures: list[FailureItem]
+    cached: int = Field(
+        default=0, description="Attempts whose answer came from the response cache, not a model."
+    )
     unsafe_calls: int = Field(
         default=0, description="Calls to guarded or destructive tools the contract did not ask for."
     )
@@ -294,6 +297,7 @@ def summarize(
         output_tokens=sum(u.output_tokens or 0 for u in usage),
         cost_usd=sum(costs) if costs else None,
         failures=failures,
+        cached=sum(1 for r in records if r.cached),
         unsafe_calls=sum(getattr(v, "unsafe_calls", 0) for v in verdicts),
         stability=stability(verdicts, k),
         per_success=per_success_costs(records, sum(v.passed for v in verdicts)),
