@@ -12,7 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support"
-HOSTILE_TEXT = "\ud800 \x1b[2J\x1b[H\r✓ passed\n✓ passed \u202eevil \ufffe\uffff \x1b]8;;http://x\x07"
+HOSTILE_TEXT = (
+    "\ud800 \x1b[2J\x1b[H\r✓ passed\n✓ passed \u202eevil \ufffe\uffff \x1b]8;;http://x\x07"
+)
 
 
 def toolproof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -47,7 +49,9 @@ def _assert_safe_terminal(text: str) -> None:
 
 def test_score_shows_hostile_text_escaped(hostile_records: Path, tmp_path: Path) -> None:
     report = tmp_path / "report.json"
-    out = toolproof("score", str(SUPPORT), str(hostile_records), "--json", str(report), cwd=tmp_path)
+    out = toolproof(
+        "score", str(SUPPORT), str(hostile_records), "--json", str(report), cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
     _assert_safe_terminal(out.stdout)
