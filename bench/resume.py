@@ -29,7 +29,7 @@ import yaml
 from overhead import DUMMY_KEY, StubProcess
 
 from toolproof.grade import Scorer
-from toolproof.run import read_records
+from toolproof.records import read_records
 from toolproof.suite import load_suite
 from toolproof.testing import Reply, StubServer
 from toolproof.types import Record

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof._api import read_records_for, score_records
+from toolproof.evaluate import evaluate
 from toolproof.suite import load_suite
 
 pytest_plugins = ["pytester"]
@@ -25,7 +25,7 @@ def expected() -> tuple[int, int, int]:
     a test imports, and numpy cannot be loaded twice in one process.
     """
     suite = load_suite(SUITE)
-    summary = next(iter(score_records(suite, read_records_for(suite, [RECORDS])).values()))
+    summary = next(iter(evaluate(suite, [RECORDS]).summaries.values()))
     failed = {f.case_id for f in summary.failures}
     assert summary.stability is not None
     scored = {c.case_id for c in summary.stability.per_case}

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from toolproof._version import __version__
 
 if TYPE_CHECKING:
-    from toolproof._api import read_records_for, score_records
     from toolproof.assertions import assert_no_tool_call, assert_tool_call
     from toolproof.errors import ProviderError, SuiteError, ToolproofError, UserError
+    from toolproof.evaluate import Evaluation, TargetEvaluation, evaluate, load_run
     from toolproof.grade import Scorer
     from toolproof.records import iter_records, read_records
     from toolproof.stats import Summary, summarize
@@ -35,8 +35,10 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
-    "read_records_for": "toolproof._api",
-    "score_records": "toolproof._api",
+    "Evaluation": "toolproof.evaluate",
+    "TargetEvaluation": "toolproof.evaluate",
+    "evaluate": "toolproof.evaluate",
+    "load_run": "toolproof.evaluate",
     "assert_no_tool_call": "toolproof.assertions",
     "assert_tool_call": "toolproof.assertions",
     "ProviderError": "toolproof.errors",
@@ -66,6 +68,7 @@ _EXPORTS = {
 
 __all__ = [
     "Case",
+    "Evaluation",
     "Expect",
     "FailureClass",
     "Message",
@@ -78,6 +81,7 @@ __all__ = [
     "Suite",
     "SuiteError",
     "Summary",
+    "TargetEvaluation",
     "Tool",
     "ToolCall",
     "ToolproofError",
@@ -86,11 +90,11 @@ __all__ = [
     "__version__",
     "assert_no_tool_call",
     "assert_tool_call",
+    "evaluate",
     "iter_records",
+    "load_run",
     "load_suite",
     "read_records",
-    "read_records_for",
-    "score_records",
     "suite_json_schema",
     "summarize",
 ]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from toolproof.evaluate import Evaluation
     from toolproof.types import Record, Suite, Verdict
 
 _STATE = pytest.StashKey["_State"]()
@@ -86,7 +87,7 @@ def _marker(prefix: str, name: str) -> str:
 
 
 class _State:
-    """The suite, and the records per target, fetched once per session."""
+    """The suite, and its evaluation per target, computed once per session."""
 
     def __init__(self, config: pytest.Config) -> None:
         from toolproof.grade import Scorer
@@ -101,32 +102,26 @@ class _State:
             raise pytest.UsageError(
                 "--toolproof-suite needs --toolproof-records or --toolproof-model"
             )
-        self._records: dict[str, list[Record]] | None = None
+        self._evaluation: Evaluation | None = None
         self.run_dir: str | None = None
         self.selected: set[str] | None = None
 
     def targets(self) -> list[str]:
         if self.models:
             return self.models
-        return list(self.records())
+        return list(self.evaluation().targets)
 
-    def records(self) -> dict[str, list[Record]]:
-        if self._records is None:
-            recs = self._run() if self.models else self._read()
-            grouped: dict[str, list[Record]] = {}
-            for r in recs:
-                grouped.setdefault(r.target or "(unnamed)", []).append(r)
-            self._records = grouped
-        return self._records
+    def evaluation(self) -> Evaluation:
+        if self._evaluation is None:
+            from toolproof.evaluate import evaluate
+            from toolproof.evaluate._evaluate import records_path
 
-    def _read(self) -> list[Record]:
-        from pathlib import Path
-
-        from toolproof._api import read_records_for
-        from toolproof.run._records import latest_records
-
-        paths = [Path(p) / "records.jsonl" if Path(p).is_dir() else Path(p) for p in self.paths]
-        return latest_records(read_records_for(self.suite, paths))
+            if self.models:
+                self._evaluation = evaluate(self.suite, self._run(), targets=self.models)
+            else:
+                paths = [records_path(p) for p in self.paths]
+                self._evaluation = evaluate(self.suite, paths)
+        return self._evaluation
 
     def _run(self) -> list[Record]:
         """Run the model on the selected cases only (after -k/-m), once."""
@@ -149,8 +144,11 @@ class _State:
         return result.records
 
     def verdicts(self, case_id: str, target: str) -> tuple[list[Verdict], list[Record]]:
-        recs = [r for r in self.records().get(target, []) if r.case_id == case_id]
-        verdicts = [v for v in (self.scorer.grade(r) for r in recs) if v is not None]
+        evaluated = self.evaluation().targets.get(target)
+        if evaluated is None:
+            return [], []
+        recs = [r for r in evaluated.records if r.case_id == case_id]
+        verdicts = [v for v in evaluated.verdicts if v.case_id == case_id]
         return sorted(verdicts, key=lambda v: v.attempt), recs
 
 

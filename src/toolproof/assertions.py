@@ -32,7 +32,7 @@ def tool_calls_of(response: Any) -> list[ToolCall]:
         return list(response.tool_calls)
     if isinstance(response, list) and all(isinstance(c, ToolCall) for c in response):
         return list(response)
-    from toolproof.run import to_response
+    from toolproof.providers._normalise import to_response
 
     return list(to_response(response).tool_calls)
 

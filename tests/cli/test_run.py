@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from toolproof.cli import main
-from toolproof.run import read_records
+from toolproof.records import read_records
 
 SUITE = {
     "format": 1,

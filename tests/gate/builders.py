@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.grade.conftest import call, make_suite, reply
-from toolproof.gate import LoadedRun, run_from_records
+from toolproof.evaluate import Evaluation, evaluate
 from toolproof.run import Manifest, TargetEntry
 from toolproof.types import Record, Response, Suite
 
@@ -91,9 +91,9 @@ def run(
     repeats: int = 1,
     answers: dict[tuple[str, int], Response] | None = None,
     extra_records: list[Record] | None = None,
-) -> LoadedRun:
+) -> Evaluation:
     recs = records(s, target, repeats, answers) + list(extra_records or [])
-    return run_from_records(s, recs, f"{target}.jsonl", manifest=manifest(s, target, repeats))
+    return evaluate(s, recs, source=f"{target}.jsonl", manifest=manifest(s, target, repeats))
 
 
 def manifest(

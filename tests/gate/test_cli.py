@@ -92,12 +92,11 @@ def test_missing_run_is_a_user_error() -> None:
 
 
 def test_records_file_is_scored_like_the_score_command() -> None:
-    from toolproof._api import read_records_for, score_records
-    from toolproof.gate import load_run
+    from toolproof.evaluate import evaluate, load_run
     from toolproof.suite import load_suite
 
     suite = load_suite(SUITE)
-    expected = score_records(suite, read_records_for(suite, [SUITE / "records.jsonl"]))
+    expected = evaluate(suite, [SUITE / "records.jsonl"]).summaries
     run = load_run(SUITE / "records.jsonl", suite=SUITE)
     for target, summary in expected.items():
         got = run.targets[target].summary

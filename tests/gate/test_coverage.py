@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from tests.gate import builders as b
 from toolproof.cli._app import app
 from toolproof.errors import UserError
-from toolproof.gate import EXIT_INCOMPLETE, GateOptions, check_coverage, run_from_records, run_gate
+from toolproof.evaluate import evaluate
+from toolproof.gate import EXIT_INCOMPLETE, GateOptions, check_coverage, run_gate
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support"
@@ -28,7 +29,7 @@ def test_a_complete_run_is_complete() -> None:
 @pytest.mark.parametrize("status", ["running", "interrupted", "failed"])
 def test_a_run_whose_manifest_is_not_complete_is_refused(status: str) -> None:
     s = b.suite()
-    run = run_from_records(s, b.records(s), "m.jsonl", manifest=b.manifest(s, status=status))
+    run = evaluate(s, b.records(s), source="m.jsonl", manifest=b.manifest(s, status=status))
     result = run_gate(run)
     assert result.exit_code == EXIT_INCOMPLETE and not result.passed
     finding = result.targets[0].findings[0]
@@ -45,7 +46,7 @@ def test_missing_attempts_are_counted_and_named() -> None:
     assert (cov.expected, cov.missing, cov.present) == (66, 3, 63)
     assert "3 of 66 attempts (case × target × repeat) have no record" in cov.message()
     assert cov.examples == ["cancel #1 · m", "l05 #2 · m", "cancel #2 · m"]  # attempt by attempt
-    result = run_gate(run_from_records(s, recs, "m.jsonl", manifest=b.manifest(s, repeats=3)))
+    result = run_gate(evaluate(s, recs, source="m.jsonl", manifest=b.manifest(s, repeats=3)))
     assert result.exit_code == EXIT_INCOMPLETE
 
 
@@ -75,7 +76,7 @@ def test_no_cached_fails_a_run_with_cached_answers() -> None:
     s = b.suite()
     recs = b.records(s)
     recs[3] = recs[3].model_copy(update={"cached": True})
-    run = run_from_records(s, recs, "m.jsonl", manifest=b.manifest(s))
+    run = evaluate(s, recs, source="m.jsonl", manifest=b.manifest(s))
     assert run_gate(run).exit_code == 0
     result = run_gate(run, opts=GateOptions(allow_cached=False))
     assert result.exit_code == 1

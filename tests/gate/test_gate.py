@@ -195,9 +195,9 @@ def test_subset_run_is_compared_on_common_cases() -> None:
     s = b.suite(thresholds=LENIENT)
     base = b.run(s, "old", answers={("l10", 0): b.wrong_args("l10")})  # fails outside the subset
     subset = [r for r in b.records(s, "new") if r.case_id in {"l00", "l01", "hi"}]
-    from toolproof.gate import run_from_records
+    from toolproof.evaluate import evaluate
 
-    cur = run_from_records(s, subset, "new.jsonl")
+    cur = evaluate(s, subset, source="new.jsonl")
     assert run_gate(cur, base).exit_code == 4  # no manifest: it could be a killed run
     result = run_gate(cur, base, GateOptions(allow_partial=True))
     assert any(w.startswith("gated although incomplete") for w in result.warnings)

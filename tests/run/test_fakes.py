@@ -10,7 +10,8 @@ import yaml
 from toolproof.errors import UserError
 from toolproof.providers._replay import ReplayProvider
 from toolproof.providers._scripted import ScriptedProvider
-from toolproof.run import RunOptions, Target, read_records, run_suite
+from toolproof.records import read_records
+from toolproof.run import RunOptions, Target, run_suite
 from toolproof.types import Outcome, Suite
 
 SCRIPT = {

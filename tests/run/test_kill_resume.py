@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from toolproof.run import read_records
+from toolproof.records import read_records
 from toolproof.types import Record
 
 from . import agents

@@ -8,12 +8,12 @@ import pytest
 
 from toolproof.errors import UserError
 from toolproof.providers import ModelSettings, TransportError
+from toolproof.records import read_records
 from toolproof.run import (
     RetryPolicy,
     RunOptions,
     Target,
     read_manifest,
-    read_records,
     resume_run,
     run_suite,
 )

@@ -14,7 +14,8 @@ from aiohttp import web
 
 from toolproof.errors import UserError
 from toolproof.providers import ModelSettings
-from toolproof.run import RunOptions, Target, run_suite, to_response
+from toolproof.providers._normalise import to_response
+from toolproof.run import RunOptions, Target, run_suite
 from toolproof.types import Outcome, Response, Suite
 
 from . import agents

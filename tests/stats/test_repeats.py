@@ -3,7 +3,7 @@ import math
 import pytest
 
 from tests.grade.conftest import call, make_suite, reply
-from toolproof._api import score_records
+from toolproof.evaluate import evaluate
 from toolproof.stats import mean_estimate, pass_at_k, pass_hat_k, rate
 from toolproof.types import Record
 
@@ -104,7 +104,7 @@ def _records() -> list[Record]:
 
 
 def test_stability_by_hand() -> None:
-    st = score_records(SUITE, _records())["m"].stability
+    st = evaluate(SUITE, _records()).summaries["m"].stability
     assert st is not None
     assert st.k == 3 and st.cases == 3
     assert math.isclose(st.pass_at_1.value or 0, (1 + 2 / 3 + 0) / 3)
@@ -148,7 +148,7 @@ def test_tokens_and_cost_per_success() -> None:
         )
         for r in recs
     ]
-    c = score_records(SUITE, recs)["m"].per_success
+    c = evaluate(SUITE, recs).summaries["m"].per_success
     assert c is not None and c.successes == 5
     assert c.tokens_per_success == 9 * 15 / 5
     assert c.cost_usd_per_success is not None and math.isclose(c.cost_usd_per_success, 0.09 / 5)

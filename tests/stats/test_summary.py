@@ -1,5 +1,5 @@
 from tests.grade.conftest import call, make_suite, reply
-from toolproof._api import score_records
+from toolproof.evaluate import evaluate
 from toolproof.types import Outcome, Record
 
 CASES = [
@@ -39,7 +39,7 @@ def records() -> list[Record]:
 
 
 def test_summary_figures_by_hand() -> None:
-    s = score_records(SUITE, records())["m"]
+    s = evaluate(SUITE, records()).summaries["m"]
     assert (s.attempts, s.scored) == (6, 5)
     assert s.infrastructure == {"rate_limited": 1}
     assert (s.strict_pass.k, s.strict_pass.n) == (2, 5)
@@ -57,7 +57,7 @@ def test_summary_figures_by_hand() -> None:
 
 
 def test_confusion_matrix_has_no_call_class() -> None:
-    s = score_records(SUITE, records())["m"]
+    s = evaluate(SUITE, records()).summaries["m"]
     labels = s.confusion.labels
     assert labels == ["cancel_order", "lookup_order", "search_orders", "(none)"]
     m = dict(zip(labels, s.confusion.matrix, strict=True))
@@ -70,7 +70,7 @@ def test_confusion_matrix_has_no_call_class() -> None:
 
 
 def test_wilson_interval_is_attached() -> None:
-    s = score_records(SUITE, records())["m"]
+    s = evaluate(SUITE, records()).summaries["m"]
     assert s.strict_pass.low is not None and s.strict_pass.high is not None
     # Wilson 95% for 2/5 by hand: centre (0.4 + 1.96²/10) / (1 + 1.96²/5) = 0.4435, half-width 0.3258
     assert abs(s.strict_pass.low - 0.1176) < 1e-3 and abs(s.strict_pass.high - 0.7693) < 1e-3

@@ -30,19 +30,22 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
 
 def score(
     suite: Path = typer.Argument(..., help="Suite directory or file."),
-    records: list[Path] = typer.Argument(..., help="One or more records files (JSONL)."),
+    records: list[Path] = typer.Argument(
+        ..., help="One or more records files (JSONL) or run folders."
+    ),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON."),
     failures: bool = typer.Option(True, "--failures/--no-failures", help="List failing cases."),
 ) -> None:
     """Score recorded model responses offline, with no model calls."""
     from rich.console import Console
 
-    from toolproof._api import read_records_for, score_records
+    from toolproof.evaluate import evaluate
+    from toolproof.evaluate._evaluate import records_path
     from toolproof.report import render_terminal, summary_json
     from toolproof.suite import load_suite
 
     s = load_suite(suite)
-    summaries = score_records(s, read_records_for(s, records))
+    summaries = evaluate(s, [records_path(p) for p in records]).summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         from toolproof._jsontext import dumps

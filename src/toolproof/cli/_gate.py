@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 if TYPE_CHECKING:
-    from toolproof.gate import LoadedRun
+    from toolproof.evaluate import Evaluation
 
 _GATE_HELP = """Check a run against the suite's thresholds and, with --baseline, against a
 known good run. Exit codes: 0 pass; 1 gate failed; 2 bad input; 3 more attempts
@@ -23,8 +23,8 @@ without a model answer than --max-infra-errors; 4 the run is not complete (not
 finished, attempts missing, or no manifest), unless --allow-partial."""
 
 
-def _load(path: Path, suite: Path | None, k: int | None) -> LoadedRun:
-    from toolproof.gate import load_run
+def _load(path: Path, suite: Path | None, k: int | None) -> Evaluation:
+    from toolproof.evaluate import load_run
 
     return load_run(path, suite=suite, k=k)
 
@@ -104,10 +104,10 @@ def gate(
     _write(markdown, render_markdown(result))
     _write(json_out, _json(gate_json(result)))
     if result.exit_code == EXIT_INCOMPLETE and result.coverage is not None:
+        cov = result.coverage
+        fix = f"finish it with `toolproof run --resume {run}`, or " if cov.status else ""
         typer.echo(
-            f"error: {run}: not complete: {result.coverage.message()}; finish it with "
-            f"`toolproof run --resume {run}`, or pass --allow-partial",
-            err=True,
+            f"error: {run}: not complete: {cov.message()}; {fix}pass --allow-partial", err=True
         )
     if result.exit_code == 3:
         infra = sum(t.infra_errors for t in result.targets)

@@ -235,31 +235,20 @@ def _report(result: RunResult, quiet: bool) -> None:
     from rich.console import Console
 
     console = Console()
-    summaries = _summaries(result)
-    if summaries is not None:
-        from toolproof.report import render_terminal, summary_json
+    from toolproof.report import render_terminal, summary_json
 
-        render_terminal(summaries, console)
-        _write_summary(result.run_dir, summary_json(summaries))
-    else:
-        _plain_counts(result, console)
+    summaries = _summaries(result)
+    render_terminal(summaries, console)
+    _write_summary(result.run_dir, summary_json(summaries))
     console.print(f"run folder: {result.run_dir}")
 
 
-def _summaries(result: RunResult) -> dict[str, Any] | None:
-    try:
-        from toolproof.grade import Scorer
-        from toolproof.report import render_terminal, summary_json  # noqa: F401
-        from toolproof.stats import summarize
-    except ImportError:
-        return None
-    scorer = Scorer(result.suite)
-    out: dict[str, Any] = {}
-    for entry in result.manifest.targets:
-        records = result.for_target(entry.spec)
-        verdicts = [v for v in (scorer.grade(r) for r in records) if v is not None]
-        out[entry.spec] = summarize(result.suite, records, verdicts)
-    return out
+def _summaries(result: RunResult) -> dict[str, Any]:
+    from toolproof.evaluate import evaluate
+
+    order = [entry.spec for entry in result.manifest.targets]
+    ev = evaluate(result.suite, result.records, manifest=result.manifest, targets=order)
+    return ev.summaries
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
@@ -273,15 +262,6 @@ def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
         fh.write(dumps(data, indent=2) + "\n")
     os.replace(tmp, run_dir / "summary.json")
 
-
-def _plain_counts(result: RunResult, console: Any) -> None:
-    for entry in result.manifest.targets:
-        records = result.for_target(entry.spec)
-        counts: dict[str, int] = {}
-        for r in records:
-            counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
-        text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        console.print(f"{entry.spec}: {len(records)} attempts ({text})")
 
 
 def _exit_code(result: RunResult, limit: int) -> None:

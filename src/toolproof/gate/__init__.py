@@ -1,8 +1,10 @@
-"""The release gate: thresholds by risk class, baseline comparison, paired significance.
+"""The release gate: a pure decision over evaluations (thresholds by risk class,
+baseline comparison, paired significance).
 
 ::
 
-    from toolproof.gate import GateOptions, load_run, run_gate
+    from toolproof.evaluate import load_run
+    from toolproof.gate import GateOptions, run_gate
 
     result = run_gate(load_run("runs/new"), baseline=load_run("runs/main"))
     result.exit_code  # 0 pass, 1 gate failed, 3 infrastructure errors above the limit,
@@ -32,7 +34,6 @@ from toolproof.gate._gate import (
     gate_target,
     run_gate,
 )
-from toolproof.gate._load import LoadedRun, TargetRun, load_run, run_from_records
 from toolproof.gate._thresholds import (
     DEFAULT_THRESHOLDS,
     ThresholdCheck,
@@ -52,12 +53,10 @@ __all__ = [
     "Finding",
     "GateOptions",
     "GateResult",
-    "LoadedRun",
     "McNemar",
     "MetricDelta",
     "RiskRow",
     "TargetGate",
-    "TargetRun",
     "ThresholdCheck",
     "check_coverage",
     "check_thresholds",
@@ -67,8 +66,6 @@ __all__ = [
     "effective_thresholds",
     "fingerprint_warnings",
     "gate_target",
-    "load_run",
     "mcnemar",
-    "run_from_records",
     "run_gate",
 ]

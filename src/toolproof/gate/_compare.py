@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from toolproof.gate._load import LoadedRun, TargetRun
+from toolproof.evaluate import Evaluation, TargetEvaluation
 from toolproof.gate._metrics import case_outcomes, metric_rate, unsafe_calls
 from toolproof.stats import Rate
 from toolproof.stats._metrics import RATE_NAMES
@@ -85,14 +85,14 @@ def _metric(name: str, base: list[Verdict], cur: list[Verdict]) -> MetricDelta:
     return MetricDelta(metric=name, baseline=a, current=b, delta=_delta(a, b), test=test)
 
 
-def _mean_over(run: TargetRun, attr: str, cases: set[str]) -> float | None:
+def _mean_over(run: TargetEvaluation, attr: str, cases: set[str]) -> float | None:
     st = run.summary.stability
     values = [getattr(c, attr) for c in st.per_case if c.case_id in cases] if st else []
     return sum(values) / len(values) if values else None
 
 
 def _stability_deltas(
-    base: TargetRun, cur: TargetRun, cases: set[str], test: McNemar
+    base: TargetEvaluation, cur: TargetEvaluation, cases: set[str], test: McNemar
 ) -> list[MetricDelta]:
     out = []
     for name in ("pass_at_k", "pass_hat_k"):
@@ -114,7 +114,7 @@ def _by_risk(base: list[Verdict], cur: list[Verdict]) -> list[RiskRow]:
 
 
 def compare_targets(
-    base: TargetRun, cur: TargetRun, warnings: list[str] | None = None
+    base: TargetEvaluation, cur: TargetEvaluation, warnings: list[str] | None = None
 ) -> Comparison:
     """Deltas, changed cases and the per-risk table for one pair of targets.
 
@@ -151,7 +151,7 @@ def compare_targets(
     )
 
 
-def fingerprint_warnings(base: LoadedRun, cur: LoadedRun) -> list[str]:
+def fingerprint_warnings(base: Evaluation, cur: Evaluation) -> list[str]:
     """What differs between the runs besides the targets and their settings."""
     fa, fb = base.fingerprint(), cur.fingerprint()
     unknown_ok = {"toolproof version"}  # not known for a bare records file
@@ -170,7 +170,9 @@ def fingerprint_warnings(base: LoadedRun, cur: LoadedRun) -> list[str]:
     return out
 
 
-def pair_targets(base: LoadedRun, cur: LoadedRun) -> list[tuple[TargetRun, TargetRun]]:
+def pair_targets(
+    base: Evaluation, cur: Evaluation
+) -> list[tuple[TargetEvaluation, TargetEvaluation]]:
     """Pair targets: the only one of each run, or by equal name."""
     from toolproof.errors import UserError
 
@@ -185,7 +187,7 @@ def pair_targets(base: LoadedRun, cur: LoadedRun) -> list[tuple[TargetRun, Targe
     return pairs
 
 
-def compare_runs(base: LoadedRun, cur: LoadedRun) -> list[Comparison]:
+def compare_runs(base: Evaluation, cur: Evaluation) -> list[Comparison]:
     """Compare every paired target of two runs."""
     warnings = fingerprint_warnings(base, cur)
     return [compare_targets(a, b, warnings) for a, b in pair_targets(base, cur)]

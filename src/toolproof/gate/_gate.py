@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolproof.evaluate import Evaluation, TargetEvaluation
 from toolproof.gate._compare import Comparison, compare_targets, fingerprint_warnings, pair_targets
 from toolproof.gate._coverage import Coverage, check_coverage
-from toolproof.gate._load import LoadedRun, TargetRun
 from toolproof.gate._metrics import LABELS
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.stats import Summary
@@ -111,9 +111,9 @@ def _pct(x: float | None) -> str:
 
 
 def gate_target(
-    run: LoadedRun,
-    cur: TargetRun,
-    base: TargetRun | None,
+    run: Evaluation,
+    cur: TargetEvaluation,
+    base: TargetEvaluation | None,
     opts: GateOptions,
     warnings: list[str] | None = None,
 ) -> TargetGate:
@@ -158,7 +158,7 @@ def gate_target(
 
 
 def run_gate(
-    run: LoadedRun, baseline: LoadedRun | None = None, opts: GateOptions | None = None
+    run: Evaluation, baseline: Evaluation | None = None, opts: GateOptions | None = None
 ) -> GateResult:
     """Decide whether a run may ship.
 
@@ -170,7 +170,7 @@ def run_gate(
     refused = not coverage.complete and not opts.allow_partial
     if not coverage.complete and opts.allow_partial:
         warnings.append(f"gated although incomplete (allow partial): {coverage.message()}")
-    pairs: list[tuple[TargetRun, TargetRun | None]]
+    pairs: list[tuple[TargetEvaluation, TargetEvaluation | None]]
     if baseline is not None:
         pairs = [(b, a) for a, b in pair_targets(baseline, run)]
     else:
@@ -208,7 +208,6 @@ def run_gate(
     )
 
 
-def run_coverage(run: LoadedRun) -> Coverage:
-    """The coverage of a loaded run: its manifest against the records of every target."""
-    records = [r for t in run.targets.values() for r in t.records]
-    return check_coverage(run.manifest, run.suite, records)
+def run_coverage(run: Evaluation) -> Coverage:
+    """The coverage of an evaluated run: its manifest against the records of every target."""
+    return check_coverage(run.manifest, run.suite, run.records)

@@ -40,7 +40,7 @@ class ReplayProvider(Provider):
         settings: ModelSettings | None = None,
         transport: HttpTransport | None = None,
     ) -> None:
-        from toolproof.run._records import latest_records, read_records
+        from toolproof.records import latest_records, read_records
 
         self.model = model
         self.settings = settings or ModelSettings()

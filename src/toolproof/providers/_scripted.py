@@ -154,7 +154,7 @@ class _ScriptedError:
 
 
 def _answer(entry: Any, where: str, model: str | None) -> Any:
-    from toolproof.run._normalise import NotAResponse, to_response
+    from toolproof.providers._normalise import NotAResponse, to_response
 
     if entry is None:
         return None

@@ -1,4 +1,11 @@
-"""Records files: reading, and parsing a model's raw argument text."""
+"""Records files: the one place that reads, writes and versions them.
+
+A records file holds one JSON object per line, one line per attempt
+(``toolproof.record/1``). Writing is append-only and durable; reading streams,
+skips a torn last line with a warning and refuses any other damage with a
+located error; :func:`latest_records` keeps the last record written for each
+(case, target, attempt), which is what ``--resume --retry-failed`` relies on.
+"""
 
 from toolproof.records._read import (
     TornLineWarning,
@@ -7,10 +14,15 @@ from toolproof.records._read import (
     read_records,
     tool_call_from_raw,
 )
+from toolproof.records._write import RecordWriter, latest_records
+from toolproof.types._record import RECORD_FORMAT
 
 __all__ = [
+    "RECORD_FORMAT",
+    "RecordWriter",
     "TornLineWarning",
     "iter_records",
+    "latest_records",
     "parse_arguments",
     "read_records",
     "tool_call_from_raw",

@@ -10,12 +10,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from toolproof._locate import JsonLineLocator, first_error
 from toolproof.errors import SuiteError
-from toolproof.suite._errors import first_error
-from toolproof.suite._load import JsonLineLocator
 from toolproof.types import Record, ToolCall
+from toolproof.types._record import RECORD_FORMAT
 
-_KNOWN_FORMATS = ("toolproof.record/1",)
+_KNOWN_FORMATS = (RECORD_FORMAT,)
 
 
 class TornLineWarning(UserWarning):

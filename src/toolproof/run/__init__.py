@@ -12,10 +12,8 @@ from toolproof.run._cache import ResponseCache, fingerprint
 from toolproof.run._context import AttemptInfo, current_attempt
 from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import MANIFEST_FORMAT, Manifest, TargetEntry, read_manifest
-from toolproof.run._normalise import NotAResponse, to_response
 from toolproof.run._pricing import Price, Pricing
 from toolproof.run._progress import RichProgress, RunObserver, SilentObserver
-from toolproof.run._records import RecordWriter, TornLineWarning, latest_records, read_records
 from toolproof.run._runner import (
     RECORDS_FILE,
     RunOptions,
@@ -37,11 +35,9 @@ __all__ = [
     "CallableTarget",
     "HttpTarget",
     "Manifest",
-    "NotAResponse",
     "Pacer",
     "Price",
     "Pricing",
-    "RecordWriter",
     "ResponseCache",
     "RetryPolicy",
     "RichProgress",
@@ -53,19 +49,15 @@ __all__ = [
     "Target",
     "TargetCrash",
     "TargetEntry",
-    "TornLineWarning",
     "current_attempt",
     "fingerprint",
-    "latest_records",
     "load_config",
     "load_suite_file",
     "read_manifest",
-    "read_records",
     "resolve_settings",
     "resume_run",
     "resume_run_async",
     "run_suite",
     "run_suite_async",
     "suite_models",
-    "to_response",
 ]

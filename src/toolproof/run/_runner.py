@@ -20,6 +20,7 @@ from typing import Any, Literal
 from toolproof._version import __version__
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
+from toolproof.records import RecordWriter, latest_records, read_records
 from toolproof.run._cache import Fingerprinter, ResponseCache
 from toolproof.run._context import ATTEMPT, AttemptInfo
 from toolproof.run._limits import Pacer, RetryPolicy
@@ -34,7 +35,6 @@ from toolproof.run._manifest import (
 )
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
-from toolproof.run._records import RecordWriter, latest_records, read_records
 from toolproof.types import AttemptError, Case, Outcome, Record, Suite, Tool
 
 __all__ = ["RunOptions", "RunResult", "Target", "resume_run", "run_suite", "run_suite_async"]

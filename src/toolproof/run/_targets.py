@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
+from toolproof.providers._normalise import NotAResponse, to_response
 from toolproof.run._cache import GENERATION_FIELDS
-from toolproof.run._normalise import NotAResponse, to_response
 from toolproof.types import Outcome
 
 if TYPE_CHECKING:

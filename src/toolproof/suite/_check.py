@@ -7,12 +7,11 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
+from toolproof._locate import Locator, Path_
 from toolproof.errors import SuiteError
 from toolproof.grade import SpecError, compile_case, context
 from toolproof.grade._matchers import MISSING, OPTIONS, literal_values
-from toolproof.suite._errors import Locator
 from toolproof.suite._load import LoadedSuite
-from toolproof.suite._yaml import Path_
 from toolproof.types import Case, Suite, SuiteTool
 
 

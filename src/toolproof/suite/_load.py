@@ -10,9 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolproof._locate import JsonLineLocator, Locator, Path_, first_error
 from toolproof.errors import SuiteError
-from toolproof.suite._errors import Locator, first_error
-from toolproof.suite._yaml import Path_, load_yaml
+from toolproof.suite._yaml import load_yaml
 from toolproof.types import Case, Defaults, Environment, Suite, SuiteTool, Thresholds, ToolMock
 
 SUITE_FILENAMES = ("suite.yaml", "suite.yml", "toolproof.yaml")
@@ -164,22 +164,6 @@ def _load_jsonl_cases(path: Path, text: str, origin: Origin) -> list[Case]:
         cases.append(case)
     return cases
 
-
-class JsonLineLocator(Locator):
-    """Locates a field inside one line of a JSONL file: the column of its key."""
-
-    def __init__(self, file: str, line: int, text: str):
-        super().__init__(file)
-        self.line = line
-        self.text = text
-
-    def _where(self, path: Path_) -> tuple[int | None, int | None]:
-        for seg in reversed(path):
-            if isinstance(seg, str):
-                col = self.text.find(json.dumps(seg))
-                if col >= 0:
-                    return self.line, col + 1
-        return self.line, 1
 
 
 def load_suite_with_origin(path: str | Path) -> LoadedSuite:

@@ -7,10 +7,8 @@ from typing import Any
 
 import yaml
 
+from toolproof._locate import Path_, Positions
 from toolproof.errors import SuiteError
-
-Path_ = tuple[str | int, ...]
-Positions = dict[Path_, tuple[int, int]]
 
 
 class _Loader(yaml.SafeLoader):

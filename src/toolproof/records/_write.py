@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from toolproof._jsontext import dump_model
-from toolproof.records import TornLineWarning, read_records
+from toolproof.records._read import TornLineWarning
 from toolproof.types import Record
 
-__all__ = ["RecordWriter", "TornLineWarning", "latest_records", "read_records"]
+__all__ = ["RecordWriter", "latest_records"]
 
 _STOP = b""
 #: Lines reach the OS at once; they are fsynced (against power loss) at most this often.

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from toolproof.errors import SuiteError
-from toolproof.run import RecordWriter, TornLineWarning, latest_records, read_records
+from toolproof.records import RecordWriter, TornLineWarning, latest_records, read_records
 from toolproof.types import Outcome, Record
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from toolproof.records import parse_arguments
 from toolproof.types import Response, ToolCall, Usage
 
 __all__ = ["NotAResponse", "parse_arguments", "to_response", "tool_call"]
@@ -32,12 +33,6 @@ class NotAResponse(ValueError):
     """The value cannot be read as a model answer."""
 
 
-def parse_arguments(raw: str) -> tuple[Any, str | None]:
-    """Parse an argument string: (value, None) or (None, error message)."""
-    try:
-        return json.loads(raw), None
-    except ValueError as exc:
-        return None, f"not JSON: {exc}"
 
 
 def tool_call(data: Mapping[str, Any]) -> ToolCall:

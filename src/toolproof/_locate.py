@@ -1,8 +1,13 @@
-"""Turn pydantic validation errors into one-line, located suite errors."""
+"""Locating errors: one-line ``file:line:col: field: message`` errors from pydantic's.
+
+Used by the suite loader and the records reader alike, so it sits at the bottom
+layer with the types and errors.
+"""
 
 from __future__ import annotations
 
 import difflib
+import json
 import types
 import typing
 from collections.abc import Sequence
@@ -11,7 +16,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from toolproof.errors import SuiteError
-from toolproof.suite._yaml import Path_, Positions
+
+Path_ = tuple[str | int, ...]
+Positions = dict[Path_, tuple[int, int]]
 
 
 class Locator:
@@ -113,3 +120,20 @@ def first_error(
     elif "input" in err and kind not in ("model_type",):
         msg += f", got {_describe(err['input'])}"
     return where.error(full, msg)
+
+
+class JsonLineLocator(Locator):
+    """Locates a field inside one line of a JSONL file: the column of its key."""
+
+    def __init__(self, file: str, line: int, text: str):
+        super().__init__(file)
+        self.line = line
+        self.text = text
+
+    def _where(self, path: Path_) -> tuple[int | None, int | None]:
+        for seg in reversed(path):
+            if isinstance(seg, str):
+                col = self.text.find(json.dumps(seg))
+                if col >= 0:
+                    return self.line, col + 1
+        return self.line, 1
