@@ -104,6 +104,7 @@ _ROWS: list[tuple[str, Callable[[Summary], str]]] = [
         lambda s: ", ".join(f"{k} {v}" for k, v in s.infrastructure.items()) or "0",
     ),
     ("harness errors", lambda s: str(s.harness_errors)),
+    ("answers from the cache (no model call)", lambda s: f"{s.cached} of {s.attempts}"),
     (
         "latency p50 / p95 ms",
         lambda s: f"{_num(s.latency_ms_p50, 0)} / {_num(s.latency_ms_p95, 0)}",
