@@ -54,7 +54,8 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
+        from toolproof._secrets import redactor
         from toolproof.report._escape import visible
 
-        print(f"error: {visible(str(exc))}", file=sys.stderr)
+        print(f"error: {visible(redactor().text(str(exc)))}", file=sys.stderr)
         sys.exit(EXIT_USAGE)

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolproof._jsontext import dump_model
+from toolproof._secrets import redactor
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.types import Message, Response, Tool
 
@@ -114,6 +115,7 @@ class ResponseCache:
         """Store an answer atomically; a failure to cache never fails the run."""
         path = self._path(key, slot)
         entry = _Entry(key=key, slot=slot, request=exchange.request, response=exchange.response)
+        entry = redactor().model(entry)  # never a loaded API key on disk
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")

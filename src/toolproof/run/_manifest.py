@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolproof._jsontext import dump_model
+from toolproof._secrets import redactor
 from toolproof.errors import SuiteError
 from toolproof.providers import ModelSettings
 from toolproof.types import Suite
@@ -102,6 +103,7 @@ def now_utc() -> datetime:
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Replace ``manifest.json`` atomically."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    manifest = redactor().model(manifest)  # never a loaded API key on disk
     data = dump_model(manifest, indent=2, exclude_none=True).encode() + b"\n"
     fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".manifest-", suffix=".json")
     try:
