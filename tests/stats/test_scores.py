@@ -33,7 +33,10 @@ def test_decision_scores_match_scikit_learn(pairs: list[tuple[bool, bool]]) -> N
         ref = sklearn_metrics.precision_recall_fscore_support(
             truth, pred, labels=[False, True], average="binary", pos_label=True, zero_division=0
         )
-    assert all(math.isclose(a, float(b)) for a, b in zip(decision_scores(truth, pred), ref[:3], strict=True))
+    assert all(
+        math.isclose(a, float(b))
+        for a, b in zip(decision_scores(truth, pred), ref[:3], strict=True)
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -64,7 +67,9 @@ def test_score_on_a_small_suite_prints_no_warning(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite")
     records = tmp_path / "r.jsonl"
     lines = [
-        Record(case_id=f"case-{i}", target="m", response=right_answer(f"case-{i}")).model_dump_json()
+        Record(
+            case_id=f"case-{i}", target="m", response=right_answer(f"case-{i}")
+        ).model_dump_json()
         for i in range(6)
     ]
     records.write_text("\n".join(lines) + "\n")

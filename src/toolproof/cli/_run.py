@@ -236,11 +236,12 @@ def _report(result: RunResult, quiet: bool) -> None:
 
     console = Console()
     from toolproof.report import render_terminal, summary_json
+    from toolproof.report._escape import term_text
 
     summaries = _summaries(result)
-    render_terminal(summaries, console)
     _write_summary(result.run_dir, summary_json(summaries))
-    console.print(f"run folder: {result.run_dir}")
+    console.print(f"run folder: {term_text(str(result.run_dir))}")
+    render_terminal(summaries, console)  # ends with the headline and the verdict
 
 
 def _summaries(result: RunResult) -> dict[str, Any]:

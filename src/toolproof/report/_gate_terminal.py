@@ -65,7 +65,7 @@ def render_gate(
 ) -> None:
     """Report, thresholds, comparison, flaky cases and the decision."""
     summaries = {t.target: t.summary for t in result.targets}
-    render_terminal(summaries, console, failures=failures, tags=tags)
+    render_terminal(summaries, console, failures=failures, tags=tags, headline=False)
     for w in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {term_text(w)}", highlight=False)
     for t in result.targets:
