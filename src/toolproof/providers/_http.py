@@ -182,9 +182,13 @@ def _status_error(
     )
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def _parse_body(url: str, status: int, headers: dict[str, str], body: bytes, payload: Any) -> Any:
     try:
-        return json.loads(body)
+        return json.loads(body, parse_constant=_not_json)  # NaN, Infinity: not JSON
     except ValueError as exc:
         raise TransportError(
             Outcome.network,
