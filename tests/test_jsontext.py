@@ -56,3 +56,10 @@ def test_non_finite_numbers_become_null() -> None:
     record = Record(case_id="a", latency_ms=math.nan, request={"x": math.inf})
     assert '"latency_ms":null' in dump_model(record, exclude_none=True)
     assert _strict_loads(dump_model(record))["request"] == {"x": None}
+
+
+def test_a_lone_surrogate_in_a_mapping_key_is_written_too() -> None:
+    record = Record(case_id="a", request={"k\ud800": ["v\udfff"]})
+    line = dump_model(record, exclude_none=True)
+    assert '"k\\ud800"' in line
+    assert Record.model_validate(_strict_loads(line)) == record

@@ -45,3 +45,9 @@ def test_the_longer_of_two_overlapping_keys_is_replaced_whole() -> None:
 def test_short_placeholder_values_are_not_treated_as_keys() -> None:
     assert Redactor(["EMPTY", "x" * (MIN_LENGTH - 1)]).text("EMPTY xxxxxxx") == "EMPTY xxxxxxx"
     assert not Redactor(["EMPTY"])
+
+
+def test_a_record_with_a_lone_surrogate_is_redacted_too() -> None:
+    leaky = Record(case_id="a", request={"k\ud800": f"{KEY}\ud800"})
+    clean = Redactor([KEY]).model(leaky)
+    assert clean.request == {"k\ud800": f"{PLACEHOLDER}\ud800"}

@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 __all__ = ["dump_model", "dumps", "finite", "has_surrogates"]
 
@@ -58,6 +58,7 @@ def dumps(data: Any, *, indent: int | None = None, sort_keys: bool = False) -> s
         indent=indent,
         sort_keys=sort_keys,
         separators=(",", ":") if indent is None else None,
+        default=to_jsonable_python,  # datetimes, enums: as pydantic writes them
     )
     return _escape_surrogates(text) if has_surrogates(text) else text
 
@@ -67,5 +68,6 @@ def dump_model(model: BaseModel, *, indent: int | None = None, exclude_none: boo
     try:
         return model.model_dump_json(indent=indent, exclude_none=exclude_none)
     except PydanticSerializationError:  # a lone surrogate: pydantic cannot encode it
-        data = model.model_dump(mode="json", exclude_none=exclude_none)
+        # python mode: json mode fails too when a mapping key holds the surrogate
+        data = model.model_dump(mode="python", exclude_none=exclude_none)
         return dumps(data, indent=indent)

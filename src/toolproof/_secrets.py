@@ -95,6 +95,9 @@ class Redactor:
 
     def model(self, obj: M) -> M:
         """``obj`` itself when it holds no secret, else a redacted copy of it."""
-        if not self.secrets or not self.found_in(dump_model(obj)):
+        if not self.secrets:
             return obj
-        return type(obj).model_validate(self.value(obj.model_dump(mode="json")))
+        text = dump_model(obj)
+        if not self.found_in(text):
+            return obj
+        return type(obj).model_validate(self.value(json.loads(text)))
