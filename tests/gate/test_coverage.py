@@ -146,3 +146,9 @@ def test_cli_refuses_a_run_folder_without_manifest(run_dir: Path, tmp_path: Path
     # its records file, named explicitly, can still be scored
     score = runner.invoke(app, ["score", str(SUPPORT), str(run / "records.jsonl")])
     assert score.exit_code == 0, score.output
+
+
+def test_the_exit_code_is_defined_once_for_the_command_line() -> None:
+    from toolproof.cli._exit import ExitCode
+
+    assert ExitCode.INCOMPLETE == EXIT_INCOMPLETE == 4

@@ -13,7 +13,7 @@ from tests.run.conftest import write_suite
 from toolproof._jsontext import dump_model
 from toolproof.cli._app import app
 from toolproof.providers import ModelSettings
-from toolproof.providers._http import _json_bytes
+from toolproof.providers._transport import _json_bytes
 from toolproof.records import read_records
 from toolproof.run import RunOptions, Target, run_suite
 from toolproof.testing import RawReply, Reply, StubServer

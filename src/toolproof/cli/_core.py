@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from toolproof.cli._exit import ExitCode
+
 
 def validate(suite: Path = typer.Argument(..., help="Suite directory or file.")) -> None:
     """Check a suite: schemas, tool names, expected values, case IDs, matchers."""
@@ -20,7 +22,7 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
         for err in errors:
             typer.echo(f"error: {visible(str(err))}", err=True)
         typer.echo(f"{len(errors)} problem(s) in {loaded.suite.source}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.USAGE)
     s = loaded.suite
     Console().print(
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "
@@ -45,7 +47,7 @@ def score(
     from toolproof.suite import load_suite
 
     s = load_suite(suite)
-    summaries = evaluate(s, [records_path(p) for p in records]).summaries
+    summaries = evaluate(s, [records_path(p) for p in records], keep_raw=False).summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         from toolproof._jsontext import dumps
