@@ -102,3 +102,27 @@ def test_an_echoed_key_is_redacted_everywhere(
     ]
     for text in reports:
         assert key not in text
+
+
+def test_a_loaded_key_in_the_manifest_is_redacted(tmp_path: Path) -> None:
+    from toolproof._secrets import remember_secret
+    from toolproof.run import Manifest, TargetEntry, read_manifest
+    from toolproof.run._manifest import now_utc, write_manifest
+
+    key = "sk-planted-manifest-5c7e9a1b3d"
+    remember_secret(key)
+    settings = ModelSettings(extra_body={"metadata": {"note": f"Bearer {key}"}})
+    manifest = Manifest(
+        run_id="r",
+        toolproof_version="t",
+        suite_name="s",
+        suite_fingerprint="f",
+        tools_fingerprint="t",
+        targets=[TargetEntry(spec="openai:m", settings=settings)],
+        repeats=1,
+        started_at=now_utc(),
+    )
+    write_manifest(tmp_path, manifest)
+    assert key not in (tmp_path / "manifest.json").read_text("utf-8")
+    extra = read_manifest(tmp_path).targets[0].settings.extra_body
+    assert extra == {"metadata": {"note": f"Bearer {PLACEHOLDER}"}}
