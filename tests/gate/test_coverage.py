@@ -143,7 +143,9 @@ def test_cli_refuses_a_run_folder_without_manifest(run_dir: Path, tmp_path: Path
     res = runner.invoke(app, ["gate", str(run), "--suite", str(SUPPORT)])
     assert isinstance(res.exception, UserError)
     assert "not a run folder: manifest.json is missing" in str(res.exception)
-    # its records file, named explicitly, can still be scored
+    # score refuses the folder too; its records file, named explicitly, can still be scored
+    score = runner.invoke(app, ["score", str(SUPPORT), str(run)])
+    assert isinstance(score.exception, UserError)
     score = runner.invoke(app, ["score", str(SUPPORT), str(run / "records.jsonl")])
     assert score.exit_code == 0, score.output
 

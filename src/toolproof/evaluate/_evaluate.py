@@ -201,6 +201,12 @@ def records_path(path: str | Path) -> Path:
     if p.is_dir():
         if not (p / RECORDS_FILE).is_file():
             raise UserError(f"{p}: not a run folder (no {RECORDS_FILE})")
+        if not (p / MANIFEST_FILE).is_file():
+            # never adopt a folder's records: nothing says what was run or whether it finished
+            raise UserError(
+                f"{p}: not a run folder: {MANIFEST_FILE} is missing, so nothing says what was "
+                f"run or whether it finished; name {p / RECORDS_FILE} itself to score it"
+            )
         return p / RECORDS_FILE
     return p
 
@@ -219,12 +225,6 @@ def load_run(
     """
     file = records_path(path)
     manifest = read_manifest(file.parent) if (file.parent / MANIFEST_FILE).is_file() else None
-    if manifest is None and Path(path).is_dir():
-        # never adopt a folder's records: nothing says what was run or whether it finished
-        raise UserError(
-            f"{path}: not a run folder: {MANIFEST_FILE} is missing, so nothing says what was "
-            "run or whether it finished; give a records file explicitly to score it"
-        )
     loaded = suite if isinstance(suite, Suite) else _suite(Path(path), suite, manifest)
     order = [t.spec for t in manifest.targets] if manifest is not None else []
     ev = evaluate(
