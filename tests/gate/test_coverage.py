@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -122,7 +123,15 @@ def test_cli_refuses_a_killed_run_and_says_how_many_attempts_are_missing(
     assert res.exit_code == EXIT_INCOMPLETE
     assert f"5 of {len(lines)} attempts (case × target × repeat) have no record" in res.output
     assert "'running', not 'complete'" in res.output and "--allow-partial" in res.output
-    assert runner.invoke(app, ["gate", str(run), "--allow-partial"]).exit_code == 0
+    md, junit = tmp_path / "g.md", tmp_path / "g.xml"
+    runner.invoke(app, ["gate", str(run), "--markdown", str(md), "--junit", str(junit)])
+    assert "have no record" in md.read_text() and "❌ failed" in md.read_text()
+    gate_case = [c for c in ET.parse(junit).iter("testcase") if c.get("name") == "(release gate)"]
+    failure = gate_case[0].find("failure")
+    assert failure is not None and "'running', not 'complete'" in (failure.get("message") or "")
+    res = runner.invoke(app, ["gate", str(run), "--allow-partial", "--markdown", str(md)])
+    assert res.exit_code == 0
+    assert "gated although incomplete" in md.read_text()  # said in every report
 
 
 def test_cli_refuses_a_complete_manifest_with_records_removed(
