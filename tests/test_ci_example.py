@@ -26,3 +26,13 @@ def test_the_smoke_gate_code_fails_the_job() -> None:
     assert len(runs) == 1 and "always()" in str(runs[0]["if"])
     last = [s for s in _steps() if "steps.gate.outputs.code" in str(s.get("run", ""))]
     assert last and "always()" in str(last[0]["if"]) and "exit" in str(last[0]["run"])
+
+
+def test_the_scaffolded_workflow_swallows_no_exit_code() -> None:
+    from toolproof.scaffold._templates import workflow
+
+    text = workflow("suites/support")
+    assert "|| true" not in text
+    steps = yaml.safe_load(text)["jobs"]["smoke"]["steps"]
+    gate = next(s for s in steps if "toolproof gate" in str(s.get("run", "")))
+    assert "always()" in gate["if"]

@@ -50,7 +50,13 @@ def _assert_safe_terminal(text: str) -> None:
 def test_score_shows_hostile_text_escaped(hostile_records: Path, tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     out = toolproof(
-        "score", str(SUPPORT), str(hostile_records), "--json", str(report), cwd=tmp_path
+        "score",
+        "--allow-code",
+        str(SUPPORT),
+        str(hostile_records),
+        "--json",
+        str(report),
+        cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
@@ -61,7 +67,7 @@ def test_score_shows_hostile_text_escaped(hostile_records: Path, tmp_path: Path)
 def test_gate_writes_every_report_and_junit_parses(hostile_records: Path, tmp_path: Path) -> None:
     md, junit, js = tmp_path / "g.md", tmp_path / "g.xml", tmp_path / "g.json"
     out = toolproof(
-        "gate", str(hostile_records), "--suite", str(SUPPORT), "--failures",
+        "gate", str(hostile_records), "--suite", str(SUPPORT), "--failures", "--allow-code",
         "--markdown", str(md), "--junit", str(junit), "--json", str(js),
         "--max-infra-errors", "5", "--allow-partial",
         cwd=tmp_path,

@@ -93,7 +93,9 @@ def test_no_cached_fails_a_run_with_cached_answers() -> None:
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("runs") / "base"
     args = ["run", str(SUPPORT), "-m", f"scripted:{SUPPORT / 'script.yaml'}", "-q"]
-    res = runner.invoke(app, [*args, "-o", str(out), "--no-cache", "--repeats", "2"])
+    res = runner.invoke(
+        app, [*args, "--allow-code", "-o", str(out), "--no-cache", "--repeats", "2"]
+    )
     assert res.exit_code == 0, res.output
     return out
 
@@ -107,7 +109,7 @@ def _copy(run_dir: Path, tmp_path: Path) -> Path:
 
 
 def test_cli_gates_a_complete_run(run_dir: Path) -> None:
-    assert runner.invoke(app, ["gate", str(run_dir)]).exit_code == 0
+    assert runner.invoke(app, ["gate", "--allow-code", str(run_dir)]).exit_code == 0
 
 
 def test_cli_refuses_a_killed_run_and_says_how_many_attempts_are_missing(
@@ -119,17 +121,21 @@ def test_cli_refuses_a_killed_run_and_says_how_many_attempts_are_missing(
     (run / "manifest.json").write_text(json.dumps(manifest))
     lines = (run / "records.jsonl").read_text().splitlines()
     (run / "records.jsonl").write_text("\n".join(lines[:-5]) + "\n")
-    res = runner.invoke(app, ["gate", str(run)])
+    res = runner.invoke(app, ["gate", "--allow-code", str(run)])
     assert res.exit_code == EXIT_INCOMPLETE
     assert f"5 of {len(lines)} attempts (case × target × repeat) have no record" in res.output
     assert "'running', not 'complete'" in res.output and "--allow-partial" in res.output
     md, junit = tmp_path / "g.md", tmp_path / "g.xml"
-    runner.invoke(app, ["gate", str(run), "--markdown", str(md), "--junit", str(junit)])
+    runner.invoke(
+        app, ["gate", "--allow-code", str(run), "--markdown", str(md), "--junit", str(junit)]
+    )
     assert "have no record" in md.read_text() and "❌ failed" in md.read_text()
     gate_case = [c for c in ET.parse(junit).iter("testcase") if c.get("name") == "(release gate)"]
     failure = gate_case[0].find("failure")
     assert failure is not None and "'running', not 'complete'" in (failure.get("message") or "")
-    res = runner.invoke(app, ["gate", str(run), "--allow-partial", "--markdown", str(md)])
+    res = runner.invoke(
+        app, ["gate", "--allow-code", str(run), "--allow-partial", "--markdown", str(md)]
+    )
     assert res.exit_code == 0
     assert "gated although incomplete" in md.read_text()  # said in every report
 
@@ -140,7 +146,7 @@ def test_cli_refuses_a_complete_manifest_with_records_removed(
     run = _copy(run_dir, tmp_path)
     lines = (run / "records.jsonl").read_text().splitlines()
     (run / "records.jsonl").write_text("\n".join(lines[1:]) + "\n")
-    res = runner.invoke(app, ["gate", str(run), "--json", str(tmp_path / "g.json")])
+    res = runner.invoke(app, ["gate", "--allow-code", str(run), "--json", str(tmp_path / "g.json")])
     assert res.exit_code == EXIT_INCOMPLETE
     data = json.loads((tmp_path / "g.json").read_text())
     assert data["coverage"]["missing"] == 1 and data["exit_code"] == EXIT_INCOMPLETE
@@ -149,13 +155,13 @@ def test_cli_refuses_a_complete_manifest_with_records_removed(
 def test_cli_refuses_a_run_folder_without_manifest(run_dir: Path, tmp_path: Path) -> None:
     run = _copy(run_dir, tmp_path)
     (run / "manifest.json").unlink()
-    res = runner.invoke(app, ["gate", str(run), "--suite", str(SUPPORT)])
+    res = runner.invoke(app, ["gate", "--allow-code", str(run), "--suite", str(SUPPORT)])
     assert isinstance(res.exception, UserError)
     assert "not a run folder: manifest.json is missing" in str(res.exception)
     # score refuses the folder too; its records file, named explicitly, can still be scored
-    score = runner.invoke(app, ["score", str(SUPPORT), str(run)])
+    score = runner.invoke(app, ["score", "--allow-code", str(SUPPORT), str(run)])
     assert isinstance(score.exception, UserError)
-    score = runner.invoke(app, ["score", str(SUPPORT), str(run / "records.jsonl")])
+    score = runner.invoke(app, ["score", "--allow-code", str(SUPPORT), str(run / "records.jsonl")])
     assert score.exit_code == 0, score.output
 
 
