@@ -70,7 +70,8 @@ def test_every_offline_command_of_the_job_runs(job: str, tmp_path: Path) -> None
         if "${{" in script:
             code = _output(outputs, "code")
             script = script.replace("${{ steps.gate.outputs.code }}", code)
-            if step.get("if") == "steps.gate.outputs.code != '0'" and code == "0":
+            script = script.replace("${{ steps.gate.outputs.code || 2 }}", code or "2")
+            if "steps.gate.outputs.code != '0'" in str(step.get("if")) and code == "0":
                 continue  # the step's condition is false: the gate passed
         result = subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", script],
@@ -98,3 +99,33 @@ def _output(path: Path, name: str) -> str:
     ]
     assert values, f"the gate step wrote no {name}= line"
     return values[-1]
+
+
+def _all_steps() -> list[dict[str, object]]:
+    """Every step of every job: the CI example cannot let a cancelled or failed run pass."""
+    jobs = yaml.safe_load(WORKFLOW.read_text("utf-8"))["jobs"]
+    return [step for job in jobs.values() for step in job["steps"]]
+
+
+def test_no_step_swallows_an_exit_code() -> None:
+    text = WORKFLOW.read_text("utf-8")
+    assert "|| true" not in text and "|| :" not in text
+    for step in _all_steps():
+        assert not step.get("continue-on-error"), step
+
+
+def test_the_smoke_gate_code_fails_the_job() -> None:
+    runs = [s for s in _all_steps() if "toolproof gate runs/smoke" in str(s.get("run", ""))]
+    assert len(runs) == 1 and "always()" in str(runs[0]["if"])
+    last = [s for s in _all_steps() if "steps.gate.outputs.code" in str(s.get("run", ""))]
+    assert last and "always()" in str(last[0]["if"]) and "exit" in str(last[0]["run"])
+
+
+def test_the_scaffolded_workflow_swallows_no_exit_code() -> None:
+    from toolproof.scaffold._templates import workflow
+
+    text = workflow("suites/support")
+    assert "|| true" not in text
+    steps = yaml.safe_load(text)["jobs"]["smoke"]["steps"]
+    gate = next(s for s in steps if "toolproof gate" in str(s.get("run", "")))
+    assert "always()" in gate["if"]

@@ -264,6 +264,7 @@ def _report(result: RunResult, quiet: bool, trust: Trust) -> None:
 
     console = Console()
     from toolproof.report import render_terminal, summary_json
+    from toolproof.report._escape import term_text
 
     for entry in result.manifest.targets:
         line = settings_line(entry.settings)
@@ -271,9 +272,9 @@ def _report(result: RunResult, quiet: bool, trust: Trust) -> None:
             console.print(f"{entry.spec} settings: {line}", markup=False, highlight=False)
 
     summaries = _summaries(result, trust)
-    render_terminal(summaries, console)
     _write_summary(result.run_dir, summary_json(summaries))
-    console.print(f"run folder: {result.run_dir}")
+    console.print(f"run folder: {term_text(str(result.run_dir))}")
+    render_terminal(summaries, console)  # ends with the headline and the verdict
 
 
 #: The settings worth showing in the report header, in this order, with their units.
@@ -315,13 +316,14 @@ def _summaries(result: RunResult, trust: Trust) -> dict[str, Any]:
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
-    import json
     import os
     import tempfile
 
+    from toolproof._jsontext import dumps
+
     fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".summary-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
+        fh.write(dumps(data, indent=2) + "\n")
     os.replace(tmp, run_dir / "summary.json")
 
 

@@ -30,6 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from toolproof._jsontext import dump_model
+from toolproof._secrets import redactor
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.providers._base import GENERATION_FIELDS
 from toolproof.types import Message, Response, Tool
@@ -76,7 +78,7 @@ class Fingerprinter:
             self._tools[id(request.tools)] = entry
         messages = _dumps(_messages_part(request.messages))
         blob = f'{{"head":{self._head},"tools":{entry[1]},"messages":{messages}}}'
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _dumps(data: Any) -> str:
@@ -128,11 +130,12 @@ class ResponseCache:
         """Store an answer atomically; a failure to cache never fails the run."""
         path = self._path(key, slot)
         entry = _Entry(key=key, slot=slot, request=exchange.request, response=exchange.response)
+        entry = redactor().model(entry)  # never a loaded API key on disk
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(entry.model_dump_json(exclude_none=True).encode())
+                fh.write(dump_model(entry, exclude_none=True).encode())
             os.replace(tmp, path)
         except OSError:
             return

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolproof._jsontext import dump_model
+from toolproof._secrets import redactor
 from toolproof.errors import SuiteError
 from toolproof.providers import ModelSettings
 from toolproof.types import Suite
@@ -85,7 +87,7 @@ class Manifest(BaseModel):
 
 def _sha(data: Any) -> str:
     blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def tools_fingerprint(suite: Suite) -> str:
@@ -108,7 +110,8 @@ def now_utc() -> datetime:
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Replace ``manifest.json`` atomically."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    data = manifest.model_dump_json(indent=2, exclude_none=True).encode() + b"\n"
+    manifest = redactor().model(manifest)  # never a loaded API key on disk
+    data = dump_model(manifest, indent=2, exclude_none=True).encode() + b"\n"
     fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".manifest-", suffix=".json")
     try:
         with os.fdopen(fd, "wb") as fh:

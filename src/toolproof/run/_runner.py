@@ -651,7 +651,7 @@ class _Session:
 
     def write(self, record: Record) -> None:
         assert self._writer is not None
-        self._writer.write(record)
+        record = self._writer.write(record)  # as written: loaded keys redacted
         self.records.append(record)
         self.observer.recorded(record)
 

@@ -158,6 +158,9 @@ class Summary(BaseModel):
     output_tokens: int
     cost_usd: float | None
     failures: list[FailureItem]
+    cached: int = Field(
+        default=0, description="Attempts whose answer came from the response cache, not a model."
+    )
     unsafe_calls: int = Field(
         default=0, description="Calls to guarded or destructive tools the contract did not ask for."
     )
@@ -188,30 +191,62 @@ def _group(
     return {k: _slice(groups[k]) for k in sorted(groups)}
 
 
+def _ratio(num: int, den: int) -> float:
+    """num / den, and 0 when den is 0 (scikit-learn's ``zero_division=0``)."""
+    return num / den if den else 0.0
+
+
+def _f1(tp: int, fp: int, fn: int) -> float:
+    return _ratio(2 * tp, 2 * tp + fp + fn)
+
+
+def decision_scores(truth: list[bool], pred: list[bool]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of "call" as the positive class.
+
+    The definitions of scikit-learn's ``precision_recall_fscore_support``
+    (binary, ``zero_division=0``), computed directly: no warning on a
+    small suite where every case expects a call.
+    """
+    tp = sum(t and p for t, p in zip(truth, pred, strict=True))
+    fp = sum(p and not t for t, p in zip(truth, pred, strict=True))
+    fn = sum(t and not p for t, p in zip(truth, pred, strict=True))
+    return _ratio(tp, tp + fp), _ratio(tp, tp + fn), _f1(tp, fp, fn)
+
+
+def confusion_scores(truth: list[str], pred: list[str]) -> tuple[list[str], list[list[int]], float]:
+    """Labels, confusion matrix (rows expected, columns called) and macro-F1 over the labels.
+
+    As scikit-learn's ``confusion_matrix`` and ``f1_score(average="macro",
+    zero_division=0)`` over every label seen, without its single-label warning.
+    """
+    labels = sorted(set(truth) | set(pred), key=lambda x: (x == NO_CALL, x))
+    index = {label: i for i, label in enumerate(labels)}
+    matrix = [[0] * len(labels) for _ in labels]
+    for t, p in zip(truth, pred, strict=True):
+        matrix[index[t]][index[p]] += 1
+    f1s = []
+    for i in range(len(labels)):
+        tp = matrix[i][i]
+        fn = sum(matrix[i]) - tp
+        fp = sum(row[i] for row in matrix) - tp
+        f1s.append(_f1(tp, fp, fn))
+    return labels, matrix, sum(f1s) / len(f1s)
+
+
 def _decision(verdicts: list[Verdict]) -> Decision:
     if not verdicts:
         return Decision(precision=None, recall=None, f1=None)
-    from sklearn.metrics import precision_recall_fscore_support
-
     truth = [v.kind is Kind.call for v in verdicts]
     pred = [bool(v.actual_tools) for v in verdicts]
-    p, r, f, _ = precision_recall_fscore_support(
-        truth, pred, labels=[False, True], average="binary", pos_label=True, zero_division=0
-    )
-    return Decision(precision=float(p), recall=float(r), f1=float(f))
+    p, r, f = decision_scores(truth, pred)
+    return Decision(precision=p, recall=r, f1=f)
 
 
 def _confusion(verdicts: list[Verdict]) -> tuple[Confusion, float | None]:
     pairs = [p for v in verdicts for p in v.pairs if p[0] != "(any)"]
     if not pairs:
         return Confusion(labels=[], matrix=[]), None
-    from sklearn.metrics import confusion_matrix, f1_score
-
-    truth = [e for e, _ in pairs]
-    pred = [a for _, a in pairs]
-    labels = sorted(set(truth) | set(pred), key=lambda x: (x == NO_CALL, x))
-    matrix = confusion_matrix(truth, pred, labels=labels).tolist()
-    macro = float(f1_score(truth, pred, labels=labels, average="macro", zero_division=0))
+    labels, matrix, macro = confusion_scores([e for e, _ in pairs], [a for _, a in pairs])
     return Confusion(labels=labels, matrix=matrix), macro
 
 
@@ -294,6 +329,7 @@ def summarize(
         output_tokens=sum(u.output_tokens or 0 for u in usage),
         cost_usd=sum(costs) if costs else None,
         failures=failures,
+        cached=sum(1 for r in records if r.cached),
         unsafe_calls=sum(v.unsafe_calls for v in verdicts),
         stability=stability(verdicts, k),
         per_success=per_success_costs(records, sum(v.passed for v in verdicts)),
