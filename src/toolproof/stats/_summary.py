@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -191,46 +193,34 @@ def _group(
     return {k: _slice(groups[k]) for k in sorted(groups)}
 
 
-def _ratio(num: int, den: int) -> float:
-    """num / den, and 0 when den is 0 (scikit-learn's ``zero_division=0``)."""
-    return num / den if den else 0.0
-
-
-def _f1(tp: int, fp: int, fn: int) -> float:
-    return _ratio(2 * tp, 2 * tp + fp + fn)
-
-
 def decision_scores(truth: list[bool], pred: list[bool]) -> tuple[float, float, float]:
-    """Precision, recall and F1 of "call" as the positive class.
+    """Precision, recall and F1 of "call" as the positive class (scikit-learn, zero_division=0)."""
+    from sklearn.metrics import precision_recall_fscore_support
 
-    The definitions of scikit-learn's ``precision_recall_fscore_support``
-    (binary, ``zero_division=0``), computed directly: no warning on a
-    small suite where every case expects a call.
-    """
-    tp = sum(t and p for t, p in zip(truth, pred, strict=True))
-    fp = sum(p and not t for t, p in zip(truth, pred, strict=True))
-    fn = sum(t and not p for t, p in zip(truth, pred, strict=True))
-    return _ratio(tp, tp + fp), _ratio(tp, tp + fn), _f1(tp, fp, fn)
+    with _quiet_single_label():
+        p, r, f, _ = precision_recall_fscore_support(
+            truth, pred, labels=[False, True], average="binary", pos_label=True, zero_division=0
+        )
+    return float(p), float(r), float(f)
 
 
 def confusion_scores(truth: list[str], pred: list[str]) -> tuple[list[str], list[list[int]], float]:
-    """Labels, confusion matrix (rows expected, columns called) and macro-F1 over the labels.
+    """Labels, confusion matrix (rows expected, columns called) and macro-F1 (scikit-learn)."""
+    from sklearn.metrics import confusion_matrix, f1_score
 
-    As scikit-learn's ``confusion_matrix`` and ``f1_score(average="macro",
-    zero_division=0)`` over every label seen, without its single-label warning.
-    """
     labels = sorted(set(truth) | set(pred), key=lambda x: (x == NO_CALL, x))
-    index = {label: i for i, label in enumerate(labels)}
-    matrix = [[0] * len(labels) for _ in labels]
-    for t, p in zip(truth, pred, strict=True):
-        matrix[index[t]][index[p]] += 1
-    f1s = []
-    for i in range(len(labels)):
-        tp = matrix[i][i]
-        fn = sum(matrix[i]) - tp
-        fp = sum(row[i] for row in matrix) - tp
-        f1s.append(_f1(tp, fp, fn))
-    return labels, matrix, sum(f1s) / len(f1s)
+    with _quiet_single_label():
+        matrix = confusion_matrix(truth, pred, labels=labels).tolist()
+        macro = float(f1_score(truth, pred, labels=labels, average="macro", zero_division=0))
+    return labels, matrix, macro
+
+
+@contextlib.contextmanager
+def _quiet_single_label() -> Iterator[None]:
+    """scikit-learn warns when a small suite has one label only; the figures are still right."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*single label", category=UserWarning)
+        yield
 
 
 def _decision(verdicts: list[Verdict]) -> Decision:
