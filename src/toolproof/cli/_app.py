@@ -37,11 +37,12 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _run
+    from toolproof.cli import _core, _gate, _report, _run
 
     _core.register(app)
     _run.register(app)
     _gate.register(app)
+    _report.register(app)
 
 
 _register()

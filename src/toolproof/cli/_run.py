@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
+    from toolproof.evaluate import Evaluation
     from toolproof.run import RunOptions, RunResult, Target
     from toolproof.types import Suite
 
@@ -92,6 +93,9 @@ def run_command(
         0, "--max-infra-errors", min=0, help="Attempts allowed to end without a model answer."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write the self-contained HTML report here."
+    ),
 ) -> None:
     from toolproof.errors import UserError
 
@@ -122,7 +126,7 @@ def run_command(
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
-    _report(result, quiet)
+    _report(result, quiet, html)
     _exit_code(result, max_infra_errors)
 
 
@@ -231,24 +235,36 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     return result
 
 
-def _report(result: RunResult, quiet: bool) -> None:
+def _report(result: RunResult, quiet: bool, html: Path | None = None) -> None:
     from rich.console import Console
 
     console = Console()
     from toolproof.report import render_terminal, summary_json
 
-    summaries = _summaries(result)
+    ev = _evaluation(result)
+    summaries = ev.summaries
     render_terminal(summaries, console)
     _write_summary(result.run_dir, summary_json(summaries))
     console.print(f"run folder: {result.run_dir}")
+    if html is not None:
+        from toolproof.cli._report import write_html
+        from toolproof.gate import run_gate
+
+        size = write_html(html, ev, run_gate(ev))
+        console.print(f"HTML report: {html} ({size:,} bytes)")
 
 
-def _summaries(result: RunResult) -> dict[str, Any]:
+def _evaluation(result: RunResult) -> Evaluation:
     from toolproof.evaluate import evaluate
 
     order = [entry.spec for entry in result.manifest.targets]
-    ev = evaluate(result.suite, result.records, manifest=result.manifest, targets=order)
-    return ev.summaries
+    return evaluate(
+        result.suite,
+        result.records,
+        manifest=result.manifest,
+        targets=order,
+        source=result.run_dir / "records.jsonl",
+    )
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:

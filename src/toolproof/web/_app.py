@@ -1,0 +1,213 @@
+"""The viewer's HTTP side: aiohttp, GET only, server-side templates with autoescaping."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+from toolproof.errors import UserError
+from toolproof.report import render_page
+from toolproof.report._html import assets
+from toolproof.report._htmlview import attempt_view, entry
+from toolproof.web._index import RunCache, RunIndex
+from toolproof.web._pages import FILTERS, filter_entries, paginate, run_diff, trend
+from toolproof.web._source import FolderSource, RunSource
+
+PACKAGES = ("toolproof.web",)
+CACHE: web.AppKey[RunCache] = web.AppKey("cache", RunCache)
+PAGE_SIZE: web.AppKey[int] = web.AppKey("page_size", int)
+ATTEMPTS_PER_PAGE = 20
+DIFF_ROWS_PER_PAGE = 200
+T = TypeVar("T")
+
+
+def _page(template: str, status: int = 200, **context: Any) -> web.Response:
+    text = render_page(template, PACKAGES, **context)
+    return web.Response(text=text, content_type="text/html", charset="utf-8", status=status)
+
+
+def _error(status: int, message: str) -> web.Response:
+    return _page("error.html", status=status, status_code=status, message=message)
+
+
+def _int(request: web.Request, name: str, default: int) -> int:
+    try:
+        return int(request.query.get(name, default))
+    except ValueError:
+        return default
+
+
+async def _blocking(fn: Callable[[], T]) -> T:
+    return await asyncio.get_running_loop().run_in_executor(None, fn)
+
+
+async def _open(request: web.Request, run_id: str) -> RunIndex | web.Response:
+    cache = request.app[CACHE]
+    try:
+        return await _blocking(lambda: cache.get(run_id))
+    except KeyError:
+        return _error(404, f"no run '{run_id}'")
+    except UserError as exc:
+        return _error(422, str(exc))
+
+
+async def runs_list(request: web.Request) -> web.Response:
+    cache = request.app[CACHE]
+    infos = await _blocking(cache.source.runs)
+    rows = [(info, cache.peek(info)) for info in infos]
+    series = sorted(
+        {(i.suite, t) for i, idx in rows if not isinstance(idx, str | None)
+         for t in idx.light.targets}
+    )
+    return _page("runs.html", rows=rows, series=series)
+
+
+async def run_page(request: web.Request) -> web.Response:
+    index = await _open(request, request.query.get("id", ""))
+    if isinstance(index, web.Response):
+        return index
+    params = {k: request.query.get(k, "") for k in FILTERS}
+    chosen = filter_entries(index.view, params)
+    page = paginate(chosen, _int(request, "page", 1), request.app[PAGE_SIZE])
+    return _page("run.html", index=index, view=index.view, page=page, params=params)
+
+
+async def case_page(request: web.Request) -> web.Response:
+    index = await _open(request, request.query.get("run", ""))
+    if isinstance(index, web.Response):
+        return index
+    case_id, target = request.query.get("id", ""), request.query.get("target", "")
+    case = index.cases.get(case_id)
+    row = next(
+        (e for e in index.view.entries if e.case_id == case_id and e.target == target), None
+    )
+    if case is None or row is None:
+        return _error(404, f"no case '{case_id}' for target '{target}' in this run")
+    keys = sorted((k for k in index.offsets if k[0] == case_id and k[1] == target),
+                  key=lambda k: k[2])
+    page = paginate(keys, _int(request, "page", 1), ATTEMPTS_PER_PAGE)
+
+    def load() -> Any:
+        records = [index.record(k) for k in page.items]
+        found = [r for r in records if r is not None]
+        verdicts = [index.verdicts.get((r.case_id, target, r.attempt)) for r in found]
+        shown = entry(case, target, found, verdicts, row.pass_hat_k, details=False)
+        shown.details = [attempt_view(r, v) for r, v in zip(found, verdicts, strict=True)]
+        return shown
+
+    shown = await _blocking(load)
+    return _page("case.html", index=index, row=row, shown=shown, page=page)
+
+
+async def diff_page(request: web.Request) -> web.Response:
+    a_id, b_id = request.query.get("a", ""), request.query.get("b", "")
+    a = await _open(request, a_id)
+    if isinstance(a, web.Response):
+        return a
+    b = await _open(request, b_id)
+    if isinstance(b, web.Response):
+        return b
+    try:
+        diff = await _blocking(lambda: run_diff(a, b))
+    except UserError as exc:
+        return _error(422, str(exc))
+    pages = {
+        t.comparison.target: paginate(t.rows, _int(request, "page", 1), DIFF_ROWS_PER_PAGE)
+        for t in diff.targets
+    }
+    return _page("diff.html", diff=diff, pages=pages)
+
+
+async def trends_page(request: web.Request) -> web.Response:
+    suite, target = request.query.get("suite", ""), request.query.get("target", "")
+    n = max(2, min(_int(request, "n", 30), 500))
+    cache = request.app[CACHE]
+
+    def load() -> list[RunIndex]:
+        out = []
+        for info in cache.source.runs():
+            if info.suite != suite or (info.targets and target not in info.targets):
+                continue
+            try:
+                idx = cache.get(info.run_id)
+            except (KeyError, UserError):
+                continue
+            if target in idx.light.targets:
+                out.append(idx)
+            if len(out) >= n:
+                break
+        return list(reversed(out))
+
+    runs = await _blocking(load)
+    if not runs:
+        return _error(404, f"no runs of suite '{suite}' with target '{target}'")
+    return _page("trends.html", trend=trend(runs, suite, target), n=n)
+
+
+@web.middleware
+async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
+    response: web.StreamResponse = await handler(request)
+    response.headers["Content-Security-Policy"] = assets()[2] + "; frame-ancestors 'none'"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def make_app(source: RunSource, *, page_size: int = 50) -> web.Application:
+    """The viewer as an aiohttp application (GET routes only: it changes nothing)."""
+    app = web.Application(middlewares=[_headers])
+    app[CACHE] = RunCache(source)
+    app[PAGE_SIZE] = page_size
+    app.router.add_get("/", runs_list)
+    app.router.add_get("/run", run_page)
+    app.router.add_get("/case", case_page)
+    app.router.add_get("/diff", diff_page)
+    app.router.add_get("/trends", trends_page)
+    return app
+
+
+def serve(
+    runs: str | Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    page_size: int = 50,
+    suite: str | Path | None = None,
+    warm: bool = True,
+) -> None:
+    """Serve the run folders under ``runs`` until interrupted; prints the URL."""
+    app = make_app(FolderSource(runs, suite), page_size=page_size)
+    if warm:
+        cache = app[CACHE]
+        threading.Thread(target=lambda: list(cache.warm()), daemon=True).start()
+
+    def ready(url: str) -> None:
+        print(f"toolproof view: {url}  (runs from {runs}; Ctrl-C to stop)", flush=True)
+
+    asyncio.run(_serve(app, host, port, ready))
+
+
+async def _serve(app: web.Application, host: str, port: int, ready: Callable[[str], None]) -> None:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    server: Any = site._server
+    sockets = list(getattr(server, "sockets", None) or [])
+    bound = sockets[0].getsockname()[1] if sockets else port
+    shown = f"[{host}]" if ":" in host else host
+    ready(f"http://{shown}:{bound}/")
+    try:
+        await asyncio.Event().wait()
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        pass
+    finally:
+        await runner.cleanup()
+        print("stopped", file=sys.stderr)
