@@ -16,6 +16,7 @@ from toolproof.gate import compare_runs, run_gate
 from toolproof.report import html_report, run_view
 from toolproof.suite import load_suite
 
+
 def _no_script_ran(w: Watched) -> None:
     page = w.page
     assert w.dialogs == [], f"a payload ran: {w.dialogs}"

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from toolproof.stats import RATE_NAMES, Rate, Summary
@@ -193,10 +194,21 @@ class CaseEntry:
     errors: int
     failures: list[str]
     pass_hat_k: float | None
-    prompt: str = ""
-    contract: str = ""
-    reason: str | None = None
+    case: Case | None = field(default=None, repr=False, compare=False)
     details: list[AttemptView] = field(default_factory=list)
+
+    @cached_property
+    def prompt(self) -> str:
+        return case_prompt(self.case) if self.case is not None else ""
+
+    @cached_property
+    def contract(self) -> str:
+        """The expectation as YAML (rendered when first shown: a page shows few)."""
+        return contract_text(self.case) if self.case is not None else ""
+
+    @property
+    def reason(self) -> str | None:
+        return self.case.reason if self.case is not None else None
 
     @property
     def status(self) -> str:
@@ -394,6 +406,14 @@ def _call_text(name: str, raw: str | None, args: Any) -> str:
 SHARED_MIN = 400
 
 
+def _recurring(texts: Iterable[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    for text in texts:
+        if len(text) >= SHARED_MIN:
+            seen[text] = seen.get(text, 0) + 1
+    return [t for t, n in seen.items() if n > 1]
+
+
 @dataclass
 class SharedParts:
     """Large request parts that recur across attempts (the tool list, the system
@@ -403,24 +423,19 @@ class SharedParts:
     blocks: dict[str, str] = field(default_factory=dict)
     """Pretty JSON of a part -> its label (R1, R2, ...)."""
 
-    @staticmethod
-    def _parts(request: Any) -> Iterable[Any]:
-        if not isinstance(request, dict):
-            return
-        for value in request.values():
-            yield value
-            if isinstance(value, list):
-                yield from value
-
     @classmethod
     def of(cls, records: Iterable[Record]) -> SharedParts:
-        seen: dict[str, int] = {}
-        for r in records:
-            for part in cls._parts(r.request):
-                text = _json(part)
-                if len(text) >= SHARED_MIN:
-                    seen[text] = seen.get(text, 0) + 1
-        labels = [t for t, n in seen.items() if n > 1]
+        """Whole values of a request that recur; else, elements of its lists that recur."""
+        requests = [r.request for r in records if isinstance(r.request, dict)]
+        whole = _recurring(_json(v) for req in requests for v in req.values())
+        parts = _recurring(
+            _json(item)
+            for req in requests
+            for v in req.values()
+            if isinstance(v, list) and _json(v) not in whole
+            for item in v
+        )
+        labels = [*whole, *(t for t in parts if t not in whole)]
         return cls({t: f"R{i}" for i, t in enumerate(labels, 1)})
 
     def ref(self, label: str) -> str:
@@ -511,7 +526,6 @@ def entries(
     cases = {c.id: c for c in ev.suite.cases}
     order = {c.id: i for i, c in enumerate(ev.suite.cases)}
     out: list[CaseEntry] = []
-    texts: dict[str, tuple[str, str]] = {}
     for t in ev.targets.values():
         verdicts = {(v.case_id, v.attempt): v for v in t.verdicts}
         phk = {c.case_id: c.pass_hat_k for c in (t.summary.stability.per_case
@@ -522,12 +536,9 @@ def entries(
         for cid in sorted(by_case, key=lambda c: order.get(c, 1 << 30)):
             recs = sorted(by_case[cid], key=lambda r: r.attempt)
             vs = [verdicts.get((cid, r.attempt)) for r in recs]
-            case = cases[cid]
-            if cid not in texts:
-                texts[cid] = (case_prompt(case), contract_text(case))
             out.append(
-                entry(case, t.target, recs, vs, phk.get(cid), details=details, shared=shared,
-                      texts=texts[cid])
+                entry(cases[cid], t.target, recs, vs, phk.get(cid), details=details,
+                      shared=shared)
             )
     return out
 
@@ -541,11 +552,9 @@ def entry(
     *,
     details: bool,
     shared: SharedParts | None = None,
-    texts: tuple[str, str] | None = None,
 ) -> CaseEntry:
     scored = [v for v in verdicts if v is not None]
     failures = sorted({v.failure.value for v in scored if v.failure is not None})
-    text = texts if texts is not None else (case_prompt(case), contract_text(case))
     e = CaseEntry(
         case_id=case.id,
         target=target,
@@ -557,9 +566,7 @@ def entry(
         errors=len(records) - len(scored),
         failures=failures,
         pass_hat_k=pass_hat_k,
-        prompt=text[0],
-        contract=text[1],
-        reason=case.reason,
+        case=case,
     )
     if details:
         e.details = [attempt_view(r, v, shared) for r, v in zip(records, verdicts, strict=True)]

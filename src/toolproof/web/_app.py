@@ -16,12 +16,14 @@ from toolproof.report import render_page
 from toolproof.report._html import assets
 from toolproof.report._htmlview import attempt_view, entry
 from toolproof.web._index import RunCache, RunIndex
-from toolproof.web._pages import FILTERS, filter_entries, paginate, run_diff, trend
+from toolproof.web._pages import FILTERS, RunDiff, filter_entries, paginate, run_diff, trend
 from toolproof.web._source import FolderSource, RunSource
 
 PACKAGES = ("toolproof.web",)
 CACHE: web.AppKey[RunCache] = web.AppKey("cache", RunCache)
 PAGE_SIZE: web.AppKey[int] = web.AppKey("page_size", int)
+DIFFS: web.AppKey[dict[Any, RunDiff]] = web.AppKey("diffs", dict)
+KEEP_DIFFS = 16
 ATTEMPTS_PER_PAGE = 20
 DIFF_ROWS_PER_PAGE = 200
 T = TypeVar("T")
@@ -113,10 +115,17 @@ async def diff_page(request: web.Request) -> web.Response:
     b = await _open(request, b_id)
     if isinstance(b, web.Response):
         return b
-    try:
-        diff = await _blocking(lambda: run_diff(a, b))
-    except UserError as exc:
-        return _error(422, str(exc))
+    diffs = request.app[DIFFS]
+    key = (a.info.run_id, a.info.version, b.info.run_id, b.info.version)
+    if key not in diffs:
+        try:
+            made = await _blocking(lambda: run_diff(a, b))
+        except UserError as exc:
+            return _error(422, str(exc))
+        while len(diffs) >= KEEP_DIFFS:
+            diffs.pop(next(iter(diffs)))
+        diffs[key] = made
+    diff = diffs[key]
     pages = {
         t.comparison.target: paginate(t.rows, _int(request, "page", 1), DIFF_ROWS_PER_PAGE)
         for t in diff.targets
@@ -165,6 +174,7 @@ def make_app(source: RunSource, *, page_size: int = 50) -> web.Application:
     app = web.Application(middlewares=[_headers])
     app[CACHE] = RunCache(source)
     app[PAGE_SIZE] = page_size
+    app[DIFFS] = {}
     app.router.add_get("/", runs_list)
     app.router.add_get("/run", run_page)
     app.router.add_get("/case", case_page)

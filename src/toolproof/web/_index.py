@@ -77,11 +77,16 @@ def _offsets(path: Path) -> dict[Key, int]:
 
 
 def _light(ev: Evaluation) -> Evaluation:
+    """Verdicts and summaries kept; of the records, one key per case (its last attempt),
+    which is what comparing runs reads of them (the case set and the repeats)."""
     targets = {}
     for name, t in ev.targets.items():
+        last: dict[str, int] = {}
+        for r in t.records:
+            last[r.case_id] = max(r.attempt, last.get(r.case_id, 0))
         stubs = [
-            Record.model_construct(case_id=r.case_id, target=r.target, attempt=r.attempt)
-            for r in t.records
+            Record.model_construct(case_id=cid, target=name, attempt=attempt)
+            for cid, attempt in last.items()
         ]
         targets[name] = TargetEvaluation(name, stubs, t.verdicts, t.summary)
     return Evaluation(
