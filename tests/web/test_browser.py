@@ -124,7 +124,8 @@ def test_viewer_runs_list_run_page_filters_and_case(
     page: Watched, viewer: Served, runs_dir: Path, shots: Path | None
 ) -> None:
     p = page.page
-    p.goto(viewer.url + "/run?id=support-a")  # opens the run
+    for run_id in ("support-a", "support-b", "support-c", "xss"):
+        p.goto(viewer.url + f"/run?id={run_id}")  # opens the run: its figures are listed
     p.goto(viewer.url + "/")
     runs = p.locator("table.runs")
     for run_id in ("support-a", "support-b", "support-c", "xss"):

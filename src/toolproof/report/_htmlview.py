@@ -32,6 +32,8 @@ LABELS = {
     "schema_adherence": "schema adherence",
     "no_call_accuracy": "no-call accuracy",
     "reply": "reply",
+    "pass_at_k": "pass@k",
+    "pass_hat_k": "pass^k",
 }
 HEADLINE = "strict_pass"
 
@@ -176,6 +178,8 @@ class AttemptView:
     transcript: list[MessageView]
     request: str
     response: str
+    response_raw: bool
+    """False: no provider payload was recorded, and ``response`` is the normalised one."""
     error: str | None
     latency_ms: float | None
 
@@ -493,6 +497,7 @@ def attempt_view(
         transcript=transcript,
         request=shared.render(record.request) if shared else _json(record.request),
         response=_json(raw),
+        response_raw=resp is not None and resp.raw is not None,
         error=f"{err.kind}: {err.message}" if err is not None else None,
         latency_ms=record.latency_ms if record.latency_ms is not None else (
             resp.latency_ms if resp else None

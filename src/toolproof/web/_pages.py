@@ -169,11 +169,11 @@ class Trend:
 
 
 def _chart(label: str, points: list[tuple[str, RateView]], width: int = 560) -> Chart:
-    height, pad = 140, 10
+    height, pad, left = 140, 10, 44
     n = len(points)
 
     def x(i: int) -> float:
-        return pad + (width - 2 * pad) * (i / (n - 1) if n > 1 else 0.5)
+        return left + (width - left - pad) * (i / (n - 1) if n > 1 else 0.5)
 
     def y(v: float) -> float:
         return pad + (height - 2 * pad) * (1 - v)
