@@ -41,12 +41,14 @@ async def test_unknown_things_are_404(client: TestClient) -> None:  # type: igno
                  "/diff?a=support-a&b=nope", "/trends?suite=nope&target=x", "/missing"):
         resp = await client.get(path)
         assert resp.status == 404, path
+        assert "default-src 'none'" in resp.headers["Content-Security-Policy"]
 
 
 async def test_the_viewer_is_read_only(client: TestClient) -> None:  # type: ignore[type-arg]
     for method in ("POST", "PUT", "DELETE", "PATCH"):
         resp = await client.request(method, "/run?id=support-a")
         assert resp.status == 405, method
+        assert resp.headers["Allow"] == "GET, HEAD"
 
 
 async def test_a_broken_run_is_shown_as_an_error_not_a_crash(tmp_path: Path) -> None:
@@ -93,3 +95,19 @@ async def test_warm_opens_every_run(runs_dir: Path) -> None:
     assert sorted(cache.warm()) == ["support-a", "support-b", "support-c", "xss"]
     for info in cache.source.runs():
         assert cache.peek(info) is not None
+
+
+async def test_a_folder_of_records_alone_needs_the_suite(tmp_path: Path) -> None:
+    from tests.web.runs import SUPPORT
+
+    (tmp_path / "bare").mkdir()
+    shutil.copy(SUPPORT / "records.jsonl", tmp_path / "bare" / "records.jsonl")
+    async with TestClient(TestServer(make_app(FolderSource(tmp_path)), host="127.0.0.1")) as c:
+        resp = await c.get("/run?id=bare")
+        assert resp.status == 422
+        assert "give the suite with --suite" in await resp.text()
+    app = make_app(FolderSource(tmp_path, suite=SUPPORT))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as c:
+        resp = await c.get("/run?id=bare")
+        assert resp.status == 200
+        assert "77.3% (58/75)" in await resp.text()

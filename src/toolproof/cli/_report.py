@@ -70,6 +70,9 @@ def view(
         "it sees every raw exchange)."
     ),
     page_size: int = typer.Option(50, "--page-size", min=1, max=1000, help="Cases per page."),
+    suite: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--suite", "-s", help="Suite of runs whose manifest names none, or one not found."
+    ),
 ) -> None:
     from toolproof.errors import UserError
     from toolproof.web import serve
@@ -82,7 +85,7 @@ def view(
             "with raw requests and responses; there is no login",
             file=sys.stderr,
         )
-    serve(runs, host=host, port=port, page_size=page_size)
+    serve(runs, host=host, port=port, page_size=page_size, suite=suite)
 
 
 def register(app: typer.Typer) -> None:

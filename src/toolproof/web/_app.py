@@ -161,7 +161,15 @@ async def trends_page(request: web.Request) -> web.Response:
 
 @web.middleware
 async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
-    response: web.StreamResponse = await handler(request)
+    response: web.StreamResponse
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:  # no such route, or not a GET
+        if exc.status < 400:
+            raise
+        response = _error(exc.status, exc.reason)
+        if exc.status == 405:
+            response.headers["Allow"] = "GET, HEAD"
     response.headers["Content-Security-Policy"] = assets()[2] + "; frame-ancestors 'none'"
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"
