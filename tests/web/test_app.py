@@ -6,6 +6,7 @@ import json
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
@@ -109,5 +110,42 @@ async def test_a_folder_of_records_alone_needs_the_suite(tmp_path: Path) -> None
     app = make_app(FolderSource(tmp_path, suite=SUPPORT))
     async with TestClient(TestServer(app, host="127.0.0.1")) as c:
         resp = await c.get("/run?id=bare")
+        assert resp.status == 200
+        assert "77.3% (58/75)" in await resp.text()
+
+
+class _Slow(FolderSource):
+    """Run folders whose opening takes a while (a large run)."""
+
+    def __init__(self, root: Path, release: Any) -> None:
+        super().__init__(root)
+        self.release = release
+
+    def evaluation(self, run_id: str) -> Any:
+        self.release.wait(10)
+        return super().evaluation(run_id)
+
+
+async def test_a_run_still_opening_answers_at_once_with_a_page_that_reloads(
+    runs_dir: Path,
+) -> None:
+    import asyncio
+    import threading
+
+    release = threading.Event()
+    app = make_app(_Slow(runs_dir, release), open_wait=0.05)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as c:
+        first = await c.get("/run?id=support-a")
+        assert first.status == 202
+        text = await first.text()
+        assert '<meta http-equiv="refresh" content="2">' in text and "Opening support-a" in text
+        again = await c.get("/run?id=support-a")  # still opening: no second opening starts
+        assert again.status == 202
+        release.set()
+        for _ in range(100):
+            resp = await c.get("/run?id=support-a")
+            if resp.status == 200:
+                break
+            await asyncio.sleep(0.1)
         assert resp.status == 200
         assert "77.3% (58/75)" in await resp.text()

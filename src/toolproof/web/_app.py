@@ -22,8 +22,11 @@ from toolproof.web._source import FolderSource, RunSource
 PACKAGES = ("toolproof.web",)
 CACHE: web.AppKey[RunCache] = web.AppKey("cache", RunCache)
 PAGE_SIZE: web.AppKey[int] = web.AppKey("page_size", int)
+OPEN_WAIT: web.AppKey[float] = web.AppKey("open_wait", float)
 DIFFS: web.AppKey[dict[Any, RunDiff]] = web.AppKey("diffs", dict)
 KEEP_DIFFS = 16
+#: Seconds `toolproof view` lets a page wait for a run being opened.
+OPENING_WAIT = 0.8
 ATTEMPTS_PER_PAGE = 20
 DIFF_ROWS_PER_PAGE = 200
 T = TypeVar("T")
@@ -50,9 +53,19 @@ async def _blocking(fn: Callable[[], T]) -> T:
 
 
 async def _open(request: web.Request, run_id: str) -> RunIndex | web.Response:
+    """The opened run; or, while a large run is still being graded, a page that reloads."""
     cache = request.app[CACHE]
+    wait = request.app[OPEN_WAIT]
+    if wait > 0 and cache.opening(run_id):
+        return _page("opening.html", status=202, run_id=run_id)
+    future = asyncio.get_running_loop().run_in_executor(None, lambda: cache.get(run_id))
+    future.add_done_callback(lambda f: f.cancelled() or f.exception())
     try:
-        return await _blocking(lambda: cache.get(run_id))
+        if wait > 0:
+            return await asyncio.wait_for(asyncio.shield(future), wait)
+        return await future
+    except TimeoutError:
+        return _page("opening.html", status=202, run_id=run_id)
     except KeyError:
         return _error(404, f"no run '{run_id}'")
     except UserError as exc:
@@ -177,11 +190,16 @@ async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
     return response
 
 
-def make_app(source: RunSource, *, page_size: int = 50) -> web.Application:
-    """The viewer as an aiohttp application (GET routes only: it changes nothing)."""
+def make_app(source: RunSource, *, page_size: int = 50, open_wait: float = 0) -> web.Application:
+    """The viewer as an aiohttp application (GET routes only: it changes nothing).
+
+    ``open_wait``: seconds a page waits for a run being opened (graded) before it
+    answers with a page that reloads itself; 0 waits as long as it takes.
+    """
     app = web.Application(middlewares=[_headers])
     app[CACHE] = RunCache(source)
     app[PAGE_SIZE] = page_size
+    app[OPEN_WAIT] = open_wait
     app[DIFFS] = {}
     app.router.add_get("/", runs_list)
     app.router.add_get("/run", run_page)
@@ -201,7 +219,7 @@ def serve(
     warm: bool = True,
 ) -> None:
     """Serve the run folders under ``runs`` until interrupted; prints the URL."""
-    app = make_app(FolderSource(runs, suite), page_size=page_size)
+    app = make_app(FolderSource(runs, suite), page_size=page_size, open_wait=OPENING_WAIT)
     if warm:
         cache = app[CACHE]
         threading.Thread(target=lambda: list(cache.warm()), daemon=True).start()

@@ -143,6 +143,11 @@ class RunCache:
             return None
         return slot.index if slot.index is not None else slot.error
 
+    def opening(self, run_id: str) -> bool:
+        """Whether the run is being opened right now (by a request or the warm-up)."""
+        slot = self._slots.get(run_id)
+        return slot is not None and slot.lock.locked()
+
     def get(self, run_id: str) -> RunIndex:
         """Open a run (once; concurrent callers wait for the same opening).
 
