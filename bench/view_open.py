@@ -4,8 +4,9 @@ The run is generated: the example suite's 21 single-step cases of
 cases/extra.jsonl cloned into 5,000 cases, two targets, ten attempts each
 (2 x 5,000 x 10 = 100,000 records), the answers taken from the suite's two
 recorded demo models and mixed over attempts so that some cases are flaky.
-The viewer serves the run folder on 127.0.0.1 and pages are fetched over
-HTTP, as a browser would (the time to the last byte of the HTML).
+The viewer serves the run folder on 127.0.0.1, set up as `toolproof view`
+sets it up, and pages are fetched over HTTP, as a browser would (the time to
+the last byte of the HTML).
 
 Printed:
 - the run page asked for while the run is being opened (it answers with a page
@@ -118,8 +119,7 @@ class Server:
             await self.runner.setup()
             site = web.TCPSite(self.runner, "127.0.0.1", 0)
             await site.start()
-            server: Any = site._server
-            self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+            self.url = f"http://127.0.0.1:{self.runner.addresses[0][1]}"
             ready.set()
 
         def main() -> None:
@@ -158,7 +158,7 @@ def main() -> None:
         size_mb = (run / "records.jsonl").stat().st_size / 1e6
         print(f"run: {n:,} attempts ({cases:,} cases x {len(TARGETS)} targets x {attempts}), "
               f"{size_mb:.1f} MB of records")
-        app = make_app(FolderSource(run.parent), page_size=50, open_wait=OPENING_WAIT)
+        app = make_app(FolderSource(run.parent), page_size=50, open_wait=OPENING_WAIT, freeze_gc=True)
         server = Server(app)
         cache = app[CACHE]
         base = f"{server.url}/run?id={run.name}"

@@ -45,8 +45,7 @@ class Served:
             await self.runner.setup()
             site = web.TCPSite(self.runner, "127.0.0.1", 0)
             await site.start()
-            server: Any = site._server
-            self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+            self.url = f"http://127.0.0.1:{self.runner.addresses[0][1]}"
             started.set()
 
         def main() -> None:

@@ -13,20 +13,22 @@ from aiohttp import web
 
 from toolproof.errors import UserError
 from toolproof.report import render_page
-from toolproof.report._html import assets
+from toolproof.report._html import assets, environment
 from toolproof.report._htmlview import attempt_view, entry
 from toolproof.web._index import RunCache, RunIndex
 from toolproof.web._pages import FILTERS, RunDiff, filter_entries, paginate, run_diff, trend
 from toolproof.web._source import FolderSource, RunSource
 
 PACKAGES = ("toolproof.web",)
+TEMPLATES = ("runs.html", "run.html", "case.html", "diff.html", "trends.html", "opening.html",
+             "error.html")
 CACHE: web.AppKey[RunCache] = web.AppKey("cache", RunCache)
 PAGE_SIZE: web.AppKey[int] = web.AppKey("page_size", int)
 OPEN_WAIT: web.AppKey[float] = web.AppKey("open_wait", float)
 DIFFS: web.AppKey[dict[Any, RunDiff]] = web.AppKey("diffs", dict)
 KEEP_DIFFS = 16
 #: Seconds `toolproof view` lets a page wait for a run being opened.
-OPENING_WAIT = 0.8
+OPENING_WAIT = 0.3
 ATTEMPTS_PER_PAGE = 20
 DIFF_ROWS_PER_PAGE = 200
 T = TypeVar("T")
@@ -190,14 +192,20 @@ async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
     return response
 
 
-def make_app(source: RunSource, *, page_size: int = 50, open_wait: float = 0) -> web.Application:
+def make_app(
+    source: RunSource, *, page_size: int = 50, open_wait: float = 0, freeze_gc: bool = False
+) -> web.Application:
     """The viewer as an aiohttp application (GET routes only: it changes nothing).
 
     ``open_wait``: seconds a page waits for a run being opened (graded) before it
     answers with a page that reloads itself; 0 waits as long as it takes.
+    ``freeze_gc``: see :class:`RunCache` (``toolproof view`` sets it).
     """
+    env = environment(PACKAGES)
+    for name in TEMPLATES:  # compiled now, not on a first request
+        env.get_template(name)
     app = web.Application(middlewares=[_headers])
-    app[CACHE] = RunCache(source)
+    app[CACHE] = RunCache(source, freeze_gc=freeze_gc)
     app[PAGE_SIZE] = page_size
     app[OPEN_WAIT] = open_wait
     app[DIFFS] = {}
@@ -219,7 +227,9 @@ def serve(
     warm: bool = True,
 ) -> None:
     """Serve the run folders under ``runs`` until interrupted; prints the URL."""
-    app = make_app(FolderSource(runs, suite), page_size=page_size, open_wait=OPENING_WAIT)
+    app = make_app(
+        FolderSource(runs, suite), page_size=page_size, open_wait=OPENING_WAIT, freeze_gc=True
+    )
     if warm:
         cache = app[CACHE]
         threading.Thread(target=lambda: list(cache.warm()), daemon=True).start()
@@ -235,9 +245,7 @@ async def _serve(app: web.Application, host: str, port: int, ready: Callable[[st
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
-    server: Any = site._server
-    sockets = list(getattr(server, "sockets", None) or [])
-    bound = sockets[0].getsockname()[1] if sockets else port
+    bound = runner.addresses[0][1] if runner.addresses else port
     shown = f"[{host}]" if ":" in host else host
     ready(f"http://{shown}:{bound}/")
     try:

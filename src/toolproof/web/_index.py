@@ -9,6 +9,7 @@ only its own records back. Raw exchanges are not held in memory.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import threading
 import time
@@ -127,8 +128,12 @@ class _Slot:
 class RunCache:
     """Opened runs, by run ID; a run is reopened when its records change."""
 
-    def __init__(self, source: RunSource) -> None:
+    def __init__(self, source: RunSource, *, freeze_gc: bool = False) -> None:
         self.source = source
+        self.freeze_gc = freeze_gc
+        """After opening a run, move what is alive to the collector's permanent
+        generation (a server's choice): a full collection then no longer walks
+        the millions of objects of a large run, and pages do not stall on it."""
         self._slots: dict[str, _Slot] = {}
         self._lock = threading.Lock()
 
@@ -171,6 +176,9 @@ class RunCache:
                 raise
             index.seconds = time.perf_counter() - start
             slot.index, slot.error, slot.version = index, None, info.version
+            if self.freeze_gc:
+                gc.collect()
+                gc.freeze()
             return index
 
     def warm(self) -> Iterator[str]:
