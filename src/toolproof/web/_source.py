@@ -134,7 +134,8 @@ class FolderSource:
         suite = None
         if self.suite is not None and _manifest_suite_missing(folder):
             suite = self.suite
-        return load_run(folder, suite=suite)
+        # raw payloads are read back from the records file by the case page only
+        return load_run(folder, suite=suite, keep_raw=False)
 
 
 def _manifest_suite_missing(folder: Path) -> bool:
