@@ -43,12 +43,15 @@ from toolproof.gate import run_gate
 from toolproof.report import html_report
 from toolproof.run._manifest import Manifest, TargetEntry, write_manifest
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 from toolproof.web import FolderSource, make_app
 from toolproof.web._app import CACHE, OPENING_WAIT
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "examples" / "support"
 TARGETS = ("bench:model-a", "bench:model-b")
+#: The example suite's environment tools are its own Python; this benchmark trusts it.
+TRUST = Trust(allow_code=True)
 
 
 def make_run(root: Path, cases: int, attempts: int) -> tuple[Path, int]:
@@ -89,7 +92,7 @@ def make_run(root: Path, cases: int, attempts: int) -> tuple[Path, int]:
                     }
                     out.write(json.dumps(rec, ensure_ascii=False) + "\n")
                     n += 1
-    suite = load_suite(suite_dir)
+    suite = load_suite(suite_dir, TRUST)
     write_manifest(
         run,
         Manifest(
@@ -158,7 +161,7 @@ def main() -> None:
         size_mb = (run / "records.jsonl").stat().st_size / 1e6
         print(f"run: {n:,} attempts ({cases:,} cases x {len(TARGETS)} targets x {attempts}), "
               f"{size_mb:.1f} MB of records")
-        app = make_app(FolderSource(run.parent), page_size=50, open_wait=OPENING_WAIT, freeze_gc=True)
+        app = make_app(FolderSource(run.parent, trust=TRUST), page_size=50, open_wait=OPENING_WAIT, freeze_gc=True)
         server = Server(app)
         cache = app[CACHE]
         base = f"{server.url}/run?id={run.name}"
@@ -188,7 +191,7 @@ def main() -> None:
               f"({size / 1000:.0f} kB HTML)")
         timed("diff of the run with itself, again", diff)
 
-    ev = load_run(SUITE / "records.jsonl", suite=SUITE)
+    ev = load_run(SUITE / "records.jsonl", suite=SUITE, trust=TRUST)
     size = len(html_report(ev, run_gate(ev)).encode())
     print(f"HTML report of examples/support/records.jsonl: {size:,} bytes")
 

@@ -22,10 +22,10 @@ def test_run_and_report_write_the_same_html(tmp_path: Path) -> None:
     run = tmp_path / "run"
     first = tmp_path / "from-run.html"
     out = toolproof("run", str(SUPPORT), "--model", f"scripted:{SUPPORT / 'script.yaml'}",
-                    "-q", "-o", str(run), "--html", str(first))
+                    "-q", "-o", str(run), "--html", str(first), "--allow-code")
     assert out.returncode == 0, out.stderr
     second = tmp_path / "sub" / "from-report.html"
-    out = toolproof("report", str(run), "--html", str(second))
+    out = toolproof("report", str(run), "--html", str(second), "--allow-code")
     assert out.returncode == 0, out.stderr
     assert f"wrote {second}" in out.stdout
     a, b = first.read_text(), second.read_text()
@@ -39,15 +39,23 @@ def test_report_of_a_records_file_needs_the_suite(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert "give the suite with --suite" in out.stderr and "Traceback" not in out.stderr
     out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT),
-                    "--html", str(tmp_path / "r.html"))
+                    "--html", str(tmp_path / "r.html"), "--allow-code")
     assert out.returncode == 0, out.stderr
     assert "lookup-not-search" in (tmp_path / "r.html").read_text()
 
 
 def test_report_without_html_prints_the_terminal_report() -> None:
-    out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT))
+    out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT), "--allow-code")
     assert out.returncode == 0, out.stderr
     assert "strict pass" in out.stdout
+
+
+def test_report_runs_no_suite_code_unless_allowed(tmp_path: Path) -> None:
+    out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT),
+                    "--html", str(tmp_path / "r.html"))
+    assert out.returncode == 2
+    assert "--allow-code" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "r.html").exists()
 
 
 def test_view_refuses_other_addresses_without_the_flag(tmp_path: Path) -> None:

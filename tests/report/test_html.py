@@ -7,7 +7,15 @@ import hashlib
 import re
 from pathlib import Path
 
-from tests.web.runs import ARG_XSS, CASE_XSS, REPLY_XSS, TOOL_XSS, write_xss_suite, xss_records
+from tests.web.runs import (
+    ARG_XSS,
+    CASE_XSS,
+    REPLY_XSS,
+    TOOL_XSS,
+    TRUST,
+    write_xss_suite,
+    xss_records,
+)
 from toolproof.evaluate import evaluate, load_run
 from toolproof.gate import run_gate
 from toolproof.report import html_report, run_view
@@ -19,7 +27,7 @@ SUPPORT = ROOT / "examples" / "support"
 
 
 def _example() -> str:
-    ev = load_run(SUPPORT / "records.jsonl", suite=SUPPORT)
+    ev = load_run(SUPPORT / "records.jsonl", suite=SUPPORT, trust=TRUST)
     return html_report(ev, run_gate(ev))
 
 
@@ -67,7 +75,7 @@ def test_report_holds_every_section() -> None:
     ):
         assert part in html, part
     # every case of the run, with its contract and reason
-    ev = load_run(SUPPORT / "records.jsonl", suite=SUPPORT)
+    ev = load_run(SUPPORT / "records.jsonl", suite=SUPPORT, trust=TRUST)
     assert html.count('class="entry"') == len(ev.records)
     case = next(c for c in ev.suite.cases if c.id == "lookup-not-search")
     assert case.reason is not None
@@ -122,8 +130,8 @@ def test_latency_histogram_counts_every_attempt() -> None:
 
 
 def test_run_view_entries_follow_the_suite_order() -> None:
-    suite = load_suite(SUPPORT)
-    ev = evaluate(suite, [SUPPORT / "records.jsonl"])
+    suite = load_suite(SUPPORT, TRUST)
+    ev = evaluate(suite, [SUPPORT / "records.jsonl"], trust=TRUST)
     view = run_view(ev, details=False)
     order = [c.id for c in suite.cases]
     ids = [e.case_id for e in view.entries]

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.runs import make_runs
+from tests.web.runs import TRUST, make_runs
 
 CHROMIUM = os.environ.get("TOOLPROOF_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -35,7 +35,7 @@ class Served:
 
         from toolproof.web import FolderSource, make_app
 
-        self.app = make_app(FolderSource(runs), page_size=page_size)
+        self.app = make_app(FolderSource(runs, trust=TRUST), page_size=page_size)
         self.loop = asyncio.new_event_loop()
         self.runner = web.AppRunner(self.app, access_log=None)
         started = threading.Event()

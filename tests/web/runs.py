@@ -13,9 +13,12 @@ from typing import Any
 from toolproof.run import read_manifest
 from toolproof.run._manifest import Manifest, TargetEntry, write_manifest
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support"
+#: The example suite's environment tools are Python from the suite: these tests own it.
+TRUST = Trust(allow_code=True)
 
 #: Each payload would open a dialog or add an element named "pwned" if it ran.
 CASE_XSS = "<img/src=x/onerror=alert('case')>"
@@ -107,7 +110,7 @@ def make_run(
     folder = runs / run_id
     folder.mkdir(parents=True)
     (folder / "records.jsonl").write_text("".join(records), encoding="utf-8")
-    suite = load_suite(suite_path)
+    suite = load_suite(suite_path, TRUST)
     targets = list(dict.fromkeys(json.loads(line)["target"] for line in records if line.strip()))
     write_manifest(
         folder,

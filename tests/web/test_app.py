@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from tests.web.runs import make_runs
+from tests.web.runs import TRUST, make_runs
 from toolproof.web import FolderSource, make_app
 from toolproof.web._app import CACHE
 
 
 @pytest.fixture
 async def client(runs_dir: Path) -> AsyncIterator[TestClient]:  # type: ignore[type-arg]
-    app = make_app(FolderSource(runs_dir), page_size=10)
+    app = make_app(FolderSource(runs_dir, trust=TRUST), page_size=10)
     async with TestClient(TestServer(app, host="127.0.0.1")) as c:
         yield c
 
@@ -57,7 +57,7 @@ async def test_a_broken_run_is_shown_as_an_error_not_a_crash(tmp_path: Path) -> 
     shutil.copytree(runs / "support-a", runs / "broken")
     with (runs / "broken" / "records.jsonl").open("a") as fh:
         fh.write("{not json\n")
-    app = make_app(FolderSource(runs))
+    app = make_app(FolderSource(runs, trust=TRUST))
     async with TestClient(TestServer(app, host="127.0.0.1")) as c:
         resp = await c.get("/run?id=broken")
         assert resp.status == 422
@@ -69,7 +69,7 @@ async def test_a_broken_run_is_shown_as_an_error_not_a_crash(tmp_path: Path) -> 
 
 async def test_a_changed_run_is_reopened(tmp_path: Path) -> None:
     runs = make_runs(tmp_path)
-    app = make_app(FolderSource(runs))
+    app = make_app(FolderSource(runs, trust=TRUST))
     async with TestClient(TestServer(app, host="127.0.0.1")) as c:
         assert "(58/75)" in await (await c.get("/run?id=support-a")).text()
         path = runs / "support-a" / "records.jsonl"
@@ -91,7 +91,7 @@ async def test_run_page_paginates_on_the_server(client: TestClient) -> None:  # 
 
 
 async def test_warm_opens_every_run(runs_dir: Path) -> None:
-    app = make_app(FolderSource(runs_dir))
+    app = make_app(FolderSource(runs_dir, trust=TRUST))
     cache = app[CACHE]
     assert sorted(cache.warm()) == ["support-a", "support-b", "support-c", "xss"]
     for info in cache.source.runs():
@@ -103,11 +103,11 @@ async def test_a_folder_of_records_alone_needs_the_suite(tmp_path: Path) -> None
 
     (tmp_path / "bare").mkdir()
     shutil.copy(SUPPORT / "records.jsonl", tmp_path / "bare" / "records.jsonl")
-    async with TestClient(TestServer(make_app(FolderSource(tmp_path)), host="127.0.0.1")) as c:
+    async with TestClient(TestServer(make_app(FolderSource(tmp_path, trust=TRUST)), host="127.0.0.1")) as c:
         resp = await c.get("/run?id=bare")
         assert resp.status == 422
         assert "give the suite with --suite" in await resp.text()
-    app = make_app(FolderSource(tmp_path, suite=SUPPORT))
+    app = make_app(FolderSource(tmp_path, suite=SUPPORT, trust=TRUST))
     async with TestClient(TestServer(app, host="127.0.0.1")) as c:
         resp = await c.get("/run?id=bare")
         assert resp.status == 200
@@ -118,7 +118,7 @@ class _Slow(FolderSource):
     """Run folders whose opening takes a while (a large run)."""
 
     def __init__(self, root: Path, release: Any) -> None:
-        super().__init__(root)
+        super().__init__(root, trust=TRUST)
         self.release = release
 
     def evaluation(self, run_id: str) -> Any:

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.web.conftest import Served, Watched
-from tests.web.runs import CASE_XSS, SUPPORT, TARGET_XSS, TEXT_CASE
+from tests.web.runs import CASE_XSS, SUPPORT, TARGET_XSS, TEXT_CASE, TRUST
 from toolproof.evaluate import evaluate, load_run
 from toolproof.gate import compare_runs, run_gate
 from toolproof.report import html_report, run_view
@@ -33,8 +33,8 @@ def _open_everything(page: Any) -> None:
 
 @pytest.fixture(scope="module")
 def two_target_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
-    suite = load_suite(SUPPORT)
-    ev = evaluate(suite, [SUPPORT / "records.jsonl", SUPPORT / "records-b.jsonl"])
+    suite = load_suite(SUPPORT, TRUST)
+    ev = evaluate(suite, [SUPPORT / "records.jsonl", SUPPORT / "records-b.jsonl"], trust=TRUST)
     path = tmp_path_factory.mktemp("report") / "report.html"
     path.write_text(html_report(ev, run_gate(ev)), encoding="utf-8")
     return path, run_view(ev, details=False)
@@ -105,7 +105,7 @@ def test_report_from_disk_never_runs_planted_scripts(
     page: Watched, runs_dir: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "xss.html"
-    ev = load_run(runs_dir / "xss")
+    ev = load_run(runs_dir / "xss", trust=TRUST)
     out.write_text(html_report(ev, run_gate(ev)), encoding="utf-8")
     p = page.page
     p.goto(out.as_uri())
@@ -130,7 +130,7 @@ def test_viewer_runs_list_run_page_filters_and_case(
     runs = p.locator("table.runs")
     for run_id in ("support-a", "support-b", "support-c", "xss"):
         assert runs.get_by_role("link", name=run_id, exact=True).count() == 1
-    gate = run_gate(load_run(runs_dir / "support-a"))
+    gate = run_gate(load_run(runs_dir / "support-a", trust=TRUST))
     row = runs.locator("tr", has=p.get_by_role("link", name="support-a", exact=True))
     assert ("pass" if gate.passed else "fail") in row.inner_text()
     assert "77.3% (58/75)" in row.inner_text()
@@ -141,7 +141,7 @@ def test_viewer_runs_list_run_page_filters_and_case(
     p.wait_for_url(re.compile(r"/run\?id=support-a$"))
     assert "77.3% (58/75)" in p.locator("table.headline").inner_text()
     assert p.locator("table.confusion th", has_text="(none)").count() == 2
-    view = run_view(load_run(runs_dir / "support-a"), details=False)
+    view = run_view(load_run(runs_dir / "support-a", trust=TRUST), details=False)
     assert p.locator("details.entry").count() == 20  # one page
     assert "page 1 of 4" in p.locator("nav.pager").first.inner_text()
     if shots is not None:
@@ -203,7 +203,7 @@ def test_viewer_diff_of_two_runs(
     p.select_option("select[name=b]", "support-b")
     p.get_by_role("button", name="diff").click()
     p.wait_for_url(re.compile(r"/diff\?a=support-a&b=support-b"))
-    comp = compare_runs(load_run(runs_dir / "support-a"), load_run(runs_dir / "support-b"))[0]
+    comp = compare_runs(load_run(runs_dir / "support-a", trust=TRUST), load_run(runs_dir / "support-b", trust=TRUST))[0]
     assert comp.newly_failing or comp.newly_fixed
     body = p.locator("main").inner_text()
     assert f"Newly failing ({len(comp.newly_failing)})" in body
@@ -222,7 +222,7 @@ def test_viewer_diff_of_two_runs(
 
     # flaky: support-c holds both demo answers as two attempts of each case
     p.goto(viewer.url + "/diff?a=support-a&b=support-c")
-    flaky = load_run(runs_dir / "support-c").summaries["recorded:demo-model"].stability
+    flaky = load_run(runs_dir / "support-c", trust=TRUST).summaries["recorded:demo-model"].stability
     assert flaky is not None and flaky.flaky
     assert f"Flaky in either ({len(flaky.flaky)})" in p.locator("main").inner_text()
     assert page.errors == []

@@ -16,7 +16,6 @@ app = typer.Typer(
 )
 
 
-
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"toolproof {__version__}")
@@ -33,12 +32,13 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _report, _run
+    from toolproof.cli import _core, _gate, _report, _run, _tools
 
     _core.register(app)
     _run.register(app)
     _gate.register(app)
     _report.register(app)
+    _tools.register(app)
 
 
 _register()

@@ -8,6 +8,8 @@ from typing import Optional
 
 import typer
 
+from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+
 _REPORT_HELP = """Print a run's report, or write it as one self-contained HTML file (--html).
 
 RUN is a run folder (its manifest names the suite) or a records file (then give
@@ -32,6 +34,8 @@ def report(
         None, "--baseline", "-b", help="Gate against this run too (the decision is shown)."
     ),
     k: Optional[int] = typer.Option(None, "--k", min=1, help="k of pass@k and pass^k."),  # noqa: UP045
+    config: Optional[Path] = CONFIG,  # noqa: UP045
+    allow_code: bool = ALLOW_CODE,
 ) -> None:
     from rich.console import Console
 
@@ -39,8 +43,9 @@ def report(
     from toolproof.gate import run_gate
     from toolproof.report import render_terminal
 
-    ev = load_run(run, suite=suite, k=k)
-    base = load_run(baseline, suite=suite, k=k) if baseline is not None else None
+    trust, _ = trust_for(config, allow_code)
+    ev = load_run(run, suite=suite, k=k, trust=trust)
+    base = load_run(baseline, suite=suite, k=k, trust=trust) if baseline is not None else None
     if html is None:
         render_terminal(ev.summaries, Console())
         return
@@ -73,10 +78,13 @@ def view(
     suite: Optional[Path] = typer.Option(  # noqa: UP045
         None, "--suite", "-s", help="Suite of runs whose manifest names none, or one not found."
     ),
+    config: Optional[Path] = CONFIG,  # noqa: UP045
+    allow_code: bool = ALLOW_CODE,
 ) -> None:
     from toolproof.errors import UserError
     from toolproof.web import serve
 
+    trust, _ = trust_for(config, allow_code)
     if host not in ("127.0.0.1", "localhost") and not allow_remote:
         raise UserError(f"--host {host}: binding beyond 127.0.0.1 needs --allow-remote")
     if host not in ("127.0.0.1", "localhost"):
@@ -85,7 +93,7 @@ def view(
             "with raw requests and responses; there is no login",
             file=sys.stderr,
         )
-    serve(runs, host=host, port=port, page_size=page_size, suite=suite)
+    serve(runs, host=host, port=port, page_size=page_size, suite=suite, trust=trust)
 
 
 def register(app: typer.Typer) -> None:

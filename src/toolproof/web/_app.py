@@ -7,7 +7,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 
@@ -18,6 +18,9 @@ from toolproof.report._htmlview import attempt_view, entry
 from toolproof.web._index import RunCache, RunIndex
 from toolproof.web._pages import FILTERS, RunDiff, filter_entries, paginate, run_diff, trend
 from toolproof.web._source import FolderSource, RunSource
+
+if TYPE_CHECKING:
+    from toolproof.trust import Trust
 
 PACKAGES = ("toolproof.web",)
 TEMPLATES = ("runs.html", "run.html", "case.html", "diff.html", "trends.html", "opening.html",
@@ -225,10 +228,14 @@ def serve(
     page_size: int = 50,
     suite: str | Path | None = None,
     warm: bool = True,
+    trust: Trust | None = None,
 ) -> None:
     """Serve the run folders under ``runs`` until interrupted; prints the URL."""
     app = make_app(
-        FolderSource(runs, suite), page_size=page_size, open_wait=OPENING_WAIT, freeze_gc=True
+        FolderSource(runs, suite, trust),
+        page_size=page_size,
+        open_wait=OPENING_WAIT,
+        freeze_gc=True,
     )
     if warm:
         cache = app[CACHE]

@@ -17,6 +17,7 @@ from toolproof.errors import UserError
 
 if TYPE_CHECKING:
     from toolproof.evaluate import Evaluation
+    from toolproof.trust import Trust
 
 RECORDS = "records.jsonl"
 MANIFEST = "manifest.json"
@@ -59,13 +60,16 @@ class FolderSource:
     """Run folders (records.jsonl, manifest.json) directly under one folder.
 
     ``suite`` is used for folders whose manifest names no suite, or that have
-    no manifest (a folder holding only a records file).
+    no manifest (a folder holding only a records file). ``trust`` is what the
+    suites may do (default: the safe default of :mod:`toolproof.trust`).
     """
 
-    def __init__(self, root: str | Path, suite: str | Path | None = None) -> None:
+    def __init__(
+        self, root: str | Path, suite: str | Path | None = None, trust: Trust | None = None
+    ) -> None:
         self.root = Path(root)
         self.suite = Path(suite) if suite is not None else None
-        self._suite_cache: object | None = None
+        self.trust = trust
 
     def _folders(self) -> list[Path]:
         if not self.root.is_dir():
@@ -135,7 +139,9 @@ class FolderSource:
         if self.suite is not None and _manifest_suite_missing(folder):
             suite = self.suite
         # raw payloads are read back from the records file by the case page only
-        return load_run(folder, suite=suite, keep_raw=False)
+        if self.trust is None:
+            return load_run(folder, suite=suite, keep_raw=False)
+        return load_run(folder, suite=suite, keep_raw=False, trust=self.trust)
 
 
 def _manifest_suite_missing(folder: Path) -> bool:
