@@ -16,6 +16,7 @@ from toolproof.cli._exit import ExitCode
 from toolproof.cli._trust import ALLOW_CODE, DEFAULT_CONFIG, trust_for
 
 if TYPE_CHECKING:
+    from toolproof.evaluate import Evaluation
     from toolproof.run import RunConfig, RunOptions, RunResult, Target
     from toolproof.trust import Trust
     from toolproof.types import Suite
@@ -98,6 +99,9 @@ def run_command(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
     allow_code: bool = ALLOW_CODE,
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write the self-contained HTML report here."
+    ),
 ) -> None:
     from toolproof.errors import UserError
 
@@ -131,7 +135,7 @@ def run_command(
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
-    _report(result, quiet, opts.trust)
+    _report(result, quiet, opts.trust, html)
     _exit_code(result, max_infra_errors)
 
 
@@ -259,7 +263,7 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     return result
 
 
-def _report(result: RunResult, quiet: bool, trust: Trust) -> None:
+def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> None:
     from rich.console import Console
 
     console = Console()
@@ -271,9 +275,16 @@ def _report(result: RunResult, quiet: bool, trust: Trust) -> None:
         if line:
             console.print(f"{entry.spec} settings: {line}", markup=False, highlight=False)
 
-    summaries = _summaries(result, trust)
+    ev = _evaluation(result, trust)
+    summaries = ev.summaries
     _write_summary(result.run_dir, summary_json(summaries))
     console.print(f"run folder: {term_text(str(result.run_dir))}")
+    if html is not None:
+        from toolproof.cli._report import write_html
+        from toolproof.gate import run_gate
+
+        size = write_html(html, ev, run_gate(ev))
+        console.print(f"HTML report: {term_text(str(html))} ({size:,} bytes)")
     render_terminal(summaries, console)  # ends with the headline and the verdict
 
 
@@ -305,14 +316,18 @@ def settings_line(settings: Any) -> str:
     return ", ".join(parts)
 
 
-def _summaries(result: RunResult, trust: Trust) -> dict[str, Any]:
+def _evaluation(result: RunResult, trust: Trust) -> Evaluation:
     from toolproof.evaluate import evaluate
 
     order = [entry.spec for entry in result.manifest.targets]
-    ev = evaluate(
-        result.suite, result.records, manifest=result.manifest, targets=order, trust=trust
+    return evaluate(
+        result.suite,
+        result.records,
+        manifest=result.manifest,
+        targets=order,
+        source=result.run_dir / "records.jsonl",
+        trust=trust,
     )
-    return ev.summaries
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
