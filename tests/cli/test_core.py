@@ -98,14 +98,24 @@ def test_schema_command(tmp_path: Path, flag: list[str]) -> None:
 
 def test_score_accepts_a_run_folder_like_gate_and_compare(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    (run_dir / "records.jsonl").write_bytes((SUPPORT / "records.jsonl").read_bytes())
+    made = toolproof(
+        "run",
+        str(SUPPORT),
+        "--model",
+        f"scripted:{SUPPORT / 'script.yaml'}",
+        "--out",
+        str(run_dir),
+        "--allow-code",
+        "--quiet",
+        "--no-cache",
+    )
+    assert made.returncode == 0, made.stderr
     by_file = tmp_path / "file.json"
     by_folder = tmp_path / "folder.json"
     first = toolproof(
         "score",
         str(SUPPORT),
-        str(SUPPORT / "records.jsonl"),
+        str(run_dir / "records.jsonl"),
         "--json",
         str(by_file),
         "--allow-code",
