@@ -45,3 +45,15 @@ def _no_network() -> Iterator[None]:
     mp.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     yield
     mp.undo()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _store_outside_checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """run, score and gate write a history store: keep it out of the repository checkout."""
+    import os
+
+    mp = pytest.MonkeyPatch()
+    if not os.environ.get("TOOLPROOF_STORE"):
+        mp.setenv("TOOLPROOF_STORE", str(tmp_path_factory.mktemp("store") / "history.db"))
+    yield
+    mp.undo()

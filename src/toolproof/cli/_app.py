@@ -37,11 +37,12 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _run
+    from toolproof.cli import _core, _gate, _run, _store
 
     _core.register(app)
     _run.register(app)
     _gate.register(app)
+    _store.register(app)
 
 
 _register()

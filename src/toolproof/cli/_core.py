@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from toolproof.cli._store import NO_STORE, STORE
+
 
 def validate(suite: Path = typer.Argument(..., help="Suite directory or file.")) -> None:
     """Check a suite: schemas, tool names, expected values, case IDs, matchers."""
@@ -34,6 +36,8 @@ def score(
     ),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON."),
     failures: bool = typer.Option(True, "--failures/--no-failures", help="List failing cases."),
+    store: str | None = STORE,
+    no_store: bool = NO_STORE,
 ) -> None:
     """Score recorded model responses offline, with no model calls."""
     from rich.console import Console
@@ -44,12 +48,17 @@ def score(
     from toolproof.suite import load_suite
 
     s = load_suite(suite)
-    summaries = evaluate(s, [records_path(p) for p in records]).summaries
+    files = [records_path(p) for p in records]
+    ev = evaluate(s, files)
+    summaries = ev.summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         json_out.write_text(
             json.dumps(summary_json(summaries), indent=2, ensure_ascii=False) + "\n"
         )
+    from toolproof.store._hooks import store_score
+
+    store_score(ev, files, store, not no_store)
 
 
 def schema(

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+from toolproof.cli._store import NO_STORE, STORE
+
 if TYPE_CHECKING:
     from toolproof.evaluate import Evaluation
 
@@ -71,6 +73,8 @@ def gate(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write JSON metrics here."),  # noqa: UP045
     failures: bool = typer.Option(False, "--failures/--no-failures", help="Print failing cases."),
     tags: bool = typer.Option(False, "--tags/--no-tags", help="Print strict pass by tag."),
+    store: Optional[str] = STORE,  # noqa: UP045
+    no_store: bool = NO_STORE,
 ) -> None:
     from rich.console import Console
 
@@ -90,6 +94,9 @@ def gate(
     _write(junit, render_junit(result))
     _write(markdown, render_markdown(result))
     _write(json_out, _json(gate_json(result)))
+    from toolproof.store._hooks import store_gate
+
+    store_gate(current, base, result, store, not no_store)
     if result.exit_code == 3:
         infra = sum(t.infra_errors for t in result.targets)
         typer.echo(
