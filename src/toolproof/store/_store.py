@@ -37,6 +37,7 @@ class Store:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._suites: dict[str, Any] = {}
 
     @property
     def location(self) -> str:
@@ -113,7 +114,7 @@ class Store:
         from toolproof.store._write import source_for
 
         path = Path(folder)
-        ev = load_run(path, suite)
+        ev = load_run(path, self._suite(path) if suite is None else suite)
         events = read_events(path)
         codes = [e.exit_code for e in events if e.kind == "run"]
         source = source_for([path / RECORDS_FILE], ev.manifest)
@@ -130,6 +131,21 @@ class Store:
                 )
                 gates += stored is not None
         return Imported(path, pk, len(ev.records), gates)
+
+    def _suite(self, folder: Path) -> Any:
+        """The suite a run folder's manifest names, loaded once per import of many runs."""
+        from toolproof.run import read_manifest
+        from toolproof.suite import load_suite
+
+        if not (folder / "manifest.json").is_file():
+            return None
+        source = read_manifest(folder).suite_source
+        if source is None or not Path(source).exists():
+            return None  # load_run says what is missing
+        key = str(Path(source).resolve())  # the store lives for one command: files stay put
+        if key not in self._suites:
+            self._suites[key] = load_suite(source)
+        return self._suites[key]
 
     def prune(self, before: datetime) -> int:
         """Delete the runs that started before ``before``; returns how many.
