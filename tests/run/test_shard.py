@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def test_every_case_is_in_exactly_one_shard(suite: Suite) -> None:
 def test_the_split_is_stable() -> None:
     # Fixed by SHA-256 of the case ID: the same on every machine and Python.
     assert [i for i in range(1, 9) if in_shard("lookup-exact-id", i, 8)] == [
-        int.from_bytes(__import__("hashlib").sha256(b"lookup-exact-id").digest()[:8], "big") % 8 + 1
+        int.from_bytes(hashlib.sha256(b"lookup-exact-id").digest()[:8], "big") % 8 + 1
     ]
 
 

@@ -16,10 +16,10 @@ GATES_EACH = 10
 
 def _writer(url: str, folders: list[str], shared: str, start: object, name: str) -> None:
     """Import its own run folders and a shared one, and store gate decisions, all at once."""
+    import time
+
     from toolproof.evaluate import load_run
     from toolproof.gate import run_gate
-
-    import time
 
     start.wait(60)  # type: ignore[attr-defined]
     began = time.time()
