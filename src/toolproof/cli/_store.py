@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from toolproof.cli._exit import ExitCode
+
 _STORE_HELP = (
     "History store: a file, sqlite:///PATH or postgresql://… (default: $TOOLPROOF_STORE, "
     "else .toolproof/history.db; off: none)."
@@ -54,7 +56,7 @@ def import_command(
         where = st.location
     typer.echo(f"{len(folders) - failed} of {len(folders)} run(s) in {where}")
     if failed:
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.USAGE)
 
 
 @history.command("list")
