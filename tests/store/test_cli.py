@@ -38,8 +38,8 @@ def _run(
     )  # fmt: skip
 
 
-def test_run_score_and_gate_write_the_store(tmp_path: Path) -> None:
-    db = tmp_path / "h.db"
+def test_run_score_and_gate_write_the_store(store_url: str, tmp_path: Path) -> None:
+    db = store_url  # a SQLite file, then a PostgreSQL database
     done = _run(tmp_path / "r", "--store", str(db))
     assert done.returncode == 0, done.stderr
     assert "warning" not in done.stderr
@@ -49,7 +49,7 @@ def test_run_score_and_gate_write_the_store(tmp_path: Path) -> None:
     assert gate.returncode == 0, gate.stderr
     score = _cli("score", str(SUITE_DIR), str(RECORDS_B), "--store", str(db))
     assert score.returncode == 0, score.stderr
-    with open_store(str(db)) as st:
+    with open_store(db) as st:
         runs = {r.run_id: r for r in st.list_runs().items}
         assert set(runs) == {"r", "records-b"}
         r = runs["r"]
