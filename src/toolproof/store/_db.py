@@ -67,7 +67,9 @@ class Database:
         return self.execute(sql, params).fetchall()
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self.execute(sql, params).fetchone()
+        """The first row, or None. Every row is fetched, so the statement is finished."""
+        rows = self.execute(sql, params).fetchall()
+        return rows[0] if rows else None
 
 
 def _parse_ts(value: str) -> datetime:
