@@ -99,6 +99,9 @@ def test_runs_are_listed_and_filtered(store_url: str, tmp_path: Path) -> None:
         b = st.list_runs(target="recorded:demo-model-b")
         assert [r.run_id for r in b.items] == ["r3", "r1"]
         assert st.list_runs(suite="no-such-suite").total == 0
+        assert st.suites() == ["support"]
+        assert st.targets() == st.targets("support") == ["recorded:demo-model", "recorded:demo-model-b"]
+        assert st.targets("no-such-suite") == []
         assert st.get_run("r2") is not None and st.get_run("nope") is None
 
 

@@ -37,6 +37,7 @@ Reading it
                                 # stage, findings, latency_ms, records_path, records_line
         store.read_raw(a)       # the raw record (request, response) from the run folder
 
+        store.suites(), store.targets(suite="support")   # for filters and trend pickers
         points = store.history("support", "openai:gpt-4.1-mini",
                                metrics=["strict_pass", "selection"], last=30)
         [(p.run_id, p.metrics["strict_pass"].value) for p in points]   # oldest first

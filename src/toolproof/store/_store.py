@@ -224,6 +224,19 @@ class Store:
         """Metrics of ``target`` over the last ``last`` runs of ``suite``, oldest first."""
         return _read.history(self.db, suite, target, metrics=metrics, last=last)
 
+    def suites(self) -> list[str]:
+        """The suites with stored runs, by name."""
+        return [r[0] for r in self.db.all("SELECT DISTINCT suite_name FROM runs ORDER BY 1")]
+
+    def targets(self, suite: str | None = None) -> list[str]:
+        """The targets with stored runs (of ``suite``), by name."""
+        sql = "SELECT DISTINCT t.target FROM run_targets t"
+        params: list[Any] = []
+        if suite is not None:
+            sql += " JOIN runs r ON r.id = t.run_pk WHERE r.suite_name = ?"
+            params.append(suite)
+        return [r[0] for r in self.db.all(sql + " ORDER BY 1", params)]
+
     @staticmethod
     def read_raw(attempt: AttemptRow) -> dict[str, Any] | None:
         """The raw record of an attempt, read from its run folder (None if not found)."""
