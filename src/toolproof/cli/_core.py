@@ -50,7 +50,7 @@ def score(
 
     s = load_suite(suite)
     files = [records_path(p) for p in records]
-    ev = evaluate(s, files)
+    ev = evaluate(s, files, keep_raw=False)
     summaries = ev.summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:

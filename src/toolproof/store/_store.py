@@ -114,7 +114,7 @@ class Store:
         from toolproof.store._write import source_for
 
         path = Path(folder)
-        ev = load_run(path, self._suite(path) if suite is None else suite)
+        ev = load_run(path, self._suite(path) if suite is None else suite, keep_raw=False)
         events = read_events(path)
         codes = [e.exit_code for e in events if e.kind == "run"]
         source = source_for([path / RECORDS_FILE], ev.manifest)
