@@ -16,16 +16,18 @@ from toolproof.evaluate import load_run
 from toolproof.run import RunOptions, RunResult, Target, read_manifest, run_suite
 from toolproof.run._shard import in_shard, merge_runs, parse_shard
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 from toolproof.types import Suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "examples" / "support"
 SCRIPT = SUITE / "script.yaml"
+CODE = Trust(allow_code=True)  # the example suite's multi-step cases run its Python
 
 
 @pytest.fixture(scope="module")
 def suite() -> Suite:
-    return load_suite(SUITE)
+    return load_suite(SUITE, CODE)
 
 
 def _flawed_script(tmp_path: Path) -> Path:
@@ -42,12 +44,12 @@ def _flawed_script(tmp_path: Path) -> Path:
 
 
 def _run(suite: Suite, script: Path, out: Path, shard: tuple[int, int] | None = None) -> RunResult:
-    opts = RunOptions(out=out, cache=False, fsync=False, repeats=2, shard=shard)
+    opts = RunOptions(out=out, cache=False, fsync=False, repeats=2, shard=shard, trust=CODE)
     return run_suite(suite, [Target(spec=f"scripted:{script}")], opts)
 
 
 def _verdicts(run: Path) -> dict[tuple[str, str, int], tuple[object, ...]]:
-    ev = load_run(run)
+    ev = load_run(run, trust=CODE)
     out = {}
     for t in ev.targets.values():
         for v in t.verdicts:
@@ -126,17 +128,17 @@ def test_cli_shard_and_merge(tmp_path: Path) -> None:
         done = runner.invoke(
             app,
             ["run", str(SUITE), "--model", f"scripted:{SCRIPT}", "--shard", f"{i}/2", "-q",
-             "--no-cache", "-o", str(tmp_path / f"s{i}"), "--store", str(store)],
+             "--no-cache", "-o", str(tmp_path / f"s{i}"), "--store", str(store), "--allow-code"],
         )  # fmt: skip
         assert done.exit_code == 0, done.output
     done = runner.invoke(
         app,
         ["merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "-o", str(tmp_path / "m"),
-         "--store", str(store)],
+         "--store", str(store), "--allow-code"],
     )  # fmt: skip
     assert done.exit_code == 0, done.output
     assert "merged 2 shard(s)" in done.output
-    gate = runner.invoke(app, ["gate", str(tmp_path / "m"), "--store", str(store)])
+    gate = runner.invoke(app, ["gate", str(tmp_path / "m"), "--store", str(store), "--allow-code"])
     assert gate.exit_code == 0, gate.output
     from toolproof.store import open_store
 
@@ -151,7 +153,7 @@ def test_cli_shard_and_merge(tmp_path: Path) -> None:
 def test_cli_rejects_a_bad_shard(tmp_path: Path) -> None:
     done = CliRunner().invoke(
         app, ["run", str(SUITE), "--model", f"scripted:{SCRIPT}", "--shard", "9/8", "-q",
-              "-o", str(tmp_path / "x")],
+              "-o", str(tmp_path / "x"), "--allow-code"],
     )  # fmt: skip
     assert isinstance(done.exception, UserError)
     assert "INDEX must be between 1 and COUNT" in str(done.exception)

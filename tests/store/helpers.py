@@ -15,6 +15,7 @@ from toolproof.run._manifest import (
     write_manifest,
 )
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 from toolproof.types import Suite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,11 +23,12 @@ SUITE_DIR = ROOT / "examples" / "support"
 RECORDS_A = SUITE_DIR / "records.jsonl"  # recorded:demo-model, 76 attempts
 RECORDS_B = SUITE_DIR / "records-b.jsonl"  # recorded:demo-model-b, 69 attempts
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+CODE = Trust(allow_code=True)  # the example suite replays gold actions through its Python
 
 
 @cache
 def suite() -> Suite:
-    return load_suite(SUITE_DIR)
+    return load_suite(SUITE_DIR, CODE)
 
 
 def run_folder(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.store.helpers import RECORDS_A, RECORDS_B, SUITE_DIR, run_folder
+from tests.store.helpers import CODE, RECORDS_A, RECORDS_B, SUITE_DIR, run_folder
 from toolproof.cli import app
 from toolproof.store import open_store
 
@@ -34,7 +34,7 @@ def _run(
 ) -> subprocess.CompletedProcess[str]:
     return _cli(
         "run", str(SUITE_DIR), "--model", f"scripted:{SCRIPT}", "-q", "--no-cache",
-        "--tags", "smoke", "-o", str(out), *extra, env=env, cwd=cwd,
+        "--tags", "smoke", "-o", str(out), "--allow-code", *extra, env=env, cwd=cwd,
     )  # fmt: skip
 
 
@@ -45,9 +45,9 @@ def test_run_score_and_gate_write_the_store(store_url: str, tmp_path: Path) -> N
     assert "warning" not in done.stderr
     events = [json.loads(x) for x in (tmp_path / "r" / "events.jsonl").read_text().splitlines()]
     assert [(e["event"], e["exit_code"]) for e in events] == [("run", 0)]
-    gate = _cli("gate", str(tmp_path / "r"), "--store", str(db))
+    gate = _cli("gate", str(tmp_path / "r", "--allow-code"), "--store", str(db))
     assert gate.returncode == 0, gate.stderr
-    score = _cli("score", str(SUITE_DIR), str(RECORDS_B), "--store", str(db))
+    score = _cli("score", str(SUITE_DIR), str(RECORDS_B), "--store", str(db), "--allow-code")
     assert score.returncode == 0, score.stderr
     with open_store(db) as st:
         runs = {r.run_id: r for r in st.list_runs().items}
@@ -62,7 +62,7 @@ def test_run_score_and_gate_write_the_store(store_url: str, tmp_path: Path) -> N
 def test_a_failed_gate_keeps_its_exit_code_and_is_stored(tmp_path: Path) -> None:
     db = tmp_path / "h.db"
     folder = run_folder(tmp_path, "bad", RECORDS_A)  # 77% strict pass: below the thresholds
-    gate = _cli("gate", str(folder), "--max-infra-errors", "1", "--store", str(db))
+    gate = _cli("gate", str(folder, "--allow-code"), "--max-infra-errors", "1", "--store", str(db))
     assert gate.returncode == 1
     with open_store(str(db)) as st:
         run = st.list_runs().items[0]
@@ -75,7 +75,7 @@ def test_no_store_and_store_off_write_nothing(tmp_path: Path) -> None:
     unset = {"TOOLPROOF_STORE": ""}
     assert _run(tmp_path / "a", "--no-store", env=unset, cwd=tmp_path).returncode == 0
     assert _run(tmp_path / "b", env={"TOOLPROOF_STORE": "off"}, cwd=tmp_path).returncode == 0
-    score = _cli("score", str(SUITE_DIR), str(RECORDS_A), "--store", "off", env=unset, cwd=tmp_path)
+    score = _cli("score", str(SUITE_DIR), str(RECORDS_A), "--store", "off", "--allow-code", env=unset, cwd=tmp_path)
     assert score.returncode == 0
     assert (tmp_path / "a" / "records.jsonl").is_file()
     assert not (tmp_path / ".toolproof" / "history.db").exists()
@@ -83,7 +83,7 @@ def test_no_store_and_store_off_write_nothing(tmp_path: Path) -> None:
 
 
 def test_the_default_store_is_under_the_working_folder(tmp_path: Path) -> None:
-    done = _cli("score", str(SUITE_DIR), str(RECORDS_A), env={"TOOLPROOF_STORE": ""}, cwd=tmp_path)
+    done = _cli("score", str(SUITE_DIR), str(RECORDS_A), "--allow-code", env={"TOOLPROOF_STORE": ""}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / ".toolproof" / "history.db").is_file()
 
@@ -99,12 +99,12 @@ def test_a_store_that_cannot_be_written_is_a_warning(tmp_path: Path, where: str)
     assert done.returncode == 0
     assert done.stderr.count("warning: the history store was not updated") == 1
     assert (tmp_path / "r" / "records.jsonl").read_text().count("\n") > 0  # the run is kept
-    gate = _cli("gate", str(tmp_path / "r"), "--store", where)
+    gate = _cli("gate", str(tmp_path / "r", "--allow-code"), "--store", where)
     assert gate.returncode == 0 and "history store was not updated" in gate.stderr
 
 
 def _import(*args: str) -> subprocess.CompletedProcess[str]:
-    return _cli("history", "import", *args)
+    return _cli("history", "import", "--allow-code", *args)
 
 
 def test_import_is_idempotent_and_rebuilds_the_store(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ def test_import_is_idempotent_and_rebuilds_the_store(tmp_path: Path) -> None:
     for i, records in enumerate([RECORDS_A, RECORDS_B, RECORDS_A]):
         run_folder(runs, f"r{i}", records, days=i)
     db = tmp_path / "h.db"
-    assert _cli("gate", str(runs / "r1"), "--store", str(db)).returncode in (0, 1)
+    assert _cli("gate", str(runs / "r1", "--allow-code"), "--store", str(db)).returncode in (0, 1)
     (runs / "r0" / "events.jsonl").write_text(
         json.dumps({"format": "toolproof.event/1", "event": "run", "at": "2026-01-01T12:04:00+00:00",
                     "exit_code": 3}) + "\n"
@@ -167,8 +167,8 @@ def test_import_reports_bad_folders_and_goes_on(tmp_path: Path) -> None:
 def test_history_list_and_prune(tmp_path: Path) -> None:
     db = str(tmp_path / "h.db")
     with open_store(db) as st:
-        st.import_run(run_folder(tmp_path, "ancient"))  # started 2026-01-01
-        st.import_run(run_folder(tmp_path, "other", RECORDS_B, days=1))
+        st.import_run(run_folder(tmp_path, "ancient"), trust=CODE)  # started 2026-01-01
+        st.import_run(run_folder(tmp_path, "other", RECORDS_B, days=1), trust=CODE)
     listed = _cli("history", "list", "--store", db)
     assert listed.returncode == 0, listed.stderr
     assert "ancient" in listed.stdout and "other" in listed.stdout and "2 run(s)" in listed.stdout
@@ -186,7 +186,9 @@ def test_history_list_and_prune(tmp_path: Path) -> None:
 
 def test_model_output_is_escaped_in_the_list(tmp_path: Path) -> None:
     folder = run_folder(tmp_path, "[bold red]x[/]")
-    result = CliRunner().invoke(app, ["history", "import", str(folder), "--store", str(tmp_path / "h.db")])
+    result = CliRunner().invoke(
+        app, ["history", "import", str(folder), "--store", str(tmp_path / "h.db"), "--allow-code"]
+    )
     assert result.exit_code == 0, result.output
     listed = _cli("history", "list", "--store", str(tmp_path / "h.db"))
     assert "[bold red]x[/]" in listed.stdout

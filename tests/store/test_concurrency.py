@@ -7,7 +7,7 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tests.store.helpers import RECORDS_B, run_folder
+from tests.store.helpers import CODE, RECORDS_B, run_folder
 from toolproof.store import open_store
 
 RUNS_EACH = 5
@@ -25,10 +25,10 @@ def _writer(url: str, folders: list[str], shared: str, start: object, name: str)
     began = time.time()
     with open_store(url) as st:  # both open a new store at once: one creates the schema
         for folder in folders:
-            st.import_run(folder)
-            st.import_run(shared)  # the same run from both writers, again and again
-        pk = st.import_run(shared).run_pk
-        result = run_gate(load_run(shared), None)
+            st.import_run(folder, trust=CODE)
+            st.import_run(shared, trust=CODE)  # the same run from both writers, again and again
+        pk = st.import_run(shared, trust=CODE).run_pk
+        result = run_gate(load_run(shared, trust=CODE), None)
         base = datetime(2026, 3, 1, tzinfo=UTC) + timedelta(hours=0 if name == "a" else 1)
         for i in range(GATES_EACH):
             st.save_gate(pk, result, decided_at=base + timedelta(seconds=i))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.helpers import run_folder
+from tests.store.helpers import CODE, run_folder
 from toolproof.errors import UserError
 from toolproof.store import SCHEMA_VERSION, Store, open_store
 from toolproof.store._db import connect
@@ -25,7 +25,7 @@ def test_an_old_store_is_migrated_and_keeps_its_data(store_url: str, tmp_path: P
     assert migrate(db, target=1) == 0
     assert current_version(db) == 1
     old = Store(db)
-    pk = old.import_run(run_folder(tmp_path, "v1")).run_pk
+    pk = old.import_run(run_folder(tmp_path, "v1"), trust=CODE).run_pk
     old.close()
     with open_store(store_url) as st:  # opening migrates to the latest
         assert current_version(st.db) == SCHEMA_VERSION

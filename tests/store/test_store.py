@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.helpers import RECORDS_A, RECORDS_B, T0, run_folder, suite
+from tests.store.helpers import CODE, RECORDS_A, RECORDS_B, T0, run_folder, suite
 from toolproof.errors import UserError
 from toolproof.evaluate import evaluate, load_run
 from toolproof.gate import run_gate
@@ -18,7 +18,7 @@ from toolproof.store import SCHEMA_VERSION, open_store
 
 def test_a_run_is_stored_with_metrics_attempts_and_pointers(store_url: str, tmp_path: Path) -> None:
     folder = run_folder(tmp_path, "r1")
-    ev = load_run(folder)
+    ev = load_run(folder, trust=CODE)
     with open_store(store_url) as st:
         pk = st.save(ev, [folder / "records.jsonl"], exit_code=0)
         detail = st.get_run(pk)
@@ -65,7 +65,7 @@ def test_a_run_is_stored_with_metrics_attempts_and_pointers(store_url: str, tmp_
 
 def test_storing_again_replaces_and_keeps_one_run(store_url: str, tmp_path: Path) -> None:
     folder = run_folder(tmp_path, "r1")
-    ev = load_run(folder)
+    ev = load_run(folder, trust=CODE)
     with open_store(store_url) as st:
         first = st.save(ev, [folder / "records.jsonl"], exit_code=3)
         second = st.save(ev, [folder / "records.jsonl"])  # as `score` would: no exit code
@@ -76,15 +76,15 @@ def test_storing_again_replaces_and_keeps_one_run(store_url: str, tmp_path: Path
 
 
 def test_a_bare_records_file_is_keyed_by_its_bytes(store_url: str, tmp_path: Path) -> None:
-    ev = evaluate(suite(), [RECORDS_A])
+    ev = evaluate(suite(), [RECORDS_A], trust=CODE)
     copy = tmp_path / "copy.jsonl"
     copy.write_bytes(RECORDS_A.read_bytes())
     with open_store(store_url) as st:
         a = st.save(ev, [RECORDS_A])
-        assert st.save(evaluate(suite(), [copy]), [copy]) == a
+        assert st.save(evaluate(suite(), [copy], trust=CODE), [copy]) == a
         changed = tmp_path / "changed.jsonl"
         changed.write_bytes(RECORDS_A.read_bytes()[:-1] + b"\n\n")
-        assert st.save(evaluate(suite(), [changed]), [changed]) != a
+        assert st.save(evaluate(suite(), [changed], trust=CODE), [changed]) != a
         assert st.list_runs().total == 2
 
 
@@ -92,7 +92,7 @@ def test_runs_are_listed_and_filtered(store_url: str, tmp_path: Path) -> None:
     with open_store(store_url) as st:
         for i in range(5):
             records = RECORDS_A if i % 2 == 0 else RECORDS_B
-            st.import_run(run_folder(tmp_path, f"r{i}", records, days=i))
+            st.import_run(run_folder(tmp_path, f"r{i}", records, days=i), trust=CODE)
         page = st.list_runs(limit=2)
         assert page.total == 5 and [r.run_id for r in page.items] == ["r4", "r3"]
         assert [r.run_id for r in st.list_runs(limit=2, offset=4).items] == ["r0"]
@@ -108,8 +108,8 @@ def test_runs_are_listed_and_filtered(store_url: str, tmp_path: Path) -> None:
 def test_metric_history_over_the_last_runs(store_url: str, tmp_path: Path) -> None:
     with open_store(store_url) as st:
         for i in range(6):
-            st.import_run(run_folder(tmp_path, f"n{i}", days=i))
-        st.import_run(run_folder(tmp_path, "other", RECORDS_B, days=9))
+            st.import_run(run_folder(tmp_path, f"n{i}", days=i), trust=CODE)
+        st.import_run(run_folder(tmp_path, "other", RECORDS_B, days=9), trust=CODE)
         points = st.history("support", "recorded:demo-model", last=4)
         assert [p.run_id for p in points] == ["n2", "n3", "n4", "n5"]  # oldest first
         sp = points[-1].metrics["strict_pass"]
@@ -121,7 +121,7 @@ def test_metric_history_over_the_last_runs(store_url: str, tmp_path: Path) -> No
 
 def test_gate_decisions_are_kept(store_url: str, tmp_path: Path) -> None:
     folder = run_folder(tmp_path, "g")
-    ev = load_run(folder)
+    ev = load_run(folder, trust=CODE)
     result = run_gate(ev, None)
     with open_store(store_url) as st:
         pk = st.save(ev, [folder / "records.jsonl"])
@@ -140,9 +140,9 @@ def test_gate_decisions_are_kept(store_url: str, tmp_path: Path) -> None:
 
 def test_prune_deletes_old_runs_and_everything_of_them(store_url: str, tmp_path: Path) -> None:
     with open_store(store_url) as st:
-        old = st.import_run(run_folder(tmp_path, "old", days=0)).run_pk
-        st.save_gate(old, run_gate(load_run(tmp_path / "old"), None), decided_at=T0)
-        st.import_run(run_folder(tmp_path, "new", days=100))
+        old = st.import_run(run_folder(tmp_path, "old", days=0), trust=CODE).run_pk
+        st.save_gate(old, run_gate(load_run(tmp_path / "old", trust=CODE), None), decided_at=T0)
+        st.import_run(run_folder(tmp_path, "new", days=100), trust=CODE)
         assert st.prune(T0 + timedelta(days=50)) == 1
         assert [r.run_id for r in st.list_runs().items] == ["new"]
         for table in ("attempts", "metrics", "run_targets", "gate_decisions"):

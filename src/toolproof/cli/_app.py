@@ -16,7 +16,6 @@ app = typer.Typer(
 )
 
 
-
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"toolproof {__version__}")
@@ -33,12 +32,13 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _run, _store
+    from toolproof.cli import _core, _gate, _run, _store, _tools
 
     _core.register(app)
     _run.register(app)
     _gate.register(app)
     _store.register(app)
+    _tools.register(app)
 
 
 _register()

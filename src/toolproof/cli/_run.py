@@ -14,12 +14,13 @@ import typer
 
 from toolproof.cli._exit import ExitCode
 from toolproof.cli._store import NO_STORE, STORE
+from toolproof.cli._trust import ALLOW_CODE, DEFAULT_CONFIG, trust_for
 
 if TYPE_CHECKING:
-    from toolproof.run import RunOptions, RunResult, Target
+    from toolproof.run import RunConfig, RunOptions, RunResult, Target
+    from toolproof.trust import Trust
     from toolproof.types import Suite
 
-DEFAULT_CONFIG = "toolproof.yaml"
 
 _HELP = """Run a suite against models or agents: cases × targets × repeats.
 
@@ -92,6 +93,7 @@ def run_command(
         0, "--max-infra-errors", min=0, help="Attempts allowed to end without a model answer."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
+    allow_code: bool = ALLOW_CODE,
     shard: str | None = typer.Option(
         None, "--shard", help="Run one shard of the cases, INDEX/COUNT (e.g. 2/8); see merge."
     ),
@@ -109,6 +111,7 @@ def run_command(
         "timeout_s": timeout,
     }
     opts = _options(no_cache, cache_dir, pricing, quiet)
+    opts.trust, user_config = trust_for(config, allow_code)
     if resume is not None:
         if suite is not None or model or target or tags or shard:
             raise UserError("--resume takes the suite and targets from the run; give neither")
@@ -118,20 +121,20 @@ def run_command(
             raise UserError("give a suite to run, or --resume RUN_DIR")
         from toolproof.run import load_suite_file
 
-        loaded = load_suite_file(suite)
+        loaded = load_suite_file(suite, opts.trust)
         if not model and not target:
             model = [_default_model()]
-        chosen, config_file = _targets(loaded, model, target, config, overrides, opts)
+        chosen, config_file = _targets(loaded, model, target, user_config, overrides, opts)
         opts.repeats = repeats
         opts.tags = tuple(t.strip() for group in tags for t in group.split(",") if t.strip())
         opts.shard = _shard(shard)
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
-    _report(result, quiet)
+    _report(result, quiet, opts.trust)
     from toolproof.store._hooks import storing_run
 
-    with storing_run(result, store, not no_store):  # stores the run with its exit code
+    with storing_run(result, store, not no_store, opts.trust):  # stores it with its exit code
         _exit_code(result, max_infra_errors)
 
 
@@ -186,15 +189,12 @@ def _targets(
     suite: Suite,
     models: list[str],
     agents: list[str],
-    config: Path | None,
+    loaded: RunConfig | None,
     overrides: dict[str, Any],
     opts: RunOptions,
 ) -> tuple[list[Target], str | None]:
-    from toolproof.run import Target, load_config, resolve_settings, suite_models
+    from toolproof.run import Target, resolve_settings, suite_models
 
-    if config is None and Path(DEFAULT_CONFIG).is_file():
-        config = Path(DEFAULT_CONFIG)
-    loaded = load_config(config) if config is not None else None
     if loaded is not None and loaded.pricing:
         from toolproof.run import Pricing
 
@@ -210,7 +210,7 @@ def _targets(
         for spec in specs:
             settings = resolve_settings(spec, suite=layer, config=loaded, overrides=overrides)
             out.append(Target(spec=spec, kind=kind, settings=settings))  # type: ignore[arg-type]
-    return out, (str(Path(config).resolve()) if config is not None else None)
+    return out, (str(Path(loaded.source).resolve()) if loaded is not None else None)
 
 
 def _new_run_dir(runs_dir: Path, suite_name: str) -> Path:
@@ -246,23 +246,25 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     return result
 
 
-def _report(result: RunResult, quiet: bool) -> None:
+def _report(result: RunResult, quiet: bool, trust: Trust) -> None:
     from rich.console import Console
 
     console = Console()
     from toolproof.report import render_terminal, summary_json
 
-    summaries = _summaries(result)
+    summaries = _summaries(result, trust)
     render_terminal(summaries, console)
     _write_summary(result.run_dir, summary_json(summaries))
     console.print(f"run folder: {result.run_dir}")
 
 
-def _summaries(result: RunResult) -> dict[str, Any]:
+def _summaries(result: RunResult, trust: Trust) -> dict[str, Any]:
     from toolproof.evaluate import evaluate
 
     order = [entry.spec for entry in result.manifest.targets]
-    ev = evaluate(result.suite, result.records, manifest=result.manifest, targets=order)
+    ev = evaluate(
+        result.suite, result.records, manifest=result.manifest, targets=order, trust=trust
+    )
     return ev.summaries
 
 
@@ -275,7 +277,6 @@ def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
     os.replace(tmp, run_dir / "summary.json")
-
 
 
 def _exit_code(result: RunResult, limit: int) -> None:

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from toolproof.cli._exit import ExitCode
+from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 
 _STORE_HELP = (
     "History store: a file, sqlite:///PATH or postgresql://… (default: $TOOLPROOF_STORE, "
@@ -31,6 +32,8 @@ def import_command(
         None, "--suite", "-s", help="Suite (default: the one each manifest names)."
     ),
     store: Optional[str] = typer.Option(None, "--store", help=_STORE_HELP, show_default=False),  # noqa: UP045
+    allow_code: bool = ALLOW_CODE,
+    config: Optional[Path] = CONFIG,  # noqa: UP045
 ) -> None:
     """Load run folders into the store. Safe to repeat: a run imported again is replaced."""
     import time
@@ -38,13 +41,14 @@ def import_command(
     from toolproof.errors import UserError
     from toolproof.store import find_run_folders, open_store
 
+    trust, _ = trust_for(config, allow_code)
     folders = find_run_folders(paths)
     failed = 0
     with open_store(store) as st:
         for folder in folders:
             start = time.perf_counter()
             try:
-                done = st.import_run(folder, suite)
+                done = st.import_run(folder, suite, trust)
             except UserError as exc:
                 typer.echo(f"error: {folder}: {exc}", err=True)
                 failed += 1
@@ -126,15 +130,18 @@ def merge(
     partial: bool = typer.Option(False, "--partial", help="Allow missing shards."),
     store: Optional[str] = STORE,  # noqa: UP045
     no_store: bool = NO_STORE,
+    allow_code: bool = ALLOW_CODE,
+    config: Optional[Path] = CONFIG,  # noqa: UP045
 ) -> None:
     """Merge the run folders of a sharded run (--shard I/N) into one run folder."""
     from toolproof.run._shard import merge_runs
     from toolproof.store._hooks import store_merged
 
+    trust, _ = trust_for(config, allow_code)
     merged = merge_runs(runs, out, partial=partial)
     n = merged.counts.get("records", 0)
     typer.echo(f"merged {len(runs)} shard(s) into {out} ({n} records)")
-    store_merged(out, store, not no_store)
+    store_merged(out, store, not no_store, trust)
 
 
 def register(app: typer.Typer) -> None:

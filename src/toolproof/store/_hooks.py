@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from toolproof.evaluate import Evaluation
     from toolproof.run import RunResult
     from toolproof.store._store import Store
+    from toolproof.trust import Trust
 
 
 def _warn(exc: BaseException) -> None:
@@ -61,7 +62,9 @@ def _event(folder: Path | None, data: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def storing_run(result: RunResult, location: str | None, enabled: bool = True) -> Iterator[None]:
+def storing_run(
+    result: RunResult, location: str | None, enabled: bool = True, trust: Trust | None = None
+) -> Iterator[None]:
     """Around the code that decides a run's exit code: store the run with that code."""
     code = 0
     try:
@@ -70,22 +73,34 @@ def storing_run(result: RunResult, location: str | None, enabled: bool = True) -
         code = int(getattr(exc, "exit_code", getattr(exc, "code", 1)) or 0)
         raise
     finally:
-        store_run(result, location, enabled, exit_code=code)
+        store_run(result, location, enabled, exit_code=code, trust=trust)
 
 
 def store_run(
-    result: RunResult, location: str | None, enabled: bool = True, *, exit_code: int = 0
+    result: RunResult,
+    location: str | None,
+    enabled: bool = True,
+    *,
+    exit_code: int = 0,
+    trust: Trust | None = None,
 ) -> None:
     if resolve_location(location, enabled=enabled) is None:
         return
     from toolproof.evaluate import evaluate
+    from toolproof.trust import DEFAULT_TRUST
 
     _event(result.run_dir, {"event": "run", "at": _now(), "exit_code": exit_code})
     with _store(location, enabled) as store:
         if store is None:
             return
         order = [t.spec for t in result.manifest.targets]
-        ev = evaluate(result.suite, result.records, manifest=result.manifest, targets=order)
+        ev = evaluate(
+            result.suite,
+            result.records,
+            manifest=result.manifest,
+            targets=order,
+            trust=trust or DEFAULT_TRUST,
+        )
         store.save(ev, [result.run_dir / "records.jsonl"], exit_code=exit_code)
 
 
@@ -137,7 +152,9 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def store_merged(folder: Path, location: str | None, enabled: bool = True) -> None:
+def store_merged(
+    folder: Path, location: str | None, enabled: bool = True, trust: Trust | None = None
+) -> None:
     with _store(location, enabled) as store:
         if store is not None:
-            store.import_run(folder)
+            store.import_run(folder, trust=trust)

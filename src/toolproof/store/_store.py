@@ -20,6 +20,7 @@ from toolproof.store._schema import migrate
 if TYPE_CHECKING:  # the write path imports the scorer: only when it is used
     from toolproof.evaluate import Evaluation
     from toolproof.store._write import RunSource
+    from toolproof.trust import Trust
 
 RECORDS_FILE = "records.jsonl"
 
@@ -108,13 +109,21 @@ class Store:
             baseline_folder=baseline_folder,
         )
 
-    def import_run(self, folder: str | Path, suite: str | Path | None = None) -> Imported:
-        """Load one run folder: records, manifest and its events (exit code, gate decisions)."""
+    def import_run(
+        self, folder: str | Path, suite: str | Path | None = None, trust: Trust | None = None
+    ) -> Imported:
+        """Load one run folder: records, manifest and its events (exit code, gate decisions).
+
+        ``trust`` is the policy for the suite (default: it may not run code).
+        """
         from toolproof.evaluate import load_run
         from toolproof.store._write import source_for
+        from toolproof.trust import DEFAULT_TRUST
 
         path = Path(folder)
-        ev = load_run(path, self._suite(path) if suite is None else suite, keep_raw=False)
+        policy = trust or DEFAULT_TRUST
+        loaded = self._suite(path, policy) if suite is None else suite
+        ev = load_run(path, loaded, keep_raw=False, trust=policy)
         events = read_events(path)
         codes = [e.exit_code for e in events if e.kind == "run"]
         source = source_for([path / RECORDS_FILE], ev.manifest)
@@ -132,7 +141,7 @@ class Store:
                 gates += stored is not None
         return Imported(path, pk, len(ev.records), gates)
 
-    def _suite(self, folder: Path) -> Any:
+    def _suite(self, folder: Path, trust: Trust) -> Any:
         """The suite a run folder's manifest names, loaded once per import of many runs."""
         from toolproof.run import read_manifest
         from toolproof.suite import load_suite
@@ -144,7 +153,7 @@ class Store:
             return None  # load_run says what is missing
         key = str(Path(source).resolve())  # the store lives for one command: files stay put
         if key not in self._suites:
-            self._suites[key] = load_suite(source)
+            self._suites[key] = load_suite(source, trust)
         return self._suites[key]
 
     def prune(self, before: datetime) -> int:
