@@ -99,3 +99,25 @@ def test_schema_command(tmp_path: Path, flag: list[str]) -> None:
     assert out.returncode == 0, out.stderr
     text = out.stdout if not flag else (tmp_path / "s.json").read_text()
     assert json.loads(text)["title"] == "toolproof suite"
+
+
+def test_score_accepts_a_run_folder_like_gate_and_compare(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "records.jsonl").write_bytes((SUPPORT / "records.jsonl").read_bytes())
+    by_file = tmp_path / "file.json"
+    by_folder = tmp_path / "folder.json"
+    first = toolproof(
+        "score",
+        str(SUPPORT),
+        str(SUPPORT / "records.jsonl"),
+        "--json",
+        str(by_file),
+        "--allow-code",
+    )
+    second = toolproof(
+        "score", str(SUPPORT), str(run_dir), "--json", str(by_folder), "--allow-code"
+    )
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    assert "Is a directory" not in second.stderr
+    assert json.loads(by_folder.read_text()) == json.loads(by_file.read_text())

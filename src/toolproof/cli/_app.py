@@ -51,5 +51,8 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from toolproof._secrets import redactor
+        from toolproof.report._escape import visible
+
+        print(f"error: {visible(redactor().text(str(exc)))}", file=sys.stderr)
         sys.exit(ExitCode.USAGE)

@@ -50,8 +50,10 @@ def validate(
 
 def _problems(errors: list[SuiteError], where: str) -> NoReturn:
     """One line per problem, then (when there are several) how many."""
+    from toolproof.report._escape import visible
+
     for err in errors:
-        typer.echo(f"error: {err}", err=True)
+        typer.echo(f"error: {visible(str(err))}", err=True)
     if len(errors) > 1:
         typer.echo(f"{len(errors)} problems in {where}", err=True)
     raise typer.Exit(ExitCode.USAGE)
@@ -84,9 +86,9 @@ def score(
     summaries = ev.summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
-        json_out.write_text(
-            json.dumps(summary_json(summaries), indent=2, ensure_ascii=False) + "\n"
-        )
+        from toolproof._jsontext import dumps
+
+        json_out.write_text(dumps(summary_json(summaries), indent=2) + "\n", encoding="utf-8")
     from toolproof.store._hooks import store_score
 
     store_score(ev, files, store, not no_store)

