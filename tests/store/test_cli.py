@@ -62,7 +62,7 @@ def test_run_score_and_gate_write_the_store(store_url: str, tmp_path: Path) -> N
 def test_a_failed_gate_keeps_its_exit_code_and_is_stored(tmp_path: Path) -> None:
     db = tmp_path / "h.db"
     folder = run_folder(tmp_path, "bad", RECORDS_A)  # 77% strict pass: below the thresholds
-    gate = _cli("gate", str(folder), "--allow-code", "--max-infra-errors", "1", "--store", str(db))
+    gate = _cli("gate", str(folder), "--allow-code", "--allow-partial", "--max-infra-errors", "1", "--store", str(db))
     assert gate.returncode == 1
     with open_store(str(db)) as st:
         run = st.list_runs().items[0]
@@ -112,7 +112,7 @@ def test_import_is_idempotent_and_rebuilds_the_store(tmp_path: Path) -> None:
     for i, records in enumerate([RECORDS_A, RECORDS_B, RECORDS_A]):
         run_folder(runs, f"r{i}", records, days=i)
     db = tmp_path / "h.db"
-    assert _cli("gate", str(runs / "r1"), "--allow-code", "--store", str(db)).returncode in (0, 1)
+    assert _cli("gate", str(runs / "r1"), "--allow-code", "--allow-partial", "--store", str(db)).returncode in (0, 1)
     (runs / "r0" / "events.jsonl").write_text(
         json.dumps({"format": "toolproof.event/1", "event": "run", "at": "2026-01-01T12:04:00+00:00",
                     "exit_code": 3}) + "\n"
