@@ -1,6 +1,7 @@
 """The offline commands, run as a user would, on the bundled example suite."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,11 @@ def toolproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=cwd,
-        env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"},
+        env={
+            "COLUMNS": "160",
+            "PATH": "/usr/bin:/bin",
+            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
+        },
         check=False,
     )
 

@@ -32,12 +32,13 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _report, _run, _tools
+    from toolproof.cli import _core, _gate, _report, _run, _store, _tools
 
     _core.register(app)
     _run.register(app)
     _gate.register(app)
     _report.register(app)
+    _store.register(app)
     _tools.register(app)
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 
 if TYPE_CHECKING:
@@ -87,6 +88,8 @@ def gate(
     tags: bool = typer.Option(False, "--tags/--no-tags", help="Print strict pass by tag."),
     allow_code: bool = ALLOW_CODE,
     config: Optional[Path] = CONFIG,  # noqa: UP045
+    store: Optional[str] = STORE,  # noqa: UP045
+    no_store: bool = NO_STORE,
 ) -> None:
     from rich.console import Console
 
@@ -109,6 +112,9 @@ def gate(
     _write(junit, render_junit(result))
     _write(markdown, render_markdown(result))
     _write(json_out, _json(gate_json(result)))
+    from toolproof.store._hooks import store_gate
+
+    store_gate(current, base, result, store, not no_store)
     if result.exit_code == EXIT_INCOMPLETE and result.coverage is not None:
         cov = result.coverage
         fix = f"finish it with `toolproof run --resume {run}`, or " if cov.status else ""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from toolproof.cli._exit import ExitCode
+from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, DEFAULT_CONFIG, trust_for
 
 if TYPE_CHECKING:
@@ -102,6 +103,11 @@ def run_command(
     html: Path | None = typer.Option(
         None, "--html", help="Also write the self-contained HTML report here."
     ),
+    shard: str | None = typer.Option(
+        None, "--shard", help="Run one shard of the cases, INDEX/COUNT (e.g. 2/8); see merge."
+    ),
+    store: str | None = STORE,
+    no_store: bool = NO_STORE,
 ) -> None:
     from toolproof.errors import UserError
 
@@ -116,7 +122,7 @@ def run_command(
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
     if resume is not None:
-        if suite is not None or model or target or tags:
+        if suite is not None or model or target or tags or shard:
             raise UserError("--resume takes the suite and targets from the run; give neither")
         result = _guarded(
             lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
@@ -132,11 +138,21 @@ def run_command(
         chosen, config_file = _targets(loaded, model, target, user_config, overrides, opts)
         opts.repeats = repeats
         opts.tags = tuple(t.strip() for group in tags for t in group.split(",") if t.strip())
+        opts.shard = _shard(shard)
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
     _report(result, quiet, opts.trust, html)
-    _exit_code(result, max_infra_errors)
+    from toolproof.store._hooks import storing_run
+
+    with storing_run(result, store, not no_store, opts.trust):  # stores it with its exit code
+        _exit_code(result, max_infra_errors)
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    from toolproof.run._shard import parse_shard
+
+    return parse_shard(text) if text is not None else None
 
 
 def _default_model() -> str:

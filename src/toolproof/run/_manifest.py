@@ -83,6 +83,10 @@ class Manifest(BaseModel):
         description="Settings changed when the run was resumed, one line each, in order.",
     )
     extra: dict[str, Any] = Field(default_factory=dict)
+    git_commit: str | None = Field(default=None, description="The commit checked out, if any.")
+    shard: str | None = Field(
+        default=None, description="INDEX/COUNT: this run holds one shard of the cases."
+    )
 
 
 def _sha(data: Any) -> str:
@@ -101,6 +105,23 @@ def system_fingerprint(suite: Suite) -> str | None:
     if not any(prompts):
         return None
     return _sha(prompts)
+
+
+def git_commit(where: str | Path | None = None) -> str | None:
+    """The commit checked out in the working folder (or CI's variable), if any."""
+    for name in ("GITHUB_SHA", "CI_COMMIT_SHA"):
+        if os.environ.get(name):
+            return os.environ[name]
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = done.stdout.strip()
+    return out if done.returncode == 0 and len(out) == 40 else None
 
 
 def now_utc() -> datetime:

@@ -34,6 +34,7 @@ from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import (
     Manifest,
     TargetEntry,
+    git_commit,
     now_utc,
     read_manifest,
     system_fingerprint,
@@ -42,6 +43,7 @@ from toolproof.run._manifest import (
 )
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
+from toolproof.run._shard import in_shard, parse_shard
 from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import AttemptError, Case, Outcome, Record, Suite, Tool
 
@@ -76,6 +78,8 @@ class RunOptions:
     repeats: int = 1
     #: Run only the cases that carry at least one of these tags (all cases when empty).
     tags: tuple[str, ...] = ()
+    #: Run only this shard of the cases: (index from 1, count), by a stable hash of the case ID.
+    shard: tuple[int, int] | None = None
     out: Path | None = None
     runs_dir: Path = Path("runs")
     cache: bool = True
@@ -216,6 +220,8 @@ def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunO
         targets=[TargetEntry(spec=t.spec, kind=t.kind, settings=t.settings) for t in targets],
         repeats=opts.repeats,
         tags=list(opts.tags),
+        shard=f"{opts.shard[0]}/{opts.shard[1]}" if opts.shard else None,
+        git_commit=git_commit(),
         cache=opts.cache,
         pricing_file=opts.pricing_file,
         config_file=opts.config_file,
@@ -276,6 +282,7 @@ async def resume_run_async(
     opts = options or RunOptions()
     opts.repeats = manifest.repeats
     opts.tags = tuple(manifest.tags)
+    opts.shard = parse_shard(manifest.shard) if manifest.shard else None
     opts.cache = opts.cache and manifest.cache
     if opts.pricing is None:
         opts.pricing = _pricing_of(manifest)
@@ -386,6 +393,8 @@ def _pending(
     }
     wanted = set(opts.tags)
     cases = [c for c in suite.cases if not wanted or wanted.intersection(c.tags)]
+    if opts.shard is not None:
+        cases = [c for c in cases if in_shard(c.id, *opts.shard)]
     work: dict[str, list[tuple[Case, int]]] = {}
     for t in targets:
         work[t.spec] = [
