@@ -98,20 +98,19 @@ async def test_warm_opens_every_run(runs_dir: Path) -> None:
         assert cache.peek(info) is not None
 
 
-async def test_a_folder_of_records_alone_needs_the_suite(tmp_path: Path) -> None:
+async def test_a_folder_of_records_without_a_manifest_is_refused(tmp_path: Path) -> None:
     from tests.web.runs import SUPPORT
 
     (tmp_path / "bare").mkdir()
     shutil.copy(SUPPORT / "records.jsonl", tmp_path / "bare" / "records.jsonl")
-    async with TestClient(TestServer(make_app(FolderSource(tmp_path, trust=TRUST)), host="127.0.0.1")) as c:
-        resp = await c.get("/run?id=bare")
-        assert resp.status == 422
-        assert "give the suite with --suite" in await resp.text()
-    app = make_app(FolderSource(tmp_path, suite=SUPPORT, trust=TRUST))
-    async with TestClient(TestServer(app, host="127.0.0.1")) as c:
-        resp = await c.get("/run?id=bare")
-        assert resp.status == 200
-        assert "77.3% (58/75)" in await resp.text()
+    for source in (
+        FolderSource(tmp_path, trust=TRUST),
+        FolderSource(tmp_path, suite=SUPPORT, trust=TRUST),
+    ):
+        async with TestClient(TestServer(make_app(source), host="127.0.0.1")) as c:
+            resp = await c.get("/run?id=bare")
+            assert resp.status == 422
+            assert "manifest.json is missing" in await resp.text()
 
 
 class _Slow(FolderSource):
