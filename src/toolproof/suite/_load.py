@@ -13,7 +13,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolproof._locate import JsonLineLocator, Locator, Path_, first_error
 from toolproof.errors import SuiteError
 from toolproof.suite._yaml import load_yaml
-from toolproof.types import Case, Defaults, Environment, Suite, SuiteTool, Thresholds, ToolMock
+from toolproof.types import (
+    BUILTIN_FIELDS,
+    Case,
+    Defaults,
+    Environment,
+    Suite,
+    SuiteJudge,
+    SuiteTool,
+    Thresholds,
+    ToolMock,
+)
 
 SUITE_FILENAMES = ("suite.yaml", "suite.yml", "toolproof.yaml")
 
@@ -48,6 +58,9 @@ class SuiteFile(BaseModel):
     )
     environment: Environment | None = Field(
         default=None, description="A stateful environment for multi-step cases."
+    )
+    judge: SuiteJudge | None = Field(
+        default=None, description="LLM judges: default judge and rubrics, custom rubrics."
     )
 
 
@@ -209,9 +222,40 @@ def load_suite_with_origin(path: str | Path) -> LoadedSuite:
         mocks=raw.mocks,
         environment=raw.environment,
         environment_digest=_environment_digest(raw.environment, base, where),
+        judge=raw.judge,
         source=str(file),
     )
+    _check_judges(suite, origin, where)
     return LoadedSuite(suite, origin)
+
+
+def _check_judges(suite: Suite, origin: Origin, where: Locator) -> None:
+    """Every rubric a case names exists; every judge threshold names a field of the right type."""
+    judge = suite.judge or SuiteJudge()
+    fields = {**BUILTIN_FIELDS, **{n: r.fields for n, r in judge.rubrics.items()}}
+    for i, case in enumerate(suite.cases):
+        if case.judge is None or case.judge is False:
+            continue
+        at, prefix = origin.cases[i]
+        if case.judge is True:
+            if not judge.default:
+                raise at.error(
+                    (*prefix, "judge"), "'judge: true' needs the suite's judge.default rubrics"
+                )
+            continue
+        for j, name in enumerate(case.judge):
+            if name not in fields:
+                known = ", ".join(sorted(fields))
+                raise at.error((*prefix, "judge", j), f"unknown rubric {name!r}; known: {known}")
+    for key, th in judge.thresholds.items():
+        rubric, _, name = key.partition(".")
+        spec = fields.get(rubric, {}).get(name)
+        if spec is None:
+            raise where.error(("judge", "thresholds", key), "not a RUBRIC.FIELD of a known rubric")
+        if th.min is not None and spec.type != "bool":
+            raise where.error(("judge", "thresholds", key), "'min' needs a bool field")
+        if th.max is not None and spec.type != "int":
+            raise where.error(("judge", "thresholds", key), "'max' needs an int field")
 
 
 def _environment_digest(env: Environment | None, base: Path, where: Locator) -> str | None:

@@ -1,0 +1,103 @@
+"""Judging many records: the judge calls go through the runner like any target's.
+
+The judge's requests become the cases of a small in-memory suite (no tools),
+run against the judge's spec by :func:`toolproof.run.run_suite_async`: the
+same concurrency, rate limits, retries, cache and cost accounting, and the
+judge's raw requests and answers land in a run folder of their own. An
+attempt that got no answer is an ``infra`` judgement, never a verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolproof.judges._judge import Judge, Judgement
+from toolproof.providers import ModelSettings, Provider
+from toolproof.run import RunObserver, RunOptions, Target, run_suite_async
+from toolproof.types import Case, Expect, Outcome, Record, Suite
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to judge: a record of a case, under one judge."""
+
+    case: Case
+    record: Record
+    judge: Judge
+
+
+@dataclass
+class JudgeRunOptions:
+    """Where the judge's own run folder goes, and how it runs."""
+
+    out: Path
+    repeats: int = 1
+    cache: bool = True
+    cache_dir: Path = Path(".toolproof/cache")
+    observer: RunObserver | None = None
+    provider_factory: Callable[[str, ModelSettings, Any], Provider] | None = None
+
+
+def judge_items(suite: Suite, items: Sequence[Item], options: JudgeRunOptions) -> list[Judgement]:
+    """Judge every item (``repeats`` times each) and return the judgements in item order."""
+    return asyncio.run(judge_items_async(suite, items, options))
+
+
+async def judge_items_async(
+    suite: Suite, items: Sequence[Item], options: JudgeRunOptions
+) -> list[Judgement]:
+    groups: dict[tuple[str, str], list[tuple[int, Item]]] = {}
+    for i, item in enumerate(items):
+        key = (item.judge.spec, item.judge.settings.model_dump_json())
+        groups.setdefault(key, []).append((i, item))
+    out: dict[tuple[int, int], Judgement] = {}
+    for n, members in enumerate(groups.values()):
+        folder = options.out if len(groups) == 1 else options.out / f"judge-{n + 1}"
+        cases = [
+            Case(
+                id=f"{item.judge.rubric_name}.{i}",
+                messages=item.judge.messages(suite, item.case, item.record),
+                expect=Expect(kind="text"),
+            )
+            for i, item in members
+        ]
+        judge_suite = Suite(name=f"{suite.name}-judge", tools=[], cases=cases)
+        first = members[0][1].judge
+        opts = RunOptions(
+            repeats=options.repeats,
+            out=folder,
+            cache=options.cache,
+            cache_dir=options.cache_dir,
+            observer=options.observer,
+            fsync=False,
+            provider_factory=options.provider_factory,
+        )
+        result = await run_suite_async(
+            judge_suite, [Target(spec=first.spec, settings=first.settings)], opts
+        )
+        by_id = {
+            item_id: (i, item)
+            for (i, item), item_id in zip(members, (c.id for c in cases), strict=True)
+        }
+        for rec in result.records:
+            i, item = by_id[rec.case_id]
+            out[(i, rec.attempt)] = _judgement(item, rec)
+    return [out[key] for key in sorted(out)]
+
+
+def _judgement(item: Item, rec: Record) -> Judgement:
+    extra: dict[str, Any] = {
+        "latency_ms": rec.latency_ms,
+        "cost_usd": rec.cost_usd,
+        "cached": rec.cached,
+        "judged_at": rec.started_at,
+    }
+    if rec.outcome is not Outcome.ok or rec.response is None:
+        error = f"{rec.outcome.value}: {rec.error.message if rec.error else 'no answer'}"
+        judgement = item.judge.read(item.record, None, repeat=rec.attempt, **extra)
+        return judgement.model_copy(update={"error": error})
+    return item.judge.read(item.record, rec.response, repeat=rec.attempt, **extra)

@@ -1,0 +1,146 @@
+"""Agreement between a judge and human labels: Cohen's κ, its bootstrap interval, confusion."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+Weights = Literal["linear", "quadratic"] | None
+
+
+class Agreement(BaseModel):
+    """How well a judge's values for one field agree with the labels."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    field: str
+    n: int
+    kappa: float | None
+    weights: str | None
+    low: float | None
+    high: float | None
+    agreement: float | None
+    labels: list[str]
+    confusion: list[list[int]]
+    """Rows: human label; columns: judge value; in the order of ``labels``."""
+
+
+def kappa(human: Sequence[object], judge: Sequence[object], weights: Weights = None) -> float:
+    """Cohen's κ (scikit-learn). 1.0 when both raters use one and the same value throughout."""
+    from sklearn.metrics import cohen_kappa_score
+
+    if len(human) != len(judge) or not human:
+        raise ValueError("kappa needs two equally long, non-empty sequences")
+    if len(set(human) | set(judge)) == 1:
+        return 1.0  # perfect agreement on a single category: κ's formula is 0/0
+    codes = _codes(human, judge)
+    h = [codes[x] for x in human]
+    j = [codes[x] for x in judge]
+    value = float(cohen_kappa_score(h, j, weights=weights))
+    return value
+
+
+def _codes(*seqs: Sequence[object]) -> dict[object, int]:
+    ordered = sorted({x for s in seqs for x in s}, key=_order_key)
+    return {x: i for i, x in enumerate(ordered)}
+
+
+def _order_key(x: object) -> tuple[int, float, str]:
+    if isinstance(x, bool):
+        return (0, float(x), "")
+    if isinstance(x, int | float):
+        return (1, float(x), "")
+    return (2, 0.0, str(x))
+
+
+def bootstrap_interval(
+    human: Sequence[object],
+    judge: Sequence[object],
+    weights: Weights = None,
+    *,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of κ over items (pairs resampled together, scipy)."""
+    from scipy.stats import bootstrap
+
+    n = len(human)
+    if n < 2:
+        return None, None
+    codes = _codes(human, judge)
+    h = np.array([codes[x] for x in human])
+    j = np.array([codes[x] for x in judge])
+
+    def stat(idx: np.ndarray) -> float:
+        hi, ji = h[idx.astype(int)], j[idx.astype(int)]
+        if len(set(hi.tolist()) | set(ji.tolist())) == 1:
+            return 1.0
+        from sklearn.metrics import cohen_kappa_score
+
+        v = float(cohen_kappa_score(hi, ji, weights=weights))
+        return v if np.isfinite(v) else 0.0
+
+    res = bootstrap(
+        (np.arange(n),),
+        stat,
+        vectorized=False,
+        n_resamples=resamples,
+        confidence_level=confidence,
+        method="percentile",
+        random_state=np.random.default_rng(seed),
+    )
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def agreement(
+    field: str,
+    human: Sequence[object],
+    judge: Sequence[object],
+    weights: Weights = None,
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Agreement:
+    """κ (weighted for counts), its bootstrap interval, raw agreement, n and the confusion matrix."""
+    from sklearn.metrics import confusion_matrix
+
+    n = len(human)
+    if n == 0:
+        return Agreement(
+            field=field,
+            n=0,
+            kappa=None,
+            weights=weights,
+            low=None,
+            high=None,
+            agreement=None,
+            labels=[],
+            confusion=[],
+        )
+    codes = _codes(human, judge)
+    labels = sorted(codes, key=codes.__getitem__)
+    matrix = confusion_matrix(
+        [codes[x] for x in human], [codes[x] for x in judge], labels=list(range(len(labels)))
+    )
+    low, high = bootstrap_interval(human, judge, weights, resamples=resamples, seed=seed)
+    return Agreement(
+        field=field,
+        n=n,
+        kappa=kappa(human, judge, weights),
+        weights=weights,
+        low=low,
+        high=high,
+        agreement=sum(1 for a, b in zip(human, judge, strict=True) if a == b) / n,
+        labels=[_show(x) for x in labels],
+        confusion=matrix.tolist(),
+    )
+
+
+def _show(x: object) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    return str(x)
