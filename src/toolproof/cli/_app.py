@@ -37,11 +37,12 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _run
+    from toolproof.cli import _core, _gate, _judge, _run
 
     _core.register(app)
     _run.register(app)
     _gate.register(app)
+    _judge.register(app)
 
 
 _register()

@@ -92,6 +92,9 @@ def run_command(
         0, "--max-infra-errors", min=0, help="Attempts allowed to end without a model answer."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
+    judge: str | None = typer.Option(
+        None, "--judge", "-j", help="Judge the judge-scored cases with this model (e.g. local)."
+    ),
 ) -> None:
     from toolproof.errors import UserError
 
@@ -123,6 +126,10 @@ def run_command(
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
     _report(result, quiet)
+    if judge is not None:
+        from toolproof.cli._judge import after_run
+
+        after_run(result, judge, cache=not no_cache, cache_dir=cache_dir, quiet=quiet)
     _exit_code(result, max_infra_errors)
 
 

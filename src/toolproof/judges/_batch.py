@@ -18,7 +18,7 @@ from typing import Any
 from toolproof.judges._judge import Judge, Judgement
 from toolproof.providers import ModelSettings, Provider
 from toolproof.run import RunObserver, RunOptions, Target, run_suite_async
-from toolproof.types import Case, Expect, Outcome, Record, Suite
+from toolproof.types import Case, Expect, Kind, Outcome, Record, Suite
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ async def judge_items_async(
             Case(
                 id=f"{item.judge.rubric_name}.{i}",
                 messages=item.judge.messages(suite, item.case, item.record),
-                expect=Expect(kind="text"),
+                expect=Expect(kind=Kind.text),
             )
             for i, item in members
         ]

@@ -22,7 +22,7 @@ from toolproof._version import __version__
 from toolproof.errors import SuiteError, UserError
 from toolproof.judges._batch import Item, JudgeRunOptions, judge_items
 from toolproof.judges._judge import Judge, Judgement, record_digest
-from toolproof.judges._kappa import Agreement, agreement
+from toolproof.judges._kappa import Agreement, Weights, agreement
 from toolproof.judges._labels import Label, LabelsFile
 from toolproof.types import CalibrationPolicy, Record, Suite
 
@@ -46,7 +46,7 @@ class Calibration(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal["toolproof.calibration/1"] = CALIBRATION_FORMAT
+    format: Literal["toolproof.calibration/1"] = "toolproof.calibration/1"
     judge: str
     rubric: str
     fingerprint: str
@@ -141,7 +141,7 @@ def calibrate(
             if j is not None and j.status == "ok" and j.fields is not None:
                 human.append(label.fields[name])
                 machine.append(j.fields[name])
-        weights = "quadratic" if spec.type == "int" else None
+        weights: Weights = "quadratic" if spec.type == "int" else None
         fields.append(agreement(name, human, machine, weights, seed=seed))
     costs = [j.cost_usd for j in results if j.cost_usd is not None]
     record = Calibration(

@@ -43,7 +43,7 @@ class Judgement(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal["toolproof.judgement/1"] = JUDGEMENT_FORMAT
+    format: Literal["toolproof.judgement/1"] = "toolproof.judgement/1"
     case_id: str
     target: str | None = None
     attempt: int = 0
@@ -101,7 +101,7 @@ class Judge:
 
     @property
     def fingerprint(self) -> str:
-        """Model, answer-changing settings, rubric and the prompt text: change one, and it changes."""
+        """Model, answer-changing settings, rubric and prompt text: any change changes it."""
         settings = self.settings.model_dump(mode="json", include=set(_ANSWER_SETTINGS))
         payload = {
             "judge": self.spec,

@@ -105,7 +105,7 @@ def agreement(
     resamples: int = 2000,
     seed: int = 0,
 ) -> Agreement:
-    """κ (weighted for counts), its bootstrap interval, raw agreement, n and the confusion matrix."""
+    """κ (weighted for counts), bootstrap interval, raw agreement, n and confusion matrix."""
     from sklearn.metrics import confusion_matrix
 
     n = len(human)
