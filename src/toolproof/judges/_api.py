@@ -69,8 +69,8 @@ def judge_run(
             if rejudge or key not in done:
                 items.append(Item(case, rec, judge))
     if items:
+        options.on_judgement = lambda j: append_judgements(store, [j])  # kept as they come
         fresh = judge_items(suite, items, options)
-        append_judgements(store, fresh)
         previous = latest_judgements([*previous, *fresh])
     wanted = {j.fingerprint for j in judges.values()}
     return [j for j in previous if j.fingerprint in wanted]

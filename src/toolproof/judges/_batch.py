@@ -39,6 +39,8 @@ class JudgeRunOptions:
     cache: bool = True
     cache_dir: Path = Path(".toolproof/cache")
     observer: RunObserver | None = None
+    #: Called with each judgement as soon as its judge call ends (to store it at once).
+    on_judgement: Callable[[Judgement], None] | None = None
     provider_factory: Callable[[str, ModelSettings, Any], Provider] | None = None
 
 
@@ -67,26 +69,55 @@ async def judge_items_async(
         ]
         judge_suite = Suite(name=f"{suite.name}-judge", tools=[], cases=cases)
         first = members[0][1].judge
+        by_id = {c.id: member for member, c in zip(members, cases, strict=True)}
         opts = RunOptions(
             repeats=options.repeats,
             out=folder,
             cache=options.cache,
             cache_dir=options.cache_dir,
-            observer=options.observer,
+            observer=_Relay(options.observer, by_id, options.on_judgement),
             fsync=False,
             provider_factory=options.provider_factory,
         )
         result = await run_suite_async(
             judge_suite, [Target(spec=first.spec, settings=first.settings)], opts
         )
-        by_id = {
-            item_id: (i, item)
-            for (i, item), item_id in zip(members, (c.id for c in cases), strict=True)
-        }
         for rec in result.records:
             i, item = by_id[rec.case_id]
             out[(i, rec.attempt)] = _judgement(item, rec)
     return [out[key] for key in sorted(out)]
+
+
+class _Relay:
+    """Passes runner events on, and turns each finished judge call into a judgement at once."""
+
+    def __init__(
+        self,
+        inner: RunObserver | None,
+        items: dict[str, tuple[int, Item]],
+        on_judgement: Callable[[Judgement], None] | None,
+    ) -> None:
+        self.inner = inner
+        self.items = items
+        self.on_judgement = on_judgement
+
+    def started(self, totals: dict[str, int]) -> None:
+        if self.inner is not None:
+            self.inner.started(totals)
+
+    def recorded(self, record: Record) -> None:
+        if self.inner is not None:
+            self.inner.recorded(record)
+        if self.on_judgement is not None:
+            self.on_judgement(_judgement(self.items[record.case_id][1], record))
+
+    def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
+        if self.inner is not None:
+            self.inner.retrying(target, outcome, delay_s)
+
+    def finished(self) -> None:
+        if self.inner is not None:
+            self.inner.finished()
 
 
 def _judgement(item: Item, rec: Record) -> Judgement:

@@ -167,6 +167,10 @@ class Judge:
         )
 
 
+#: The bundled model reads a judge prompt on a CPU: allow it time, and do not resend.
+LOCAL_JUDGE_DEFAULTS: dict[str, Any] = {"timeout_s": 600.0, "max_retries": 1}
+
+
 def judge_settings(spec: str, suite: Suite | None, config: Any = None) -> ModelSettings:
     """Judge defaults (temperature 0, 512 tokens), under the suite's and config's settings."""
     from toolproof.run import resolve_settings, suite_models
@@ -174,4 +178,5 @@ def judge_settings(spec: str, suite: Suite | None, config: Any = None) -> ModelS
     layer = suite_models(suite.settings, suite.source or "suite") if suite is not None else {}
     resolved = resolve_settings(spec, suite=layer, config=config)
     given = resolved.model_dump(exclude_unset=True)
-    return ModelSettings.model_validate({**JUDGE_DEFAULTS, **given})
+    local = LOCAL_JUDGE_DEFAULTS if spec.startswith("local:") else {}
+    return ModelSettings.model_validate({**JUDGE_DEFAULTS, **local, **given})

@@ -29,18 +29,43 @@ class Agreement(BaseModel):
 
 
 def kappa(human: Sequence[object], judge: Sequence[object], weights: Weights = None) -> float:
-    """Cohen's κ (scikit-learn). 1.0 when both raters use one and the same value throughout."""
-    from sklearn.metrics import cohen_kappa_score
+    """Cohen's κ (scikit-learn). 1.0 when both raters use one and the same value throughout.
 
+    Weighted κ weighs a disagreement by the distance between the integer
+    values themselves (every integer between the smallest and the largest
+    value is a category), not by their rank among the values seen.
+    """
     if len(human) != len(judge) or not human:
         raise ValueError("kappa needs two equally long, non-empty sequences")
-    if len(set(human) | set(judge)) == 1:
-        return 1.0  # perfect agreement on a single category: κ's formula is 0/0
+    h, j, labels = _encode(human, judge, weights)
+    return _kappa_codes(h, j, labels, weights)
+
+
+def _encode(
+    human: Sequence[object], judge: Sequence[object], weights: Weights
+) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    if weights is not None:
+        ints = [int(x) for x in (*human, *judge)]  # type: ignore[call-overload]
+        lo, hi = min(ints), max(ints)
+        return (
+            np.array([int(x) - lo for x in human]),  # type: ignore[call-overload]
+            np.array([int(x) - lo for x in judge]),  # type: ignore[call-overload]
+            list(range(hi - lo + 1)),
+        )
     codes = _codes(human, judge)
-    h = [codes[x] for x in human]
-    j = [codes[x] for x in judge]
-    value = float(cohen_kappa_score(h, j, weights=weights))
-    return value
+    return (
+        np.array([codes[x] for x in human]),
+        np.array([codes[x] for x in judge]),
+        list(range(len(codes))),
+    )
+
+
+def _kappa_codes(h: np.ndarray, j: np.ndarray, labels: list[int], weights: Weights) -> float:
+    from sklearn.metrics import cohen_kappa_score
+
+    if len(set(h.tolist()) | set(j.tolist())) == 1:
+        return 1.0  # perfect agreement on a single category: κ's formula is 0/0
+    return float(cohen_kappa_score(h, j, labels=labels, weights=weights))
 
 
 def _codes(*seqs: Sequence[object]) -> dict[object, int]:
@@ -71,18 +96,11 @@ def bootstrap_interval(
     n = len(human)
     if n < 2:
         return None, None
-    codes = _codes(human, judge)
-    h = np.array([codes[x] for x in human])
-    j = np.array([codes[x] for x in judge])
+    h, j, labels = _encode(human, judge, weights)
 
     def stat(idx: np.ndarray) -> float:
-        hi, ji = h[idx.astype(int)], j[idx.astype(int)]
-        if len(set(hi.tolist()) | set(ji.tolist())) == 1:
-            return 1.0
-        from sklearn.metrics import cohen_kappa_score
-
-        v = float(cohen_kappa_score(hi, ji, weights=weights))
-        return v if np.isfinite(v) else 0.0
+        pick = idx.astype(int)
+        return _kappa_codes(h[pick], j[pick], labels, weights)
 
     res = bootstrap(
         (np.arange(n),),

@@ -64,7 +64,7 @@ def prompt_hash(rubric: Rubric) -> str:
 
 def quote(data: Any) -> str:
     """JSON with ``<`` and ``>`` escaped, so the data cannot close its delimiters."""
-    text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False, default=str)
+    text = json.dumps(data, ensure_ascii=False, default=str)
     return text.replace("<", "\\u003c").replace(">", "\\u003e")
 
 
@@ -72,10 +72,8 @@ def transcript_data(suite: Suite, case: Case, record: Record) -> dict[str, Any]:
     """The case's task, every offered tool, and what the model did, as plain data."""
     start = case.conversation(suite.system)
     data: dict[str, Any] = {}
-    system = next((m.content for m in start if m.role == "system"), None)
-    if system:
-        data["assistant_instructions"] = system
-    data["conversation_before_the_assistant"] = [_message(m) for m in start if m.role != "system"]
+    # What stays the same across a suite's cases comes first, so a server's prompt
+    # cache can reuse it from one judged record to the next.
     data["tools_offered"] = [
         {
             "name": t.name,
@@ -86,6 +84,10 @@ def transcript_data(suite: Suite, case: Case, record: Record) -> dict[str, Any]:
         }
         for t in suite.tools_for(case)
     ]
+    system = next((m.content for m in start if m.role == "system"), None)
+    if system:
+        data["assistant_instructions"] = system
+    data["conversation_before_the_assistant"] = [_message(m) for m in start if m.role != "system"]
     if record.transcript is not None:
         turns = record.transcript
         if turns[: len(start)] == start:
