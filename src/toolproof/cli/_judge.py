@@ -278,6 +278,10 @@ def calibrate_command(
     variants: str | None = typer.Option(
         None, "--variants", help="Injection variants, comma-separated (default: all)."
     ),
+    injection_items: int | None = typer.Option(
+        None, "--injection-items", min=1, help="Plant in a random sample of this many items."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the samples."),
     min_n: int | None = typer.Option(None, "--min-n", min=1, help="Items needed (default 50)."),
     min_kappa: float | None = typer.Option(None, "--min-kappa", help="κ needed (default 0.6)."),
     out: Path | None = typer.Option(
@@ -347,6 +351,8 @@ def calibrate_command(
         policy=policy,
         injection=injection,
         variants=chosen,
+        injection_items=injection_items,
+        seed=seed,
     )
     render_calibration(record, console)
     target = out or labels.parent / f"calibration-{first.header.rubric}.json"

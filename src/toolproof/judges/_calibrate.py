@@ -117,6 +117,7 @@ def calibrate(
     policy: CalibrationPolicy | None = None,
     injection: bool = False,
     variants: Sequence[str] | None = None,
+    injection_items: int | None = None,
     seed: int = 0,
 ) -> Calibration:
     """Judge every labelled record, compare with the labels, and (optionally) plant injections."""
@@ -165,8 +166,13 @@ def calibrate(
         toolproof_version=__version__,
     )
     if injection:
+        planted = list(pairs)
+        if injection_items is not None and injection_items < len(planted):
+            import random
+
+            planted = random.Random(seed).sample(planted, injection_items)
         record.injection = measure_injection(
-            suite, judge, pairs, first, options, variants or list(VARIANTS)
+            suite, judge, planted, first, options, variants or list(VARIANTS)
         )
     return record
 
