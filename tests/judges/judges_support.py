@@ -59,8 +59,14 @@ def suite(n: int = 3) -> Suite:
     return Suite(name="mini", system="You help with orders.", tools=[LOOKUP, CANCEL], cases=cases)
 
 
-def record(case_id: str, *, text: str | None = None, call: str | None = "lookup_order",
-           args: dict[str, Any] | None = None, target: str = "openai:gpt-4.1-mini") -> Record:
+def record(
+    case_id: str,
+    *,
+    text: str | None = None,
+    call: str | None = "lookup_order",
+    args: dict[str, Any] | None = None,
+    target: str = "openai:gpt-4.1-mini",
+) -> Record:
     calls = []
     if call is not None:
         raw = json.dumps(args if args is not None else {"order_id": "ORD-104820"})
@@ -76,11 +82,17 @@ def multistep_record(case_id: str) -> Record:
         transcript=[
             Message(role="system", content="You help with orders."),
             Message(role="user", content=f"Where is order ORD-10482{case_id[-1]}?"),
-            Message(role="assistant", tool_calls=[
-                ToolCall(id="a", name="lookup_order", raw_arguments='{"order_id": "ORD-104820"}')
-            ]),
-            Message(role="tool", tool_call_id="a", name="lookup_order",
-                    content='{"status": "shipped"}'),
+            Message(
+                role="assistant",
+                tool_calls=[
+                    ToolCall(
+                        id="a", name="lookup_order", raw_arguments='{"order_id": "ORD-104820"}'
+                    )
+                ],
+            ),
+            Message(
+                role="tool", tool_call_id="a", name="lookup_order", content='{"status": "shipped"}'
+            ),
             Message(role="assistant", content="It shipped on 12 September."),
         ],
         end_state={"orders": {"ORD-104820": {"status": "shipped"}}},
@@ -92,8 +104,12 @@ def stub_judge(provider: str, stub: StubServer, rubric: str = "selection") -> Ju
     if provider == "openai-compatible":
         extra["api_key_env"] = "LOCAL_SERVER_KEY"
     settings = ModelSettings(
-        base_url=stub.base_url(provider), timeout_s=5.0, max_retries=1, temperature=0,
-        max_tokens=256, **extra,
+        base_url=stub.base_url(provider),
+        timeout_s=5.0,
+        max_retries=1,
+        temperature=0,
+        max_tokens=256,
+        **extra,
     )
     return Judge(SPECS[provider], rubric, builtin_rubric(rubric), settings)
 

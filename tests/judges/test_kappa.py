@@ -60,3 +60,18 @@ def test_bootstrap_interval_of_perfect_agreement_is_a_point() -> None:
 def test_empty_agreement_has_no_kappa() -> None:
     a = agreement("x", [], [])
     assert a.n == 0 and a.kappa is None and a.agreement is None
+
+
+def test_the_resampling_kappa_equals_scikit_learns() -> None:
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
+
+    from toolproof.judges._kappa import _fast_kappa
+
+    rng = np.random.default_rng(7)
+    for weights in (None, "linear", "quadratic"):
+        for _ in range(50):
+            h = rng.integers(0, 4, size=30)
+            j = np.clip(h + rng.integers(-1, 2, size=30), 0, 3)
+            want = cohen_kappa_score(h, j, labels=[0, 1, 2, 3], weights=weights)
+            assert _fast_kappa(h, j, 4, weights) == pytest.approx(want)
