@@ -5,6 +5,7 @@ import sys
 import typer
 
 from toolproof._version import __version__
+from toolproof.cli._exit import ExitCode
 
 app = typer.Typer(
     name="toolproof",
@@ -14,11 +15,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-# Exit codes, documented in README.md.
-EXIT_OK = 0
-EXIT_GATE_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INFRA = 3
 
 
 def _version_callback(value: bool) -> None:
@@ -56,4 +52,4 @@ def main() -> None:
         app()
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        sys.exit(ExitCode.USAGE)

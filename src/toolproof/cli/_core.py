@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from toolproof.cli._exit import ExitCode
+
 
 def validate(suite: Path = typer.Argument(..., help="Suite directory or file.")) -> None:
     """Check a suite: schemas, tool names, expected values, case IDs, matchers."""
@@ -19,7 +21,7 @@ def validate(suite: Path = typer.Argument(..., help="Suite directory or file."))
         for err in errors:
             typer.echo(f"error: {err}", err=True)
         typer.echo(f"{len(errors)} problem(s) in {loaded.suite.source}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.USAGE)
     s = loaded.suite
     Console().print(
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "

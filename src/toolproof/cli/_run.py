@@ -12,13 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from toolproof.cli._exit import ExitCode
+
 if TYPE_CHECKING:
     from toolproof.run import RunOptions, RunResult, Target
     from toolproof.types import Suite
 
-#: Exit code when more attempts than --max-infra-errors got no model answer.
-EXIT_INFRA = 3
-EXIT_INTERRUPTED = 130
 DEFAULT_CONFIG = "toolproof.yaml"
 
 _HELP = """Run a suite against models or agents: cases × targets × repeats.
@@ -234,7 +233,7 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
             f"resume with: toolproof run --resume {where}",
             file=sys.stderr,
         )
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     return result
 
 
@@ -284,4 +283,4 @@ def _exit_code(result: RunResult, limit: int) -> None:
         f"toolproof run --resume {result.run_dir} --retry-failed",
         file=sys.stderr,
     )
-    raise typer.Exit(EXIT_INFRA)
+    raise typer.Exit(ExitCode.INFRA)

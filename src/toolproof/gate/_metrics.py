@@ -24,7 +24,7 @@ LABELS = {
 
 
 def unsafe_calls(verdicts: Iterable[Verdict]) -> int:
-    return sum(getattr(v, "unsafe_calls", 0) for v in verdicts)
+    return sum(v.unsafe_calls for v in verdicts)
 
 
 def failed_cases(verdicts: Iterable[Verdict]) -> list[str]:

@@ -17,17 +17,21 @@ from toolproof.providers._base import (
     TransportError,
 )
 from toolproof.providers._registry import create_provider, provider_names
+from toolproof.providers._transport import HttpRequest, HttpResponse, Transport
 
 if TYPE_CHECKING:
     from toolproof.providers._http import HttpTransport
 
 __all__ = [
     "Exchange",
+    "HttpRequest",
+    "HttpResponse",
     "HttpTransport",
     "ModelSettings",
     "Provider",
     "ProviderRequest",
     "ToolChoice",
+    "Transport",
     "TransportError",
     "create_provider",
     "provider_names",

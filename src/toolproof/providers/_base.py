@@ -44,6 +44,22 @@ class ToolChoice(BaseModel):
         return self
 
 
+#: Settings that change the answer; the rest (rates, retries, timeouts) do not.
+GENERATION_FIELDS = frozenset(
+    {
+        "temperature",
+        "max_tokens",
+        "reasoning_effort",
+        "tool_choice",
+        "parallel_tool_calls",
+        "base_url",
+        "provider",
+        "require_parameters",
+        "extra_body",
+    }
+)
+
+
 class ModelSettings(BaseModel):
     """Generation and transport settings for one model. Unknown keys are refused."""
 

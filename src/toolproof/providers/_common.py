@@ -19,7 +19,7 @@ from toolproof.providers._base import (
     ProviderRequest,
     TransportError,
 )
-from toolproof.providers._http import HttpTransport, classify_status
+from toolproof.providers._transport import Transport, classify_status
 from toolproof.types import Message, Outcome, Response, ToolCall
 
 __all__ = [
@@ -175,7 +175,7 @@ class WireProvider(Provider):
     #: False for servers that take no key unless ``api_key_env`` names one.
     key_required: bool = True
 
-    def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
+    def __init__(self, model: str, settings: ModelSettings, transport: Transport) -> None:
         self.model = model
         self.settings = settings
         self.transport = transport

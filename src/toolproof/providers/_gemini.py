@@ -31,7 +31,7 @@ from toolproof.providers._common import (
     system_text,
     unexpected_body,
 )
-from toolproof.providers._http import HttpTransport
+from toolproof.providers._transport import Transport
 from toolproof.types import Message, Response, Tool, ToolCall, Usage
 
 __all__ = ["REFUSAL_REASONS", "GeminiProvider"]
@@ -60,7 +60,7 @@ class GeminiProvider(WireProvider):
 
     key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
-    def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
+    def __init__(self, model: str, settings: ModelSettings, transport: Transport) -> None:
         super().__init__(model.removeprefix("models/"), settings, transport)
         self._signatures: OrderedDict[str, str] = OrderedDict()
 

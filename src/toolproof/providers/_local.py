@@ -60,7 +60,7 @@ from toolproof.providers._textcalls import extract_text_calls
 from toolproof.types import Response
 
 if TYPE_CHECKING:
-    from toolproof.providers._http import HttpTransport
+    from toolproof.providers._transport import Transport
 
 __all__ = [
     "LocalProvider",
@@ -302,7 +302,7 @@ class LocalProvider(Provider):
 
     name = "local"
 
-    def __init__(self, model: str, settings: ModelSettings, transport: HttpTransport) -> None:
+    def __init__(self, model: str, settings: ModelSettings, transport: Transport) -> None:
         if not _runtime_installed():
             raise UserError(f"the local provider needs the {_RUNTIME} package; {_EXTRA_HINT}")
         self.model = model.strip()

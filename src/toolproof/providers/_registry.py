@@ -20,7 +20,7 @@ from toolproof.errors import UserError
 from toolproof.providers._base import ModelSettings, Provider
 
 if TYPE_CHECKING:
-    from toolproof.providers._http import HttpTransport
+    from toolproof.providers._transport import Transport
 
 __all__ = ["ENTRY_POINT_GROUP", "create_provider", "provider_names"]
 
@@ -50,7 +50,7 @@ def split_spec(spec: str) -> tuple[str, str]:
     return name.strip(), model.strip()
 
 
-def create_provider(spec: str, settings: ModelSettings, transport: HttpTransport) -> Provider:
+def create_provider(spec: str, settings: ModelSettings, transport: Transport) -> Provider:
     """Create the provider a ``NAME:MODEL`` spec names. Unknown names are a UserError."""
     name, model = split_spec(spec)
     found = _entry_points()

@@ -24,7 +24,7 @@ from toolproof.providers._base import (
 from toolproof.types import Outcome, Record
 
 if TYPE_CHECKING:
-    from toolproof.providers._http import HttpTransport
+    from toolproof.providers._transport import Transport
 
 __all__ = ["ReplayProvider"]
 
@@ -38,7 +38,7 @@ class ReplayProvider(Provider):
         self,
         model: str,
         settings: ModelSettings | None = None,
-        transport: HttpTransport | None = None,
+        transport: Transport | None = None,
     ) -> None:
         from toolproof.records import latest_records, read_records
 

@@ -45,7 +45,7 @@ from toolproof.providers._base import (
 from toolproof.types import Outcome
 
 if TYPE_CHECKING:
-    from toolproof.providers._http import HttpTransport
+    from toolproof.providers._transport import Transport
 
 __all__ = ["ScriptedProvider"]
 
@@ -61,7 +61,7 @@ class ScriptedProvider(Provider):
         self,
         model: str,
         settings: ModelSettings | None = None,
-        transport: HttpTransport | None = None,
+        transport: Transport | None = None,
         *,
         script: Mapping[str, Any] | None = None,
     ) -> None:

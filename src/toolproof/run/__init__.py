@@ -26,14 +26,11 @@ from toolproof.run._runner import (
     run_suite_async,
 )
 from toolproof.run._settings import RunConfig, load_config, resolve_settings, suite_models
-from toolproof.run._targets import CallableTarget, HttpTarget, TargetCrash
 
 __all__ = [
     "MANIFEST_FORMAT",
     "RECORDS_FILE",
     "AttemptInfo",
-    "CallableTarget",
-    "HttpTarget",
     "Manifest",
     "Pacer",
     "Price",
@@ -47,7 +44,6 @@ __all__ = [
     "RunResult",
     "SilentObserver",
     "Target",
-    "TargetCrash",
     "TargetEntry",
     "current_attempt",
     "fingerprint",

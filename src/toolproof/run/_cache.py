@@ -20,26 +20,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
+from toolproof.providers._base import GENERATION_FIELDS
 from toolproof.types import Message, Response, Tool
 
 __all__ = ["GENERATION_FIELDS", "Fingerprinter", "ResponseCache", "fingerprint"]
 
+
 CACHE_FORMAT = "toolproof.cache/1"
 
-#: Settings that change the answer; the rest (rates, retries, timeouts) do not.
-GENERATION_FIELDS = frozenset(
-    {
-        "temperature",
-        "max_tokens",
-        "reasoning_effort",
-        "tool_choice",
-        "parallel_tool_calls",
-        "base_url",
-        "provider",
-        "require_parameters",
-        "extra_body",
-    }
-)
 
 
 def fingerprint(spec: str, request: ProviderRequest) -> str:

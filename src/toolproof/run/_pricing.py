@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolproof.errors import SuiteError
+from toolproof.providers._registry import split_spec
 from toolproof.types import Usage
 
 __all__ = ["Price", "Pricing"]
@@ -56,7 +57,7 @@ class Pricing:
 
     def price(self, spec: str, reported_model: str | None = None) -> Price | None:
         """The price for a target spec, trying the reported model name too."""
-        model = spec.split(":", 1)[1] if ":" in spec else spec
+        model = split_spec(spec)[1] if ":" in spec else spec
         for name in (spec, model, reported_model):
             if not name:
                 continue

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from toolproof._version import __version__
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
+from toolproof.providers._registry import split_spec
 from toolproof.records import RecordWriter, latest_records, read_records
 from toolproof.run._cache import Fingerprinter, ResponseCache
 from toolproof.run._context import ATTEMPT, AttemptInfo
@@ -55,7 +56,7 @@ class Target:
 
     @property
     def cacheable(self) -> bool:
-        return self.kind == "model" and self.spec.split(":", 1)[0] not in _UNCACHED_PROVIDERS
+        return self.kind == "model" and split_spec(self.spec)[0] not in _UNCACHED_PROVIDERS
 
 
 @dataclass
@@ -236,12 +237,9 @@ def _load_suite_for(manifest: Manifest) -> Suite:
 
 def load_suite_file(path: str | Path) -> Suite:
     """Load a suite with toolproof's suite loader."""
-    try:
-        from toolproof.suite import load_suite
-    except ImportError as exc:  # pragma: no cover - the loader ships with toolproof
-        raise UserError(f"cannot load suites: {exc}") from None
-    suite: Suite = load_suite(path)
-    return suite
+    from toolproof.suite import load_suite
+
+    return load_suite(path)
 
 
 def _pending(
@@ -408,11 +406,10 @@ class _Session:
         if target.provider is not None:
             provider = target.provider
         elif target.kind == "target":
-            from toolproof.run._targets import create_target, is_http_target
+            from toolproof.providers._registry import create_provider
+            from toolproof.providers._targets import agent_spec
 
-            provider = create_target(
-                target.spec, target.settings, self._http() if is_http_target(target.spec) else None
-            )
+            provider = create_provider(agent_spec(target.spec), target.settings, self._http())
         else:
             factory = self.opts.provider_factory or _registry_factory
             provider = factory(target.spec, target.settings, self._http())
@@ -469,7 +466,7 @@ class _TargetRun:
         self.target = target
         self.provider = provider
         self.pacer = Pacer(target.settings.rpm, target.settings.tpm)
-        self.model = target.spec.split(":", 1)[1] if target.kind == "model" else target.spec
+        self.model = split_spec(target.spec)[1] if target.kind == "model" else target.spec
         self.cache = session.cache if target.cacheable else None
         self.fingerprint = Fingerprinter(target.spec, target.settings)
 

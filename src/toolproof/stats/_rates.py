@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -18,7 +20,9 @@ class Rate(BaseModel):
         return self.k / self.n if self.n else None
 
 
+@functools.lru_cache(maxsize=8192)
 def rate(k: int, n: int, confidence: float = 0.95) -> Rate:
+    """k of n with its Wilson interval (cached: slices repeat the same counts)."""
     if n == 0:
         return Rate(k=0, n=0)
     from scipy.stats import binomtest

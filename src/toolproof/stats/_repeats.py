@@ -13,6 +13,7 @@ cases (``scipy.stats.bootstrap``).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
@@ -22,6 +23,7 @@ from toolproof.stats._rates import Rate, rate
 from toolproof.types import Record, Risk, Verdict
 
 
+@functools.lru_cache(maxsize=4096)
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Probability that at least one of k attempts (of n, c passing) passes."""
     _check(n, c, k)
@@ -30,6 +32,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - float(comb(n - c, k, exact=True)) / float(comb(n, k, exact=True))
 
 
+@functools.lru_cache(maxsize=4096)
 def pass_hat_k(n: int, c: int, k: int) -> float:
     """Probability that all k attempts (of n, c passing) pass: pass^k."""
     _check(n, c, k)
@@ -54,6 +57,11 @@ class Estimate(BaseModel):
     n: int = Field(default=0, description="Cases the mean is taken over.")
 
 
+_RESAMPLES = 2000
+#: Values drawn per bootstrap batch (about 16 MB of floats).
+_BATCH_VALUES = 2_000_000
+
+
 def mean_estimate(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     """Mean with a percentile bootstrap interval over the values (fixed seed)."""
     if not values:
@@ -68,7 +76,10 @@ def mean_estimate(values: Sequence[float], confidence: float = 0.95) -> Estimate
         (np.asarray(values, dtype=float),),
         np.mean,
         confidence_level=confidence,
-        n_resamples=2000,
+        n_resamples=_RESAMPLES,
+        # resamples in batches, so memory stays bounded however many cases there are
+        # (the interval is the same as drawing them all at once)
+        batch=max(1, min(_RESAMPLES, _BATCH_VALUES // len(values))),
         method="percentile",
         random_state=np.random.default_rng(0),
     )

@@ -294,7 +294,7 @@ def summarize(
         output_tokens=sum(u.output_tokens or 0 for u in usage),
         cost_usd=sum(costs) if costs else None,
         failures=failures,
-        unsafe_calls=sum(getattr(v, "unsafe_calls", 0) for v in verdicts),
+        unsafe_calls=sum(v.unsafe_calls for v in verdicts),
         stability=stability(verdicts, k),
         per_success=per_success_costs(records, sum(v.passed for v in verdicts)),
         multistep=multistep_stats(verdicts),

@@ -29,13 +29,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolproof.errors import UserError
-from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
+from toolproof.providers._base import (
+    GENERATION_FIELDS,
+    Exchange,
+    ModelSettings,
+    Provider,
+    ProviderRequest,
+    TransportError,
+)
 from toolproof.providers._normalise import NotAResponse, to_response
-from toolproof.run._cache import GENERATION_FIELDS
 from toolproof.types import Outcome
 
 if TYPE_CHECKING:
-    from toolproof.providers._http import HttpTransport
+    from toolproof.providers._transport import Transport
 
 __all__ = ["CallableTarget", "HttpTarget", "TargetCrash", "create_target", "is_http_target"]
 
@@ -52,8 +58,17 @@ def is_http_target(spec: str) -> bool:
     return spec.startswith(("http://", "https://"))
 
 
+def agent_spec(target: str) -> str:
+    """The provider spec of an agent target: ``agent:module:function`` or ``agent-http:URL``.
+
+    Agents register in the ``toolproof.providers`` entry-point group like every model
+    provider, under these two names.
+    """
+    return f"agent-http:{target}" if is_http_target(target) else f"agent:{target}"
+
+
 def create_target(
-    spec: str, settings: ModelSettings, transport: HttpTransport | None = None
+    spec: str, settings: ModelSettings, transport: Transport | None = None
 ) -> Provider:
     """A provider for ``module:function`` or ``http(s)://...``."""
     if is_http_target(spec):
@@ -92,8 +107,14 @@ class CallableTarget(Provider):
     name = "target"
 
     def __init__(
-        self, spec: str, settings: ModelSettings | None = None, fn: Callable[..., Any] | None = None
+        self,
+        spec: str,
+        settings: ModelSettings | None = None,
+        transport: Transport | None = None,
+        *,
+        fn: Callable[..., Any] | None = None,
     ) -> None:
+        del transport  # a Python callable needs none
         self.spec = spec
         self.settings = settings or ModelSettings()
         self.fn = fn if fn is not None else _import_callable(spec)
@@ -151,7 +172,7 @@ class HttpTarget(Provider):
 
     name = "target"
 
-    def __init__(self, url: str, settings: ModelSettings, transport: HttpTransport) -> None:
+    def __init__(self, url: str, settings: ModelSettings, transport: Transport) -> None:
         self.url = url
         self.settings = settings
         self.transport = transport

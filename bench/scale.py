@@ -1,0 +1,216 @@
+"""Scale: a generated N-case suite and N records through validate, score and evaluate().
+
+Generates a suite with several hundred distinct tools (nested objects, enums,
+optional parameters) and N single-step cases in a JSONL case file, plus one
+record per case (about 40% of the answers fail: wrong tool, wrong value,
+schema violation, missing call), each with a raw request and response as a
+provider would have recorded them. Then it times, as separate processes:
+
+- ``python -c pass`` and ``toolproof --help`` (the floor);
+- ``toolproof validate SUITE``;
+- ``toolproof score SUITE RECORDS --no-failures --json OUT``;
+- ``evaluate(suite, [records])`` in-process (load, read, grade, summarise).
+
+For each it prints the wall time, µs per case beyond the start-up floor, and
+the peak RSS of the process.
+
+Usage: python bench/scale.py [N ...]      (default 10000 100000)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+TOOLS = 300
+PY = sys.executable
+TOOLPROOF = str(Path(PY).parent / "toolproof")
+
+
+def _tool(i: int) -> dict[str, Any]:
+    return {
+        "name": f"tool_{i:03d}",
+        "description": f"Operation number {i} on the order system.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{4}$"},
+                "mode": {"type": "string", "enum": ["fast", "safe", "dry"]},
+                "count": {"type": "integer", "minimum": 1, "maximum": 100},
+                "filter": {
+                    "type": "object",
+                    "properties": {
+                        "status": {"type": "string", "enum": ["open", "closed"]},
+                        "since": {"type": "string"},
+                    },
+                    "additionalProperties": False,
+                },
+                "note": {"type": "string"},
+            },
+            "required": ["id"],
+            "additionalProperties": False,
+        },
+        "risk": ["low", "medium", "high"][i % 3],
+    }
+
+
+def _case(i: int, rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One case and the answer to record for it."""
+    kind = rng.random()
+    tool = f"tool_{rng.randrange(TOOLS):03d}"
+    ident = f"ABC-{i % 10000:04d}"
+    if kind < 0.1:
+        case = {"id": f"c{i}", "prompt": f"Hello number {i}", "expect": {"kind": "text"}}
+        return case, {"text": "Hello! How can I help?", "tool_calls": []}
+    n_calls = 1 if kind < 0.8 else 2
+    calls = []
+    answer_calls = []
+    for j in range(n_calls):
+        name = tool if j == 0 else f"tool_{(int(tool[5:]) + 1) % TOOLS:03d}"
+        args: dict[str, Any] = {"id": ident, "mode": "safe", "filter": {"status": "open"}}
+        expected = {
+            "id": ident,
+            "mode": "safe",
+            "filter": {"status": "open"},
+            "count": {"ignore": True},
+        }
+        calls.append({"tool": name, "args": expected})
+        fail = rng.random()
+        sent = dict(args)
+        if fail < 0.12:
+            sent["mode"] = "fast"  # wrong value
+        elif fail < 0.22:
+            sent["id"] = "abc"  # schema violation
+        elif fail < 0.30:
+            name = f"tool_{(int(name[5:]) + 7) % TOOLS:03d}"  # wrong tool
+        answer_calls.append({"id": f"call_{j}", "name": name, "raw_arguments": json.dumps(sent)})
+    if rng.random() < 0.05:
+        answer_calls = []  # missing call
+    case = {
+        "id": f"c{i}",
+        "prompt": f"Please handle {ident} carefully, request {i}.",
+        "expect": {"calls": calls},
+        "tools": sorted({c["tool"] for c in calls} | {tool}),
+        "reason": "generated",
+        "tags": [f"t{i % 7}"],
+    }
+    answer = {"text": None, "tool_calls": answer_calls, "stop_reason": "tool_calls"}
+    return case, answer
+
+
+def make(n: int, folder: Path) -> tuple[Path, Path]:
+    rng = random.Random(n)
+    tools = [_tool(i) for i in range(TOOLS)]
+    suite_dir = folder / "suite"
+    (suite_dir / "cases").mkdir(parents=True)
+    (suite_dir / "tools.json").write_text(json.dumps(tools))
+    (suite_dir / "suite.yaml").write_text(
+        "suite: scale\nversion: '1'\nsystem: You are a careful assistant.\n"
+        "tools: tools.json\ncases: []\ncases_from: [cases/*.jsonl]\n"
+    )
+    records = folder / "records.jsonl"
+    by_name = {t["name"]: t for t in tools}
+    with (suite_dir / "cases" / "all.jsonl").open("w") as cf, records.open("w") as rf:
+        for i in range(n):
+            case, answer = _case(i, rng)
+            cf.write(json.dumps(case) + "\n")
+            offered = [by_name[t] for t in case.get("tools", [])]
+            raw_request = {
+                "model": "gpt-4.1-mini",
+                "messages": [
+                    {"role": "system", "content": "You are a careful assistant."},
+                    {"role": "user", "content": case["prompt"]},
+                ],
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {k: t[k] for k in ("name", "description", "parameters")},
+                    }
+                    for t in offered
+                ],
+            }
+            raw_response = {"id": f"chatcmpl-{i}", "choices": [{"message": {"role": "assistant"}}]}
+            record = {
+                "format": "toolproof.record/1",
+                "case_id": case["id"],
+                "target": "openai:gpt-4.1-mini",
+                "attempt": 0,
+                "request": raw_request,
+                "response": {**answer, "raw": raw_response, "latency_ms": 100 + i % 900},
+            }
+            rf.write(json.dumps(record) + "\n")
+    return suite_dir, records
+
+
+def measure(argv: list[str]) -> tuple[float, float]:
+    """Run argv in a wrapper process that reports its child's peak RSS alone."""
+    wrapper = (
+        "import resource, subprocess, sys, time, json\n"
+        "t = time.perf_counter()\n"
+        "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+        "w = time.perf_counter() - t\n"
+        "r = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+        "print(json.dumps([p.returncode, w, r, p.stderr.decode()[-800:]]))\n"
+    )
+    out = subprocess.run([PY, "-c", wrapper, *argv], capture_output=True, text=True, check=True)
+    code, wall, rss, err = json.loads(out.stdout)
+    if code not in (0, 1):
+        raise SystemExit(f"failed (exit {code}): {' '.join(argv)}\n{err}")
+    return wall, rss
+
+
+EVALUATE = (
+    "import sys; from toolproof.suite import load_suite; from toolproof.evaluate import evaluate\n"
+    "ev = evaluate(load_suite(sys.argv[1]), [sys.argv[2]])\n"
+    "print(sum(t.summary.attempts for t in ev.targets.values()))\n"
+)
+
+
+def main() -> None:
+    sizes = [int(a) for a in sys.argv[1:]] or [10_000, 100_000]
+    floor_py, _ = min(measure([PY, "-c", "pass"]) for _ in range(3))
+    floor_help, rss_help = min(measure([TOOLPROOF, "--help"]) for _ in range(3))
+    print(
+        f"floor: python -c pass {floor_py:.3f} s; toolproof --help {floor_help:.3f} s "
+        f"({floor_help / floor_py:.1f}x), {rss_help:.0f} MB"
+    )
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            suite, records = make(n, Path(tmp))
+            mb = records.stat().st_size / 1e6
+            print(f"\nN = {n:,} cases, records {mb:.0f} MB")
+            out = Path(tmp) / "report.json"
+            stages = [
+                ("validate", [TOOLPROOF, "validate", str(suite)]),
+                (
+                    "score",
+                    [
+                        TOOLPROOF,
+                        "score",
+                        str(suite),
+                        str(records),
+                        "--no-failures",
+                        "--json",
+                        str(out),
+                    ],
+                ),
+                ("evaluate()", [PY, "-c", EVALUATE, str(suite), str(records)]),
+            ]
+            for name, argv in stages:
+                wall, rss = measure(argv)
+                per = (wall - floor_help) / n * 1e6
+                print(
+                    f"  {name:<11} {wall:8.2f} s  {per:8.1f} µs/case beyond start-up  "
+                    f"peak RSS {rss:7.0f} MB"
+                )
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOOLPROOF_STORE", "off")
+    main()

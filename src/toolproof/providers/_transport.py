@@ -1,0 +1,189 @@
+"""The transport interface every HTTP provider speaks through, and its shared rules.
+
+A :class:`Transport` has one method to implement, :meth:`Transport.send`: one
+HTTP exchange, bytes in and bytes out. Everything else is shared and lives
+here: JSON encoding, latency, and the classification of every failure into a
+:class:`~toolproof.providers.TransportError` with an infrastructure
+:class:`~toolproof.types.Outcome`::
+
+    HTTP 429                      rate_limited  (``retry_after`` from the headers)
+    HTTP 5xx (incl. 529)          server_error
+    no answer within timeout_s    timeout
+    connection failure,
+    truncated or non-JSON body    network
+    any other HTTP 4xx            rejected
+
+:class:`~toolproof.providers.HttpTransport` sends over the network (aiohttp);
+:class:`~toolproof.testing.MockTransport` answers from a function, in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from toolproof.providers._base import TransportError
+from toolproof.types import Outcome
+
+__all__ = [
+    "HttpRequest",
+    "HttpResponse",
+    "Transport",
+    "classify_status",
+    "parse_retry_after",
+]
+
+_MAX_ERROR_BODY = 64 * 1024
+_JSON_HEADERS = {"content-type": "application/json", "accept": "application/json"}
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """One POST as it goes on the wire."""
+
+    url: str
+    headers: Mapping[str, str]
+    body: bytes
+    timeout_s: float
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """One answer as it came off the wire (header names in lower case)."""
+
+    status: int
+    body: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(
+        cls, data: Any, status: int = 200, headers: Mapping[str, str] | None = None
+    ) -> HttpResponse:
+        return cls(
+            status, json.dumps(data).encode(), {k.lower(): v for k, v in (headers or {}).items()}
+        )
+
+
+class Transport:
+    """Sends a provider's JSON requests. Subclasses implement :meth:`send`.
+
+    ``send`` raises :class:`TransportError` for a timeout (``Outcome.timeout``)
+    or a failed connection (``Outcome.network``); HTTP errors and unreadable
+    bodies are classified here, the same way for every transport.
+    """
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        raise NotImplementedError
+
+    def slot(self) -> contextlib.AbstractAsyncContextManager[object]:
+        """Held while a request is in flight; latency is measured inside it."""
+        return contextlib.nullcontext()
+
+    async def post_json(
+        self, url: str, payload: dict[str, Any], headers: dict[str, str], timeout_s: float
+    ) -> tuple[Any, float]:
+        """POST JSON; return (parsed body, latency in ms). Raise a classified TransportError."""
+        request = HttpRequest(
+            url=url,
+            headers={**_JSON_HEADERS, **headers},
+            body=json.dumps(payload, ensure_ascii=False).encode(),
+            timeout_s=timeout_s,
+        )
+        async with self.slot():
+            started = time.perf_counter()
+            try:
+                response = await self.send(request)
+            except TransportError as exc:
+                if exc.request is None:
+                    exc.request = payload
+                raise
+            latency_ms = (time.perf_counter() - started) * 1000.0
+        headers_ = {k.lower(): v for k, v in response.headers.items()}
+        if response.status >= 400:
+            raise _status_error(url, response.status, headers_, response.body, payload)
+        return _parse_body(url, response.status, headers_, response.body, payload), latency_ms
+
+    async def aclose(self) -> None:
+        """Release connections. The transport may be used again afterwards."""
+
+    async def __aenter__(self) -> Transport:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def classify_status(status: int) -> Outcome:
+    """The outcome of an HTTP error status."""
+    if status == 429:
+        return Outcome.rate_limited
+    if status >= 500:
+        return Outcome.server_error
+    return Outcome.rejected
+
+
+def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """Seconds to wait, from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    millis = lowered.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(float(millis) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
+
+
+def _text(body: bytes) -> str:
+    return body[:_MAX_ERROR_BODY].decode("utf-8", errors="replace")
+
+
+def _status_error(
+    url: str, status: int, headers: dict[str, str], body: bytes, payload: Any
+) -> TransportError:
+    outcome = classify_status(status)
+    return TransportError(
+        outcome,
+        f"HTTP {status} from {url}",
+        status=status,
+        body=_text(body),
+        headers=headers,
+        retry_after=parse_retry_after(headers),
+        request=payload,
+    )
+
+
+def _parse_body(url: str, status: int, headers: dict[str, str], body: bytes, payload: Any) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        raise TransportError(
+            Outcome.network,
+            f"unreadable JSON body from {url} ({len(body)} bytes): {exc}",
+            status=status,
+            body=_text(body),
+            headers=headers,
+            request=payload,
+        ) from exc
