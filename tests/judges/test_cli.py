@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -276,19 +277,18 @@ def test_labeller_in_a_pseudo_terminal_is_resumable(tmp_path: Path, stub: StubSe
                     break
                 seen += chunk
                 # answer each prompt as it appears
-                while pending and seen.rstrip().endswith((b"):", b"(optional):")):
+                plain = re.sub(rb"\x1b\[[0-9;]*m", b"", seen)
+                if pending and plain.rstrip().endswith(b"):"):
                     os.write(fd, (pending.pop(0) + "\n").encode())
                     seen += b"\n"
+        else:  # the labeller did not finish: stop it, and fail below
+            os.kill(pid, 9)
         os.waitpid(pid, 0)
         return seen.decode(errors="replace")
 
     first = session(["y", "1", "looks right", "maybe", "n", "6", "", "q"])
     assert "not a valid answer" in first  # "maybe" is refused, then asked again
-    labels = (
-        read_labels(d / "records-labels.jsonl")
-        if (d / "records-labels.jsonl").exists()
-        else read_labels(d / "labels-selection.jsonl")
-    )
+    labels = read_labels(d / "labels-selection.jsonl")
     assert [(x.case_id, x.fields) for x in labels.labels] == [
         ("c0", {"appropriate": True, "issue": "none"}),
         ("c1", {"appropriate": False, "issue": "unsafe"}),

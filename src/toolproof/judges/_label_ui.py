@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
+from rich.text import Text
 
 from toolproof.judges._judge import record_digest
 from toolproof.judges._labels import Label, append_label
@@ -75,7 +76,7 @@ def ask_field(console: Console, name: str, spec: RubricField) -> FieldValue:
     else:
         hint = " ".join(f"{i + 1}={v}" for i, v in enumerate(spec.values or []))
     while True:
-        raw = console.input(f"[bold]{escape(name)}[/bold] ({escape(hint)}): ").strip()
+        raw = console.input(Text.assemble((name, "bold"), f" ({hint}): ")).strip()
         if raw == "q":
             raise _Stop
         if raw == "s":
@@ -137,7 +138,7 @@ def label_loop(
         )
         try:
             fields = {n: ask_field(console, n, s) for n, s in rubric.fields.items()}
-            note = console.input("note (optional): ").strip()
+            note = console.input(Text("note (optional): ")).strip()
         except _Skip:
             continue
         except (_Stop, EOFError):
