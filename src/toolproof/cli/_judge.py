@@ -368,19 +368,16 @@ def apply_judge_gate(
 ) -> None:
     """Add the judge thresholds to a gate result: blocking only under a calibrated judge."""
     from toolproof.gate import Finding
-    from toolproof.judges import JUDGEMENTS_FILE, judge_gate, read_judgements, self_preference
-    from toolproof.judges._store import latest_judgements
+    from toolproof.judges import judge_gate, self_preference
     from toolproof.types import CalibrationPolicy
 
     suite = ev.suite
     if suite.judge is None or not suite.judge.thresholds:
         return
-    run_dir = run if run.is_dir() else run.parent
-    judgements = latest_judgements(read_judgements(run_dir / JUDGEMENTS_FILE))
     checks = judge_gate(
         [t.target for t in result.targets],
         suite.judge.thresholds,
-        judgements,
+        ev.judgements,
         calibrations_of(suite, calibration),
         suite.judge.require or CalibrationPolicy(),
     )

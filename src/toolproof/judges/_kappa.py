@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Weights = Literal["linear", "quadratic"] | None
 
@@ -44,6 +46,8 @@ def kappa(human: Sequence[object], judge: Sequence[object], weights: Weights = N
 def _encode(
     human: Sequence[object], judge: Sequence[object], weights: Weights
 ) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    import numpy as np
+
     if weights is not None:
         ints = [int(x) for x in (*human, *judge)]  # type: ignore[call-overload]
         lo, hi = min(ints), max(ints)
@@ -86,6 +90,8 @@ def _fast_kappa(h: np.ndarray, j: np.ndarray, k: int, weights: Weights) -> float
 
     (A test checks it against :func:`sklearn.metrics.cohen_kappa_score`.)
     """
+    import numpy as np
+
     if len(set(h.tolist()) | set(j.tolist())) == 1:
         return 1.0
     confusion = np.bincount(h * k + j, minlength=k * k).reshape(k, k).astype(float)
@@ -113,6 +119,7 @@ def bootstrap_interval(
     seed: int = 0,
 ) -> tuple[float | None, float | None]:
     """Percentile bootstrap interval of κ over items (pairs resampled together, scipy)."""
+    import numpy as np
     from scipy.stats import bootstrap
 
     n = len(human)
