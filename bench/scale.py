@@ -1,20 +1,21 @@
-"""Scale: a generated N-case suite and N records through validate, score and evaluate().
+"""Scale: big suites and big records files through validate, score and evaluate().
 
-Generates a suite with several hundred distinct tools (nested objects, enums,
-optional parameters) and N single-step cases in a JSONL case file, plus one
-record per case (about 40% of the answers fail: wrong tool, wrong value,
-schema violation, missing call), each with a raw request and response as a
-provider would have recorded them. Then it times, as separate processes:
+Generates suites with 300 distinct tools (nested objects, enums, optional
+parameters) and single-step cases in a JSONL case file, and records for them
+(about 40% of the answers fail: wrong tool, wrong value, schema violation,
+missing call), each with a raw request and response as a provider would
+have recorded them. Each command runs as its own process, timed from start
+to last line, with its peak RSS:
 
-- ``python -c pass`` and ``toolproof --help`` (the floor);
-- ``toolproof validate SUITE``;
-- ``toolproof score SUITE RECORDS --no-failures --json OUT``;
-- ``evaluate(suite, [records])`` in-process (load, read, grade, summarise).
+- the floor: ``python -c pass`` and ``toolproof --help``;
+- suites: ``toolproof validate`` on a suite of N cases (µs per case beyond
+  ``toolproof --help``);
+- records: ``toolproof score`` and ``evaluate()`` on R records of a fixed
+  1,000-case suite (R/1000 attempts per case; µs per record beyond scoring
+  no records at all, which pays start-up and loading the suite).
 
-For each it prints the wall time, µs per case beyond the start-up floor, and
-the peak RSS of the process.
-
-Usage: python bench/scale.py [N ...]      (default 10000 100000)
+Usage: python bench/scale.py [--suites N,...] [--records R,...]
+       (default --suites 10000,100000 --records 10000,100000)
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def _case(i: int, rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
     return case, answer
 
 
-def make(n: int, folder: Path) -> tuple[Path, Path]:
+def make(n: int, folder: Path, attempts: int = 1) -> tuple[Path, Path]:
     rng = random.Random(n)
     tools = [_tool(i) for i in range(TOOLS)]
     suite_dir = folder / "suite"
@@ -117,35 +118,49 @@ def make(n: int, folder: Path) -> tuple[Path, Path]:
     records = folder / "records.jsonl"
     by_name = {t["name"]: t for t in tools}
     with (suite_dir / "cases" / "all.jsonl").open("w") as cf, records.open("w") as rf:
-        for i in range(n):
-            case, answer = _case(i, rng)
-            cf.write(json.dumps(case) + "\n")
-            offered = [by_name[t] for t in case.get("tools", [])]
-            raw_request = {
-                "model": "gpt-4.1-mini",
-                "messages": [
-                    {"role": "system", "content": "You are a careful assistant."},
-                    {"role": "user", "content": case["prompt"]},
-                ],
-                "tools": [
-                    {
-                        "type": "function",
-                        "function": {k: t[k] for k in ("name", "description", "parameters")},
-                    }
-                    for t in offered
-                ],
-            }
-            raw_response = {"id": f"chatcmpl-{i}", "choices": [{"message": {"role": "assistant"}}]}
-            record = {
-                "format": "toolproof.record/1",
-                "case_id": case["id"],
-                "target": "openai:gpt-4.1-mini",
-                "attempt": 0,
-                "request": raw_request,
-                "response": {**answer, "raw": raw_response, "latency_ms": 100 + i % 900},
-            }
-            rf.write(json.dumps(record) + "\n")
+        _write(n, attempts, rng, cf, rf, by_name)
     return suite_dir, records
+
+
+def _write(
+    n: int, attempts: int, rng: random.Random, cf: Any, rf: Any, by_name: dict[str, Any]
+) -> None:
+    for i in range(n):
+        case, answer = _case(i, rng)
+        cf.write(json.dumps(case) + "\n")
+        for attempt in range(attempts):
+            # every third attempt answers afresh, so repeats are not all alike
+            sent = answer if attempt % 3 else _case(i, rng)[1]
+            rf.write(json.dumps(_record(i, attempt, case, sent, by_name)) + "\n")
+
+
+def _record(
+    i: int, attempt: int, case: dict[str, Any], answer: dict[str, Any], by_name: dict[str, Any]
+) -> dict[str, Any]:
+    offered = [by_name[t] for t in case.get("tools", [])]
+    raw_request = {
+        "model": "gpt-4.1-mini",
+        "messages": [
+            {"role": "system", "content": "You are a careful assistant."},
+            {"role": "user", "content": case["prompt"]},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {k: t[k] for k in ("name", "description", "parameters")},
+            }
+            for t in offered
+        ],
+    }
+    raw_response = {"id": f"chatcmpl-{i}", "choices": [{"message": {"role": "assistant"}}]}
+    return {
+        "format": "toolproof.record/1",
+        "case_id": case["id"],
+        "target": "openai:gpt-4.1-mini",
+        "attempt": attempt,
+        "request": raw_request,
+        "response": {**answer, "raw": raw_response, "latency_ms": 100 + i % 900},
+    }
 
 
 def measure(argv: list[str]) -> tuple[float, float]:
@@ -167,27 +182,44 @@ def measure(argv: list[str]) -> tuple[float, float]:
 
 EVALUATE = (
     "import sys; from toolproof.suite import load_suite; from toolproof.evaluate import evaluate\n"
-    "ev = evaluate(load_suite(sys.argv[1]), [sys.argv[2]])\n"
+    "ev = evaluate(load_suite(sys.argv[1]), [sys.argv[2]], keep_raw=False)\n"
     "print(sum(t.summary.attempts for t in ev.targets.values()))\n"
 )
 
 
+def _sizes(flag: str, default: str) -> list[int]:
+    argv = sys.argv[1:]
+    value = argv[argv.index(flag) + 1] if flag in argv else default
+    return [int(x) for x in value.split(",") if x]
+
+
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [10_000, 100_000]
+    suites = _sizes("--suites", "10000,100000")
+    record_counts = _sizes("--records", "10000,100000")
     floor_py, _ = min(measure([PY, "-c", "pass"]) for _ in range(3))
     floor_help, rss_help = min(measure([TOOLPROOF, "--help"]) for _ in range(3))
     print(
         f"floor: python -c pass {floor_py:.3f} s; toolproof --help {floor_help:.3f} s "
         f"({floor_help / floor_py:.1f}x), {rss_help:.0f} MB"
     )
-    for n in sizes:
+    for n in suites:
         with tempfile.TemporaryDirectory() as tmp:
-            suite, records = make(n, Path(tmp))
-            mb = records.stat().st_size / 1e6
-            print(f"\nN = {n:,} cases, records {mb:.0f} MB")
+            suite, _ = make(n, Path(tmp), attempts=0)
+            wall, rss = measure([TOOLPROOF, "validate", str(suite)])
+            per = (wall - floor_help) / n * 1e6
+            print(
+                f"suite of {n:>9,} cases  validate {wall:8.2f} s  {per:8.1f} µs/case  "
+                f"peak RSS {rss:6.0f} MB"
+            )
+    for r in record_counts:
+        with tempfile.TemporaryDirectory() as tmp:
+            suite, records = make(1000, Path(tmp), attempts=max(1, r // 1000))
+            empty = Path(tmp) / "empty.jsonl"
+            empty.write_text("")
             out = Path(tmp) / "report.json"
-            stages = [
-                ("validate", [TOOLPROOF, "validate", str(suite)]),
+            mb = records.stat().st_size / 1e6
+            base, _ = measure([TOOLPROOF, "score", str(suite), str(empty), "--no-failures"])
+            for name, argv in [
                 (
                     "score",
                     [
@@ -201,13 +233,12 @@ def main() -> None:
                     ],
                 ),
                 ("evaluate()", [PY, "-c", EVALUATE, str(suite), str(records)]),
-            ]
-            for name, argv in stages:
+            ]:
                 wall, rss = measure(argv)
-                per = (wall - floor_help) / n * 1e6
+                per = (wall - base) / r * 1e6
                 print(
-                    f"  {name:<11} {wall:8.2f} s  {per:8.1f} µs/case beyond start-up  "
-                    f"peak RSS {rss:7.0f} MB"
+                    f"{r:>9,} records ({mb:5.0f} MB)  {name:<10} {wall:8.2f} s  "
+                    f"{per:8.1f} µs/record beyond {base:.2f} s  peak RSS {rss:6.0f} MB"
                 )
 
 

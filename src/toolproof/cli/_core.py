@@ -46,7 +46,7 @@ def score(
     from toolproof.suite import load_suite
 
     s = load_suite(suite)
-    summaries = evaluate(s, [records_path(p) for p in records]).summaries
+    summaries = evaluate(s, [records_path(p) for p in records], keep_raw=False).summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         json_out.write_text(

@@ -25,7 +25,7 @@ without a model answer than --max-infra-errors."""
 def _load(path: Path, suite: Path | None, k: int | None) -> Evaluation:
     from toolproof.evaluate import load_run
 
-    return load_run(path, suite=suite, k=k)
+    return load_run(path, suite=suite, k=k, keep_raw=False)
 
 
 def _write(path: Path | None, text: str) -> None:

@@ -11,7 +11,7 @@ from toolproof.errors import SuiteError, UserError
 from toolproof.grade import Scorer
 from toolproof.judges import JUDGEMENTS_FILE, Judgement, read_judgements
 from toolproof.judges._store import latest_judgements
-from toolproof.records import iter_records
+from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
 from toolproof.run._manifest import system_fingerprint, tools_fingerprint
 from toolproof.stats import Summary, summarize
@@ -46,6 +46,8 @@ class Evaluation:
     targets: dict[str, TargetEvaluation] = field(default_factory=dict)
     superseded: int = 0
     """Records replaced by a later record of the same case, target and attempt."""
+    origins: dict[tuple[str, str, int], tuple[str, int]] = field(default_factory=dict)
+    """(target, case, attempt) → (records file, line) of each record read from a file."""
     judgements: list[Judgement] = field(default_factory=list)
     """What LLM judges said about these records (a run folder's judgements.jsonl)."""
 
@@ -81,6 +83,7 @@ def evaluate(
     k: int | None = None,
     source: str | Path | None = None,
     targets: Iterable[str] = (),
+    keep_raw: bool = True,
 ) -> Evaluation:
     """Grade and summarise records against a suite.
 
@@ -91,53 +94,107 @@ def evaluate(
     was read from, or :data:`UNNAMED` when it was handed over in memory.
     ``targets`` fixes the order of the targets in the result (others follow in
     order of appearance); ``k`` is the k of pass@k and pass^k.
+
+    Files are read twice: first only each record's identity, to find the
+    latest record of every attempt, then the latest records in full, one at a
+    time. With ``keep_raw=False`` the records kept in the result lose their
+    raw payloads (request, provider response, steps, end state) once graded,
+    so memory does not grow with their size; :attr:`Evaluation.origins` says
+    where each one can be read again.
     """
     del expected_states  # resolved by the scorer until it takes them as data
-    latest: dict[tuple[str, str, int], Record] = {}
-    total = 0
-    for record in _read(suite, records):
-        total += 1
-        assert record.target is not None
-        latest[(record.case_id, record.target, record.attempt)] = record
-    grouped: dict[str, list[Record]] = {t: [] for t in targets}
-    for record in latest.values():
-        grouped.setdefault(record.target or UNNAMED, []).append(record)
+    sources = [records] if isinstance(records, str | Path | Record) else list(records)
+    winners, total = _latest(suite, sources)
     scorer = Scorer(suite)
     ev = Evaluation(
         suite=suite,
         source=Path(source) if source is not None else None,
         manifest=manifest,
-        superseded=total - len(latest),
+        superseded=total - sum(len(w) for w in winners),
     )
-    for target, recs in grouped.items():
-        verdicts = [v for v in (scorer.grade(r) for r in recs) if v is not None]
-        for v in verdicts:
-            v.target = target
+    grouped: dict[str, tuple[list[Record], list[Verdict]]] = {t: ([], []) for t in targets}
+    for record, origin in _winning_records(sources, winners):
+        target = record.target or UNNAMED  # always set by _winning_records
+        verdict = scorer.grade(record)
+        if not keep_raw:
+            record = _without_raw(record, owned=origin is not None)
+        recs, verdicts = grouped.setdefault(target, ([], []))
+        recs.append(record)
+        if verdict is not None:
+            verdict.target = target
+            verdicts.append(verdict)
+        if origin is not None:
+            ev.origins[(target, record.case_id, record.attempt)] = origin
+    for target, (recs, verdicts) in grouped.items():
         summary = summarize(suite, recs, verdicts, target=target, k=k)
         ev.targets[target] = TargetEvaluation(target, recs, verdicts, summary)
     return ev
 
 
-def _read(suite: Suite, sources: Iterable[RecordSource] | RecordSource) -> Iterator[Record]:
+_Key = tuple[str, str, int]
+
+
+def _latest(suite: Suite, sources: list[RecordSource]) -> tuple[list[set[int]], int]:
+    """For each source, the positions (line numbers, or list indexes) of the latest records."""
     known = {c.id for c in suite.cases}
-    if isinstance(sources, str | Path | Record):
-        sources = [sources]
-    for item in sources:
+    latest: dict[_Key, tuple[int, int]] = {}
+    total = 0
+    for index, item in enumerate(sources):
         if isinstance(item, Record):
             if item.case_id not in known:
                 raise UserError(f"record for unknown case '{item.case_id}'")
-            yield item if item.target else item.model_copy(update={"target": UNNAMED})
+            latest[(item.case_id, item.target or UNNAMED, item.attempt)] = (index, 0)
+            total += 1
             continue
         path = Path(item)
-        for number, record in iter_records(path):
-            if record.case_id not in known:
+        for number, case_id, target, attempt in iter_keys(path):
+            if case_id not in known:
                 raise SuiteError(
                     str(path),
-                    f"record for unknown case '{record.case_id}'",
+                    f"record for unknown case '{case_id}'",
                     line=number,
                     path=("case_id",),
                 )
-            yield record if record.target else record.model_copy(update={"target": path.stem})
+            latest[(case_id, target or path.stem, attempt)] = (index, number)
+            total += 1
+    winners: list[set[int]] = [set() for _ in sources]
+    for index, position in latest.values():
+        winners[index].add(position)
+    return winners, total
+
+
+def _winning_records(
+    sources: list[RecordSource], winners: list[set[int]]
+) -> Iterator[tuple[Record, tuple[str, int] | None]]:
+    for item, wanted in zip(sources, winners, strict=True):
+        if isinstance(item, Record):
+            if wanted:
+                yield (item if item.target else item.model_copy(update={"target": UNNAMED})), None
+            continue
+        path = Path(item)
+        for number, record in iter_records(path, only=wanted):
+            if not record.target:
+                record = record.model_copy(update={"target": path.stem})
+            yield record, (str(path), number)
+
+
+def _without_raw(record: Record, *, owned: bool) -> Record:
+    """The record without its raw payloads. One read from a file here is changed in place."""
+    response = record.response
+    if owned:
+        record.request = record.steps = record.end_state = record.transcript = None
+        if response is not None:
+            response.raw = None
+        return record
+    return record.model_copy(
+        update={
+            "request": None,
+            "steps": None,
+            "end_state": None,
+            "transcript": None,
+            "response": response.model_copy(update={"raw": None}) if response else None,
+        }
+    )
 
 
 def records_path(path: str | Path) -> Path:
@@ -153,7 +210,11 @@ def records_path(path: str | Path) -> Path:
 
 
 def load_run(
-    path: str | Path, suite: str | Path | Suite | None = None, *, k: int | None = None
+    path: str | Path,
+    suite: str | Path | Suite | None = None,
+    *,
+    k: int | None = None,
+    keep_raw: bool = True,
 ) -> Evaluation:
     """Evaluate a run folder (records.jsonl + manifest.json) or a records file.
 
@@ -164,7 +225,9 @@ def load_run(
     manifest = read_manifest(file.parent) if (file.parent / MANIFEST_FILE).is_file() else None
     loaded = suite if isinstance(suite, Suite) else _suite(Path(path), suite, manifest)
     order = [t.spec for t in manifest.targets] if manifest is not None else []
-    ev = evaluate(loaded, [file], manifest=manifest, k=k, source=file, targets=order)
+    ev = evaluate(
+        loaded, [file], manifest=manifest, k=k, source=file, targets=order, keep_raw=keep_raw
+    )
     if not any(t.records for t in ev.targets.values()):
         raise UserError(f"{file}: no records")
     ev.targets = {n: t for n, t in ev.targets.items() if t.records}

@@ -9,6 +9,7 @@ located error; :func:`latest_records` keeps the last record written for each
 
 from toolproof.records._read import (
     TornLineWarning,
+    iter_keys,
     iter_records,
     parse_arguments,
     read_records,
@@ -21,6 +22,7 @@ __all__ = [
     "RECORD_FORMAT",
     "RecordWriter",
     "TornLineWarning",
+    "iter_keys",
     "iter_records",
     "latest_records",
     "parse_arguments",
