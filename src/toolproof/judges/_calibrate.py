@@ -63,8 +63,11 @@ class Calibration(BaseModel):
     self_consistency: dict[str, float | None]
     policy: CalibrationPolicy
     calibrated: dict[str, bool]
-    seconds: float
-    seconds_per_item: float | None
+    seconds: float = Field(description="Wall time of this calibration (cache hits are quick).")
+    seconds_per_item: float | None = Field(
+        description="Mean time of one judge call (a cached answer keeps its original time)."
+    )
+    median_seconds_per_item: float | None = None
     cost_usd: float | None
     injection: list[InjectionResult] = Field(default_factory=list)
     created_at: datetime
@@ -160,7 +163,8 @@ def calibrate(
         policy=policy,
         calibrated={f.field: field_calibrated(f, policy) for f in fields},
         seconds=round(seconds, 2),
-        seconds_per_item=round(seconds / (len(items) * options.repeats), 3) if items else None,
+        seconds_per_item=_mean([j.latency_ms / 1000 for j in results if j.latency_ms]),
+        median_seconds_per_item=_median([j.latency_ms / 1000 for j in results if j.latency_ms]),
         cost_usd=sum(costs) if costs else None,
         created_at=datetime.now(UTC),
         toolproof_version=__version__,
@@ -175,6 +179,16 @@ def calibrate(
             suite, judge, planted, first, options, variants or list(VARIANTS)
         )
     return record
+
+
+def _mean(xs: list[float]) -> float | None:
+    return round(sum(xs) / len(xs), 3) if xs else None
+
+
+def _median(xs: list[float]) -> float | None:
+    import statistics
+
+    return round(statistics.median(xs), 3) if xs else None
 
 
 def _consistency(

@@ -91,10 +91,13 @@ def render_calibration(cal: Calibration, console: Console) -> None:
                 f"{escape(label)[:16]:>17} " + "".join(f"{v:>17}" for v in row), highlight=False
             )
     per = "–" if cal.seconds_per_item is None else f"{cal.seconds_per_item:.2f} s"
+    if cal.median_seconds_per_item is not None:
+        per += f" mean, {cal.median_seconds_per_item:.2f} s median"
     cost = "no price" if cal.cost_usd is None else f"${cal.cost_usd:.4f}"
     console.print(
         f"items {cal.items}; judged {cal.judged}; judge errors {cal.judge_errors}; "
-        f"infrastructure errors {cal.infra}; time {cal.seconds:.1f} s ({per} per judge call); "
+        f"infrastructure errors {cal.infra}; wall time {cal.seconds:.1f} s; {per} per judge "
+        "call; "
         f"cost {cost}",
         highlight=False,
     )
