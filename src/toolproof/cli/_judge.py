@@ -384,8 +384,11 @@ def apply_judge_gate(
     for t in result.targets:
         mine = [c for c in checks if c.target == t.target]
         for c in mine:
-            state = "passed" if c.passed else "failed"
-            text = f"⚖ judged {c.key} ({c.judge or 'no judge'}): {c.detail}; {state}; {c.why}"
+            if c.judge is None:
+                text = f"⚖ {c.key}: {c.detail}; {c.why}"
+            else:
+                state = "passed" if c.passed else "failed"
+                text = f"⚖ judged {c.key} ({c.judge}): {c.detail}; {state}; {c.why}"
             t.findings.append(
                 Finding(
                     rule="judge" if c.calibrated else "advisory", message=text, blocking=c.blocking
