@@ -36,7 +36,13 @@ def _serve(conn: Connection, latency_s: float, server_class: Any, kwargs: dict[s
     server.start_in_thread()
     conn.send(server.base_url("openai"))
     while conn.recv() == "report":
-        conn.send({"requests": server.request_count, "peak_in_flight": server.peak_in_flight})
+        conn.send(
+            {
+                "requests": server.request_count,
+                "peak_in_flight": server.peak_in_flight,
+                "rejected": getattr(server, "rejected", 0),
+            }
+        )
     server.stop_thread()
 
 

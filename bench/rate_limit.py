@@ -1,20 +1,23 @@
-"""Rate limits: a stub that answers 429 + Retry-After above R requests/second.
+"""Rate limits: toolproof against stubs that answer 429 + Retry-After beyond a limit.
 
-Runs N requests twice: once with the client told the limit (``rpm``), once
-with no client-side limit, relying on 429 and Retry-After alone. Prints the
-records lost (attempts that ended without an answer), the 429s the stub sent,
-and wall / (N/R), the ratio to the fastest time the limit allows.
+Scenarios (each: records lost, 429s drawn, wall time against the bound):
 
-    python bench/rate_limit.py [--requests 300] [--rate 50] [--concurrency 8]
+1. a rolling window: at most R requests in any 1-second window, N requests at
+   concurrency C; bound N/R; once with ``rpm`` set to the true limit, once with
+   no client limit (toolproof adapts from the 429s and their Retry-After);
+2. the same with whole-second Retry-After headers, as many servers send;
+3. a per-minute token bucket (a provider's "requests per minute");
+4. a tokens-per-minute limit, with ``tpm`` set to it.
 
-Target: 0 lost at <= 1.10x.
+    python bench/rate_limit.py [--requests 200] [--rate 10] [--concurrency 16]
+
+Targets: 0 lost, wall <= 1.10x the bound.
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,51 +25,12 @@ from typing import Any
 from overhead import StubProcess, bench_suite, openai_target
 
 from toolproof.run import RunOptions, run_suite
-from toolproof.testing import RateLimit, StubServer
-from toolproof.testing._script import Step
+from toolproof.testing import BucketLimitedStub, TokenLimitedStub, WindowLimitedStub
 
 
-class RateLimitedStub(StubServer):
-    """Answers normally while under ``rate`` requests/s, else 429 + Retry-After.
-
-    A token bucket refilled at ``rate`` per second, holding at most ``burst``
-    tokens (5 by default: 100 ms worth at 50/s). A refused request takes no
-    token; Retry-After says when the next token comes.
-    """
-
-    def __init__(self, *, rate: float = 50.0, burst: float = 5.0, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.rate = rate
-        self.burst = burst
-        self._tokens = burst
-        self._stamp = time.monotonic()
-        self._lock = threading.Lock()
-        self.rejected = 0
-
-    def _next_step(self) -> Step | None:
-        with self._lock:
-            now = time.monotonic()
-            self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.rate)
-            self._stamp = now
-            if self._tokens >= 1.0:
-                self._tokens -= 1.0
-                return super()._next_step()
-            wait = (1.0 - self._tokens) / self.rate
-            self.rejected += 1
-        return RateLimit(retry_after=f"{wait:.3f}")
-
-    def reset_counters(self) -> None:
-        super().reset_counters()
-        self.rejected = 0
-
-
-def run_once(
-    base_url: str, requests: int, concurrency: int, rpm: float | None
-) -> tuple[float, int, int]:
+def run_once(base_url: str, requests: int, concurrency: int, **limits: Any) -> tuple[float, int]:
     suite = bench_suite(requests)
-    settings: dict[str, Any] = {"concurrency": concurrency}
-    if rpm is not None:
-        settings["rpm"] = rpm
+    settings: dict[str, Any] = {"concurrency": concurrency, **limits}
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         result = run_suite(
@@ -76,25 +40,76 @@ def run_once(
         )
         wall = time.perf_counter() - started
     lost = sum(r.outcome.value != "ok" for r in result.records)
-    return wall, lost, result.manifest.counts.get("retries", 0)
+    return wall, lost
+
+
+def scenario(label: str, server: Any, bound: float, args: argparse.Namespace, **kw: Any) -> None:
+    limits = kw.pop("limits", {})
+    with StubProcess(args.latency, server, **kw) as stub:
+        wall, lost = run_once(stub.base_url, args.requests, args.concurrency, **limits)
+        seen = stub.report()
+    print(
+        f"{label:44s} lost {lost}  429s {seen.get('rejected', 0):4d}  wall {wall:6.2f} s  "
+        f"bound {bound:6.2f} s  ratio {wall / bound:.3f}x"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=300)
-    parser.add_argument("--rate", type=float, default=50.0, help="the stub's limit, requests/s")
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--rate", type=float, default=10.0, help="the limit, requests/s")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--latency", type=float, default=0.1, help="the stub's latency, s")
+    parser.add_argument("--only", default="", help="run only scenarios whose label has this")
     args = parser.parse_args()
-    ideal = args.requests / args.rate
-    print(f"N={args.requests} requests, stub limit R={args.rate:g}/s, N/R={ideal:.2f} s")
-    for label, rpm in (("client rpm = R", args.rate * 60), ("no client limit", None)):
-        with StubProcess(0.0, RateLimitedStub, rate=args.rate) as stub:
-            wall, lost, retries = run_once(stub.base_url, args.requests, args.concurrency, rpm)
-            seen = stub.report()
-        print(
-            f"{label:16s} lost {lost}  retries {retries}  stub requests {seen['requests']}  "
-            f"wall {wall:.2f} s  wall/(N/R) {wall / ideal:.3f}x   (target 0 lost, <= 1.10x)"
-        )
+    n, r = args.requests, args.rate
+    bound = n / r
+    print(
+        f"N={n} requests, limit R={r:g}/s, concurrency {args.concurrency}, "
+        f"latency {args.latency:g} s, N/R={bound:.2f} s"
+    )
+    window = {"limit": int(r), "window_s": 1.0}
+    per_minute = r * 60
+    capacity = r  # a bucket that starts full lets this many through at once
+    tokens = 12 + 7  # what each stub reply reports as used (input + output)
+    # a tokens-per-minute bucket starts full: size it so the run needs N/R seconds beyond that
+    tpm = n * tokens * 60 / (bound + 60)
+    runs: list[tuple[str, Any, float, dict[str, Any]]] = [
+        (
+            "rolling window, rpm = R",
+            WindowLimitedStub,
+            bound,
+            {"limits": {"rpm": per_minute}, **window},
+        ),
+        ("rolling window, no client limit", WindowLimitedStub, bound, dict(window)),
+        (
+            "rolling window, whole-second Retry-After",
+            WindowLimitedStub,
+            bound,
+            {"whole_seconds": True, **window},
+        ),
+        (
+            "per-minute bucket, rpm = R",
+            BucketLimitedStub,
+            (n - capacity) / r,
+            {"per_minute": per_minute, "capacity": capacity, "limits": {"rpm": per_minute}},
+        ),
+        (
+            "per-minute bucket, no client limit",
+            BucketLimitedStub,
+            (n - capacity) / r,
+            {"per_minute": per_minute, "capacity": capacity},
+        ),
+        (
+            "tokens per minute, tpm = limit",
+            TokenLimitedStub,
+            (n * tokens - tpm) / (tpm / 60),
+            {"per_minute": tpm, "limits": {"tpm": tpm}},
+        ),
+    ]
+    for label, server, scenario_bound, kw in runs:
+        if args.only in label:
+            scenario(label, server, scenario_bound, args, **kw)
 
 
 if __name__ == "__main__":

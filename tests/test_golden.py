@@ -32,7 +32,16 @@ def _stable(report: dict) -> dict:
 def test_json_report_matches_golden(records: str, tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     result = CliRunner().invoke(
-        app, ["score", str(SUITE), str(SUITE / records), "--json", str(out), "--no-failures"]
+        app,
+        [
+            "score",
+            str(SUITE),
+            str(SUITE / records),
+            "--json",
+            str(out),
+            "--no-failures",
+            "--allow-code",
+        ],
     )
     assert result.exit_code == 0, result.output
     actual = _stable(json.loads(out.read_text(encoding="utf-8")))

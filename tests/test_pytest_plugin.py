@@ -6,6 +6,7 @@ import pytest
 
 from toolproof.evaluate import evaluate
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 
 pytest_plugins = ["pytester"]
 
@@ -25,7 +26,9 @@ def expected() -> tuple[int, int, int]:
     a test imports, and numpy cannot be loaded twice in one process.
     """
     suite = load_suite(SUITE)
-    summary = next(iter(evaluate(suite, [RECORDS]).summaries.values()))
+    summary = next(
+        iter(evaluate(suite, [RECORDS], trust=Trust(allow_code=True)).summaries.values())
+    )
     failed = {f.case_id for f in summary.failures}
     assert summary.stability is not None
     scored = {c.case_id for c in summary.stability.per_case}
@@ -53,7 +56,11 @@ def test_cases_from_records(expected: tuple[int, int, int], pytester: pytest.Pyt
     passed, failed, skipped = expected
     assert failed > 0
     result = pytester.runpytest_subprocess(
-        f"--toolproof-suite={SUITE}", f"--toolproof-records={RECORDS}", "-p", "no:cacheprovider"
+        f"--toolproof-suite={SUITE}",
+        "--toolproof-allow-code",
+        f"--toolproof-records={RECORDS}",
+        "-p",
+        "no:cacheprovider",
     )
     result.assert_outcomes(passed=passed, failed=failed, skipped=skipped)
     # a readable diff on failure: reasons, then expected against actual
@@ -74,6 +81,7 @@ def test_markers_select_risk_and_tags(
     smoke = sum(1 for c in suite.cases if "smoke" in c.tags)
     result = pytester.runpytest_subprocess(
         f"--toolproof-suite={SUITE}",
+        "--toolproof-allow-code",
         f"--toolproof-records={RECORDS}",
         "-m",
         "tag_smoke",
@@ -89,6 +97,7 @@ def test_model_is_run_through_the_runner(pytester: pytest.Pytester) -> None:
     script = ROOT / "examples" / "ci" / "candidate-flaky.yaml"
     result = pytester.runpytest_subprocess(
         f"--toolproof-suite={SUITE}",
+        "--toolproof-allow-code",
         f"--toolproof-model=scripted:{script}",
         "--toolproof-repeats=3",
         "--toolproof-out=smoke",
@@ -105,7 +114,7 @@ def test_model_is_run_through_the_runner(pytester: pytest.Pytester) -> None:
 
 
 def test_suite_without_answers_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess(f"--toolproof-suite={SUITE}")
+    result = pytester.runpytest_subprocess(f"--toolproof-suite={SUITE}", "--toolproof-allow-code")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--toolproof-records or --toolproof-model*"])
 

@@ -102,6 +102,46 @@ def first_error(
     """The first problem of a validation error, as a located one-line error."""
     errs = exc.errors(include_url=False)
     err = next((e for e in errs if e["type"] == "extra_forbidden"), errs[0])
+    return _located(err, data, model, where, prefix)
+
+
+def all_errors(
+    exc: ValidationError, data: Any, model: type[BaseModel], where: Locator, prefix: Path_ = ()
+) -> list[SuiteError]:
+    """Every problem of a validation error, one located error per field.
+
+    Members of a union fail together; only the most specific place is kept
+    (an error at ``tools`` is dropped when ``tools[0].name`` has one).
+    """
+    errs = exc.errors(include_url=False)
+    by_path: dict[Path_, Any] = {}
+    for err in errs:
+        path = _real_path(data, err["loc"])
+        if path not in by_path or err["type"] == "extra_forbidden":
+            by_path[path] = err
+    paths = [
+        p for p in by_path if not any(len(q) > len(p) and q[: len(p)] == p for q in by_path)
+    ]
+    typos = [p for p in paths if by_path[p]["type"] == "extra_forbidden" and p]
+    paths = [p for p in paths if not _explained(p, by_path[p], typos)]
+    paths.sort(key=lambda p: by_path[p]["type"] != "extra_forbidden")  # a typo explains the rest
+    return [_located(by_path[p], data, model, where, prefix) for p in paths]
+
+
+def _explained(path: Path_, err: Any, typos: list[Path_]) -> bool:
+    """A missing key explained by a misspelt one beside it ('suit' for 'suite')."""
+    if err["type"] != "missing" or not path:
+        return False
+    return any(
+        t[:-1] == path[:-1]
+        and difflib.SequenceMatcher(None, str(t[-1]), str(path[-1])).ratio() >= 0.5
+        for t in typos
+    )
+
+
+def _located(
+    err: Any, data: Any, model: type[BaseModel], where: Locator, prefix: Path_
+) -> SuiteError:
     path = _real_path(data, err["loc"])
     full = (*prefix, *path)
     kind = err["type"]

@@ -76,6 +76,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--toolproof-repeats", type=int, default=1, metavar="N", help="Attempts per case."
     )
     group.addoption(
+        "--toolproof-allow-code",
+        action="store_true",
+        default=False,
+        help="Let the suite run its own Python (environment tools). Never on untrusted code.",
+    )
+    group.addoption(
         "--toolproof-out",
         metavar="DIR",
         help="Run folder for --toolproof-model (default: runs/<suite>-<UTC time>).",
@@ -92,10 +98,12 @@ class _State:
     def __init__(self, config: pytest.Config) -> None:
         from toolproof.grade import Scorer
         from toolproof.suite import load_suite
+        from toolproof.trust import Trust
 
         self.config = config
-        self.suite: Suite = load_suite(config.getoption("toolproof_suite"))
-        self.scorer = Scorer(self.suite)
+        self.trust = Trust(allow_code=bool(config.getoption("toolproof_allow_code")))
+        self.suite: Suite = load_suite(config.getoption("toolproof_suite"), self.trust)
+        self.scorer = Scorer(self.suite, self.trust)
         self.models: list[str] = list(config.getoption("toolproof_model"))
         self.paths: list[str] = list(config.getoption("toolproof_records"))
         if not self.models and not self.paths:
@@ -115,12 +123,18 @@ class _State:
         if self._evaluation is None:
             from toolproof.evaluate import evaluate
             from toolproof.evaluate._evaluate import records_path
+            from toolproof.run._env import CodeNotAllowed
 
-            if self.models:
-                self._evaluation = evaluate(self.suite, self._run(), targets=self.models)
-            else:
-                paths = [records_path(p) for p in self.paths]
-                self._evaluation = evaluate(self.suite, paths)
+            try:
+                if self.models:
+                    self._evaluation = evaluate(
+                        self.suite, self._run(), targets=self.models, trust=self.trust
+                    )
+                else:
+                    paths = [records_path(p) for p in self.paths]
+                    self._evaluation = evaluate(self.suite, paths, trust=self.trust)
+            except CodeNotAllowed as exc:  # one line, not an internal error
+                raise pytest.UsageError(f"{exc} (pytest: --toolproof-allow-code)") from None
         return self._evaluation
 
     def _run(self) -> list[Record]:
@@ -138,6 +152,7 @@ class _State:
         opts = RunOptions(
             repeats=int(self.config.getoption("toolproof_repeats")),
             out=Path(out) if out else None,
+            trust=self.trust,
         )
         result = run_suite(suite, self.models, opts)
         self.run_dir = str(result.run_dir)

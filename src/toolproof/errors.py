@@ -5,6 +5,7 @@ The hierarchy::
     ToolproofError
      ├── UserError            bad input from the user: a suite, a records file, an option.
      │    └── SuiteError      names the file, line, column and field path.
+     │         └── SuiteProblems   several found together (validate prints each).
      ├── ProviderError        a provider answered with an error; carries status, body, headers.
      └── HarnessError         toolproof itself failed (a scorer or judge crashed).
 
@@ -16,7 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["HarnessError", "ProviderError", "SuiteError", "ToolproofError", "UserError"]
+__all__ = [
+    "HarnessError",
+    "ProviderError",
+    "SuiteError",
+    "SuiteProblems",
+    "ToolproofError",
+    "UserError",
+]
 
 
 class ToolproofError(Exception):
@@ -65,6 +73,30 @@ class SuiteError(UserError):
                 where += f":{self.column}"
         field = format_path(self.path)
         return f"{where}: {field + ': ' if field else ''}{self.detail}"
+
+
+class SuiteProblems(SuiteError):
+    """Every problem found while reading a suite.
+
+    It reads as the first problem (file, line, field) plus a count of the
+    others; ``errors`` holds them all.
+    """
+
+    def __init__(self, errors: Sequence[SuiteError]) -> None:
+        if not errors:
+            raise ValueError("SuiteProblems needs at least one error")
+        self.errors = list(errors)
+        first = self.errors[0]
+        super().__init__(
+            first.file, first.detail, line=first.line, column=first.column, path=first.path
+        )
+
+    def render(self) -> str:
+        more = len(self.errors) - 1
+        text = super().render()
+        if more:
+            text += f" (and {more} more problem{'s' if more > 1 else ''}; see toolproof validate)"
+        return text
 
 
 class ProviderError(ToolproofError):

@@ -23,14 +23,16 @@ def toolproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 
 def test_validate_example_suite() -> None:
-    out = toolproof("validate", str(SUPPORT))
+    out = toolproof("validate", str(SUPPORT), "--allow-code")
     assert out.returncode == 0, out.stderr
     assert "no problems" in out.stdout
 
 
 def test_score_example_records_shows_every_dimension(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
-    out = toolproof("score", str(SUPPORT), str(SUPPORT / "records.jsonl"), "--json", str(report))
+    out = toolproof(
+        "score", str(SUPPORT), str(SUPPORT / "records.jsonl"), "--json", str(report), "--allow-code"
+    )
     assert out.returncode == 0, out.stderr
     for label in (
         "strict pass",

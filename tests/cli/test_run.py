@@ -194,19 +194,20 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support"
 def test_tags_select_cases_and_survive_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolproof.run import resume_run
+    from toolproof.run import RunOptions, resume_run
     from toolproof.run._manifest import read_manifest
     from toolproof.suite import load_suite
+    from toolproof.trust import Trust
 
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "smoke"
     script = EXAMPLE / "script.yaml"
     args = ["run", str(EXAMPLE), "-m", f"scripted:{script}", "--tags", "smoke", "-q"]
-    assert toolproof(monkeypatch, *args, "--no-cache", "-o", str(out)) == 0
+    assert toolproof(monkeypatch, *args, "--allow-code", "--no-cache", "-o", str(out)) == 0
     smoke = {c.id for c in load_suite(EXAMPLE).cases if "smoke" in c.tags}
     assert smoke and {r.case_id for r in read_records(out / "records.jsonl")} == smoke
     assert read_manifest(out).tags == ["smoke"]
-    assert resume_run(out).attempted == 0
+    assert resume_run(out, RunOptions(trust=Trust(allow_code=True))).attempted == 0
 
 
 def test_unknown_tag_is_a_usage_error(

@@ -20,10 +20,12 @@ from toolproof.errors import SuiteError
 from toolproof.evaluate import UNNAMED, evaluate, load_run
 from toolproof.records import read_records
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 from toolproof.types import Record
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "examples" / "support"
+CODE = Trust(allow_code=True)  # the example's gold actions run its Python
 runner = CliRunner()
 
 
@@ -52,29 +54,42 @@ def _figures(summary: dict) -> dict:
 
 def test_api_keeps_the_latest_record_and_names_unnamed_targets(records_file: Path) -> None:
     suite = load_suite(SUITE)
-    ev = evaluate(suite, [records_file])
+    ev = evaluate(suite, [records_file], trust=CODE)
     assert list(ev.targets) == ["demo"]  # the file's stem
     assert ev.superseded == 2
     summary = ev.targets["demo"].summary
     assert summary.infrastructure == {}
     assert summary.attempts == summary.scored == len(ev.targets["demo"].records)
-    in_memory = evaluate(suite, read_records(records_file))
+    in_memory = evaluate(suite, read_records(records_file), trust=CODE)
     assert list(in_memory.targets) == [UNNAMED]
     assert in_memory.targets[UNNAMED].summary.strict_pass == summary.strict_pass
 
 
 def test_every_command_gives_the_same_figures(records_file: Path, tmp_path: Path) -> None:
     suite = load_suite(SUITE)
-    api = _figures(evaluate(suite, [records_file]).targets["demo"].summary.model_dump(mode="json"))
+    api = _figures(
+        evaluate(suite, [records_file], trust=CODE).targets["demo"].summary.model_dump(mode="json")
+    )
 
     score_json = tmp_path / "score.json"
-    res = runner.invoke(app, ["score", str(SUITE), str(records_file), "--json", str(score_json)])
+    res = runner.invoke(
+        app, ["score", str(SUITE), str(records_file), "--json", str(score_json), "--allow-code"]
+    )
     assert res.exit_code == 0, res.output
     score = json.loads(score_json.read_text())["targets"]
 
     gate_json = tmp_path / "gate.json"
     res = runner.invoke(
-        app, ["gate", str(records_file), "--suite", str(SUITE), "--json", str(gate_json)]
+        app,
+        [
+            "gate",
+            str(records_file),
+            "--suite",
+            str(SUITE),
+            "--json",
+            str(gate_json),
+            "--allow-code",
+        ],
     )
     assert res.exit_code in (0, 1), res.output  # the demo model fails thresholds
     gate = {t["target"]: t["summary"] for t in json.loads(gate_json.read_text())["targets"]}
@@ -90,13 +105,18 @@ def test_every_command_gives_the_same_figures(records_file: Path, tmp_path: Path
             str(SUITE),
             "--json",
             str(compare_json),
+            "--allow-code",
         ],
     )
     assert res.exit_code == 0, res.output
     comparison = json.loads(compare_json.read_text())["comparisons"][0]
     compared = {m["metric"]: m["current"] for m in comparison["metrics"]}
 
-    loaded = load_run(records_file, suite=SUITE).targets["demo"].summary.model_dump(mode="json")
+    loaded = (
+        load_run(records_file, suite=SUITE, trust=CODE)
+        .targets["demo"]
+        .summary.model_dump(mode="json")
+    )
 
     assert list(score) == list(gate) == ["demo"]
     assert _figures(score["demo"]) == _figures(gate["demo"]) == _figures(loaded) == api
@@ -107,7 +127,7 @@ def test_every_command_gives_the_same_figures(records_file: Path, tmp_path: Path
 
 def test_pytest_plugin_counts_the_same_cases(records_file: Path, tmp_path: Path) -> None:
     suite = load_suite(SUITE)
-    summary = evaluate(suite, [records_file]).targets["demo"].summary
+    summary = evaluate(suite, [records_file], trust=CODE).targets["demo"].summary
     failed = {f.case_id for f in summary.failures}
     assert summary.stability is not None
     scored = {c.case_id for c in summary.stability.per_case}
@@ -122,6 +142,7 @@ def test_pytest_plugin_counts_the_same_cases(records_file: Path, tmp_path: Path)
             "--rootdir",
             str(tmp_path),
             f"--toolproof-suite={SUITE}",
+            "--toolproof-allow-code",
             f"--toolproof-records={records_file}",
         ],
         cwd=tmp_path,
@@ -149,6 +170,6 @@ def test_superseded_records_do_not_count_in_memory() -> None:
     suite = load_suite(SUITE)
     first = Record(case_id="lookup-exact-id", target="m", outcome="server_error")
     later = read_records(SUITE / "records.jsonl")[0].model_copy(update={"target": "m"})
-    ev = evaluate(suite, [first, later])
+    ev = evaluate(suite, [first, later], trust=CODE)
     assert ev.superseded == 1
     assert ev.targets["m"].summary.attempts == 1

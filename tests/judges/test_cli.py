@@ -16,11 +16,12 @@ from tests.judges.judges_support import FAKE_KEYS, record
 from toolproof.judges import read_judgements, read_labels, record_digest
 from toolproof.testing import Reply, StubServer
 
+CONFIG = """models:
+  openai:judge-model: {{base_url: "{url}", max_retries: 0, timeout_s: 10}}
+"""
 SUITE = """
 suite: mini
 system: You help with orders.
-settings:
-  openai:judge-model: {{base_url: "{url}", max_retries: 0, timeout_s: 10}}
 tools:
   - name: lookup_order
     description: Get one order by its exact ID.
@@ -51,8 +52,9 @@ def folder(tmp_path: Path, stub: StubServer, n: int) -> Path:
         f"expect: {{call: lookup_order, args: {{order_id: ORD-10482{i}}}}}, judge: true}}"
         for i in range(n)
     )
-    (tmp_path / "suite.yaml").write_text(
-        SUITE.format(url=stub.base_url("openai"), cases=cases), encoding="utf-8"
+    (tmp_path / "suite.yaml").write_text(SUITE.format(cases=cases), encoding="utf-8")
+    (tmp_path / "toolproof.yaml").write_text(  # the judge's endpoint: the user's config
+        CONFIG.format(url=stub.base_url("openai")), encoding="utf-8"
     )
     lines = [
         record(f"c{i}", target="m", args={"order_id": f"ORD-10482{i}"}).model_dump_json()

@@ -15,6 +15,7 @@ from toolproof.run import RunOptions, Target, run_suite
 from toolproof.run._agent import ToolBox, run_agent
 from toolproof.run._limits import RetryPolicy
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 from toolproof.types import Case, Message, Response, Suite, ToolCall, Usage
 
 from .conftest import write_suite
@@ -72,6 +73,8 @@ SUITE: dict[str, Any] = {
     ],
 }
 
+CODE = Trust(allow_code=True)  # these suites run their own tools
+
 
 def _write(tmp_path: Path) -> Suite:
     folder = tmp_path / "suite"
@@ -90,10 +93,10 @@ def _call(name: str, **args: Any) -> dict[str, Any]:
 def _run(suite: Suite, tmp_path: Path, script: dict[str, Any]) -> list[Any]:
     provider = ScriptedProvider.from_dict({"cases": script})
     opts = RunOptions(
-        out=tmp_path / "run", cache=False, fsync=False, retry=RetryPolicy(0.001, 0.01)
+        trust=CODE, out=tmp_path / "run", cache=False, fsync=False, retry=RetryPolicy(0.001, 0.01)
     )
     result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
-    scorer = Scorer(suite)
+    scorer = Scorer(suite, CODE)
     return sorted((scorer.grade(r) for r in result.records), key=lambda v: v.case_id if v else "")
 
 
@@ -123,7 +126,7 @@ RIGHT = {
 def test_the_loop_feeds_results_back_and_records_every_step(tmp_path: Path) -> None:
     suite = _write(tmp_path)
     provider = ScriptedProvider.from_dict({"cases": RIGHT})
-    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False)
+    opts = RunOptions(trust=CODE, out=tmp_path / "run", cache=False, fsync=False)
     result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
     record = next(r for r in result.records if r.case_id == "close-it")
     assert record.outcome == "ok"
@@ -204,7 +207,7 @@ def _toolbox(suite: Suite, mocks: dict[str, Any]) -> ToolBox:
     case = Case.model_validate({"id": "c", "prompt": "x", "expect": {}, "mocks": mocks})
     from toolproof.run._env import load_environment
 
-    return ToolBox(suite, case, load_environment(suite))
+    return ToolBox(suite, case, load_environment(suite, CODE))
 
 
 def test_case_mocks_override_suite_mocks_which_override_the_environment(tmp_path: Path) -> None:

@@ -13,10 +13,13 @@ from toolproof.grade import Scorer
 from toolproof.providers._scripted import ScriptedProvider
 from toolproof.run import RunOptions, Target, run_suite
 from toolproof.suite import load_suite
+from toolproof.trust import Trust
 from toolproof.types import Suite, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support"
+
+CODE = Trust(allow_code=True)  # these suites run their own tools
 
 
 def _call(name: str, **args: Any) -> dict[str, Any]:
@@ -112,9 +115,9 @@ def suite() -> Suite:
 
 def _verdicts(suite: Suite, tmp: Path, script: dict[str, Any]) -> dict[str, Verdict]:
     provider = ScriptedProvider.from_dict(script)
-    opts = RunOptions(out=tmp / "run", cache=False, fsync=False, tags=("multistep",))
+    opts = RunOptions(trust=CODE, out=tmp / "run", cache=False, fsync=False, tags=("multistep",))
     result = run_suite(suite, [Target(spec="scripted:support", provider=provider)], opts)
-    scorer = Scorer(suite)
+    scorer = Scorer(suite, CODE)
     out = {}
     for record in result.records:
         verdict = scorer.grade(record)
@@ -177,7 +180,7 @@ def test_two_lookups_pass_in_either_order(suite: Suite, tmp_path: Path) -> None:
 
 
 def test_only_status_enum_values_count_as_invented_words(suite: Suite) -> None:
-    scorer = Scorer(suite)
+    scorer = Scorer(suite, CODE)
     words = scorer._multi["ms-lookup-unavailable"].data_words
     assert "shipped" in words and "pending payment" in words
     assert "other" not in words and "damaged" not in words  # reason enums are not data

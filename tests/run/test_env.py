@@ -10,6 +10,7 @@ import pytest
 
 from toolproof.errors import UserError
 from toolproof.run._env import load_environment
+from toolproof.trust import Trust
 from toolproof.types import Environment, GoldAction, Suite, SuiteTool
 
 TOOLS_PY = """
@@ -33,6 +34,8 @@ def set_status(db, args):
     return {"ok": True}
 """
 
+CODE = Trust(allow_code=True)  # these suites run their own tools
+
 
 def _suite(tmp_path: Path, state: str, tools: str) -> Suite:
     return Suite(
@@ -54,7 +57,7 @@ def json_suite(tmp_path: Path) -> Suite:
 def test_each_session_is_a_private_copy_and_the_file_never_changes(
     json_suite: Suite, tmp_path: Path
 ) -> None:
-    env = load_environment(json_suite)
+    env = load_environment(json_suite, CODE)
     assert env is not None
     one = env.session()
     result = one.call("set_status", {"id": "a", "status": "closed"})
@@ -65,7 +68,7 @@ def test_each_session_is_a_private_copy_and_the_file_never_changes(
 
 
 def test_a_tool_exception_is_an_error_result(json_suite: Suite) -> None:
-    env = load_environment(json_suite)
+    env = load_environment(json_suite, CODE)
     assert env is not None
     result = env.session().call("set_status", {"id": "zz", "status": "x"})
     assert result.is_error
@@ -73,7 +76,7 @@ def test_a_tool_exception_is_an_error_result(json_suite: Suite) -> None:
 
 
 def test_replay_of_gold_actions_gives_the_expected_state(json_suite: Suite) -> None:
-    env = load_environment(json_suite)
+    env = load_environment(json_suite, CODE)
     assert env is not None
     state = env.replay([GoldAction(tool="set_status", args={"id": "a", "status": "done"})])
     assert state == {"items": {"a": {"status": "done"}}}
@@ -86,7 +89,7 @@ def test_sqlite_script_state_is_dumped_as_tables_of_rows(tmp_path: Path) -> None
         "INSERT INTO items VALUES ('a', 'open'), ('b', 'open');"
     )
     (tmp_path / "tools.py").write_text(SQL_TOOLS_PY)
-    env = load_environment(_suite(tmp_path, "state.sql", "tools.py"))
+    env = load_environment(_suite(tmp_path, "state.sql", "tools.py"), CODE)
     assert env is not None
     session = env.session()
     assert json.loads(session.call("get", {"id": "b"}).content) == {"id": "b", "status": "open"}
@@ -106,7 +109,7 @@ def test_sqlite_database_file_is_copied_not_written(tmp_path: Path) -> None:
     db.commit()
     db.close()
     (tmp_path / "tools.py").write_text(SQL_TOOLS_PY)
-    env = load_environment(_suite(tmp_path, "state.db", "tools.py"))
+    env = load_environment(_suite(tmp_path, "state.db", "tools.py"), CODE)
     assert env is not None
     after = env.replay([GoldAction(tool="set_status", args={"id": "a", "status": "x"})])
     assert after["items"]["a"]["status"] == "x"
@@ -117,11 +120,11 @@ def test_sqlite_database_file_is_copied_not_written(tmp_path: Path) -> None:
 
 def test_missing_files_and_unknown_state_formats_are_user_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no such file"):
-        load_environment(_suite(tmp_path, "nope.json", "tools.py"))
+        load_environment(_suite(tmp_path, "nope.json", "tools.py"), CODE)
     (tmp_path / "state.csv").write_text("a,b")
     (tmp_path / "tools.py").write_text(TOOLS_PY)
     with pytest.raises(UserError, match=r"must be \.json"):
-        load_environment(_suite(tmp_path, "state.csv", "tools.py"))
+        load_environment(_suite(tmp_path, "state.csv", "tools.py"), CODE)
 
 
 def test_no_environment_is_none() -> None:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.errors import SuiteError
+from toolproof.errors import SuiteError, SuiteProblems
 from toolproof.suite import load_suite, load_suite_checked, suite_json_schema
 
 BASE = """\
@@ -33,6 +33,8 @@ def first_problem(tmp_path: Path, text: str) -> str:
     path.write_text(text, encoding="utf-8")
     try:
         _, errors = load_suite_checked(tmp_path)
+    except SuiteProblems as exc:
+        return str(exc.errors[0]).replace(str(tmp_path) + "/", "")
     except SuiteError as exc:
         return str(exc).replace(str(tmp_path) + "/", "")
     assert errors, "expected a problem"
@@ -72,8 +74,8 @@ def test_the_base_suite_loads(tmp_path: Path) -> None:
         (
             "type: object",
             "type: objekt",
-            "suite.yaml:7:7: tools[0].parameters.type: invalid JSON Schema: "
-            "'objekt' is not valid under any of the given schemas",
+            "suite.yaml:7:7: tools[0].parameters.type: "
+            "unknown JSON Schema type 'objekt'; did you mean 'object'?",
         ),
         (
             "      call: lookup_order",
@@ -84,13 +86,13 @@ def test_the_base_suite_loads(tmp_path: Path) -> None:
             "{order_id: ORD-104821}",
             "{order_id: 104821}",
             "suite.yaml:17:14: cases[0].expect.args.order_id: expected value 104821 violates the "
-            "schema of lookup_order.order_id: 104821 is not of type 'string'",
+            "schema of lookup_order.order_id: 104821 is not of type \"string\"",
         ),
         (
             "{order_id: ORD-104821}",
             "{order_id: ORD-1}",
             "suite.yaml:17:14: cases[0].expect.args.order_id: expected value 'ORD-1' violates the "
-            "schema of lookup_order.order_id: 'ORD-1' does not match '^ORD-[0-9]{6}$'",
+            "schema of lookup_order.order_id: \"ORD-1\" does not match \"^ORD-[0-9]{6}$\"",
         ),
         (
             "{order_id: ORD-104821}",
@@ -102,7 +104,7 @@ def test_the_base_suite_loads(tmp_path: Path) -> None:
             "{order_id: ORD-104821}",
             '{order_id: {regex: "("}}',
             "suite.yaml:17:14: cases[0].expect.args.order_id: invalid regex: "
-            "missing ), unterminated subpattern at position 0",
+            "/(/: missing ): (",
         ),
         (
             "{order_id: ORD-104821}",
@@ -182,7 +184,7 @@ def test_tools_from_a_file(tmp_path: Path) -> None:
         "tools:\n", "tools: tools.yaml\n"
     )
     assert first_problem(tmp_path, text).startswith(
-        "tools.yaml:3:5: [0].parameters.type: invalid JSON Schema"
+        "tools.yaml:3:5: [0].parameters.type: unknown JSON Schema type 'objekt'"
     )
 
 

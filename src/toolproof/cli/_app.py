@@ -16,7 +16,6 @@ app = typer.Typer(
 )
 
 
-
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"toolproof {__version__}")
@@ -33,11 +32,12 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _judge, _run
+    from toolproof.cli import _core, _gate, _judge, _run, _tools
 
     _core.register(app)
     _run.register(app)
     _gate.register(app)
+    _tools.register(app)
     _judge.register(app)
 
 

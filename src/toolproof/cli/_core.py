@@ -4,29 +4,56 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
 from toolproof.cli._exit import ExitCode
+from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+
+if TYPE_CHECKING:
+    from toolproof.errors import SuiteError
 
 
-def validate(suite: Path = typer.Argument(..., help="Suite directory or file.")) -> None:
-    """Check a suite: schemas, tool names, expected values, case IDs, matchers."""
+def validate(
+    suite: Path = typer.Argument(..., help="Suite directory or file."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
+) -> None:
+    """Check a suite: schemas, tool names, expected values, case IDs, matchers, file paths."""
     from rich.console import Console
 
+    from toolproof.errors import SuiteProblems
     from toolproof.suite import load_suite_checked
 
-    loaded, errors = load_suite_checked(suite)
+    trust, _ = trust_for(config, allow_code)
+    try:
+        loaded, errors = load_suite_checked(suite, trust)
+    except SuiteProblems as exc:
+        _problems(exc.errors, str(suite))
     if errors:
-        for err in errors:
-            typer.echo(f"error: {err}", err=True)
-        typer.echo(f"{len(errors)} problem(s) in {loaded.suite.source}", err=True)
-        raise typer.Exit(ExitCode.USAGE)
+        _problems(errors, loaded.suite.source or str(suite))
     s = loaded.suite
     Console().print(
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "
         f"{len(s.tools)} tools, no problems"
     )
+    from toolproof.scaffold import unfinished
+
+    todo = unfinished(loaded)
+    for line in todo:
+        typer.echo(f"todo: {line}")
+    if todo:
+        typer.echo(f"{len(todo)} unfinished case template(s): edit them, then remove the tag")
+
+
+def _problems(errors: list[SuiteError], where: str) -> NoReturn:
+    """One line per problem, then (when there are several) how many."""
+    for err in errors:
+        typer.echo(f"error: {err}", err=True)
+    if len(errors) > 1:
+        typer.echo(f"{len(errors)} problems in {where}", err=True)
+    raise typer.Exit(ExitCode.USAGE)
 
 
 def score(
@@ -36,6 +63,8 @@ def score(
     ),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON."),
     failures: bool = typer.Option(True, "--failures/--no-failures", help="List failing cases."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
 ) -> None:
     """Score recorded model responses offline, with no model calls."""
     from rich.console import Console
@@ -45,8 +74,11 @@ def score(
     from toolproof.report import render_terminal, summary_json
     from toolproof.suite import load_suite
 
-    s = load_suite(suite)
-    summaries = evaluate(s, [records_path(p) for p in records], keep_raw=False).summaries
+    trust, _ = trust_for(config, allow_code)
+    s = load_suite(suite, trust)
+    summaries = evaluate(
+        s, [records_path(p) for p in records], keep_raw=False, trust=trust
+    ).summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
         json_out.write_text(

@@ -14,18 +14,21 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+
 if TYPE_CHECKING:
     from toolproof.evaluate import Evaluation
+    from toolproof.trust import Trust
 
 _GATE_HELP = """Check a run against the suite's thresholds and, with --baseline, against a
 known good run. Exit codes: 0 pass; 1 gate failed; 2 bad input; 3 more attempts
 without a model answer than --max-infra-errors."""
 
 
-def _load(path: Path, suite: Path | None, k: int | None) -> Evaluation:
+def _load(path: Path, suite: Path | None, k: int | None, trust: Trust) -> Evaluation:
     from toolproof.evaluate import load_run
 
-    return load_run(path, suite=suite, k=k, keep_raw=False)
+    return load_run(path, suite=suite, k=k, keep_raw=False, trust=trust)
 
 
 def _write(path: Path | None, text: str) -> None:
@@ -74,14 +77,17 @@ def gate(
     ),
     failures: bool = typer.Option(False, "--failures/--no-failures", help="Print failing cases."),
     tags: bool = typer.Option(False, "--tags/--no-tags", help="Print strict pass by tag."),
+    allow_code: bool = ALLOW_CODE,
+    config: Optional[Path] = CONFIG,  # noqa: UP045
 ) -> None:
     from rich.console import Console
 
     from toolproof.gate import GateOptions, run_gate
     from toolproof.report import gate_json, render_gate, render_junit, render_markdown
 
-    current = _load(run, suite, k)
-    base = _load(baseline, baseline_suite or suite, k) if baseline is not None else None
+    trust, _ = trust_for(config, allow_code)
+    current = _load(run, suite, k, trust)
+    base = _load(baseline, baseline_suite or suite, k, trust) if baseline is not None else None
     opts = GateOptions(
         margin=margin,
         require_significance=require_significance,
@@ -114,6 +120,8 @@ def compare(
     ),
     k: Optional[int] = typer.Option(None, "--k", min=1, help="k of pass@k and pass^k."),  # noqa: UP045
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the comparison as JSON."),  # noqa: UP045
+    allow_code: bool = ALLOW_CODE,
+    config: Optional[Path] = CONFIG,  # noqa: UP045
 ) -> None:
     """Show every metric's delta, newly failing and fixed cases, and a per-risk table."""
     from rich.console import Console
@@ -122,7 +130,8 @@ def compare(
     from toolproof.gate import compare_runs, fingerprint_warnings
     from toolproof.report import compare_json, render_comparison
 
-    a, b = _load(run_a, suite, k), _load(run_b, suite, k)
+    trust, _ = trust_for(config, allow_code)
+    a, b = _load(run_a, suite, k, trust), _load(run_b, suite, k, trust)
     comparisons = compare_runs(a, b)
     warnings = fingerprint_warnings(a, b)
     console = Console()

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -131,7 +133,9 @@ def add_to_summary(run_dir: Path, figures: list[RubricFigures]) -> None:
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
 
 
-def after_run(result: Any, spec: str, *, cache: bool, cache_dir: Path, quiet: bool) -> None:
+def after_run(
+    result: Any, spec: str, *, cache: bool, cache_dir: Path, quiet: bool, config: Any = None
+) -> None:
     """``toolproof run --judge SPEC``: judge the run's judge-scored cases and report them."""
     from rich.console import Console
 
@@ -141,7 +145,14 @@ def after_run(result: Any, spec: str, *, cache: bool, cache_dir: Path, quiet: bo
     resolved = judge_spec(spec, suite)
     records = [r for r in latest_records(result.records) if r.outcome.value == "ok"]
     judgements = judge_records(
-        suite, records, result.run_dir, resolved, cache=cache, cache_dir=cache_dir, quiet=quiet
+        suite,
+        records,
+        result.run_dir,
+        resolved,
+        cache=cache,
+        cache_dir=cache_dir,
+        quiet=quiet,
+        config=config,
     )
     figures = show_judged(suite, judgements, Console())
     add_to_summary(result.run_dir, figures)
@@ -160,13 +171,16 @@ def judge_command(
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
     cache_dir: Path = typer.Option(Path(".toolproof/cache"), "--cache-dir"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
 ) -> None:
     """Judge a run's judge-scored cases (into RUN/judgements.jsonl) and show the figures."""
     from rich.console import Console
 
     from toolproof.evaluate import load_run
 
-    ev = load_run(run, suite=suite)
+    trust, user_config = trust_for(config, allow_code)
+    ev = load_run(run, suite=suite, trust=trust)
     run_dir = run if run.is_dir() else run.parent
     records = [r for r in ev.records if r.outcome.value == "ok"]
     judgements = judge_records(
@@ -178,6 +192,7 @@ def judge_command(
         cache_dir=cache_dir,
         quiet=quiet,
         rejudge=rejudge,
+        config=user_config,
     )
     figures = show_judged(ev.suite, judgements, Console())
     add_to_summary(run_dir, figures)
@@ -198,6 +213,8 @@ def label_command(
     sample: int | None = typer.Option(None, "--sample", min=1, help="Label a random sample."),
     seed: int = typer.Option(1, "--seed", help="Seed of the sample."),
     labeller: str | None = typer.Option(None, "--labeller", help="Who labels (default: $USER)."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
 ) -> None:
     """Label a run's transcripts by hand, one at a time (resumable; q to stop)."""
     import getpass
@@ -209,7 +226,8 @@ def label_command(
     from toolproof.judges import LabelsHeader, read_labels, rubric_named, write_header
     from toolproof.judges._label_ui import label_loop
 
-    ev = load_run(run, suite=suite)
+    trust, _ = trust_for(config, allow_code)
+    ev = load_run(run, suite=suite, trust=trust)
     spec = rubric_named(ev.suite, rubric)
     run_dir = run if run.is_dir() else run.parent
     path = out or run_dir / f"labels-{rubric}.jsonl"
@@ -291,6 +309,8 @@ def calibrate_command(
     cache_dir: Path = typer.Option(Path(".toolproof/cache"), "--cache-dir"),
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where the judge's run goes."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
 ) -> None:
     """Run a judge on labelled items: Cohen's κ per field, intervals, confusion, consistency."""
     from rich.console import Console
@@ -312,12 +332,12 @@ def calibrate_command(
     from toolproof.suite import load_suite
     from toolproof.types import CalibrationPolicy
 
+    trust, user_config = trust_for(config, allow_code)
     first = read_labels(labels)
     if suite is None and first.header.suite is None:
         raise UserError(f"{labels}: the header names no suite; give --suite")
-    loaded = load_suite(
-        suite if suite is not None else first.resolve(first.header.suite or "", "suite")
-    )
+    where = suite if suite is not None else first.resolve(first.header.suite or "", "suite")
+    loaded = load_suite(where, trust)
     rubric = rubric_named(loaded, first.header.rubric)
     checked = read_labels(labels, rubric)
     sources = list(run) or [checked.resolve(p, "records") for p in checked.header.records]
@@ -325,7 +345,7 @@ def calibrate_command(
         raise UserError(f"{labels}: the header names no records; give --run")
     from toolproof.evaluate._evaluate import records_path
 
-    ev = evaluate(loaded, [records_path(p) for p in sources])
+    ev = evaluate(loaded, [records_path(p) for p in sources], trust=trust)
     spec = judge_spec(judge, loaded)
     console = Console()
     _notes(spec, [], console)
@@ -333,7 +353,7 @@ def calibrate_command(
     policy = policy.model_copy(
         update={k: v for k, v in {"n": min_n, "kappa": min_kappa}.items() if v is not None}
     )
-    judge_obj = Judge(spec, first.header.rubric, rubric, judge_settings(spec, loaded))
+    judge_obj = Judge(spec, first.header.rubric, rubric, judge_settings(spec, loaded, user_config))
     options = JudgeRunOptions(
         out=new_run_dir(runs_dir, f"calibrate-{first.header.rubric}"),
         repeats=repeats,

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from toolproof.cli._exit import ExitCode
+from toolproof.cli._trust import ALLOW_CODE, DEFAULT_CONFIG, trust_for
 
 if TYPE_CHECKING:
-    from toolproof.run import RunOptions, RunResult, Target
+    from toolproof.run import RunConfig, RunOptions, RunResult, Target
+    from toolproof.trust import Trust
     from toolproof.types import Suite
 
-DEFAULT_CONFIG = "toolproof.yaml"
 
 _HELP = """Run a suite against models or agents: cases × targets × repeats.
 
@@ -91,6 +92,7 @@ def run_command(
         0, "--max-infra-errors", min=0, help="Attempts allowed to end without a model answer."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
+    allow_code: bool = ALLOW_CODE,
     judge: str | None = typer.Option(
         None, "--judge", "-j", help="Judge the judge-scored cases with this model (e.g. local)."
     ),
@@ -106,6 +108,7 @@ def run_command(
         "timeout_s": timeout,
     }
     opts = _options(no_cache, cache_dir, pricing, quiet)
+    opts.trust, user_config = trust_for(config, allow_code)
     if resume is not None:
         if suite is not None or model or target or tags:
             raise UserError("--resume takes the suite and targets from the run; give neither")
@@ -115,20 +118,22 @@ def run_command(
             raise UserError("give a suite to run, or --resume RUN_DIR")
         from toolproof.run import load_suite_file
 
-        loaded = load_suite_file(suite)
+        loaded = load_suite_file(suite, opts.trust)
         if not model and not target:
             model = [_default_model()]
-        chosen, config_file = _targets(loaded, model, target, config, overrides, opts)
+        chosen, config_file = _targets(loaded, model, target, user_config, overrides, opts)
         opts.repeats = repeats
         opts.tags = tuple(t.strip() for group in tags for t in group.split(",") if t.strip())
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
-    _report(result, quiet)
+    _report(result, quiet, opts.trust)
     if judge is not None:
         from toolproof.cli._judge import after_run
 
-        after_run(result, judge, cache=not no_cache, cache_dir=cache_dir, quiet=quiet)
+        after_run(
+            result, judge, cache=not no_cache, cache_dir=cache_dir, quiet=quiet, config=user_config
+        )
     _exit_code(result, max_infra_errors)
 
 
@@ -177,15 +182,12 @@ def _targets(
     suite: Suite,
     models: list[str],
     agents: list[str],
-    config: Path | None,
+    loaded: RunConfig | None,
     overrides: dict[str, Any],
     opts: RunOptions,
 ) -> tuple[list[Target], str | None]:
-    from toolproof.run import Target, load_config, resolve_settings, suite_models
+    from toolproof.run import Target, resolve_settings, suite_models
 
-    if config is None and Path(DEFAULT_CONFIG).is_file():
-        config = Path(DEFAULT_CONFIG)
-    loaded = load_config(config) if config is not None else None
     if loaded is not None and loaded.pricing:
         from toolproof.run import Pricing
 
@@ -201,7 +203,7 @@ def _targets(
         for spec in specs:
             settings = resolve_settings(spec, suite=layer, config=loaded, overrides=overrides)
             out.append(Target(spec=spec, kind=kind, settings=settings))  # type: ignore[arg-type]
-    return out, (str(Path(config).resolve()) if config is not None else None)
+    return out, (str(Path(loaded.source).resolve()) if loaded is not None else None)
 
 
 def _new_run_dir(runs_dir: Path, suite_name: str) -> Path:
@@ -237,23 +239,25 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     return result
 
 
-def _report(result: RunResult, quiet: bool) -> None:
+def _report(result: RunResult, quiet: bool, trust: Trust) -> None:
     from rich.console import Console
 
     console = Console()
     from toolproof.report import render_terminal, summary_json
 
-    summaries = _summaries(result)
+    summaries = _summaries(result, trust)
     render_terminal(summaries, console)
     _write_summary(result.run_dir, summary_json(summaries))
     console.print(f"run folder: {result.run_dir}")
 
 
-def _summaries(result: RunResult) -> dict[str, Any]:
+def _summaries(result: RunResult, trust: Trust) -> dict[str, Any]:
     from toolproof.evaluate import evaluate
 
     order = [entry.spec for entry in result.manifest.targets]
-    ev = evaluate(result.suite, result.records, manifest=result.manifest, targets=order)
+    ev = evaluate(
+        result.suite, result.records, manifest=result.manifest, targets=order, trust=trust
+    )
     return ev.summaries
 
 
@@ -266,7 +270,6 @@ def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
     os.replace(tmp, run_dir / "summary.json")
-
 
 
 def _exit_code(result: RunResult, limit: int) -> None:

@@ -16,6 +16,7 @@ from toolproof.run import Manifest, read_manifest
 from toolproof.run._manifest import system_fingerprint, tools_fingerprint
 from toolproof.stats import Summary, summarize
 from toolproof.suite import load_suite
+from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import Record, Suite, Verdict
 
 #: The target of a record that names none and was not read from a file.
@@ -84,6 +85,7 @@ def evaluate(
     source: str | Path | None = None,
     targets: Iterable[str] = (),
     keep_raw: bool = True,
+    trust: Trust = DEFAULT_TRUST,
 ) -> Evaluation:
     """Grade and summarise records against a suite.
 
@@ -93,7 +95,9 @@ def evaluate(
     file and line. A record that names no target takes the stem of the file it
     was read from, or :data:`UNNAMED` when it was handed over in memory.
     ``targets`` fixes the order of the targets in the result (others follow in
-    order of appearance); ``k`` is the k of pass@k and pass^k.
+    order of appearance); ``k`` is the k of pass@k and pass^k. Expected end
+    states computed from gold actions run the suite's Python, so they need
+    ``trust.allow_code``.
 
     Files are read twice: first only each record's identity, to find the
     latest record of every attempt, then the latest records in full, one at a
@@ -105,7 +109,7 @@ def evaluate(
     del expected_states  # resolved by the scorer until it takes them as data
     sources = [records] if isinstance(records, str | Path | Record) else list(records)
     winners, total = _latest(suite, sources)
-    scorer = Scorer(suite)
+    scorer = Scorer(suite, trust)
     ev = Evaluation(
         suite=suite,
         source=Path(source) if source is not None else None,
@@ -215,6 +219,7 @@ def load_run(
     *,
     k: int | None = None,
     keep_raw: bool = True,
+    trust: Trust = DEFAULT_TRUST,
 ) -> Evaluation:
     """Evaluate a run folder (records.jsonl + manifest.json) or a records file.
 
@@ -223,10 +228,17 @@ def load_run(
     """
     file = records_path(path)
     manifest = read_manifest(file.parent) if (file.parent / MANIFEST_FILE).is_file() else None
-    loaded = suite if isinstance(suite, Suite) else _suite(Path(path), suite, manifest)
+    loaded = suite if isinstance(suite, Suite) else _suite(Path(path), suite, manifest, trust)
     order = [t.spec for t in manifest.targets] if manifest is not None else []
     ev = evaluate(
-        loaded, [file], manifest=manifest, k=k, source=file, targets=order, keep_raw=keep_raw
+        loaded,
+        [file],
+        manifest=manifest,
+        k=k,
+        source=file,
+        targets=order,
+        keep_raw=keep_raw,
+        trust=trust,
     )
     if not any(t.records for t in ev.targets.values()):
         raise UserError(f"{file}: no records")
@@ -236,9 +248,9 @@ def load_run(
     return ev
 
 
-def _suite(path: Path, suite: str | Path | None, manifest: Manifest | None) -> Suite:
+def _suite(path: Path, suite: str | Path | None, manifest: Manifest | None, trust: Trust) -> Suite:
     if suite is not None:
-        return load_suite(suite)
+        return load_suite(suite, trust)
     source = manifest.suite_source if manifest is not None else None
     if source is None:
         raise UserError(f"{path}: give the suite with --suite (no manifest names it)")
@@ -246,4 +258,4 @@ def _suite(path: Path, suite: str | Path | None, manifest: Manifest | None) -> S
         raise UserError(
             f"{path}: the manifest's suite {source} is not found from here; give --suite"
         )
-    return load_suite(source)
+    return load_suite(source, trust)

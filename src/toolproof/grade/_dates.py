@@ -45,8 +45,11 @@ def resolve(expr: str, now: datetime | None, tz: tzinfo) -> datetime:
         base = base.replace(hour=0, minute=0, second=0, microsecond=0)
         base += timedelta(days={"today": 0, "tomorrow": 1, "yesterday": -1}[name])
     for sign, amount, unit in _OFFSET.findall(m["offsets"] or ""):
-        delta = timedelta(**{_UNITS[unit]: int(amount)})
-        base = base + delta if sign == "+" else base - delta
+        delta = _bounded(int(amount), _UNITS[unit], expr)
+        try:
+            base = base + delta if sign == "+" else base - delta
+        except OverflowError:
+            raise ValueError(f"'{expr}' is out of the range of dates") from None
     if m["h"] is not None:
         base = base.replace(
             hour=int(m["h"]), minute=int(m["m"]), second=int(m["s"] or 0), microsecond=0
@@ -59,7 +62,17 @@ def duration(text: str) -> timedelta:
     if m is None:
         raise ValueError(f"'{text}' is not a duration like 30s, 5m, 2h or 1d")
     unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m[2]]
-    return timedelta(**{unit: int(m[1])})
+    return _bounded(int(m[1]), unit, text)
+
+
+#: Offsets and tolerances are range-checked: at most this long.
+MAX_SPAN = timedelta(days=36525)
+
+
+def _bounded(amount: int, unit: str, text: str) -> timedelta:
+    if amount > 10**9 or timedelta(**{unit: amount}) > MAX_SPAN:
+        raise ValueError(f"'{text}' is out of range: offsets and tolerances are at most 100 years")
+    return timedelta(**{unit: amount})
 
 
 def parse_actual_datetime(value: object, tz: tzinfo) -> datetime | None:

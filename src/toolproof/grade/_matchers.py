@@ -15,6 +15,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from toolproof._regex import RegexError, compile_regex
 from toolproof.grade import _dates
 
 Reason = str | None
@@ -223,7 +224,7 @@ class Regex(Matcher):
     name = "regex"
 
     def __init__(self, pattern: str) -> None:
-        self.pattern = re.compile(pattern)
+        self.pattern = compile_regex(pattern)
 
     def check(self, actual: Any) -> Reason:
         bad = _need_str(actual)
@@ -472,7 +473,7 @@ def _b_regex(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     _expect(isinstance(spec["regex"], str), "'regex' needs a pattern string")
     try:
         return Regex(spec["regex"])
-    except re.error as exc:
+    except (re.error, RegexError) as exc:
         raise SpecError(f"invalid regex: {exc}") from None
 
 

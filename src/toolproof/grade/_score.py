@@ -17,8 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema_rs
-
+from toolproof._jsonschema import rs_validator
 from toolproof.grade._assign import assign
 from toolproof.grade._behaviour import asks
 from toolproof.grade._compile import (
@@ -30,6 +29,7 @@ from toolproof.grade._compile import (
 )
 from toolproof.grade._matchers import show
 from toolproof.grade._trajectory import compile_multistep, grade_multistep
+from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import (
     Check,
     FailureClass,
@@ -86,10 +86,11 @@ class _SetResult:
 class Scorer:
     """Grades records against a suite. Compiles every case and schema once."""
 
-    def __init__(self, suite: Suite) -> None:
+    def __init__(self, suite: Suite, trust: Trust = DEFAULT_TRUST) -> None:
         self.suite = suite
+        self.trust = trust  # gold-action replay runs suite code: only with allow_code
         by_name = {t.name: t for t in suite.tools}
-        self._validators = {t.name: jsonschema_rs.validator_for(t.parameters) for t in suite.tools}
+        self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
         ctx = context(suite)
         self.cases: dict[str, CompiledCase] = {
             c.id: compile_case(c, suite, by_name, ctx) for c in suite.cases
@@ -147,7 +148,7 @@ class Scorer:
             if self._env is None:
                 from toolproof.run._env import load_environment
 
-                self._env = load_environment(self.suite)
+                self._env = load_environment(self.suite, self.trust, why=f"case {case_id}")
             if self._env is None:
                 raise ValueError(f"case {case_id}: gold actions need a suite 'environment'")
             self._states[case_id] = (self._env.replay(end.actions or []), False)

@@ -25,7 +25,13 @@ from toolproof.run._runner import (
     run_suite,
     run_suite_async,
 )
-from toolproof.run._settings import RunConfig, load_config, resolve_settings, suite_models
+from toolproof.run._settings import (
+    RunConfig,
+    load_config,
+    resolve_settings,
+    suite_models,
+    trust_from,
+)
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -56,4 +62,5 @@ __all__ = [
     "run_suite",
     "run_suite_async",
     "suite_models",
+    "trust_from",
 ]

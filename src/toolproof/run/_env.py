@@ -2,10 +2,15 @@
 
 The state is a JSON file (a mapping of tables) loaded into memory, or an SQLite
 database (``.db``/``.sqlite``/``.sqlite3``, or a ``.sql`` script) copied into an
-in-memory database. Each attempt gets a fresh copy, so nothing on disk changes
-and nothing real is executed: tool functions ``name(state, args) -> result``
-only change the copy. Tool code is the suite author's own code and is trusted
-like a test fixture.
+in-memory database. Each attempt gets a fresh copy, so nothing on disk changes:
+tool functions ``name(state, args) -> result`` only change the copy.
+
+The tool functions are Python from the suite, so they are loaded only when the
+user allows code (``--allow-code``, or ``allow_code: true`` in their own
+config): see :mod:`toolproof.trust`. SQLite state runs on an in-memory
+database whose authorizer refuses ``ATTACH`` (and so ``VACUUM INTO``),
+``load_extension`` and pragmas outside a short list, so the SQL cannot read or
+write other files; a ``.sql`` script gets a time budget.
 
 The state is compared as JSON: SQLite tables become ``{table: {key: row}}``,
 keyed by the table's first column.
@@ -14,49 +19,136 @@ keyed by the table's first column.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolproof.errors import UserError
+from toolproof.errors import SuiteError, UserError
 from toolproof.run._mock import ToolResult, result_of
+from toolproof.trust import (
+    DEFAULT_TRUST,
+    TooDeep,
+    Trust,
+    UnsafePath,
+    loads_json,
+    read_capped,
+    resolve_inside,
+)
 from toolproof.types import Environment, GoldAction, Suite
 
-__all__ = ["EnvSession", "LoadedEnvironment", "load_environment"]
+__all__ = [
+    "CodeNotAllowed",
+    "EnvSession",
+    "LoadedEnvironment",
+    "code_not_allowed",
+    "load_environment",
+    "safe_sqlite",
+]
 
 ToolFn = Callable[[Any, Any], Any]
 _SQLITE = (".db", ".sqlite", ".sqlite3")
 
 
+#: Wall time a ``.sql`` state script may take to build the initial state.
+SQL_SCRIPT_SECONDS = 10.0
+#: Pragmas a state script may use; every other one is refused.
+_PRAGMAS = frozenset(
+    {"foreign_keys", "table_info", "table_xinfo", "index_list", "index_info", "user_version"}
+)
+_DENIED = {
+    sqlite3.SQLITE_ATTACH: "ATTACH (and VACUUM INTO) could reach other files",
+    sqlite3.SQLITE_DETACH: "DETACH",
+}
+
+
+class CodeNotAllowed(SuiteError):
+    """The suite would run its own Python, and the user has not allowed code."""
+
+
+def code_not_allowed(suite: Suite, why: str | None = None) -> CodeNotAllowed:
+    """The error for a suite whose environment tools may not run."""
+    env = suite.environment
+    name = env.tools if env is not None else "its tools"
+    need = f" ({why} needs it)" if why else ""
+    return CodeNotAllowed(
+        suite.source or "suite",
+        f"'{name}' is Python from the suite{need}; toolproof runs suite code only with "
+        "--allow-code or allow_code: true in your own toolproof.yaml "
+        "(never for untrusted pull requests)",
+        path=("environment", "tools"),
+    )
+
+
+def _authorize(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
+    if action in _DENIED:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() == "load_extension":
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() not in _PRAGMAS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def safe_sqlite(data: bytes | None = None) -> sqlite3.Connection:
+    """An in-memory database (from a database file's bytes) that cannot reach other files."""
+    db = sqlite3.connect(":memory:", check_same_thread=False)
+    if data is not None:
+        db.deserialize(data)
+    db.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    db.set_authorizer(_authorize)
+    return db
+
+
+def _run_script(db: sqlite3.Connection, script: str, source: str) -> None:
+    deadline = time.monotonic() + SQL_SCRIPT_SECONDS
+    db.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10_000)
+    try:
+        db.executescript(script)
+    except sqlite3.Error as exc:
+        late = time.monotonic() > deadline
+        reason = f"took longer than {SQL_SCRIPT_SECONDS:g} s" if late else str(exc)
+        raise UserError(f"{source}: the state script failed: {reason}") from None
+    finally:
+        db.set_progress_handler(None, 0)
+
+
 class LoadedEnvironment:
     """An environment read once: the initial state and the tool functions."""
 
-    def __init__(self, state_path: Path, tools: dict[str, ToolFn]) -> None:
+    def __init__(
+        self, state_path: Path, tools: dict[str, ToolFn], state: bytes | None = None
+    ) -> None:
         self.state_path = state_path
         self.tools = tools
         self._json: Any = None
+        self._bytes = state if state is not None else state_path.read_bytes()
         if state_path.suffix == ".json":
-            self._json = json.loads(state_path.read_text(encoding="utf-8"))
+            try:
+                self._json = loads_json(self._bytes)
+            except (ValueError, TooDeep) as exc:
+                raise UserError(f"{state_path}: not a valid JSON state: {exc}") from None
         elif state_path.suffix not in (*_SQLITE, ".sql"):
             raise UserError(f"{state_path}: the state must be .json, .db, .sqlite or .sql")
+        else:
+            self.session().close()  # a broken database or script is an error now, not per attempt
 
     def session(self) -> EnvSession:
         """A fresh, private copy of the initial state."""
         if self._json is not None:
             return EnvSession(copy.deepcopy(self._json), self.tools)
-        db = sqlite3.connect(":memory:")
         if self.state_path.suffix == ".sql":
-            db.executescript(self.state_path.read_text(encoding="utf-8"))
+            db = safe_sqlite()
+            _run_script(db, self._bytes.decode("utf-8", "replace"), str(self.state_path))
         else:
-            source = sqlite3.connect(f"file:{self.state_path}?mode=ro", uri=True)
             try:
-                source.backup(db)
-            finally:
-                source.close()
+                db = safe_sqlite(self._bytes)
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error as exc:
+                raise UserError(f"{self.state_path}: not an SQLite database: {exc}") from None
         db.row_factory = sqlite3.Row
         return EnvSession(db, self.tools)
 
@@ -120,27 +212,50 @@ def dump_sqlite(db: sqlite3.Connection) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def _load_module(path: Path) -> ModuleType:
+def _load_module(path: Path, source: bytes) -> ModuleType:
     name = f"toolproof_env_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise UserError(f"{path}: cannot load the environment's tools")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = ModuleType(name)
+    module.__file__ = str(path)
+    try:
+        code = compile(source, str(path), "exec")
+    except (SyntaxError, ValueError) as exc:
+        raise UserError(f"{path}: cannot load the environment's tools: {exc}") from None
+    exec(code, module.__dict__)
     return module
 
 
-def load_environment(suite: Suite) -> LoadedEnvironment | None:
-    """The suite's environment (paths relative to the suite file); None when it has none."""
+def load_environment(
+    suite: Suite, trust: Trust = DEFAULT_TRUST, *, why: str | None = None
+) -> LoadedEnvironment | None:
+    """The suite's environment (paths inside the suite's folder); None when it has none.
+
+    Its tools are the suite's own Python, so this refuses with
+    :class:`CodeNotAllowed` unless ``trust.allow_code``.
+    """
     env: Environment | None = suite.environment
     if env is None:
         return None
+    if not trust.allow_code:
+        raise code_not_allowed(suite, why)
     base = Path(suite.source).parent if suite.source else Path.cwd()
-    state, tools_file = (base / env.state).resolve(), (base / env.tools).resolve()
-    for p in (state, tools_file):
-        if not p.is_file():
-            raise UserError(f"environment: no such file {p}")
-    module = _load_module(tools_file)
+    files: dict[str, tuple[Path, bytes]] = {}
+    for key, name in (("state", env.state), ("tools", env.tools)):
+        try:
+            path = resolve_inside(base, name)
+            files[key] = (path, read_capped(path, trust.max_file_bytes, name))
+        except UnsafePath as exc:
+            raise SuiteError(suite.source or "suite", str(exc), path=("environment", key)) from None
+        except FileNotFoundError:
+            raise SuiteError(
+                suite.source or "suite", f"no such file '{name}'", path=("environment", key)
+            ) from None
+        except OSError as exc:
+            raise SuiteError(
+                suite.source or "suite",
+                f"cannot read '{name}': {exc.strerror or exc}",
+                path=("environment", key),
+            ) from None
+    module = _load_module(*files["tools"])
     names = [t.name for t in suite.tools]
     fns = {n: getattr(module, n) for n in names if callable(getattr(module, n, None))}
-    return LoadedEnvironment(state, fns)
+    return LoadedEnvironment(files["state"][0], fns, files["state"][1])

@@ -6,9 +6,10 @@ request and corrected with the reported usage after it), and holds every
 worker of the target back while a ``Retry-After`` pause is in force.
 
 It also adapts: when the server answers 429, the pacer measures the rate
-the server has been accepting (answers in the last second) and spaces
-requests to match, so the workers do not all come back at once after the
-pause. Each answer then shortens the spacing a little, to probe upwards.
+the server has been accepting (the answers of the last second, over the time
+from the first of them to the end of the pause the server asked for) and
+spaces requests to match, so the workers do not all come back at once after
+the pause. Each answer then shortens the spacing a little, to probe upwards.
 """
 
 from __future__ import annotations
@@ -22,8 +23,12 @@ from dataclasses import dataclass
 __all__ = ["Pacer", "RetryPolicy"]
 
 _WINDOW_S = 1.0
-_RELAX = 0.99
+#: Each answer shortens the learned spacing this much: a slow probe upwards.
+_RELAX = 0.999
 _MIN_SPAN_S = 0.1
+#: Requests are spaced this much wider than the limit, so that jitter between
+#: toolproof and the server does not cross a limit right at its edge.
+MARGIN = 1.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +38,9 @@ class RetryPolicy:
     base_s: float = 1.0
     cap_s: float = 60.0
     max_retry_after_s: float = 300.0
+    max_rate_limited_s: float = 900.0
+    """429s with a Retry-After are back-pressure, not failures: they do not use up
+    ``max_retries``; an attempt gives up once it has waited this long on them."""
 
     def delay(self, retry: int, retry_after: float | None) -> float:
         """Seconds to wait before retry number ``retry`` (0-based)."""
@@ -47,7 +55,7 @@ class Pacer:
     """Requests-per-minute, tokens-per-minute and Retry-After pauses for one target."""
 
     def __init__(self, rpm: float | None = None, tpm: float | None = None) -> None:
-        self._fixed = 60.0 / rpm if rpm else 0.0
+        self._fixed = MARGIN * 60.0 / rpm if rpm else 0.0
         self._adaptive = 0.0
         self._answers: deque[float] = deque(maxlen=4096)
         self._next_slot = 0.0
@@ -77,8 +85,10 @@ class Pacer:
         now = time.monotonic()
         recent = [t for t in self._answers if t >= now - _WINDOW_S]
         if len(recent) >= 2:  # with no recent answers there is nothing to learn from
-            accepted = len(recent) / max(now - recent[0], _MIN_SPAN_S)
-            self._adaptive = max(self._adaptive, 1.0 / accepted)
+            # the server took len(recent) requests over the time since the first of them,
+            # and wants no more until the pause is over
+            span = max(now - recent[0], _MIN_SPAN_S) + pause_s
+            self._adaptive = max(self._adaptive, MARGIN * span / len(recent))
 
     async def acquire(self, estimated_tokens: int = 0) -> None:
         """Wait until a request may be sent."""

@@ -36,6 +36,7 @@ from toolproof.run._manifest import (
 )
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
+from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import AttemptError, Case, Outcome, Record, Suite, Tool
 
 __all__ = ["RunOptions", "RunResult", "Target", "resume_run", "run_suite", "run_suite_async"]
@@ -78,6 +79,8 @@ class RunOptions:
     fsync: bool = True
     #: Builds a provider for a model spec; default: the provider registry.
     provider_factory: Callable[[str, ModelSettings, Any], Provider] | None = None
+    #: What the suite may do (run its Python, file sizes): from the user, never the suite.
+    trust: Trust = DEFAULT_TRUST
 
 
 @dataclass(repr=False)
@@ -127,20 +130,38 @@ def run_suite(
 async def run_suite_async(
     suite: Suite | str | Path, targets: Sequence[Target | str], options: RunOptions | None = None
 ) -> RunResult:
-    if not isinstance(suite, Suite):
-        suite = load_suite_file(suite)
     opts = options or RunOptions()
+    if not isinstance(suite, Suite):
+        suite = load_suite_file(suite, opts.trust)
     if opts.repeats < 1:
         raise UserError("--repeats must be at least 1")
     if opts.tags and not any(set(opts.tags).intersection(c.tags) for c in suite.cases):
         raise UserError(f"no case of suite '{suite.name}' has tag {', '.join(opts.tags)}")
     chosen = [t if isinstance(t, Target) else Target(spec=t) for t in targets]
     _check_targets(chosen)
+    _check_code(suite, opts)
     run_dir = opts.out or new_run_dir(opts.runs_dir, suite.name)
     if (run_dir / "manifest.json").exists():
         raise UserError(f"{run_dir} already holds a run; resume it with --resume {run_dir}")
     manifest = _new_manifest(run_dir, suite, chosen, opts)
     return await _execute(run_dir, suite, chosen, opts, manifest)
+
+
+def _check_code(suite: Suite, opts: RunOptions) -> None:
+    """Refuse, before anything runs, a run whose cases need the suite's Python without leave."""
+    if suite.environment is None or opts.trust.allow_code:
+        return
+    wanted = set(opts.tags)
+    need = [
+        c.id
+        for c in suite.cases
+        if c.multistep and (not wanted or wanted.intersection(c.tags))
+    ]
+    if need:
+        from toolproof.run._env import code_not_allowed
+
+        more = f" and {len(need) - 1} more" if len(need) > 1 else ""
+        raise code_not_allowed(suite, f"multi-step case {need[0]}{more}")
 
 
 def _check_targets(targets: list[Target]) -> None:
@@ -198,7 +219,7 @@ async def resume_run_async(
 ) -> RunResult:
     path = Path(run_dir)
     manifest = read_manifest(path)
-    suite = suite or _load_suite_for(manifest)
+    suite = suite or _load_suite_for(manifest, (options or RunOptions()).trust)
     if suite.fingerprint() != manifest.suite_fingerprint:
         raise UserError(
             f"{path}: the suite changed since this run started "
@@ -211,6 +232,7 @@ async def resume_run_async(
     if opts.pricing is None:
         opts.pricing = _pricing_of(manifest)
     targets = [Target(spec=t.spec, kind=t.kind, settings=t.settings) for t in manifest.targets]
+    _check_code(suite, opts)
     manifest = manifest.model_copy(update={"resumed": manifest.resumed + 1, "status": "running"})
     return await _execute(path, suite, targets, opts, manifest, retry_failed)
 
@@ -229,17 +251,17 @@ def _pricing_of(manifest: Manifest) -> Pricing:
     return pricing
 
 
-def _load_suite_for(manifest: Manifest) -> Suite:
+def _load_suite_for(manifest: Manifest, trust: Trust) -> Suite:
     if not manifest.suite_source:
         raise UserError("the manifest does not say where the suite came from; pass the suite")
-    return load_suite_file(manifest.suite_source)
+    return load_suite_file(manifest.suite_source, trust)
 
 
-def load_suite_file(path: str | Path) -> Suite:
+def load_suite_file(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Suite:
     """Load a suite with toolproof's suite loader."""
     from toolproof.suite import load_suite
 
-    return load_suite(path)
+    return load_suite(path, trust)
 
 
 def _pending(
@@ -399,7 +421,7 @@ class _Session:
         if self._environment is None and self.suite.environment is not None:
             from toolproof.run._env import load_environment
 
-            self._environment = load_environment(self.suite)
+            self._environment = load_environment(self.suite, self.opts.trust)
         return self._environment
 
     def _provider_for(self, target: Target) -> Provider:
@@ -562,21 +584,31 @@ class _TargetRun:
     async def _call(self, request: ProviderRequest) -> Exchange:
         estimate = _estimate_tokens(request) if self.target.settings.tpm else 0
         retry = 0
+        limited_s = 0.0  # waited on 429s that said when to come back
+        policy = self.session.opts.retry
         while True:
             await self.pacer.acquire(estimate)
             try:
                 exchange = await self.provider.generate(request)
             except TransportError as exc:
                 self.pacer.settle(estimate, 0)
-                if not exc.retryable or retry >= self.target.settings.max_retries:
+                told = exc.outcome is Outcome.rate_limited and exc.retry_after is not None
+                if not exc.retryable or (
+                    limited_s >= policy.max_rate_limited_s
+                    if told
+                    else retry >= self.target.settings.max_retries
+                ):
                     raise
-                delay = self.session.opts.retry.delay(retry, exc.retry_after)
+                delay = policy.delay(retry, exc.retry_after)
                 if exc.outcome is Outcome.rate_limited:
                     self.pacer.rate_limited(delay)
                 self.session.retries += 1
                 self.session.observer.retrying(self.target.spec, exc.outcome, delay)
                 await asyncio.sleep(delay)
-                retry += 1
+                if told:
+                    limited_s += delay
+                else:
+                    retry += 1
                 continue
             self.pacer.answered()
             usage = exchange.response.usage

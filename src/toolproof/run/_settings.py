@@ -8,15 +8,18 @@ The config file (``toolproof.yaml``) looks like::
       anthropic:claude-sonnet-4-5: {tool_choice: auto}
     pricing:
       my-finetune: {input: 1.0, output: 2.0}
+    allow_code: false      # true: run suites' own Python (environment tools)
+    max_file_mib: 16       # largest file a suite may name
 
 A suite's ``settings:`` mapping has the same ``models:`` shape (the
-``models:`` level may be left out). Every layer is checked on its own, so an
-unknown key is reported with the file and key that hold it.
+``models:`` level may be left out), without the settings that choose where
+requests and keys go (:data:`toolproof.trust.ROUTING_SETTINGS`): those come
+only from the config file and the command line. Every layer is checked on its
+own, so an unknown key is reported with the file and key that hold it.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,10 +29,11 @@ from pydantic import ValidationError
 
 from toolproof.errors import SuiteError, UserError
 from toolproof.providers import ModelSettings
+from toolproof.trust import DEFAULT_MAX_FILE_BYTES, ROUTING_SETTINGS, Trust, UnsafePath, read_capped
 
-__all__ = ["RunConfig", "load_config", "read_mapping", "resolve_settings"]
+__all__ = ["RunConfig", "load_config", "read_mapping", "resolve_settings", "trust_from"]
 
-_CONFIG_KEYS = frozenset({"models", "pricing"})
+_CONFIG_KEYS = frozenset({"models", "pricing", "allow_code", "max_file_mib"})
 ALL_MODELS = "*"
 
 
@@ -40,26 +44,47 @@ class RunConfig:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     pricing: dict[str, Any] | None = None
     source: str = "toolproof.yaml"
+    allow_code: bool = False
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 
 
-def read_mapping(path: str | Path) -> dict[str, Any]:
-    """A YAML or JSON file that must hold a mapping."""
+def trust_from(config: RunConfig | None, allow_code: bool = False) -> Trust:
+    """The trust policy of a command: its ``--allow-code`` flag and the user's config."""
+    if allow_code:
+        source: str | None = "--allow-code"
+    elif config is not None and config.allow_code:
+        source = config.source
+    else:
+        source = None
+    return Trust(
+        allow_code=source is not None,
+        max_file_bytes=config.max_file_bytes if config else DEFAULT_MAX_FILE_BYTES,
+        code_source=source,
+    )
+
+
+def read_mapping(path: str | Path, limit: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Any]:
+    """A YAML (1.2, as suites are read) or JSON file that must hold a mapping."""
     p = Path(path)
     try:
-        text = p.read_text("utf-8")
+        text = read_capped(p, limit).decode("utf-8")
+    except UnsafePath as exc:
+        raise UserError(f"{p}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise UserError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    try:
-        if p.suffix == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
+    if p.suffix == ".json":
+        from toolproof.trust import TooDeep, loads_json
 
-            data = yaml.safe_load(text)
-    except ValueError as exc:  # json.JSONDecodeError and yaml.YAMLError
-        raise UserError(f"{p}: not valid {p.suffix.lstrip('.') or 'YAML'}: {exc}") from None
-    except Exception as exc:
-        raise UserError(f"{p}: not valid YAML: {exc}".splitlines()[0]) from None
+        try:
+            data = loads_json(text)
+        except (ValueError, TooDeep) as exc:  # json.JSONDecodeError is a ValueError
+            raise UserError(f"{p}: not valid JSON: {exc}") from None
+    else:
+        from toolproof.suite._yaml import load_yaml_data
+
+        data = load_yaml_data(text, str(p))
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -73,15 +98,32 @@ def load_config(path: str | Path) -> RunConfig:
     source = str(path)
     for key in data:
         if key not in _CONFIG_KEYS:
-            raise SuiteError(source, f"unknown key '{key}' (expected: models, pricing)", path=[key])
+            known = ", ".join(sorted(_CONFIG_KEYS))
+            raise SuiteError(source, f"unknown key '{key}' (expected: {known})", path=[key])
     models = _models_of(data.get("models") or {}, source, ["models"])
     pricing = data.get("pricing")
     if pricing is not None and not isinstance(pricing, dict):
         raise SuiteError(source, "must be a mapping of model to {input, output}", path=["pricing"])
-    return RunConfig(models=models, pricing=pricing, source=source)
+    allow_code = data.get("allow_code", False)
+    if not isinstance(allow_code, bool):
+        raise SuiteError(source, "must be true or false", path=["allow_code"])
+    mib = data.get("max_file_mib", DEFAULT_MAX_FILE_BYTES / (1 << 20))
+    if isinstance(mib, bool) or not isinstance(mib, int | float) or not 0 < mib <= 4096:
+        raise SuiteError(
+            source, "must be a number of MiB, above 0 and at most 4096", path=["max_file_mib"]
+        )
+    return RunConfig(
+        models=models,
+        pricing=pricing,
+        source=source,
+        allow_code=allow_code,
+        max_file_bytes=int(mib * (1 << 20)),
+    )
 
 
-def _models_of(data: Any, source: str, path: list[str]) -> dict[str, dict[str, Any]]:
+def _models_of(
+    data: Any, source: str, path: list[str], *, suite: bool = False
+) -> dict[str, dict[str, Any]]:
     if not isinstance(data, Mapping):
         raise SuiteError(source, "must be a mapping of model spec to settings", path=path)
     out: dict[str, dict[str, Any]] = {}
@@ -89,6 +131,15 @@ def _models_of(data: Any, source: str, path: list[str]) -> dict[str, dict[str, A
         value = value or {}
         if not isinstance(value, Mapping):
             raise SuiteError(source, "settings must be a mapping", path=[*path, str(spec)])
+        if suite:
+            for key in value:
+                if key in ROUTING_SETTINGS:
+                    raise SuiteError(
+                        source,
+                        f"'{key}' chooses where requests and keys go, so a suite may not set it; "
+                        "put it in your own toolproof.yaml or the file you pass with --config",
+                        path=[*path, str(spec), str(key)],
+                    )
         _check(dict(value), source, [*path, str(spec)])
         out[str(spec)] = dict(value)
     return out
@@ -114,8 +165,8 @@ def suite_models(settings: Mapping[str, Any], source: str) -> dict[str, dict[str
         extra = sorted(set(settings) - {"models"})
         if extra:
             raise SuiteError(source, f"unknown key '{extra[0]}'", path=["settings", extra[0]])
-        return _models_of(settings["models"] or {}, source, ["settings", "models"])
-    return _models_of(settings, source, ["settings"])
+        return _models_of(settings["models"] or {}, source, ["settings", "models"], suite=True)
+    return _models_of(settings, source, ["settings"], suite=True)
 
 
 def resolve_settings(

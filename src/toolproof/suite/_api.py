@@ -3,23 +3,36 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from toolproof.errors import SuiteError
+from toolproof.errors import SuiteError, SuiteProblems
 from toolproof.suite._check import check_suite
 from toolproof.suite._load import LoadedSuite, SuiteFile, load_suite_with_origin
+from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import Suite
 
 
-def load_suite_checked(path: str | Path) -> tuple[LoadedSuite, list[SuiteError]]:
-    """Load a suite and run every check; return it with the problems found."""
-    loaded = load_suite_with_origin(path)
-    return loaded, check_suite(loaded)
+def load_suite_checked(
+    path: str | Path, trust: Trust = DEFAULT_TRUST, *, check_code: bool = True
+) -> tuple[LoadedSuite, list[SuiteError]]:
+    """Load a suite and run every check; return it with the problems found.
+
+    Problems that stop the suite from being read at all are raised as
+    :class:`~toolproof.errors.SuiteProblems` (every one of them). With
+    ``check_code``, a suite that runs its own Python is a problem unless
+    ``trust.allow_code``.
+    """
+    loaded = load_suite_with_origin(path, trust)
+    return loaded, check_suite(loaded, trust if check_code else None)
 
 
-def load_suite(path: str | Path) -> Suite:
-    """Load and check a suite. Raises the first problem as a SuiteError."""
-    loaded, errors = load_suite_checked(path)
+def load_suite(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Suite:
+    """Load and check a suite. Raises its problems as SuiteProblems.
+
+    Whether the suite may run code is checked where code would run (``run``,
+    gold-action replay), not here.
+    """
+    loaded, errors = load_suite_checked(path, trust, check_code=False)
     if errors:
-        raise errors[0]
+        raise SuiteProblems(errors)
     return loaded.suite
 
 

@@ -4,22 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
-
+from toolproof._jsonschema import check_value, schema_problems
 from toolproof._locate import Locator, Path_
 from toolproof.errors import SuiteError
 from toolproof.grade import SpecError, compile_case, context
 from toolproof.grade._matchers import MISSING, OPTIONS, literal_values
 from toolproof.suite._load import LoadedSuite
+from toolproof.trust import Trust
 from toolproof.types import Case, Suite, SuiteTool
 
 
-def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
-    """Every problem found in the suite, each located at its file, line and field."""
+def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteError]:
+    """Every problem found in the suite, each located at its file, line and field.
+
+    With ``trust``, a suite that runs its own Python is a problem unless
+    ``trust.allow_code``: it could not run as the user asked.
+    """
     suite, origin = loaded.suite, loaded.origin
     root = origin.suite or Locator(suite.source or "<suite>")
     errors: list[SuiteError] = []
+    if trust is not None and not trust.allow_code and suite.environment is not None:
+        errors.append(
+            root.error(
+                ("environment", "tools"),
+                f"'{suite.environment.tools}' is Python from the suite; toolproof runs suite "
+                "code only with --allow-code or allow_code: true in your own toolproof.yaml "
+                "(never for untrusted pull requests)",
+            )
+        )
 
     def tool_error(tool: SuiteTool, sub: Path_, message: str) -> None:
         where, prefix = origin.tools.get(tool.name, (root, ()))
@@ -98,10 +110,10 @@ def _check_multistep(
 
 def _check_tool(tool: SuiteTool, report: Any) -> None:
     schema = tool.parameters
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        report(tool, ("parameters", *exc.path), f"invalid JSON Schema: {exc.message}")
+    problems = schema_problems(schema)
+    for path, message in problems:
+        report(tool, ("parameters", *path), message)
+    if problems:
         return
     if schema.get("type") != "object":
         report(tool, ("parameters", "type"), "the parameters schema must have type: object")
@@ -174,13 +186,10 @@ def _check_args(
         if value is MISSING:
             continue
         sub = {**props[key], **defs} if isinstance(props[key], dict) else props[key]
-        error = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(sub).iter_errors(value)
-        )
+        error = check_value(sub, value)
         if error is not None:
             report(
                 case,
                 where,
-                f"expected value {value!r} violates the schema of "
-                f"{tool.name}.{key}: {error.message}",
+                f"expected value {value!r} violates the schema of {tool.name}.{key}: {error}",
             )

@@ -10,9 +10,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolproof._locate import JsonLineLocator, Locator, Path_, first_error
-from toolproof.errors import SuiteError
+from toolproof._jsonschema import schema_problems
+from toolproof._locate import JsonLineLocator, Locator, Path_, Positions, all_errors
+from toolproof.errors import SuiteError, SuiteProblems
 from toolproof.suite._yaml import load_yaml
+from toolproof.trust import (
+    DEFAULT_TRUST,
+    ROUTING_SETTINGS,
+    TooDeep,
+    Trust,
+    UnsafePath,
+    loads_json,
+    read_capped,
+    resolve_inside,
+)
 from toolproof.types import (
     BUILTIN_FIELDS,
     Case,
@@ -79,45 +90,96 @@ class LoadedSuite:
     origin: Origin
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SuiteError(str(path), "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise SuiteError(str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise SuiteError(str(path), exc.strerror or "cannot read file") from None
-
-
 def resolve_suite_path(path: str | Path) -> Path:
     p = Path(path)
     if p.is_dir():
         for name in SUITE_FILENAMES:
             if (p / name).is_file():
-                return p / name
+                try:  # the folder is the user's choice; its suite file must be in it
+                    return resolve_inside(p, name)
+                except UnsafePath as exc:
+                    raise SuiteError(str(p / name), str(exc)) from None
         raise SuiteError(str(p), f"no suite file here (looked for {', '.join(SUITE_FILENAMES)})")
     if not p.exists():
         raise SuiteError(str(p), "file not found")
     return p
 
 
-def _validate(model: type[BaseModel], data: Any, where: Locator, prefix: Path_ = ()) -> Any:
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise first_error(exc, data, model, where, prefix) from None
+class _Reader:
+    """Reads what a suite names: files inside its folder, size-capped, problems collected."""
+
+    def __init__(self, root: Path, trust: Trust) -> None:
+        self.root = root
+        self.trust = trust
+        self.problems: list[SuiteError] = []
+
+    def add(self, error: SuiteError) -> None:
+        self.problems.append(error)
+
+    def path(self, where: Locator, field: Path_, name: str) -> Path | None:
+        """The file ``name`` names, inside the suite's folder; None (and a problem) if not."""
+        try:
+            return resolve_inside(self.root, name)
+        except UnsafePath as exc:
+            self.add(where.error(field, str(exc)))
+            return None
+
+    def data(self, where: Locator, field: Path_, path: Path, name: str) -> bytes | None:
+        try:
+            return read_capped(path, self.trust.max_file_bytes, name)
+        except FileNotFoundError:
+            self.add(where.error(field, f"no such file '{name}'"))
+        except UnsafePath as exc:
+            self.add(where.error(field, str(exc)))
+        except OSError as exc:
+            self.add(where.error(field, f"cannot read '{name}': {exc.strerror or exc}"))
+        return None
+
+    def text(self, where: Locator, field: Path_, path: Path, name: str) -> str | None:
+        data = self.data(where, field, path, name)
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.add(SuiteError(str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
+            return None
+
+    def yaml(self, text: str, file: str) -> tuple[Any, Positions] | None:
+        try:
+            return load_yaml(text, file, self.trust)
+        except SuiteError as exc:
+            self.add(exc)
+            return None
+
+    def validate(
+        self, model: type[BaseModel], data: Any, where: Locator, prefix: Path_ = ()
+    ) -> Any:
+        """The validated model, or None with every problem recorded."""
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            self.problems.extend(all_errors(exc, data, model, where, prefix))
+            return None
 
 
 def _load_tools(
-    value: list[SuiteTool] | str, raw: Any, base: Path, where: Locator, origin: Origin
+    value: list[Any] | str, reader: _Reader, where: Locator, origin: Origin
 ) -> list[SuiteTool]:
     if isinstance(value, list):
-        for i, tool in enumerate(value):
-            origin.tools.setdefault(tool.name, (where, ("tools", i)))
-        return value
-    path = base / value
-    data, positions = load_yaml(_read(path), str(path))
+        tools = []
+        for i, item in enumerate(value):
+            tool = reader.validate(SuiteTool, item, where, ("tools", i))
+            if tool is not None:
+                origin.tools.setdefault(tool.name, (where, ("tools", i)))
+                tools.append(tool)
+        return tools
+    path = reader.path(where, ("tools",), value)
+    text = None if path is None else reader.text(where, ("tools",), path, value)
+    parsed = None if text is None or path is None else reader.yaml(text, str(path))
+    if parsed is None or path is None:
+        return []
+    data, positions = parsed
     if isinstance(data, dict) and "tools" in data:
         data, positions = (
             data["tools"],
@@ -125,12 +187,14 @@ def _load_tools(
         )
     tools_where = Locator(str(path), positions)
     if not isinstance(data, list):
-        raise tools_where.error((), "expected a list of tools")
+        reader.add(tools_where.error((), "expected a list of tools"))
+        return []
     tools = []
     for i, item in enumerate(data):
-        tool = _validate(SuiteTool, item, Locator(str(path), _shift(positions, i)), (i,))
-        origin.tools.setdefault(tool.name, (tools_where, (i,)))
-        tools.append(tool)
+        tool = reader.validate(SuiteTool, item, Locator(str(path), _shift(positions, i)), (i,))
+        if tool is not None:
+            origin.tools.setdefault(tool.name, (tools_where, (i,)))
+            tools.append(tool)
     return tools
 
 
@@ -139,74 +203,108 @@ def _shift(positions: dict[Path_, tuple[int, int]], index: int) -> dict[Path_, t
     return {k: v for k, v in positions.items() if k[:1] == (index,) or k == ()}
 
 
-def _load_case_file(path: Path, origin: Origin) -> list[Case]:
-    text = _read(path)
+def _load_case_file(path: Path, text: str, reader: _Reader, origin: Origin) -> list[Case]:
     if path.suffix in (".yaml", ".yml"):
-        data, positions = load_yaml(text, str(path))
+        parsed = reader.yaml(text, str(path))
+        if parsed is None:
+            return []
+        data, positions = parsed
         where = Locator(str(path), positions)
         if isinstance(data, dict) and "cases" in data:
             data = data["cases"]
             positions = {k[1:]: v for k, v in positions.items() if k[:1] == ("cases",)}
             where = Locator(str(path), positions)
         if not isinstance(data, list):
-            raise where.error((), "expected a list of cases")
-        cases = [_validate(Case, item, where, (i,)) for i, item in enumerate(data)]
-        origin.cases.extend((where, (i,)) for i in range(len(cases)))
+            reader.add(where.error((), "expected a list of cases"))
+            return []
+        cases = []
+        for i, item in enumerate(data):
+            case = reader.validate(Case, item, where, (i,))
+            if case is not None:
+                cases.append(case)
+                origin.cases.append((where, (i,)))
         return cases
-    return _load_jsonl_cases(path, text, origin)
+    return _load_jsonl_cases(path, text, reader, origin)
 
 
-def _load_jsonl_cases(path: Path, text: str, origin: Origin) -> list[Case]:
+def _load_jsonl_cases(path: Path, text: str, reader: _Reader, origin: Origin) -> list[Case]:
     cases = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = JsonLineLocator(str(path), number, line)
         try:
-            data = json.loads(line)
+            data = loads_json(line, reader.trust.max_depth)
         except json.JSONDecodeError as exc:
-            raise SuiteError(
-                str(path), f"not valid JSON: {exc.msg}", line=number, column=exc.colno
-            ) from None
-        if not isinstance(data, dict):
-            raise SuiteError(
-                str(path), "expected a JSON object (one case per line)", line=number, column=1
+            reader.add(
+                SuiteError(str(path), f"not valid JSON: {exc.msg}", line=number, column=exc.colno)
             )
-        case = _validate(Case, data, where)
-        origin.cases.append((where, ()))
-        cases.append(case)
+            continue
+        except TooDeep as exc:
+            reader.add(SuiteError(str(path), f"not accepted: {exc}", line=number, column=1))
+            continue
+        if not isinstance(data, dict):
+            reader.add(
+                SuiteError(
+                    str(path), "expected a JSON object (one case per line)", line=number, column=1
+                )
+            )
+            continue
+        case = reader.validate(Case, data, where)
+        if case is not None:
+            origin.cases.append((where, ()))
+            cases.append(case)
     return cases
 
 
+def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> LoadedSuite:
+    """Load a suite and remember where each piece came from.
 
-def load_suite_with_origin(path: str | Path) -> LoadedSuite:
-    """Load a suite and remember where each piece came from."""
+    Every file the suite names must be inside the suite's folder and within
+    ``trust.max_file_bytes``. All the problems found are raised together as
+    :class:`~toolproof.errors.SuiteProblems`.
+    """
     file = resolve_suite_path(path)
-    data, positions = load_yaml(_read(file), str(file))
+    reader = _Reader(file.parent, trust)
+    try:
+        text = read_capped(file, trust.max_file_bytes).decode("utf-8")
+    except UnsafePath as exc:
+        raise SuiteError(str(file), str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise SuiteError(str(file), f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise SuiteError(str(file), exc.strerror or "cannot read file") from None
+    data, positions = load_yaml(text, str(file), trust)
     where = Locator(str(file), positions)
     if not isinstance(data, dict):
         raise where.error((), "a suite file must be a mapping with 'suite', 'tools' and 'cases'")
-    raw = _validate(SuiteFile, data, where)
     origin = Origin(suite=where)
-    base = file.parent
-    tools = _load_tools(raw.tools, data.get("tools"), base, where, origin)
-    origin.cases.extend((where, ("cases", i)) for i in range(len(raw.cases)))
-    cases = list(raw.cases)
-    patterns = [raw.cases_from] if isinstance(raw.cases_from, str) else raw.cases_from
-    for i, pattern in enumerate(patterns):
-        matches = sorted(base.glob(pattern))
-        if not matches:
-            raise where.error(
-                ("cases_from", i) if isinstance(raw.cases_from, list) else ("cases_from",),
-                f"no file matches '{pattern}'",
-            )
-        for case_file in matches:
-            cases.extend(_load_case_file(case_file, origin))
+    raw = _top_level(data, reader, where)
+    _check_settings(data.get("settings"), where, reader)
+    tools = _load_tools(
+        data["tools"] if isinstance(data.get("tools"), list) else raw.tools, reader, where, origin
+    )
+    cases = _inline_cases(data.get("cases"), reader, where, origin)
+    cases.extend(_cases_from(raw.cases_from, reader, where, origin))
     system = raw.system
     if raw.system_file is not None:
         if system is not None:
-            raise where.error(("system_file",), "give 'system' or 'system_file', not both")
-        system = _read(base / raw.system_file).strip()
+            reader.add(where.error(("system_file",), "give 'system' or 'system_file', not both"))
+        found = reader.path(where, ("system_file",), raw.system_file)
+        content = (
+            None if found is None else reader.text(where, ("system_file",), found, raw.system_file)
+        )
+        system = content.strip() if content is not None else system
+    digest = _environment_digest(raw.environment, reader, where)
+    _check_judges(raw.judge, cases, origin, where, reader)
+    if reader.problems:
+        for tool in tools:  # independent of the rest, so listed too (check_suite will not run)
+            at, prefix = origin.tools.get(tool.name, (where, ()))
+            for sub, message in schema_problems(tool.parameters):
+                reader.add(at.error((*prefix, "parameters", *sub), message))
+        raise SuiteProblems(
+            sorted(reader.problems, key=lambda e: (e.file, e.line or 0, e.column or 0))
+        )
     suite = Suite(
         name=raw.suite,
         version=raw.version,
@@ -216,58 +314,158 @@ def load_suite_with_origin(path: str | Path) -> LoadedSuite:
         system=system,
         tools=tools,
         defaults=raw.defaults,
-        thresholds=dict(raw.thresholds),
+        thresholds={str(k): v for k, v in raw.thresholds.items()},
         settings=raw.settings,
         cases=cases,
         mocks=raw.mocks,
         environment=raw.environment,
-        environment_digest=_environment_digest(raw.environment, base, where),
+        environment_digest=digest,
         judge=raw.judge,
         source=str(file),
     )
-    _check_judges(suite, origin, where)
     return LoadedSuite(suite, origin)
 
 
-def _check_judges(suite: Suite, origin: Origin, where: Locator) -> None:
+def _check_judges(
+    judge: SuiteJudge | None, cases: list[Case], origin: Origin, where: Locator, reader: _Reader
+) -> None:
     """Every rubric a case names exists; every judge threshold names a field of the right type."""
-    judge = suite.judge or SuiteJudge()
+    judge = judge or SuiteJudge()
     fields = {**BUILTIN_FIELDS, **{n: r.fields for n, r in judge.rubrics.items()}}
-    for i, case in enumerate(suite.cases):
+    for (at, prefix), case in zip(origin.cases, cases, strict=True):
         if case.judge is None or case.judge is False:
             continue
-        at, prefix = origin.cases[i]
         if case.judge is True:
             if not judge.default:
-                raise at.error(
-                    (*prefix, "judge"), "'judge: true' needs the suite's judge.default rubrics"
+                reader.add(
+                    at.error(
+                        (*prefix, "judge"), "'judge: true' needs the suite's judge.default rubrics"
+                    )
                 )
             continue
         for j, name in enumerate(case.judge):
             if name not in fields:
                 known = ", ".join(sorted(fields))
-                raise at.error((*prefix, "judge", j), f"unknown rubric {name!r}; known: {known}")
+                reader.add(
+                    at.error((*prefix, "judge", j), f"unknown rubric {name!r}; known: {known}")
+                )
     for key, th in judge.thresholds.items():
         rubric, _, name = key.partition(".")
         spec = fields.get(rubric, {}).get(name)
+        at_key = ("judge", "thresholds", key)
         if spec is None:
-            raise where.error(("judge", "thresholds", key), "not a RUBRIC.FIELD of a known rubric")
-        if th.min is not None and spec.type != "bool":
-            raise where.error(("judge", "thresholds", key), "'min' needs a bool field")
-        if th.max is not None and spec.type != "int":
-            raise where.error(("judge", "thresholds", key), "'max' needs an int field")
+            reader.add(where.error(at_key, "not a RUBRIC.FIELD of a known rubric"))
+        elif th.min is not None and spec.type != "bool":
+            reader.add(where.error(at_key, "'min' needs a bool field"))
+        elif th.max is not None and spec.type != "int":
+            reader.add(where.error(at_key, "'max' needs an int field"))
 
 
-def _environment_digest(env: Environment | None, base: Path, where: Locator) -> str | None:
-    """A hash of the environment's files; a missing file is an error at its field."""
+def _top_level(data: dict[str, Any], reader: _Reader, where: Locator) -> SuiteFile:
+    """The suite file's own fields (cases and inline tools are checked one by one).
+
+    A field with a problem is recorded and then left out, so that the rest of
+    the suite can still be read and checked.
+    """
+    top = dict(data)
+    top["cases"] = []
+    if isinstance(top.get("tools"), list):
+        top["tools"] = []
+    raw: SuiteFile | None = reader.validate(SuiteFile, top, where)
+    if raw is not None:
+        return raw
+    bad = {p.path[0] for p in reader.problems if p.path and p.file == where.file}
+    fallback: dict[str, Any] = {"suite": "?", "tools": []}
+    top = {k: v for k, v in top.items() if k not in bad}
+    for key, value in fallback.items():
+        top.setdefault(key, value)
+    try:
+        return SuiteFile.model_validate(top)
+    except ValidationError:
+        return SuiteFile.model_validate(fallback)
+
+
+def _check_settings(settings: Any, where: Locator, reader: _Reader) -> None:
+    """A suite may not choose where requests go or which key they carry."""
+    if not isinstance(settings, dict):
+        return
+    layer, prefix = settings, ("settings",)  # type: tuple[Any, Path_]
+    if isinstance(settings.get("models"), dict):
+        layer, prefix = settings["models"], ("settings", "models")
+    for spec, values in layer.items():
+        if not isinstance(values, dict):
+            continue
+        for key in values:
+            if key in ROUTING_SETTINGS:
+                reader.add(
+                    where.error(
+                        (*prefix, spec, key),
+                        f"'{key}' chooses where requests and keys go, so a suite may not set it; "
+                        "put it in your own toolproof.yaml "
+                        f"(models: {{{json.dumps(spec)}: {{{key}: ...}}}}) "
+                        "or the file you pass with --config",
+                    )
+                )
+
+
+def _inline_cases(value: Any, reader: _Reader, where: Locator, origin: Origin) -> list[Case]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        reader.add(where.error(("cases",), "expected a list of cases"))
+        return []
+    cases = []
+    for i, item in enumerate(value):
+        case = reader.validate(Case, item, where, ("cases", i))
+        if case is not None:
+            cases.append(case)
+            origin.cases.append((where, ("cases", i)))
+    return cases
+
+
+#: At most this many case files per suite.
+MAX_CASE_FILES = 10_000
+
+
+def _cases_from(
+    value: list[str] | str, reader: _Reader, where: Locator, origin: Origin
+) -> list[Case]:
+    patterns = [value] if isinstance(value, str) else value
+    cases: list[Case] = []
+    count = 0
+    for i, pattern in enumerate(patterns):
+        field: Path_ = ("cases_from", i) if isinstance(value, list) else ("cases_from",)
+        try:
+            resolve_inside(reader.root, pattern)
+            matches = sorted(reader.root.glob(pattern))
+        except (UnsafePath, ValueError, NotImplementedError) as exc:
+            reader.add(where.error(field, str(exc)))
+            continue
+        if not matches:
+            reader.add(where.error(field, f"no file matches '{pattern}'"))
+        for case_file in matches:
+            count += 1
+            if count > MAX_CASE_FILES:
+                reader.add(where.error(field, f"more than {MAX_CASE_FILES} case files"))
+                return cases
+            name = str(case_file.relative_to(reader.root))
+            path = reader.path(where, field, name)
+            text = None if path is None else reader.text(where, field, path, name)
+            if path is not None and text is not None:
+                cases.extend(_load_case_file(path, text, reader, origin))
+    return cases
+
+
+def _environment_digest(env: Environment | None, reader: _Reader, where: Locator) -> str | None:
+    """A hash of the environment's files; a missing or unsafe file is an error at its field."""
     if env is None:
         return None
     import hashlib
 
     digest = hashlib.sha256()
     for key, name in (("state", env.state), ("tools", env.tools)):
-        path = base / name
-        if not path.is_file():
-            raise where.error(("environment", key), f"no such file '{name}'")
-        digest.update(path.read_bytes())
+        path = reader.path(where, ("environment", key), name)
+        data = None if path is None else reader.data(where, ("environment", key), path, name)
+        if data is not None:
+            digest.update(data)
     return digest.hexdigest()[:16]

@@ -1,7 +1,29 @@
-"""Safe YAML loading that remembers where every value came from."""
+"""Safe YAML loading that remembers where every value came from.
+
+Plain scalars are read by the YAML 1.2 core schema, whatever PyYAML's 1.1
+defaults say:
+
+========================  ==============  ==================
+written                   YAML 1.1        toolproof (1.2)
+========================  ==============  ==================
+``12:30``, ``1:02:03``    750, 3723       "12:30", "1:02:03"
+``0777``                  511             777
+``0o17``, ``0x1F``        "0o17", 31      15, 31
+``1_000``, ``0b101``      1000, 5         "1_000", "0b101"
+``1e-6``, ``6.02e23``     "1e-6", ...     1e-06, 6.02e+23
+``yes``, ``no``, ``on``   True, False     "yes", "no", "on"
+``2026-09-20``            a date          "2026-09-20"
+========================  ==============  ==================
+
+Dates stay text so that they compare with a model's string argument as
+written. Duplicate keys are errors. Hostile input is bounded: nesting deeper
+than ``Trust.max_depth`` and alias expansion beyond ``Trust.max_alias_nodes``
+(the "billion laughs") are refused with one located error.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -9,36 +31,109 @@ import yaml
 
 from toolproof._locate import Path_, Positions
 from toolproof.errors import SuiteError
+from toolproof.trust import DEFAULT_TRUST, Trust
 
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 booleans and timestamps kept as text.
-
-    ``NO`` stays the string "NO" (a country code), and ``2026-09-20`` stays a
-    string so that it matches a model's string argument exactly.
-    """
-
+__all__ = ["Path_", "Positions", "load_yaml", "load_yaml_data"]
 
 _BOOL = "tag:yaml.org,2002:bool"
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag not in (_BOOL, _TIMESTAMP)]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver(
-    _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_NULL = "tag:yaml.org,2002:null"
+_MERGE = "tag:yaml.org,2002:merge"
+
+_INT_RX = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT_RX = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
 )
 
 
-def load_yaml(text: str, file: str) -> tuple[Any, Positions]:
+class _LimitError(yaml.MarkedYAMLError):
+    """A bound on hostile input was reached (depth)."""
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with the YAML 1.2 core schema and bounds on depth and merges."""
+
+    max_depth = DEFAULT_TRUST.max_depth
+    max_merged = DEFAULT_TRUST.max_alias_nodes
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._merged = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > self.max_depth:
+                raise _LimitError(
+                    None,
+                    None,
+                    f"nested deeper than {self.max_depth} levels",
+                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def flatten_mapping(self, node: Any) -> None:
+        before = len(node.value)
+        super().flatten_mapping(node)
+        grown = len(node.value) - before
+        if grown > 0:
+            self._merged += grown
+            if self._merged > self.max_merged:
+                raise _LimitError(
+                    None,
+                    None,
+                    f"merge keys ('<<') expand to more than {self.max_merged} entries",
+                    node.start_mark,
+                )
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = str(loader.construct_scalar(node))
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text, 10)
+
+
+def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    text = str(loader.construct_scalar(node)).lower()
+    if text.endswith(".inf"):
+        return -math.inf if text.startswith("-") else math.inf
+    if text == ".nan":
+        return math.nan
+    return float(text)
+
+
+_Loader.yaml_implicit_resolvers = {}
+_Loader.add_implicit_resolver(
+    _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_Loader.add_implicit_resolver(_INT, _INT_RX, list("-+0123456789"))
+_Loader.add_implicit_resolver(_FLOAT, _FLOAT_RX, list("-+.0123456789"))
+_Loader.add_implicit_resolver(_NULL, re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
+_Loader.add_implicit_resolver(_MERGE, re.compile(r"^(?:<<)$"), ["<"])
+_Loader.add_constructor(_INT, _construct_int)
+_Loader.add_constructor(_FLOAT, _construct_float)
+
+
+def load_yaml(text: str, file: str, trust: Trust = DEFAULT_TRUST) -> tuple[Any, Positions]:
     """Parse one YAML document; return the data and a map of path -> (line, column)."""
     loader = _Loader(text)
+    loader.max_depth = trust.max_depth
+    loader.max_merged = trust.max_alias_nodes
     try:
         node = loader.get_single_node()
         if node is None:
             return None, {}
         positions: Positions = {}
-        data = _build(loader, node, (), positions, file)
+        builder = _Builder(loader, file, trust)
+        data = builder.build(node, (), positions)
         return data, positions
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -50,40 +145,72 @@ def load_yaml(text: str, file: str) -> tuple[Any, Positions]:
             column=mark.column + 1 if mark else None,
         ) from None
     except yaml.YAMLError as exc:
-        raise SuiteError(file, f"invalid YAML: {exc}") from None
+        raise SuiteError(file, f"invalid YAML: {exc}".splitlines()[0]) from None
+    except RecursionError:
+        message = f"invalid YAML: nested deeper than {trust.max_depth} levels"
+        raise SuiteError(file, message) from None
     finally:
         loader.dispose()
 
 
-def _build(loader: _Loader, node: yaml.Node, path: Path_, pos: Positions, file: str) -> Any:
-    pos.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
-    if isinstance(node, yaml.MappingNode):
-        loader.flatten_mapping(node)
+def load_yaml_data(text: str, file: str, trust: Trust = DEFAULT_TRUST) -> Any:
+    """The data of one YAML document, read like a suite (YAML 1.2, bounded)."""
+    return load_yaml(text, file, trust)[0]
+
+
+class _Builder:
+    """Turns composed nodes into data, counting what aliases expand to."""
+
+    def __init__(self, loader: _Loader, file: str, trust: Trust) -> None:
+        self.loader = loader
+        self.file = file
+        self.trust = trust
+        self.seen: set[int] = set()
+        self.expanded = 0
+
+    def _error(self, node: yaml.Node, path: Path_, message: str) -> SuiteError:
+        return SuiteError(
+            self.file,
+            message,
+            line=node.start_mark.line + 1,
+            column=node.start_mark.column + 1,
+            path=path,
+        )
+
+    def build(self, node: yaml.Node, path: Path_, pos: Positions, again: bool = False) -> Any:
+        pos.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if len(path) > self.trust.max_depth:
+            raise self._error(node, path, f"nested deeper than {self.trust.max_depth} levels")
+        again = again or id(node) in self.seen
+        self.seen.add(id(node))
+        if again:
+            self.expanded += 1
+            if self.expanded > self.trust.max_alias_nodes:
+                raise self._error(
+                    node,
+                    path,
+                    f"aliases expand to more than {self.trust.max_alias_nodes} values "
+                    "(a YAML bomb?)",
+                )
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path, pos, again)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, i), pos, again) for i, item in enumerate(node.value)]
+        return self.loader.construct_object(node, deep=True)
+
+    def _mapping(self, node: yaml.MappingNode, path: Path_, pos: Positions, again: bool) -> Any:
+        self.loader.flatten_mapping(node)
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self._error(key_node, path, "mapping keys must be plain scalars")
+            key = self.loader.construct_object(key_node, deep=True)
             if not isinstance(key, str | int | float | bool) or key is None:
-                raise SuiteError(
-                    file,
-                    "mapping keys must be plain scalars",
-                    line=key_node.start_mark.line + 1,
-                    column=key_node.start_mark.column + 1,
-                    path=path,
-                )
-            if key in out:
-                raise SuiteError(
-                    file,
-                    f"duplicate key '{key}'",
-                    line=key_node.start_mark.line + 1,
-                    column=key_node.start_mark.column + 1,
-                    path=path,
-                )
-            child = (*path, str(key))
+                raise self._error(key_node, path, "mapping keys must be plain scalars")
+            name = key if isinstance(key, str) else str(key)
+            if name in out:
+                raise self._error(key_node, path, f"duplicate key '{key}'")
+            child = (*path, name)
             pos[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            out[str(key) if not isinstance(key, str) else key] = _build(
-                loader, value_node, child, pos, file
-            )
+            out[name] = self.build(value_node, child, pos, again)
         return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_build(loader, item, (*path, i), pos, file) for i, item in enumerate(node.value)]
-    return loader.construct_object(node, deep=True)

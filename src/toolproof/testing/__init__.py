@@ -8,6 +8,7 @@ provider a :class:`MockTransport` whose function answers each request, with
 no socket at all.
 """
 
+from toolproof.testing._limits import BucketLimitedStub, TokenLimitedStub, WindowLimitedStub
 from toolproof.testing._mock import MockTransport
 from toolproof.testing._script import (
     Call,
@@ -22,6 +23,7 @@ from toolproof.testing._script import (
 from toolproof.testing._stub import StubRequest, StubServer
 
 __all__ = [
+    "BucketLimitedStub",
     "Call",
     "Delay",
     "MockTransport",
@@ -32,5 +34,7 @@ __all__ = [
     "Step",
     "StubRequest",
     "StubServer",
+    "TokenLimitedStub",
     "Truncated",
+    "WindowLimitedStub",
 ]

@@ -232,7 +232,10 @@ class Case(BaseModel):
         default=None, description="Default: the highest risk among the tools the case names."
     )
     max_steps: int | None = Field(
-        default=None, ge=1, description="Run the case as a multi-step task with this step limit."
+        default=None,
+        ge=1,
+        le=100,
+        description="Run the case as a multi-step task with this step limit (at most 100).",
     )
     mocks: dict[str, ToolMock] = Field(
         default_factory=dict, description="Mock tools for this case (override the suite's)."

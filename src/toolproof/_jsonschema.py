@@ -1,0 +1,166 @@
+"""JSON Schema validators for untrusted tool schemas: no network, no files, bounded regexes.
+
+Tool schemas come from suite files. Left to their defaults, both JSON Schema
+libraries toolproof uses would follow a ``$ref`` out of the document:
+``jsonschema-rs`` reads ``file://`` references and fetches ``http(s)://``
+ones, and ``jsonschema`` reads both too (with a deprecation warning). Here a
+``$ref`` resolves only within the document: ``jsonschema-rs`` runs with
+retrieval off, and ``jsonschema`` with a registry whose retrieve refuses.
+
+``pattern`` keywords run on ``jsonschema-rs``'s engine: the linear-time
+``regex`` crate, or ``fancy-regex`` with a backtracking limit for patterns
+that need lookaround, so a hostile pattern cannot hang a run.
+
+:func:`schema_problems` lists what is wrong with a schema, each at its path,
+so that ``validate`` can point at the line instead of raising a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+from jsonschema.exceptions import SchemaError
+from referencing import Registry
+from referencing.exceptions import NoSuchResource
+
+__all__ = ["check_value", "rs_validator", "schema_problems"]
+
+#: Steps fancy-regex may backtrack before it gives up on a match.
+BACKTRACK_LIMIT = 1_000_000
+_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+_ALIASES = {
+    "int": "integer",
+    "bool": "boolean",
+    "float": "number",
+    "str": "string",
+    "dict": "object",
+    "list": "array",
+    "none": "null",
+    "double": "number",
+}
+
+Path_ = tuple[str | int, ...]
+_RS_ERRORS = (ValueError, RecursionError, jsonschema_rs.ReferencingError)
+
+
+def _refuse(uri: str) -> Any:
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+_REGISTRY: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
+
+
+def rs_validator(schema: Any) -> Any:
+    """A ``jsonschema-rs`` validator that never retrieves a reference (network or file)."""
+    return jsonschema_rs.validator_for(
+        schema,
+        offline=True,
+        pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT),
+    )
+
+
+def check_value(schema: Any, value: Any) -> str | None:
+    """The first reason ``value`` violates ``schema``, or None; same engine as the scorer."""
+    try:
+        validator = rs_validator(schema)
+        for error in validator.iter_errors(value):
+            return str(error.message)
+    except _RS_ERRORS as exc:
+        return _first_line(exc)
+    return None
+
+
+def schema_problems(schema: Any) -> list[tuple[Path_, str]]:
+    """What is wrong with a tool's parameters schema: (path inside it, message)."""
+    if not isinstance(schema, dict):
+        return [((), "the parameters schema must be a mapping")]
+    problems = list(_type_problems(schema))
+    problems.extend(_ref_problems(schema))
+    if problems:
+        return problems
+    try:
+        jsonschema.Draft202012Validator(schema, registry=_REGISTRY).check_schema(schema)
+    except SchemaError as exc:
+        return [(tuple(exc.path), f"invalid JSON Schema: {exc.message}")]
+    except RecursionError:
+        return [((), "the schema nests too deeply")]
+    problems.extend(_pattern_problems(schema))
+    if problems:
+        return problems
+    try:
+        rs_validator(schema)
+    except _RS_ERRORS as exc:
+        return [((), f"invalid JSON Schema: {_first_line(exc)}")]
+    return []
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _walk(node: Any, path: Path_ = ()) -> Iterator[tuple[Path_, dict[str, Any]]]:
+    """Every subschema-like mapping in a schema, with its path (iterative, bounded)."""
+    stack: list[tuple[Path_, Any]] = [(path, node)]
+    while stack:
+        where, item = stack.pop()
+        if len(where) > 200:
+            continue
+        if isinstance(item, dict):
+            yield where, item
+            for key, value in item.items():
+                if key not in ("enum", "const", "examples", "default"):
+                    stack.append(((*where, str(key)), value))
+        elif isinstance(item, list):
+            stack.extend(((*where, i), value) for i, value in enumerate(item))
+
+
+def _type_problems(schema: dict[str, Any]) -> Iterator[tuple[Path_, str]]:
+    for where, node in _walk(schema):
+        if where[-1:] == ("properties",) or where[-1:] == ("$defs",):
+            continue  # a mapping of names, not a schema
+        kind = node.get("type")
+        names = kind if isinstance(kind, list) else [kind] if isinstance(kind, str) else []
+        for name in names:
+            if isinstance(name, str) and name not in _TYPES:
+                guess = _ALIASES.get(name.lower()) or next(
+                    iter(difflib.get_close_matches(name, _TYPES, n=1)), None
+                )
+                hint = f"; did you mean '{guess}'?" if guess else f" (known: {', '.join(_TYPES)})"
+                yield (*where, "type"), f"unknown JSON Schema type '{name}'{hint}"
+
+
+def _ref_problems(schema: dict[str, Any]) -> Iterator[tuple[Path_, str]]:
+    for where, node in _walk(schema):
+        if where[-1:] == ("properties",):
+            continue
+        for key in ("$ref", "$dynamicRef"):
+            ref = node.get(key)
+            if isinstance(ref, str) and not ref.startswith("#"):
+                yield (
+                    (*where, key),
+                    f"'{ref}' refers outside the schema; toolproof resolves {key} only "
+                    "within the document (#/$defs/...), never over the network or from files",
+                )
+
+
+def _pattern_problems(schema: dict[str, Any]) -> Iterator[tuple[Path_, str]]:
+    for where, node in _walk(schema):
+        if where[-1:] == ("properties",):
+            continue
+        patterns: list[tuple[Path_, Any]] = []
+        if isinstance(node.get("pattern"), str):
+            patterns.append(((*where, "pattern"), node["pattern"]))
+        if isinstance(node.get("patternProperties"), dict):
+            patterns.extend(
+                ((*where, "patternProperties", k), k) for k in node["patternProperties"]
+            )
+        for at, pattern in patterns:
+            try:
+                rs_validator({"pattern": pattern})
+            except _RS_ERRORS:
+                yield at, f"invalid regular expression /{pattern}/"

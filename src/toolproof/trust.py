@@ -1,0 +1,161 @@
+"""What a suite may do: the trust policy, as data, and the checks that enforce it.
+
+Suite files, case files and environment files come from pull requests, so
+toolproof treats them as untrusted input. The policy is one frozen
+:class:`Trust` value, built by the command line from the user's own config
+(``toolproof.yaml`` or ``--config``) and flags, and handed down to the layers
+that read files or run code:
+
+- ``allow_code``: the suite's Python (environment tools, gold-action replay)
+  runs only when this is true. A suite never sets it.
+- ``max_file_bytes``: every file a suite names is read up to this size.
+- ``max_depth`` and ``max_alias_nodes``: bounds on nesting and on YAML alias
+  expansion, so that a small file cannot become a huge value.
+
+Paths a suite names must stay inside the suite's folder:
+:func:`resolve_inside` refuses absolute paths, ``..``, links that lead out,
+and (with :func:`read_capped`) anything that is not a regular file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+__all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_TRUST",
+    "MAX_DEPTH",
+    "ROUTING_SETTINGS",
+    "TooDeep",
+    "Trust",
+    "UnsafePath",
+    "check_depth",
+    "loads_json",
+    "read_capped",
+    "resolve_inside",
+]
+
+DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 100
+
+#: Settings that choose where requests go or which credentials they carry. They
+#: come from the user's config or the command line, never from a suite file.
+ROUTING_SETTINGS = frozenset(
+    {"base_url", "api_key_env", "provider", "require_parameters", "extra_body"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Trust:
+    """The policy for one command: what the suite it reads may do."""
+
+    allow_code: bool = False
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    max_depth: int = MAX_DEPTH
+    max_alias_nodes: int = 100_000
+    #: How the user allowed code, for messages ("--allow-code", "toolproof.yaml").
+    code_source: str | None = None
+
+
+DEFAULT_TRUST = Trust()
+
+
+class UnsafePath(ValueError):
+    """A path a suite names is not allowed. The message says why."""
+
+
+class TooDeep(ValueError):
+    """A value nests deeper than the limit."""
+
+
+def resolve_inside(root: Path, name: str) -> Path:
+    """``name`` (relative, as written in a suite) as a path inside ``root``.
+
+    Raises :class:`UnsafePath` for an absolute path, a ``~`` path, a ``..``
+    part, a NUL byte, or a path whose real location (after symbolic links)
+    is outside ``root``.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise UnsafePath("the file name is empty")
+    if "\x00" in name:
+        raise UnsafePath("the file name contains a NUL byte")
+    pure = PurePosixPath(name.replace("\\", "/"))
+    drive = len(name) > 2 and name[0].isalpha() and name[1] == ":" and name[2] in "/\\"
+    if pure.is_absolute() or name.startswith("~") or drive:
+        raise UnsafePath(f"'{name}' is an absolute path; name files relative to the suite's folder")
+    if ".." in pure.parts:
+        raise UnsafePath(f"'{name}' goes up with '..'; files must be inside the suite's folder")
+    path = root / Path(*pure.parts)
+    real_root = root.resolve()
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # a symbolic link loop
+        raise UnsafePath(f"'{name}' cannot be resolved (a symbolic link loop?)") from None
+    if real != real_root and not real.is_relative_to(real_root):
+        raise UnsafePath(f"'{name}' leads outside the suite's folder through a symbolic link")
+    return path
+
+
+def read_capped(path: Path, limit: int, label: str | None = None) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes.
+
+    Raises :class:`UnsafePath` for a device, FIFO, socket or folder, and for a
+    file over the limit; ``FileNotFoundError`` and ``OSError`` pass through.
+    The size is checked before and while reading (``/proc`` files report 0).
+    """
+    shown = label or str(path)
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, FIFO or socket"
+        raise UnsafePath(f"'{shown}' is {kind}, not a regular file")
+    if info.st_size > limit:
+        raise UnsafePath(_too_big(shown, info.st_size, limit))
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    real = Path(os.path.realpath(path))
+    fd = os.open(real, flags)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise UnsafePath(f"'{shown}' is not a regular file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise UnsafePath(_too_big(shown, None, limit))
+    return data
+
+
+def _too_big(shown: str, size: int | None, limit: int) -> str:
+    have = f" ({size:,} bytes)" if size is not None else ""
+    return (
+        f"'{shown}' is larger than the limit of {limit:,} bytes{have}; "
+        "raise max_file_mib in your toolproof.yaml if it is meant to be"
+    )
+
+
+def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
+    """Raise :class:`TooDeep` when ``value`` nests lists and mappings deeper than ``limit``."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            raise TooDeep(f"nested deeper than {limit} levels")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def loads_json(text: str | bytes, limit: int = MAX_DEPTH) -> Any:
+    """``json.loads`` with a nesting limit: :class:`TooDeep`, never a RecursionError."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep(f"nested deeper than {limit} levels") from None
+    check_depth(value, limit)
+    return value

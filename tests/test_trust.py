@@ -1,0 +1,72 @@
+"""toolproof.trust: paths inside the suite folder, capped reads, bounded JSON."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from toolproof.trust import TooDeep, UnsafePath, loads_json, read_capped, resolve_inside
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("/etc/passwd", "absolute"),
+        ("~/.netrc", "absolute"),
+        ("C:/x", "absolute"),
+        ("../x", "'..'"),
+        ("a/../../x", "'..'"),
+        ("a\\..\\..\\x", "'..'"),
+        ("", "empty"),
+        ("a\x00b", "NUL"),
+    ],
+)
+def test_unsafe_names_are_refused(tmp_path: Path, name: str, reason: str) -> None:
+    with pytest.raises(UnsafePath, match=reason):
+        resolve_inside(tmp_path, name)
+
+
+def test_links_may_point_inside_but_not_out(tmp_path: Path) -> None:
+    root = tmp_path / "suite"
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "a.txt").write_text("a")
+    os.symlink(root / "data" / "a.txt", root / "inside.txt")
+    os.symlink(tmp_path, root / "up")
+    assert resolve_inside(root, "inside.txt") == root / "inside.txt"
+    assert resolve_inside(root, "data/a.txt") == root / "data" / "a.txt"
+    (tmp_path / "secret.txt").write_text("s")
+    with pytest.raises(UnsafePath, match="symbolic link"):
+        resolve_inside(root, "up/secret.txt")
+    # a link out and back in again ends inside, which is allowed
+    assert resolve_inside(root, "up/suite/data/a.txt") == root / "up/suite/data/a.txt"
+
+
+def test_reads_are_capped_and_regular_files_only(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"x" * 10)
+    assert read_capped(tmp_path / "f", 10) == b"x" * 10
+    with pytest.raises(UnsafePath, match="larger than the limit of 9 bytes"):
+        read_capped(tmp_path / "f", 9)
+    os.mkfifo(tmp_path / "p")
+    with pytest.raises(UnsafePath, match="not a regular file"):
+        read_capped(tmp_path / "p", 10)  # refused before open: a FIFO would block
+    with pytest.raises(UnsafePath, match="folder"):
+        read_capped(tmp_path, 10)
+
+
+def test_proc_files_that_report_size_zero_are_still_capped() -> None:
+    status = Path("/proc/self/status")
+    if not status.exists():
+        pytest.skip("no /proc here")
+    assert os.stat(status).st_size == 0
+    with pytest.raises(UnsafePath, match="larger than the limit"):
+        read_capped(status, 10)
+
+
+def test_json_depth_is_bounded_without_recursion_error() -> None:
+    assert loads_json("[[1]]", 2) == [[1]]
+    with pytest.raises(TooDeep):
+        loads_json("[[[1]]]", 2)
+    with pytest.raises(TooDeep):
+        loads_json("[" * 100_000 + "]" * 100_000)
