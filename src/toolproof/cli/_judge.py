@@ -85,7 +85,7 @@ def judge_records(
     spec: str,
     *,
     cache: bool = True,
-    cache_dir: Path = Path(".toolproof/cache"),
+    cache_dir: Path | None = None,
     quiet: bool = False,
     rejudge: bool = False,
     config: Any = None,
@@ -134,7 +134,7 @@ def add_to_summary(run_dir: Path, figures: list[RubricFigures]) -> None:
 
 
 def after_run(
-    result: Any, spec: str, *, cache: bool, cache_dir: Path, quiet: bool, config: Any = None
+    result: Any, spec: str, *, cache: bool, cache_dir: Path | None, quiet: bool, config: Any = None
 ) -> None:
     """``toolproof run --judge SPEC``: judge the run's judge-scored cases and report them."""
     from rich.console import Console
@@ -169,7 +169,7 @@ def judge_command(
     suite: Path | None = typer.Option(None, "--suite", "-s", help="Suite (default: the run's)."),
     rejudge: bool = typer.Option(False, "--rejudge", help="Judge again what was judged."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
-    cache_dir: Path = typer.Option(Path(".toolproof/cache"), "--cache-dir"),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     allow_code: bool = ALLOW_CODE,
     config: Path | None = CONFIG,
@@ -306,7 +306,7 @@ def calibrate_command(
         None, "--out", "-o", help="Calibration record (default: beside the labels)."
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
-    cache_dir: Path = typer.Option(Path(".toolproof/cache"), "--cache-dir"),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir"),
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where the judge's run goes."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     allow_code: bool = ALLOW_CODE,

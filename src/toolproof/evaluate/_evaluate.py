@@ -209,6 +209,12 @@ def records_path(path: str | Path) -> Path:
     if p.is_dir():
         if not (p / RECORDS_FILE).is_file():
             raise UserError(f"{p}: not a run folder (no {RECORDS_FILE})")
+        if not (p / MANIFEST_FILE).is_file():
+            # never adopt a folder's records: nothing says what was run or whether it finished
+            raise UserError(
+                f"{p}: not a run folder: {MANIFEST_FILE} is missing, so nothing says what was "
+                f"run or whether it finished; name {p / RECORDS_FILE} itself to score it"
+            )
         return p / RECORDS_FILE
     return p
 

@@ -37,7 +37,7 @@ class JudgeRunOptions:
     out: Path
     repeats: int = 1
     cache: bool = True
-    cache_dir: Path = Path(".toolproof/cache")
+    cache_dir: Path | None = None  # None: the user cache folder, as for any run
     observer: RunObserver | None = None
     #: Called with each judgement as soon as its judge call ends (to store it at once).
     on_judgement: Callable[[Judgement], None] | None = None
@@ -74,11 +74,12 @@ async def judge_items_async(
             repeats=options.repeats,
             out=folder,
             cache=options.cache,
-            cache_dir=options.cache_dir,
             observer=_Relay(options.observer, by_id, options.on_judgement),
             fsync=False,
             provider_factory=options.provider_factory,
         )
+        if options.cache_dir is not None:
+            opts.cache_dir = options.cache_dir
         result = await run_suite_async(
             judge_suite, [Target(spec=first.spec, settings=first.settings)], opts
         )
@@ -114,6 +115,10 @@ class _Relay:
     def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
         if self.inner is not None:
             self.inner.retrying(target, outcome, delay_s)
+
+    def note(self, target: str, text: str) -> None:
+        if self.inner is not None:
+            self.inner.note(target, text)
 
     def finished(self) -> None:
         if self.inner is not None:

@@ -118,7 +118,10 @@ class Suite(BaseModel):
         for case in payload["cases"]:  # multi-step fields change the hash only when used
             case.pop("judge", None)
             _drop_unset(case, ("mocks", "trajectory", "end_state"))
-        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+        # surrogatepass: a lone surrogate in a suite is hashed, not a crash (same bytes otherwise)
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode(
+            "utf-8", "surrogatepass"
+        )
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
