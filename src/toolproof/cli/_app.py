@@ -32,7 +32,7 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _report, _run, _store, _tools
+    from toolproof.cli import _core, _gate, _judge, _report, _run, _store, _tools
 
     _core.register(app)
     _run.register(app)
@@ -40,6 +40,7 @@ def _register() -> None:
     _report.register(app)
     _store.register(app)
     _tools.register(app)
+    _judge.register(app)
 
 
 _register()

@@ -84,6 +84,9 @@ def gate(
         None, "--markdown", help="Write a Markdown summary (PR comment) here."
     ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write JSON metrics here."),  # noqa: UP045
+    calibration: list[Path] = typer.Option(
+        [], "--calibration", help="Judge calibration record(s), besides the suite's."
+    ),
     failures: bool = typer.Option(False, "--failures/--no-failures", help="Print failing cases."),
     tags: bool = typer.Option(False, "--tags/--no-tags", help="Print strict pass by tag."),
     allow_code: bool = ALLOW_CODE,
@@ -108,6 +111,9 @@ def gate(
         allow_cached=not no_cached,
     )
     result = run_gate(current, base, opts)
+    from toolproof.cli._judge import apply_judge_gate
+
+    apply_judge_gate(result, current, run, calibration)
     render_gate(result, Console(), failures=failures, tags=tags)
     _write(junit, render_junit(result))
     _write(markdown, render_markdown(result))

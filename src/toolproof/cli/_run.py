@@ -100,6 +100,9 @@ def run_command(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
     allow_code: bool = ALLOW_CODE,
+    judge: str | None = typer.Option(
+        None, "--judge", "-j", help="Judge the judge-scored cases with this model (e.g. local)."
+    ),
     html: Path | None = typer.Option(
         None, "--html", help="Also write the self-contained HTML report here."
     ),
@@ -143,6 +146,12 @@ def run_command(
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
     _report(result, quiet, opts.trust, html)
+    if judge is not None:
+        from toolproof.cli._judge import after_run
+
+        after_run(
+            result, judge, cache=not no_cache, cache_dir=cache_dir, quiet=quiet, config=user_config
+        )
     from toolproof.store._hooks import storing_run
 
     with storing_run(result, store, not no_store, opts.trust):  # stores it with its exit code

@@ -9,6 +9,8 @@ from typing import Any
 
 from toolproof.errors import SuiteError, UserError
 from toolproof.grade import Scorer
+from toolproof.judges import JUDGEMENTS_FILE, Judgement, read_judgements
+from toolproof.judges._store import latest_judgements
 from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
 from toolproof.run._manifest import system_fingerprint, tools_fingerprint
@@ -47,6 +49,8 @@ class Evaluation:
     """Records replaced by a later record of the same case, target and attempt."""
     origins: dict[tuple[str, str, int], tuple[str, int]] = field(default_factory=dict)
     """(target, case, attempt) → (records file, line) of each record read from a file."""
+    judgements: list[Judgement] = field(default_factory=list)
+    """What LLM judges said about these records (a run folder's judgements.jsonl)."""
 
     @property
     def summaries(self) -> dict[str, Summary]:
@@ -245,6 +249,8 @@ def load_run(
     if not any(t.records for t in ev.targets.values()):
         raise UserError(f"{file}: no records")
     ev.targets = {n: t for n, t in ev.targets.items() if t.records}
+    if (file.parent / JUDGEMENTS_FILE).is_file():
+        ev.judgements = latest_judgements(read_judgements(file.parent / JUDGEMENTS_FILE))
     return ev
 
 

@@ -14,6 +14,15 @@ from toolproof.types._case import (
     ToolMock,
     Trajectory,
 )
+from toolproof.types._judge import (
+    BUILTIN_FIELDS,
+    BUILTIN_RUBRICS,
+    CalibrationPolicy,
+    JudgeThreshold,
+    Rubric,
+    RubricField,
+    SuiteJudge,
+)
 from toolproof.types._message import Conversation, Message, Role, ToolCall
 from toolproof.types._record import RECORD_FORMAT, AttemptError, Outcome, Record
 from toolproof.types._response import Response, Usage
@@ -29,10 +38,13 @@ from toolproof.types._tool import Effect, Risk, Tool
 from toolproof.types._verdict import STAGE_ORDER, Check, FailureClass, MultiStep, Stage, Verdict
 
 __all__ = [
+    "BUILTIN_FIELDS",
+    "BUILTIN_RUBRICS",
     "RECORD_FORMAT",
     "STAGE_ORDER",
     "SUITE_FORMAT",
     "AttemptError",
+    "CalibrationPolicy",
     "CallSpec",
     "Case",
     "Check",
@@ -46,6 +58,7 @@ __all__ = [
     "FailureClass",
     "Fault",
     "GoldAction",
+    "JudgeThreshold",
     "Kind",
     "Message",
     "MockRule",
@@ -56,8 +69,11 @@ __all__ = [
     "Response",
     "Risk",
     "Role",
+    "Rubric",
+    "RubricField",
     "Stage",
     "Suite",
+    "SuiteJudge",
     "SuiteTool",
     "Thresholds",
     "Tool",
