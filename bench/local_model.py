@@ -40,8 +40,8 @@ from pathlib import Path
 import yaml
 
 from toolproof.providers import HttpTransport, ModelSettings, ProviderRequest
-from toolproof.providers._gguf import BUNDLED_MODEL, ensure_bundled_model
 from toolproof.providers._local import LocalProvider
+from toolproof.providers._local._gguf import BUNDLED_MODEL, ensure_bundled_model
 from toolproof.providers._textcalls import extract_text_calls
 from toolproof.types import Message, Response, Tool
 

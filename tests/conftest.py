@@ -45,3 +45,24 @@ def _no_network() -> Iterator[None]:
     mp.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     yield
     mp.undo()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _store_outside_checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """run, score and gate write a history store: keep it out of the repository checkout.
+
+    A test whose subprocess drops the variable and runs in the checkout would
+    write the default ``.toolproof/history.db`` there: the session then fails.
+    """
+    import os
+    from pathlib import Path
+
+    default = Path(__file__).resolve().parents[1] / ".toolproof" / "history.db"
+    before = default.stat().st_mtime_ns if default.exists() else None
+    mp = pytest.MonkeyPatch()
+    if not os.environ.get("TOOLPROOF_STORE"):
+        mp.setenv("TOOLPROOF_STORE", str(tmp_path_factory.mktemp("store") / "history.db"))
+    yield
+    mp.undo()
+    after = default.stat().st_mtime_ns if default.exists() else None
+    assert after == before, f"a test wrote the history store {default} in the checkout"

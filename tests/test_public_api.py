@@ -26,7 +26,7 @@ def test_all_lists_every_exported_name_of_the_typed_block() -> None:
 def test_subpackages_declare_all() -> None:
     for name in (
         "types", "suite", "grade", "stats", "report", "records", "providers",
-        "importers", "scaffold", "mcpenv",
+        "importers", "scaffold", "mcpenv", "web",
     ):
         module = importlib.import_module(f"toolproof.{name}")
         for exported in module.__all__:

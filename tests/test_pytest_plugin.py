@@ -185,3 +185,25 @@ def test_assert_tool_call_reads_provider_payloads() -> None:
     }
     c = assert_tool_call(openai_message, "get_order", {"order_id": {"regex": "ORD-\\d{6}"}})
     assert c.id == "call_1"
+
+
+def test_a_missing_api_key_is_one_line_per_failing_test(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = pytester.runpytest_subprocess(
+        f"--toolproof-suite={SUITE}",
+        "--toolproof-model=openai:gpt-4.1-mini",
+        "--toolproof-out=nokey",
+        "-k",
+        "lookup-exact-id or search-by-email or greeting-with-name",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(failed=3)
+    text = result.stdout.str()
+    assert "Traceback" not in text and "raise " not in text
+    said = [line for line in text.splitlines() if "provider 'openai' needs an API key" in line]
+    # each failing test: its one-line reason, once in the body and once in the summary
+    assert len(said) == 6, text
+    assert len(text.splitlines()) < 60, text

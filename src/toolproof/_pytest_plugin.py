@@ -112,6 +112,7 @@ class _State:
                 "--toolproof-suite needs --toolproof-records or --toolproof-model"
             )
         self._evaluation: Evaluation | None = None
+        self._error: str | None = None
         self.run_dir: str | None = None
         self.selected: set[str] | None = None
 
@@ -121,6 +122,10 @@ class _State:
         return list(self.evaluation().targets)
 
     def evaluation(self) -> Evaluation:
+        from toolproof.errors import UserError
+
+        if self._error is not None:  # tried once already: every test reports it in one line
+            raise RunUnavailable(self._error)
         if self._evaluation is None:
             from toolproof.evaluate import evaluate
             from toolproof.evaluate._evaluate import records_path
@@ -136,6 +141,9 @@ class _State:
                     self._evaluation = evaluate(self.suite, paths, trust=self.trust)
             except CodeNotAllowed as exc:  # one line, not an internal error
                 raise pytest.UsageError(f"{exc} (pytest: --toolproof-allow-code)") from None
+            except UserError as exc:
+                self._error = str(exc)
+                raise RunUnavailable(self._error) from None
         return self._evaluation
 
     def _run(self) -> list[Record]:
@@ -178,7 +186,10 @@ class ToolproofCase(pytest.Item):
 
     def runtest(self) -> None:
         state = self.config.stash[_STATE]
-        verdicts, records = state.verdicts(self.case_id, self.target)
+        try:
+            verdicts, records = state.verdicts(self.case_id, self.target)
+        except RunUnavailable as exc:  # a missing key, a bad records file: one line, no trace
+            pytest.fail(f"toolproof: {exc}", pytrace=False)
         if not verdicts:
             outcomes = ", ".join(r.outcome.value for r in records) or "no record"
             pytest.skip(f"no scored answer for {self.case_id} from {self.target} ({outcomes})")
@@ -197,6 +208,10 @@ class ToolproofCase(pytest.Item):
 
 class CaseFailed(AssertionError):
     """A case failed in at least one attempt."""
+
+
+class RunUnavailable(Exception):
+    """The answers could not be had (no API key, unreadable records): said once per test."""
 
 
 def _failure_text(

@@ -1,6 +1,7 @@
 """The offline commands, run as a user would, on the bundled example suite."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,11 @@ def toolproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=cwd,
-        env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"},
+        env={
+            "COLUMNS": "160",
+            "PATH": "/usr/bin:/bin",
+            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
+        },
         check=False,
     )
 
@@ -94,3 +99,35 @@ def test_schema_command(tmp_path: Path, flag: list[str]) -> None:
     assert out.returncode == 0, out.stderr
     text = out.stdout if not flag else (tmp_path / "s.json").read_text()
     assert json.loads(text)["title"] == "toolproof suite"
+
+
+def test_score_accepts_a_run_folder_like_gate_and_compare(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    made = toolproof(
+        "run",
+        str(SUPPORT),
+        "--model",
+        f"scripted:{SUPPORT / 'script.yaml'}",
+        "--out",
+        str(run_dir),
+        "--allow-code",
+        "--quiet",
+        "--no-cache",
+    )
+    assert made.returncode == 0, made.stderr
+    by_file = tmp_path / "file.json"
+    by_folder = tmp_path / "folder.json"
+    first = toolproof(
+        "score",
+        str(SUPPORT),
+        str(run_dir / "records.jsonl"),
+        "--json",
+        str(by_file),
+        "--allow-code",
+    )
+    second = toolproof(
+        "score", str(SUPPORT), str(run_dir), "--json", str(by_folder), "--allow-code"
+    )
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    assert "Is a directory" not in second.stderr
+    assert json.loads(by_folder.read_text()) == json.loads(by_file.read_text())

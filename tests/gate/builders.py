@@ -6,9 +6,21 @@ from typing import Any
 
 from tests.grade.conftest import call, make_suite, reply
 from toolproof.evaluate import Evaluation, evaluate
+from toolproof.run import Manifest, TargetEntry
 from toolproof.types import Record, Response, Suite
 
-__all__ = ["LOW", "N_LOW", "call", "good", "records", "reply", "run", "suite", "wrong_args"]
+__all__ = [
+    "LOW",
+    "N_LOW",
+    "call",
+    "good",
+    "manifest",
+    "records",
+    "reply",
+    "run",
+    "suite",
+    "wrong_args",
+]
 
 N_LOW = 20
 LOW = [f"l{i:02d}" for i in range(N_LOW)]
@@ -81,4 +93,26 @@ def run(
     extra_records: list[Record] | None = None,
 ) -> Evaluation:
     recs = records(s, target, repeats, answers) + list(extra_records or [])
-    return evaluate(s, recs, source=f"{target}.jsonl")
+    return evaluate(s, recs, source=f"{target}.jsonl", manifest=manifest(s, target, repeats))
+
+
+def manifest(
+    s: Suite, target: str = "m", repeats: int = 1, status: str = "complete", tags: Any = ()
+) -> Manifest:
+    """The manifest `toolproof run` would have written for such a run."""
+    from toolproof.run._manifest import now_utc, system_fingerprint, tools_fingerprint
+
+    return Manifest(
+        run_id=target,
+        toolproof_version="test",
+        suite_name=s.name,
+        suite_version=s.version,
+        suite_fingerprint=s.fingerprint(),
+        tools_fingerprint=tools_fingerprint(s),
+        system_fingerprint=system_fingerprint(s),
+        targets=[TargetEntry(spec=target)],
+        repeats=repeats,
+        tags=list(tags),
+        started_at=now_utc(),
+        status=status,
+    )

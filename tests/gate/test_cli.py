@@ -78,6 +78,10 @@ def test_records_file_needs_a_suite(tmp_path: Path) -> None:
     assert isinstance(res.exception, UserError)
     assert "--suite" in str(res.exception)
     args = ["gate", str(SUITE / "records.jsonl"), "--suite", str(SUITE), "--allow-code"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 4  # no manifest: nothing shows the run is complete
+    assert "has no manifest" in res.output and "--allow-partial" in res.output
+    args.append("--allow-partial")
     assert runner.invoke(app, args).exit_code == 3  # one recorded timeout, limit 0
     res = runner.invoke(app, [*args, "--max-infra-errors", "1"])
     assert res.exit_code == 1  # the recorded demo model misses the thresholds

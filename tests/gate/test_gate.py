@@ -198,7 +198,9 @@ def test_subset_run_is_compared_on_common_cases() -> None:
     from toolproof.evaluate import evaluate
 
     cur = evaluate(s, subset, source="new.jsonl")
-    result = run_gate(cur, base)
+    assert run_gate(cur, base).exit_code == 4  # no manifest: it could be a killed run
+    result = run_gate(cur, base, GateOptions(allow_partial=True))
+    assert any(w.startswith("gated although incomplete") for w in result.warnings)
     assert any(w.startswith("case sets differ: 19 only in the baseline") for w in result.warnings)
     comp = result.targets[0].comparison
     assert comp is not None

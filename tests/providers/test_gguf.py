@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from toolproof.errors import UserError
-from toolproof.providers._gguf import (
+from toolproof.providers._local._gguf import (
     BUNDLED_MODEL,
     BundledModel,
     ModelIntegrityError,
@@ -145,7 +145,7 @@ def test_a_cached_file_is_verified_before_use(tmp_path: Path) -> None:
 
 def test_first_use_reports_what_it_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     model, paths = _fake(tmp_path, CHUNKS)
-    monkeypatch.setattr("toolproof.providers._gguf.locate_parts", lambda _m: paths)
+    monkeypatch.setattr("toolproof.providers._local._gguf.locate_parts", lambda _m: paths)
     said: list[str] = []
     dest = ensure_bundled_model(model, cache=tmp_path / "c", report=said.append)
     assert dest.read_bytes() == b"".join(CHUNKS)

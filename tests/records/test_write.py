@@ -60,3 +60,20 @@ def test_the_latest_record_of_a_triple_wins() -> None:
     latest = latest_records(records)
     assert len(latest) == 3
     assert next(r for r in latest if r.case_id == "a" and r.attempt == 0).outcome is Outcome.ok
+
+
+def test_a_lone_surrogate_is_written_escaped_and_reads_back_unchanged(tmp_path: Path) -> None:
+    from toolproof.types import Response
+
+    path = tmp_path / "records.jsonl"
+    hostile = Record(
+        case_id="a", target="t", response=Response(text="x\ud800y\udfff"), request={"k": "\udc80"}
+    )
+    with RecordWriter(path) as writer:
+        writer.write(hostile)
+        writer.write(rec("b"))
+    data = path.read_bytes()
+    data.decode("utf-8")  # valid UTF-8: the surrogates are \\u escapes
+    assert b"\\ud800" in data
+    first, second = read_records(path)
+    assert first == hostile and second.case_id == "b"

@@ -79,21 +79,22 @@ class FakeProvider(Provider):
         self.peak = 0
 
     async def generate(self, request: ProviderRequest) -> Exchange:
-        info = current_attempt()
-        assert info is not None
-        self.calls.append((info.case_id, info.attempt))
+        assert request.case_id is not None
+        assert current_attempt() is not None  # still set for user agents
+        case_id = request.case_id
+        self.calls.append((case_id, request.attempt))
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         try:
             if self.delay:
                 await asyncio.sleep(self.delay)
-            pending = self.failures.get(info.case_id)
+            pending = self.failures.get(case_id)
             if pending:
                 raise pending.pop(0)
         finally:
             self.in_flight -= 1
         sent = {"messages": len(request.messages), "tools": [t.name for t in request.tools]}
-        return Exchange(request=sent, response=right_answer(info.case_id))
+        return Exchange(request=sent, response=right_answer(case_id))
 
 
 def rate_limited(retry_after: float | None = None) -> TransportError:

@@ -374,3 +374,117 @@ def test_evaluate_locates_a_multistep_record_without_end_state(tmp_path: Path) -
     with pytest.raises(SuiteError) as info:
         evaluate(suite, [path], trust=CODE)
     assert str(info.value).startswith(f"{path}:{number}: record for case 'close-it'")
+
+
+class _Usage:
+    """Answers every step with the same call and 100 tokens of usage."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, request: ProviderRequest) -> Exchange:
+        self.calls += 1
+        return Exchange(
+            request={},
+            response=Response(
+                tool_calls=[ToolCall(name="lookup", arguments={"id": "A"})],
+                usage=Usage(input_tokens=90, output_tokens=10),
+            ),
+        )
+
+
+@pytest.mark.asyncio
+async def test_each_budget_ends_the_attempt_and_is_recorded_as_what_it_is(
+    tmp_path: Path,
+) -> None:
+    from toolproof.run._agent import Budget
+
+    suite = _write(tmp_path)
+
+    async def run(budget: Budget) -> Any:
+        return await run_agent(
+            _Usage(),
+            model="m",
+            messages=[Message(role="user", content="x")],
+            tools=suite.tools_for(suite.cases[0]),
+            settings=ModelSettings(),
+            toolbox=_toolbox(suite, {}),
+            budget=budget,
+        )
+
+    steps = await run(Budget(steps=3))
+    assert (steps.stopped_by, len(steps.steps)) == ("steps", 3)
+    tokens = await run(Budget(steps=10, tokens=250))
+    assert (tokens.stopped_by, len(tokens.steps)) == ("tokens", 3)  # 100, 200, 300 >= 250
+    seconds = await run(Budget(steps=10, seconds=1e-9))
+    assert (seconds.stopped_by, len(seconds.steps)) == ("seconds", 1)
+    done = await run_agent(
+        _fixed_text,
+        model="m",
+        messages=[Message(role="user", content="x")],
+        tools=[],
+        settings=ModelSettings(),
+        toolbox=_toolbox(suite, {}),
+        budget=Budget(steps=1),
+    )
+    assert done.stopped_by is None  # the model stopped on its own at the last allowed step
+
+
+async def _fixed_text(request: ProviderRequest) -> Exchange:
+    return Exchange(request={}, response=Response(text="done"))
+
+
+def test_the_budget_settings_reach_the_record(tmp_path: Path) -> None:
+    suite = _write(tmp_path)
+    loop = {
+        "close-it": {
+            "steps": [
+                {
+                    "tool_calls": [_call("lookup", id="A")],
+                    "usage": {"input_tokens": 60, "output_tokens": 40},
+                }
+            ]
+        },
+        "down": RIGHT["down"],
+    }
+    provider = ScriptedProvider.from_dict({"cases": loop})
+    settings = ModelSettings(attempt_tokens=150)
+    opts = RunOptions(trust=CODE, out=tmp_path / "run", cache=False, fsync=False)
+    result = run_suite(
+        suite, [Target(spec="scripted:x", provider=provider, settings=settings)], opts
+    )
+    close = next(r for r in result.records if r.case_id == "close-it")
+    assert close.stopped_by == "tokens" and close.steps is not None and len(close.steps) == 2
+    down = next(r for r in result.records if r.case_id == "down")
+    assert down.stopped_by is None
+
+
+class _CountingScript(ScriptedProvider):
+    """The scripted model, counting calls, and cacheable (as a real model would be)."""
+
+    cacheable = True
+    calls = 0
+
+    async def generate(self, request: ProviderRequest) -> Exchange:
+        type(self).calls += 1
+        return await super().generate(request)
+
+
+def test_multistep_attempts_are_cached_step_by_step(tmp_path: Path) -> None:
+    suite = _write(tmp_path)
+    opts = dict(trust=CODE, cache=True, cache_dir=tmp_path / "cache", fsync=False)
+
+    def run(name: str) -> list[Any]:
+        provider = _CountingScript.from_dict({"cases": RIGHT})
+        target = Target(spec="scripted:x", provider=provider)
+        return run_suite(suite, [target], RunOptions(out=tmp_path / name, **opts)).records  # type: ignore[arg-type]
+
+    _CountingScript.calls = 0
+    first = run("first")
+    assert _CountingScript.calls == 5  # 3 steps + 2 steps
+    assert not any(r.cached for r in first)
+    second = run("second")
+    assert _CountingScript.calls == 5  # no model call at all
+    assert all(r.cached for r in second)
+    assert [r.transcript for r in second] == [r.transcript for r in first]
+    assert [r.end_state for r in second] == [r.end_state for r in first]

@@ -93,3 +93,25 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(suite_path: Path, tmp_path:
     kept = read_records(run_dir / "records.jsonl")
     assert 3 <= len(kept) < 1200
     assert len(by_triple(kept)) == len(kept)
+
+
+def test_sigterm_stops_like_ctrl_c_and_the_run_resumes(suite_path: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    proc = toolproof(
+        str(suite_path), "--target", AGENT, "-n", "40", "-q", "--no-cache", "--out", str(run_dir)
+    )
+    wait_for_lines(run_dir / "records.jsonl", 3)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert f"toolproof run --resume {run_dir}" in err.decode()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    assert manifest["error"] == "stopped by SIGTERM"
+    kept = read_records(run_dir / "records.jsonl")
+    assert 3 <= len(kept) < 240
+    resumed = toolproof("--resume", str(run_dir), "-q")
+    assert resumed.wait(120) == 0, resumed.stderr.read() if resumed.stderr else ""
+    final = read_records(run_dir / "records.jsonl")
+    assert len(by_triple(final)) == len(final) == 240
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "complete"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
@@ -225,3 +226,65 @@ def test_a_run_folder_in_use_is_refused(suite: Suite, tmp_path: Path) -> None:
     run_suite(suite, [fake(FakeProvider())], options(tmp_path))
     with run_lock(tmp_path / "run"), pytest.raises(UserError, match="another toolproof process"):
         resume_run(tmp_path / "run", options(tmp_path), suite=suite)
+
+
+def test_every_retry_is_recorded_with_its_reason(suite: Suite, tmp_path: Path) -> None:
+    from toolproof.run._limits import RetryPolicy
+
+    fake = FakeProvider(failures={"case-1": [server_error(), rate_limited()]})
+    opts = RunOptions(
+        out=tmp_path / "run", cache=False, fsync=False, retry=RetryPolicy(0.001, 0.01)
+    )
+    result = run_suite(suite, [Target(spec="fake:m", provider=fake)], opts)
+    record = next(r for r in result.records if r.case_id == "case-1")
+    assert record.outcome is Outcome.ok
+    assert record.retries == ["server_error: HTTP 500", "rate_limited: HTTP 429"]
+    assert all(r.retries is None for r in result.records if r.case_id != "case-1")
+
+
+class _Notes:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def started(self, totals: dict[str, int]) -> None: ...
+    def recorded(self, record: Any) -> None: ...
+    def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None: ...
+    def finished(self) -> None: ...
+
+    def note(self, target: str, text: str) -> None:
+        self.seen.append((target, text))
+
+
+class _SlowStart(FakeProvider):
+    default_settings: ClassVar[dict[str, Any]] = {"temperature": 0.0, "seed": 7, "max_tokens": 256}
+
+    async def prepare(self, note: Any) -> None:
+        note("loading the model")
+        self.prepared = True
+
+
+def test_a_provider_prepares_before_its_first_answer_and_says_so(
+    suite: Suite, tmp_path: Path
+) -> None:
+    notes = _Notes()
+    fake = _SlowStart()
+    cache = tmp_path / "cache"
+    opts = RunOptions(out=tmp_path / "run", cache_dir=cache, fsync=False, observer=notes)
+    run_suite(suite, [Target(spec="fake:m", provider=fake)], opts)
+    assert notes.seen == [("fake:m", "loading the model")]
+    # Answered from the cache: nothing to prepare (a local model's server is not started).
+    again, fresh = _Notes(), _SlowStart()
+    opts = RunOptions(out=tmp_path / "run2", cache_dir=cache, fsync=False, observer=again)
+    result = run_suite(suite, [Target(spec="fake:m", provider=fresh)], opts)
+    assert all(r.cached for r in result.records) and fresh.calls == []
+    assert again.seen == []
+
+
+def test_provider_defaults_fill_only_what_no_layer_set(suite: Suite, tmp_path: Path) -> None:
+    from toolproof.providers import ModelSettings
+
+    opts = RunOptions(out=tmp_path / "run", cache=False, fsync=False)
+    given = ModelSettings.model_validate({"temperature": 0.5})
+    result = run_suite(suite, [Target(spec="fake:m", provider=_SlowStart(), settings=given)], opts)
+    settings = result.manifest.targets[0].settings
+    assert (settings.temperature, settings.seed, settings.max_tokens) == (0.5, 7, 256)

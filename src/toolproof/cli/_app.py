@@ -32,12 +32,15 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _run, _tools
+    from toolproof.cli import _core, _gate, _judge, _report, _run, _store, _tools
 
     _core.register(app)
     _run.register(app)
     _gate.register(app)
+    _report.register(app)
+    _store.register(app)
     _tools.register(app)
+    _judge.register(app)
 
 
 _register()
@@ -50,5 +53,8 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from toolproof._secrets import redactor
+        from toolproof.report._escape import visible
+
+        print(f"error: {visible(redactor().text(str(exc)))}", file=sys.stderr)
         sys.exit(ExitCode.USAGE)

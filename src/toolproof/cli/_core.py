@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from toolproof.cli._exit import ExitCode
+from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 
 if TYPE_CHECKING:
@@ -53,8 +54,10 @@ def validate(
 
 def _problems(errors: list[SuiteError], where: str) -> NoReturn:
     """One line per problem, then (when there are several) how many."""
+    from toolproof.report._escape import visible
+
     for err in errors:
-        typer.echo(f"error: {err}", err=True)
+        typer.echo(f"error: {visible(str(err))}", err=True)
     if len(errors) > 1:
         typer.echo(f"{len(errors)} problems in {where}", err=True)
     raise typer.Exit(ExitCode.USAGE)
@@ -76,6 +79,8 @@ def score(
     failures: bool = typer.Option(True, "--failures/--no-failures", help="List failing cases."),
     allow_code: bool = ALLOW_CODE,
     config: Path | None = CONFIG,
+    store: str | None = STORE,
+    no_store: bool = NO_STORE,
 ) -> None:
     """Score recorded model responses offline, with no model calls."""
     from rich.console import Console
@@ -87,15 +92,19 @@ def score(
 
     trust, _ = trust_for(config, allow_code)
     s = load_suite(suite, trust)
-    ev = evaluate(s, [records_path(p) for p in records], keep_raw=False, trust=trust)
+    files = [records_path(p) for p in records]
+    ev = evaluate(s, files, keep_raw=False, trust=trust)
     for warning in ev.warnings:
         typer.echo(f"warning: {warning}", err=True)
     summaries = ev.summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
-        json_out.write_text(
-            json.dumps(summary_json(summaries), indent=2, ensure_ascii=False) + "\n"
-        )
+        from toolproof._jsontext import dumps
+
+        json_out.write_text(dumps(summary_json(summaries), indent=2) + "\n", encoding="utf-8")
+    from toolproof.store._hooks import store_score
+
+    store_score(ev, files, store, not no_store)
 
 
 def schema(

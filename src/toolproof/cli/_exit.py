@@ -13,5 +13,7 @@ class ExitCode(IntEnum):
     """Bad input: a suite, records file, option or setting. One located line, no traceback."""
     INFRA = 3
     """More attempts ended without a model answer than --max-infra-errors allows."""
+    INCOMPLETE = 4
+    """gate: the run is not complete (manifest not 'complete', attempts missing, no manifest)."""
     INTERRUPTED = 130
     """Ctrl-C or SIGTERM; the records so far are kept and --resume finishes the run."""

@@ -3,17 +3,18 @@
 RUN is a run folder (records.jsonl + manifest.json; the manifest names the
 suite) or a records file (then give --suite). Exit codes: 0 pass, 1 gate
 failed, 2 bad input, 3 more attempts without a model answer than
---max-infra-errors.
+--max-infra-errors, 4 the run is not complete (its manifest is not
+'complete', attempts are missing, or there is no manifest).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 
 if TYPE_CHECKING:
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 _GATE_HELP = """Check a run against the suite's thresholds and, with --baseline, against a
 known good run. Exit codes: 0 pass; 1 gate failed; 2 bad input; 3 more attempts
-without a model answer than --max-infra-errors."""
+without a model answer than --max-infra-errors; 4 the run is not complete (not
+finished, attempts missing, or no manifest), unless --allow-partial."""
 
 
 def _load(path: Path, suite: Path | None, k: int | None, trust: Trust) -> Evaluation:
@@ -38,7 +40,9 @@ def _write(path: Path | None, text: str) -> None:
 
 
 def _json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    from toolproof._jsontext import dumps
+
+    return dumps(data, indent=2) + "\n"
 
 
 def gate(
@@ -67,19 +71,32 @@ def gate(
     max_infra_errors: int = typer.Option(
         0, "--max-infra-errors", min=0, help="Attempts allowed without a model answer."
     ),
+    allow_partial: bool = typer.Option(
+        False,
+        "--allow-partial",
+        help="Gate a run that is not complete (interrupted, attempts missing, no manifest).",
+    ),
+    no_cached: bool = typer.Option(
+        False, "--no-cached", help="Fail when any answer came from the response cache."
+    ),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here."),  # noqa: UP045
     markdown: Optional[Path] = typer.Option(  # noqa: UP045
         None, "--markdown", help="Write a Markdown summary (PR comment) here."
     ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write JSON metrics here."),  # noqa: UP045
+    calibration: list[Path] = typer.Option(
+        [], "--calibration", help="Judge calibration record(s), besides the suite's."
+    ),
     failures: bool = typer.Option(False, "--failures/--no-failures", help="Print failing cases."),
     tags: bool = typer.Option(False, "--tags/--no-tags", help="Print strict pass by tag."),
     allow_code: bool = ALLOW_CODE,
     config: Optional[Path] = CONFIG,  # noqa: UP045
+    store: Optional[str] = STORE,  # noqa: UP045
+    no_store: bool = NO_STORE,
 ) -> None:
     from rich.console import Console
 
-    from toolproof.gate import GateOptions, run_gate
+    from toolproof.gate import EXIT_INCOMPLETE, GateOptions, run_gate
     from toolproof.report import gate_json, render_gate, render_junit, render_markdown
 
     trust, _ = trust_for(config, allow_code)
@@ -90,12 +107,26 @@ def gate(
         require_significance=require_significance,
         alpha=alpha,
         max_infra_errors=max_infra_errors,
+        allow_partial=allow_partial,
+        allow_cached=not no_cached,
     )
     result = run_gate(current, base, opts)
+    from toolproof.cli._judge import apply_judge_gate
+
+    apply_judge_gate(result, current, run, calibration)
     render_gate(result, Console(), failures=failures, tags=tags)
     _write(junit, render_junit(result))
     _write(markdown, render_markdown(result))
     _write(json_out, _json(gate_json(result)))
+    from toolproof.store._hooks import store_gate
+
+    store_gate(current, base, result, store, not no_store)
+    if result.exit_code == EXIT_INCOMPLETE and result.coverage is not None:
+        cov = result.coverage
+        fix = f"finish it with `toolproof run --resume {run}`, or " if cov.status else ""
+        typer.echo(
+            f"error: {run}: not complete: {cov.message()}; {fix}pass --allow-partial", err=True
+        )
     if result.exit_code == 3:
         infra = sum(t.infra_errors for t in result.targets)
         typer.echo(
@@ -119,10 +150,10 @@ def compare(
 ) -> None:
     """Show every metric's delta, newly failing and fixed cases, and a per-risk table."""
     from rich.console import Console
-    from rich.markup import escape
 
     from toolproof.gate import compare_runs, fingerprint_warnings
     from toolproof.report import compare_json, render_comparison
+    from toolproof.report._escape import term_text
 
     trust, _ = trust_for(config, allow_code)
     a, b = _load(run_a, suite, k, trust), _load(run_b, suite, k, trust)
@@ -130,7 +161,7 @@ def compare(
     warnings = fingerprint_warnings(a, b)
     console = Console()
     for w in warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {term_text(w)}", highlight=False)
     for c in comparisons:
         render_comparison(c, console)
     _write(json_out, _json(compare_json(comparisons, warnings)))

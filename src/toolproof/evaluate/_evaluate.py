@@ -14,6 +14,8 @@ from toolproof.grade import (
     Scorer,
     UngradableRecord,
 )
+from toolproof.judges import JUDGEMENTS_FILE, Judgement, read_judgements
+from toolproof.judges._store import latest_judgements
 from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
 from toolproof.run._manifest import system_fingerprint, tools_fingerprint
@@ -54,6 +56,14 @@ class Evaluation:
     """Problems that change no figure but need a look (gold actions that failed)."""
     origins: dict[tuple[str, str, int], tuple[str, int]] = field(default_factory=dict)
     """(target, case, attempt) → (records file, line) of each record read from a file."""
+    judgements: list[Judgement] = field(default_factory=list)
+    """What LLM judges said about these records (a run folder's judgements.jsonl)."""
+    scorer: Scorer | None = None
+    """The scorer the verdicts came from: it renders their diffs (:meth:`diff`)."""
+
+    def diff(self, verdict: Verdict) -> str:
+        """Expected against actual for a failed verdict ("" for a pass)."""
+        return self.scorer.diff(verdict) if self.scorer is not None else ""
 
     @property
     def summaries(self) -> dict[str, Summary]:
@@ -132,6 +142,7 @@ def evaluate(
         manifest=manifest,
         superseded=total - sum(len(w) for w in winners),
         warnings=[w for state in expected_states.values() for w in state.warnings],
+        scorer=scorer,
     )
     grouped: dict[str, tuple[list[Record], list[Verdict]]] = {t: ([], []) for t in targets}
     for record, origin in _winning_records(sources, winners):
@@ -232,6 +243,12 @@ def records_path(path: str | Path) -> Path:
     if p.is_dir():
         if not (p / RECORDS_FILE).is_file():
             raise UserError(f"{p}: not a run folder (no {RECORDS_FILE})")
+        if not (p / MANIFEST_FILE).is_file():
+            # never adopt a folder's records: nothing says what was run or whether it finished
+            raise UserError(
+                f"{p}: not a run folder: {MANIFEST_FILE} is missing, so nothing says what was "
+                f"run or whether it finished; name {p / RECORDS_FILE} itself to score it"
+            )
         return p / RECORDS_FILE
     return p
 
@@ -266,6 +283,8 @@ def load_run(
     if not any(t.records for t in ev.targets.values()):
         raise UserError(f"{file}: no records")
     ev.targets = {n: t for n, t in ev.targets.items() if t.records}
+    if (file.parent / JUDGEMENTS_FILE).is_file():
+        ev.judgements = latest_judgements(read_judgements(file.parent / JUDGEMENTS_FILE))
     return ev
 
 

@@ -7,7 +7,8 @@ baseline comparison, paired significance).
     from toolproof.gate import GateOptions, run_gate
 
     result = run_gate(load_run("runs/new"), baseline=load_run("runs/main"))
-    result.exit_code  # 0 pass, 1 gate failed, 3 infrastructure errors above the limit
+    result.exit_code  # 0 pass, 1 gate failed, 3 infrastructure errors above the limit,
+                      # 4 the run is not complete (see check_coverage)
 """
 
 from toolproof.gate._compare import (
@@ -20,8 +21,10 @@ from toolproof.gate._compare import (
     fingerprint_warnings,
     mcnemar,
 )
+from toolproof.gate._coverage import Coverage, check_coverage
 from toolproof.gate._gate import (
     EXIT_GATE_FAILED,
+    EXIT_INCOMPLETE,
     EXIT_INFRA,
     EXIT_OK,
     Finding,
@@ -42,9 +45,11 @@ from toolproof.gate._thresholds import (
 __all__ = [
     "DEFAULT_THRESHOLDS",
     "EXIT_GATE_FAILED",
+    "EXIT_INCOMPLETE",
     "EXIT_INFRA",
     "EXIT_OK",
     "Comparison",
+    "Coverage",
     "Finding",
     "GateOptions",
     "GateResult",
@@ -53,6 +58,7 @@ __all__ = [
     "RiskRow",
     "TargetGate",
     "ThresholdCheck",
+    "check_coverage",
     "check_thresholds",
     "compare_runs",
     "compare_targets",

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.evaluate import Evaluation, TargetEvaluation
 from toolproof.gate._compare import Comparison, compare_targets, fingerprint_warnings, pair_targets
+from toolproof.gate._coverage import Coverage, check_coverage
 from toolproof.gate._metrics import LABELS
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.stats import Summary
@@ -15,6 +16,7 @@ from toolproof.stats import Summary
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_INFRA = 3
+EXIT_INCOMPLETE = 4
 
 
 @dataclass
@@ -28,6 +30,10 @@ class GateOptions:
     alpha: float = 0.05
     max_infra_errors: int = 0
     """Attempts allowed to end without a model answer before the gate gives up (exit 3)."""
+    allow_partial: bool = False
+    """Gate a run that is not complete (interrupted, killed, missing attempts, no manifest)."""
+    allow_cached: bool = True
+    """False: fail a target any of whose answers came from the response cache."""
 
 
 class Finding(BaseModel):
@@ -35,7 +41,9 @@ class Finding(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    rule: str = Field(description="threshold, critical, drop, new_critical, noise, warning")
+    rule: str = Field(
+        description="threshold, critical, drop, new_critical, noise, warning, incomplete, cached"
+    )
     message: str
     blocking: bool
 
@@ -63,6 +71,9 @@ class GateResult(BaseModel):
     targets: list[TargetGate]
     warnings: list[str]
     options: dict[str, float | bool | int]
+    coverage: Coverage | None = Field(
+        default=None, description="The run's manifest status and the attempts it lacks."
+    )
 
 
 def _drops(comp: Comparison, opts: GateOptions) -> list[Finding]:
@@ -125,6 +136,15 @@ def gate_target(
             Finding(rule="new_critical", message=f"new critical failure: {c}", blocking=True)
             for c in comparison.new_critical_failures
         ]
+    if not opts.allow_cached and cur.summary.cached:
+        findings.append(
+            Finding(
+                rule="cached",
+                message=f"{cur.summary.cached} of {cur.summary.attempts} answers came from the "
+                "response cache, and the gate was told not to accept cached answers",
+                blocking=True,
+            )
+        )
     infra = sum(1 for r in cur.records if r.outcome.value != "ok")
     return TargetGate(
         target=cur.target,
@@ -140,20 +160,36 @@ def gate_target(
 def run_gate(
     run: Evaluation, baseline: Evaluation | None = None, opts: GateOptions | None = None
 ) -> GateResult:
-    """Decide whether a run may ship. Exit code 0 pass, 1 gate failed, 3 infrastructure."""
+    """Decide whether a run may ship.
+
+    Exit code 0 pass, 1 gate failed, 3 infrastructure, 4 the run is not complete.
+    """
     opts = opts or GateOptions()
     warnings = fingerprint_warnings(baseline, run) if baseline is not None else []
+    coverage = run_coverage(run)
+    refused = not coverage.complete and not opts.allow_partial
+    if not coverage.complete and opts.allow_partial:
+        warnings.append(f"gated although incomplete (allow partial): {coverage.message()}")
     pairs: list[tuple[TargetEvaluation, TargetEvaluation | None]]
     if baseline is not None:
         pairs = [(b, a) for a, b in pair_targets(baseline, run)]
     else:
         pairs = [(t, None) for t in run.targets.values()]
     targets = [gate_target(run, cur, base, opts, warnings) for cur, base in pairs]
+    if refused:
+        for t in targets:
+            t.findings.insert(
+                0, Finding(rule="incomplete", message=coverage.message(), blocking=True)
+            )
+            t.passed = False
     passed = all(t.passed for t in targets)
     infra = sum(t.infra_errors for t in targets)
-    code = (
-        EXIT_INFRA if infra > opts.max_infra_errors else (EXIT_OK if passed else EXIT_GATE_FAILED)
-    )
+    if refused:
+        code = EXIT_INCOMPLETE
+    elif infra > opts.max_infra_errors:
+        code = EXIT_INFRA
+    else:
+        code = EXIT_OK if passed else EXIT_GATE_FAILED
     return GateResult(
         suite=run.suite.name,
         passed=passed,
@@ -165,5 +201,13 @@ def run_gate(
             "require_significance": opts.require_significance,
             "alpha": opts.alpha,
             "max_infra_errors": opts.max_infra_errors,
+            "allow_partial": opts.allow_partial,
+            "allow_cached": opts.allow_cached,
         },
+        coverage=coverage,
     )
+
+
+def run_coverage(run: Evaluation) -> Coverage:
+    """The coverage of an evaluated run: its manifest against the records of every target."""
+    return check_coverage(run.manifest, run.suite, run.records)

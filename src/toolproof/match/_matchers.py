@@ -27,7 +27,8 @@ MISSING: Any = object()
 def show(value: Any, limit: int = 60) -> str:
     """A short, safe rendering of a value for a reason string."""
     try:
-        text = repr(value) if not isinstance(value, str) else '"' + value + '"'
+        # one line: a newline in model text cannot start a line of its own in a report
+        text = '"' + value.replace("\n", "\\n") + '"' if isinstance(value, str) else repr(value)
     except RecursionError:
         text = "<deeply nested value>"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -11,13 +11,14 @@ runner owns retries, so adapters never retry on their own.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolproof.errors import ProviderError
-from toolproof.types import Message, Outcome, Response, Tool
+from toolproof.types import Message, Outcome, Record, Response, Tool
 
 
 class ToolChoice(BaseModel):
@@ -48,6 +49,7 @@ class ToolChoice(BaseModel):
 GENERATION_FIELDS = frozenset(
     {
         "temperature",
+        "seed",
         "max_tokens",
         "reasoning_effort",
         "tool_choice",
@@ -66,6 +68,9 @@ class ModelSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     temperature: float | None = Field(default=None, ge=0, le=2)
+    seed: int | None = Field(
+        default=None, description="Sampling seed, for providers that accept one."
+    )
     max_tokens: int | None = Field(default=None, ge=1)
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high"] | None = None
     tool_choice: ToolChoice = Field(default_factory=ToolChoice)
@@ -87,9 +92,29 @@ class ModelSettings(BaseModel):
     tpm: float | None = Field(default=None, gt=0, description="Tokens per minute, client side.")
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=6, ge=0, le=50)
+    attempt_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Budget of one multi-step attempt: tokens (input and output) of all its "
+        "model calls. The attempt stops after the step that reaches it.",
+    )
+    attempt_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="Budget of one multi-step attempt: wall time. No new step starts after it.",
+    )
     extra_body: dict[str, Any] | None = Field(
         default=None, description="Extra request fields, merged into the payload as written."
     )
+
+
+def with_defaults(settings: ModelSettings, defaults: Mapping[str, Any]) -> ModelSettings:
+    """``settings`` with ``defaults`` filled in where no layer set a value."""
+    missing = {k: v for k, v in defaults.items() if k not in settings.model_fields_set}
+    if not missing:
+        return settings
+    given = settings.model_dump(include=settings.model_fields_set)
+    return ModelSettings.model_validate({**missing, **given})
 
 
 class ProviderRequest(BaseModel):
@@ -101,6 +126,10 @@ class ProviderRequest(BaseModel):
     messages: list[Message]
     tools: list[Tool]
     settings: ModelSettings = Field(default_factory=ModelSettings)
+    #: The attempt this request belongs to. Never sent to a model and not part of the
+    #: cache key; fake providers (scripted, replay) answer by it.
+    case_id: str | None = None
+    attempt: int = Field(default=0, ge=0)
 
 
 @dataclass(slots=True)
@@ -145,14 +174,35 @@ class Provider(ABC):
 
     #: Registry name, e.g. ``openai`` in ``openai:gpt-4.1-mini``.
     name: str = ""
+    #: Whether the runner may keep this provider's answers in the response cache.
+    #: Providers that answer from files or user code (scripted, replay, agents) say no.
+    cacheable: bool = True
+    #: Settings this provider uses when no layer (suite, config, flags) sets them,
+    #: e.g. a fixed seed for a local model. The runner applies them before the run
+    #: starts, so the manifest and the report show what was used.
+    default_settings: ClassVar[Mapping[str, Any]] = {}
 
     @abstractmethod
     async def generate(self, request: ProviderRequest) -> Exchange:
         """Send one request. Raise TransportError for infrastructure failures."""
+
+    async def prepare(self, note: Callable[[str], None]) -> None:  # noqa: B027 - optional hook
+        """Get ready before the first request (start a server, load a model).
+
+        ``note`` shows a short status line to the person watching the run.
+        """
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
 
     def model_version(self) -> str | None:
         """A version or snapshot the provider reported, when known."""
+        return None
+
+    def recording(self, case_id: str, attempt: int) -> Record | None:
+        """The earlier record this provider replays for an attempt, if it replays one.
+
+        The runner answers a multi-step attempt's tool calls from the recorded
+        transcript (and takes the recorded end state) when this is not ``None``.
+        """
         return None

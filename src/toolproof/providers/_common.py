@@ -11,6 +11,7 @@ import os
 from abc import abstractmethod
 from typing import Any
 
+from toolproof._secrets import remember_secret
 from toolproof.errors import UserError
 from toolproof.providers._base import (
     Exchange,
@@ -46,6 +47,7 @@ def api_key(provider: str, env_names: tuple[str, ...]) -> str:
     for name in env_names:
         value = os.environ.get(name, "").strip()
         if value:
+            remember_secret(value)  # redacted from everything toolproof writes
             return value
     wanted = " or ".join(env_names)
     raise UserError(

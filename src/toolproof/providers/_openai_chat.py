@@ -61,6 +61,8 @@ class OpenAIChatProvider(WireProvider):
                 payload["parallel_tool_calls"] = settings.parallel_tool_calls
         if settings.temperature is not None:
             payload["temperature"] = settings.temperature
+        if settings.seed is not None:
+            payload["seed"] = settings.seed
         if settings.max_tokens is not None:
             payload[self.max_tokens_field] = settings.max_tokens
         self._add_extras(payload, settings)

@@ -22,7 +22,7 @@ from toolproof.providers._base import ModelSettings, Provider
 if TYPE_CHECKING:
     from toolproof.providers._transport import Transport
 
-__all__ = ["ENTRY_POINT_GROUP", "create_provider", "provider_names"]
+__all__ = ["ENTRY_POINT_GROUP", "create_provider", "provider_class", "provider_names"]
 
 ENTRY_POINT_GROUP = "toolproof.providers"
 
@@ -50,9 +50,21 @@ def split_spec(spec: str) -> tuple[str, str]:
     return name.strip(), model.strip()
 
 
+def provider_class(spec: str) -> type[Provider]:
+    """The provider class a ``NAME:MODEL`` spec names. Unknown names are a UserError."""
+    name, _ = split_spec(spec)
+    return _load(name, spec)
+
+
 def create_provider(spec: str, settings: ModelSettings, transport: Transport) -> Provider:
     """Create the provider a ``NAME:MODEL`` spec names. Unknown names are a UserError."""
     name, model = split_spec(spec)
+    factory: Any = _load(name, spec)  # the constructor signature is a convention
+    provider: Provider = factory(model, settings, transport)
+    return provider
+
+
+def _load(name: str, spec: str) -> type[Provider]:
     found = _entry_points()
     ep = found.get(name)
     if ep is None:
@@ -64,6 +76,4 @@ def create_provider(spec: str, settings: ModelSettings, transport: Transport) ->
         raise UserError(f"provider {name!r} ({ep.value}) cannot be imported: {exc}") from exc
     if not (isinstance(cls, type) and issubclass(cls, Provider)):
         raise UserError(f"provider {name!r} ({ep.value}) is not a toolproof Provider class")
-    factory: Any = cls  # the constructor signature is a convention, not part of the ABC
-    provider: Provider = factory(model, settings, transport)
-    return provider
+    return cls

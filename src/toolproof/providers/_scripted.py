@@ -47,7 +47,7 @@ from toolproof.types import Outcome
 if TYPE_CHECKING:
     from toolproof.providers._transport import Transport
 
-__all__ = ["ScriptedProvider"]
+__all__ = ["ScriptedProvider", "step_of"]
 
 _META = frozenset({"format", "model", "default", "cases"})
 
@@ -56,6 +56,7 @@ class ScriptedProvider(Provider):
     """Answers each case from a script, by case id and attempt."""
 
     name = "scripted"
+    cacheable = False
 
     def __init__(
         self,
@@ -69,7 +70,7 @@ class ScriptedProvider(Provider):
         self.settings = settings or ModelSettings()
         source = model
         if script is None:
-            from toolproof.run._settings import read_mapping
+            from toolproof.suite._yaml import read_mapping
 
             script = read_mapping(Path(model))
         self._reported, self._default, self._cases = _parse_script(script, source)
@@ -83,16 +84,14 @@ class ScriptedProvider(Provider):
         return self._reported
 
     async def generate(self, request: ProviderRequest) -> Exchange:
-        from toolproof.run._context import current_attempt
-
-        info = current_attempt()
-        if info is None:
+        if request.case_id is None:
             raise TransportError(
-                Outcome.rejected, "scripted model: no case id (run it via toolproof.run)"
+                Outcome.rejected,
+                "scripted model: the request names no case (run it via toolproof.run)",
             )
-        entry = self._entry(info.case_id, info.attempt)
+        entry = self._entry(request.case_id, request.attempt)
         if isinstance(entry, _Steps):
-            entry = entry.at(_step_of(request))
+            entry = entry.at(step_of(request))
         sent = request.model_dump(mode="json", include={"messages", "tools"}, exclude_none=True)
         if isinstance(entry, _ScriptedError):
             raise entry.error(sent)
@@ -123,7 +122,7 @@ class _Steps:
         return self.answers[min(step, len(self.answers) - 1)]
 
 
-def _step_of(request: ProviderRequest) -> int:
+def step_of(request: ProviderRequest) -> int:
     """How many assistant turns follow the last user message: the agent loop's step."""
     step = 0
     for message in reversed(request.messages):

@@ -28,6 +28,7 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from toolproof._secrets import remember_secret
 from toolproof.errors import UserError
 from toolproof.providers._base import (
     GENERATION_FIELDS,
@@ -105,6 +106,7 @@ class CallableTarget(Provider):
     """A Python function ``module:function`` as the system under test."""
 
     name = "target"
+    cacheable = False
 
     def __init__(
         self,
@@ -171,6 +173,7 @@ class HttpTarget(Provider):
     """An agent behind HTTP that speaks canonical JSON."""
 
     name = "target"
+    cacheable = False
 
     def __init__(self, url: str, settings: ModelSettings, transport: Transport) -> None:
         self.url = url
@@ -186,6 +189,7 @@ class HttpTarget(Provider):
                 raise UserError(
                     f"{self.url}: environment variable {self.settings.api_key_env} is not set"
                 )
+            remember_secret(key)  # redacted from everything toolproof writes
             headers["authorization"] = f"Bearer {key}"
         body, latency_ms = await self.transport.post_json(
             self.url, sent, headers, self.settings.timeout_s

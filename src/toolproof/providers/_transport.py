@@ -95,7 +95,7 @@ class Transport:
         request = HttpRequest(
             url=url,
             headers={**_JSON_HEADERS, **headers},
-            body=json.dumps(payload, ensure_ascii=False).encode(),
+            body=_json_bytes(payload),
             timeout_s=timeout_s,
         )
         async with self.slot():
@@ -175,9 +175,22 @@ def _status_error(
     )
 
 
+def _json_bytes(payload: Any) -> bytes:
+    """The request body; a lone surrogate (echoed from a model's answer) is sent escaped."""
+    text = json.dumps(payload, ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True).encode()
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def _parse_body(url: str, status: int, headers: dict[str, str], body: bytes, payload: Any) -> Any:
     try:
-        return json.loads(body)
+        return json.loads(body, parse_constant=_not_json)  # NaN, Infinity: not JSON
     except ValueError as exc:
         raise TransportError(
             Outcome.network,

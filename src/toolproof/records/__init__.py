@@ -15,12 +15,13 @@ from toolproof.records._read import (
     read_records,
     tool_call_from_raw,
 )
-from toolproof.records._write import RecordWriter, latest_records
+from toolproof.records._write import RecordsWriteError, RecordWriter, latest_records
 from toolproof.types._record import RECORD_FORMAT
 
 __all__ = [
     "RECORD_FORMAT",
     "RecordWriter",
+    "RecordsWriteError",
     "TornLineWarning",
     "iter_keys",
     "iter_records",

@@ -23,20 +23,22 @@ _KNOWN_FORMATS = (RECORD_FORMAT,)
 _LONG_DIGITS = re.compile(r"\d{19}")
 
 
-def loads(text: str) -> Any:
+def loads(text: str, *, strict: bool = False) -> Any:
     """Parse JSON text as :func:`json.loads` does, faster.
 
     orjson parses first; whatever it refuses (NaN, lone surrogates, deep
     nesting, invalid JSON) goes to :func:`json.loads`, so the values and the
     error messages are the standard library's. Text with a run of 19 or more
     digits goes there at once: orjson reads integers beyond 64 bits as floats.
+    With ``strict``, NaN and ±Infinity (not JSON) raise ``_NotJson``.
     """
+    constant = _refuse_constant if strict else None
     if _LONG_DIGITS.search(text):
-        return json.loads(text)
+        return json.loads(text, parse_constant=constant)
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text)
+        return json.loads(text, parse_constant=constant)
 
 
 class TornLineWarning(UserWarning):
@@ -157,9 +159,24 @@ def _warn_torn(file: str, number: int) -> None:
     )
 
 
+class _NotJson(ValueError):
+    """A NaN or Infinity literal: Python reads it, JSON does not have it."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJson(name)
+
+
 def _parse_line(file: str, number: int, line: str) -> Record:
     try:
-        data = loads(line)
+        data = loads(line, strict=True)
+    except _NotJson as exc:
+        raise SuiteError(
+            file,
+            f"{exc} is not a JSON number (toolproof writes null for a number that is not finite)",
+            line=number,
+            column=line.find(str(exc)) + 1 or None,
+        ) from None
     except json.JSONDecodeError as exc:
         raise SuiteError(
             file, f"not valid JSON: {exc.msg}", line=number, column=exc.colno

@@ -19,10 +19,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
+from toolproof._jsontext import dump_model
+from toolproof._secrets import redactor
 from toolproof.records._read import TornLineWarning
 from toolproof.types import Record
 
-__all__ = ["RecordWriter", "latest_records"]
+__all__ = ["RecordWriter", "RecordsWriteError", "latest_records"]
+
+
+class RecordsWriteError(OSError):
+    """The records file could not be written (disk full, read-only folder...)."""
 
 _STOP = b""
 #: Lines reach the OS at once; they are fsynced (against power loss) at most this often.
@@ -42,11 +48,16 @@ class RecordWriter:
         self._thread = threading.Thread(target=self._drain, name="toolproof-records", daemon=True)
         self._thread.start()
 
-    def write(self, record: Record) -> None:
-        """Queue one record; it reaches the file in order, as one whole line."""
+    def write(self, record: Record) -> Record:
+        """Queue one record; it reaches the file in order, as one whole line.
+
+        Returns the record as written: with every loaded API key redacted.
+        """
         if self._error is not None:
-            raise OSError(f"cannot write {self.path}: {self._error}") from self._error
-        self._queue.put(record.model_dump_json(exclude_none=True).encode() + b"\n")
+            raise self._failure()
+        record, line = record_line(record)
+        self._queue.put(line)
+        return record
 
     def close(self) -> None:
         """Write everything queued, fsync, and stop the thread."""
@@ -54,7 +65,14 @@ class RecordWriter:
             self._queue.put(_STOP)
             self._thread.join()
         if self._error is not None:
-            raise OSError(f"cannot write {self.path}: {self._error}") from self._error
+            raise self._failure()
+
+    def _failure(self) -> RecordsWriteError:
+        error = self._error
+        reason = (error.strerror or str(error)) if isinstance(error, OSError) else str(error)
+        failure = RecordsWriteError(f"cannot write {self.path}: {reason}")
+        failure.__cause__ = error
+        return failure
 
     def _drain(self) -> None:
         try:
@@ -103,6 +121,20 @@ class RecordWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def record_line(record: Record) -> tuple[Record, bytes]:
+    """A record as a JSON line, and the record that line holds.
+
+    Every loaded API key is redacted, lone surrogates are escaped, and NaN and
+    Infinity are written as null.
+    """
+    text = dump_model(record, exclude_none=True)
+    secrets = redactor()
+    if secrets and secrets.found_in(text):
+        record = secrets.model(record)
+        text = dump_model(record, exclude_none=True)
+    return record, text.encode() + b"\n"
 
 
 def _repair_tail(path: Path) -> None:

@@ -1,6 +1,8 @@
-"""Reports: terminal, JSON, Markdown (PR comments) and JUnit XML."""
+"""Reports: terminal, JSON, Markdown (PR comments), JUnit XML and self-contained HTML."""
 
 from toolproof.report._gate_terminal import render_comparison, render_gate
+from toolproof.report._html import html_report, render_html, render_page
+from toolproof.report._htmlview import RunView, run_view
 from toolproof.report._json import (
     COMPARE_FORMAT,
     GATE_FORMAT,
@@ -17,13 +19,18 @@ __all__ = [
     "COMPARE_FORMAT",
     "GATE_FORMAT",
     "REPORT_FORMAT",
+    "RunView",
     "compare_json",
     "fmt_rate",
     "gate_json",
+    "html_report",
     "render_comparison",
     "render_gate",
+    "render_html",
     "render_junit",
     "render_markdown",
+    "render_page",
     "render_terminal",
+    "run_view",
     "summary_json",
 ]

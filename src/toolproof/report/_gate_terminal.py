@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from toolproof.gate import Comparison, GateResult, TargetGate
 from toolproof.gate._metrics import LABELS
+from toolproof.report._escape import term_text
 from toolproof.report._terminal import fmt_rate, render_terminal
 
 
@@ -17,7 +17,7 @@ def _pct(x: float | None) -> str:
 
 def comparison_table(c: Comparison) -> Table:
     table = Table(
-        title=f"{escape(c.target)} against {escape(c.baseline_target)}", title_justify="left"
+        title=f"{term_text(c.target)} against {term_text(c.baseline_target)}", title_justify="left"
     )
     for col in ("metric", "baseline", "this run", "Δ points", "McNemar p (worse/better)"):
         table.add_column(col)
@@ -46,17 +46,17 @@ def render_comparison(c: Comparison, console: Console) -> None:
     console.print(comparison_table(c))
     console.print(risk_table(c))
     for title, ids in (("newly failing", c.newly_failing), ("newly fixed", c.newly_fixed)):
-        names = ", ".join(escape(i) for i in ids) or "none"
+        names = ", ".join(term_text(i) for i in ids) or "none"
         console.print(f"[bold]{title}[/bold] ({len(ids)}): {names}", highlight=False)
 
 
 def _thresholds(t: TargetGate) -> Table:
-    table = Table(title=f"thresholds · {escape(t.target)}", title_justify="left")
+    table = Table(title=f"thresholds · {term_text(t.target)}", title_justify="left")
     for col in ("scope", "metric", "result", ""):
         table.add_column(col)
     for c in t.thresholds:
         mark = "[green]ok[/green]" if c.passed else "[red]MISS[/red]"
-        table.add_row(c.scope, c.label, escape(c.detail), mark)
+        table.add_row(term_text(c.scope), c.label, term_text(c.detail), mark)
     return table
 
 
@@ -65,9 +65,9 @@ def render_gate(
 ) -> None:
     """Report, thresholds, comparison, flaky cases and the decision."""
     summaries = {t.target: t.summary for t in result.targets}
-    render_terminal(summaries, console, failures=failures, tags=tags)
+    render_terminal(summaries, console, failures=failures, tags=tags, headline=False)
     for w in result.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {term_text(w)}", highlight=False)
     for t in result.targets:
         console.print(_thresholds(t))
         if t.comparison is not None:
@@ -76,13 +76,13 @@ def render_gate(
         if st is not None and st.flaky:
             rows = {c.case_id: c for c in st.per_case}
             flaky = ", ".join(
-                f"{escape(i)} ({rows[i].passes}/{rows[i].attempts})" for i in st.flaky
+                f"{term_text(i)} ({rows[i].passes}/{rows[i].attempts})" for i in st.flaky
             )
             console.print(
                 f"[yellow]flaky, not reliable[/yellow] ({len(st.flaky)}): {flaky}", highlight=False
             )
         for f in t.findings:
             style = "red" if f.blocking else "yellow"
-            console.print(f"[{style}]{f.rule}[/{style}] {escape(f.message)}", highlight=False)
+            console.print(f"[{style}]{f.rule}[/{style}] {term_text(f.message)}", highlight=False)
         verdict = "[green]PASSED[/green]" if t.passed else "[red]FAILED[/red]"
-        console.print(f"gate {verdict} · {escape(t.target)}")
+        console.print(f"gate {verdict} · {term_text(t.target)}")

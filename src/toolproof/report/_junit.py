@@ -50,6 +50,7 @@ def _target(root: ET.Element, suite: str, t: TargetGate) -> None:
     el = ET.SubElement(root, "testsuite", name=xml_text(name))
     _property(el, "target", t.target)
     _property(el, "gate", "passed" if t.passed else "failed")
+    _property(el, "cached", f"{s.cached}/{s.attempts}")
     by_case: dict[str, list[FailureItem]] = {}
     for item in s.failures:
         by_case.setdefault(item.case_id, []).append(item)

@@ -157,6 +157,7 @@ def _multistep(m: MultiStepStats) -> list[str]:
 def _target(t: TargetGate) -> list[str]:
     s = t.summary
     out = ["", f"### {md_text(t.target)}: {_verdict(t.passed)}"]
+    out += ["", f"Answers from the cache (no model call): {s.cached} of {s.attempts}"]
     if s.stability is not None:
         st = s.stability
         out += [

@@ -3,46 +3,59 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from rich import box
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from toolproof.report._escape import term_text
 from toolproof.stats import Estimate, MultiStepStats, Rate, Summary
 
 
-def fmt_rate(r: Rate) -> str:
+def fmt_rate(r: Rate, *, interval: bool = True) -> str:
     if r.n == 0:
         return "–"
     text = f"{100 * r.k / r.n:.1f}% ({r.k}/{r.n})"
-    if r.low is not None and r.high is not None:
+    if interval and r.low is not None and r.high is not None:
         text += f" [{100 * r.low:.0f}–{100 * r.high:.0f}]"
     return text
+
+
+def _short_rate(r: Rate) -> str:
+    return fmt_rate(r, interval=False)
+
+
+RateFormat = Callable[[Rate], str]
 
 
 def _num(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
-def _est(e: Estimate) -> str:
+def _est(e: Estimate, interval: bool = True) -> str:
     if e.value is None:
         return "–"
     ci = (
         f" [{100 * e.low:.0f}–{100 * e.high:.0f}]"
-        if e.low is not None and e.high is not None
+        if interval and e.low is not None and e.high is not None
         else ""
     )
     return f"{100 * e.value:.1f}%{ci}"
 
 
-def _stability(s: Summary) -> str:
+def _stability(s: Summary, r: RateFormat) -> str:
     st = s.stability
     if st is None:
         return "–"
+    ci = r is fmt_rate
     if st.k == 1:
-        return f"{_est(st.pass_at_1)} (one attempt per case: use --repeats)"
-    return f"{_est(st.pass_at_1)} / {_est(st.pass_at_k)} / {_est(st.pass_hat_k)} (k={st.k})"
+        return f"{_est(st.pass_at_1, ci)} (one attempt per case: use --repeats)"
+    return (
+        f"{_est(st.pass_at_1, ci)} / {_est(st.pass_at_k, ci)} / {_est(st.pass_hat_k, ci)} "
+        f"(k={st.k})"
+    )
 
 
 def _flaky(s: Summary) -> str:
@@ -50,11 +63,11 @@ def _flaky(s: Summary) -> str:
     return "–" if st is None else f"{len(st.flaky)} / {len(st.steady_failures)} of {st.cases}"
 
 
-def _min_series(s: Summary) -> str:
+def _min_series(s: Summary, r: RateFormat) -> str:
     st = s.stability
     if st is None or st.min_series is None or len(st.series) < 2:
         return "–"
-    return fmt_rate(st.min_series)
+    return r(st.min_series)
 
 
 def _calls(s: Summary) -> str:
@@ -73,44 +86,45 @@ def _per_success(s: Summary) -> str:
     return f"{tokens} / {cost}"
 
 
-_ROWS: list[tuple[str, Callable[[Summary], str]]] = [
-    ("attempts scored", lambda s: f"{s.scored} of {s.attempts}"),
-    ("strict pass", lambda s: fmt_rate(s.strict_pass)),
-    ("tool selection", lambda s: fmt_rate(s.selection)),
-    ("argument accuracy (tool right)", lambda s: fmt_rate(s.arguments)),
-    ("schema adherence (per call)", lambda s: fmt_rate(s.schema_adherence)),
-    ("no-call accuracy", lambda s: fmt_rate(s.no_call_accuracy)),
+_ROWS: list[tuple[str, Callable[[Summary, RateFormat], str]]] = [
+    ("attempts scored", lambda s, r: f"{s.scored} of {s.attempts}"),
+    ("strict pass", lambda s, r: r(s.strict_pass)),
+    ("tool selection", lambda s, r: r(s.selection)),
+    ("argument accuracy (tool right)", lambda s, r: r(s.arguments)),
+    ("schema adherence (per call)", lambda s, r: r(s.schema_adherence)),
+    ("no-call accuracy", lambda s, r: r(s.no_call_accuracy)),
     (
         "decision precision / recall / F1",
-        lambda s: (
+        lambda s, r: (
             f"{_num(s.decision.precision)} / {_num(s.decision.recall)} / {_num(s.decision.f1)}"
         ),
     ),
-    ("tool macro-F1", lambda s: _num(s.macro_f1)),
-    ("reply checks (heuristic)", lambda s: fmt_rate(s.reply)),
-    ("pass@1 / pass@k / pass^k", lambda s: _stability(s)),
-    ("flaky / steady failing cases", lambda s: _flaky(s)),
+    ("tool macro-F1", lambda s, r: _num(s.macro_f1)),
+    ("reply checks (heuristic)", lambda s, r: r(s.reply)),
+    ("pass@1 / pass@k / pass^k", lambda s, r: _stability(s, r)),
+    ("flaky / steady failing cases", lambda s, r: _flaky(s)),
     (
         "tool-change rate (cases)",
-        lambda s: fmt_rate(s.stability.tool_change) if s.stability else "–",
+        lambda s, r: r(s.stability.tool_change) if s.stability else "–",
     ),
-    ("lowest attempt series", lambda s: _min_series(s)),
-    ("tool calls per attempt (calls: attempts)", lambda s: _calls(s)),
-    ("forbidden tool calls", lambda s: str(s.forbidden_calls)),
-    ("unsafe calls", lambda s: str(s.unsafe_calls)),
-    ("calls extracted from text", lambda s: str(s.extracted_calls)),
+    ("lowest attempt series", lambda s, r: _min_series(s, r)),
+    ("tool calls per attempt (calls: attempts)", lambda s, r: _calls(s)),
+    ("forbidden tool calls", lambda s, r: str(s.forbidden_calls)),
+    ("unsafe calls", lambda s, r: str(s.unsafe_calls)),
+    ("calls extracted from text", lambda s, r: str(s.extracted_calls)),
     (
         "infrastructure errors (not scored)",
-        lambda s: ", ".join(f"{k} {v}" for k, v in s.infrastructure.items()) or "0",
+        lambda s, r: ", ".join(f"{k} {v}" for k, v in s.infrastructure.items()) or "0",
     ),
-    ("harness errors", lambda s: str(s.harness_errors)),
+    ("harness errors", lambda s, r: str(s.harness_errors)),
+    ("answers from the cache (no model call)", lambda s, r: f"{s.cached} of {s.attempts}"),
     (
         "latency p50 / p95 ms",
-        lambda s: f"{_num(s.latency_ms_p50, 0)} / {_num(s.latency_ms_p95, 0)}",
+        lambda s, r: f"{_num(s.latency_ms_p50, 0)} / {_num(s.latency_ms_p95, 0)}",
     ),
-    ("tokens in / out", lambda s: f"{s.input_tokens} / {s.output_tokens}"),
-    ("cost USD", lambda s: "–" if s.cost_usd is None else f"{s.cost_usd:.4f}"),
-    ("tokens / cost per success", lambda s: _per_success(s)),
+    ("tokens in / out", lambda s, r: f"{s.input_tokens} / {s.output_tokens}"),
+    ("cost USD", lambda s, r: "–" if s.cost_usd is None else f"{s.cost_usd:.4f}"),
+    ("tokens / cost per success", lambda s, r: _per_success(s)),
 ]
 
 
@@ -118,47 +132,89 @@ def _per(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}"
 
 
-_MS_ROWS: list[tuple[str, Callable[[MultiStepStats], str]]] = [
-    ("multi-step attempts", lambda m: str(m.attempts)),
-    ("task success", lambda m: fmt_rate(m.success)),
-    ("trajectory success", lambda m: fmt_rate(m.trajectory)),
-    ("end-state success", lambda m: fmt_rate(m.end_state)),
-    ("clarification rate", lambda m: fmt_rate(m.clarification)),
-    ("unsafe calls / attempts with one", lambda m: f"{m.unsafe_calls} / {fmt_rate(m.unsafe_rate)}"),
-    ("graceful failure (heuristic)", lambda m: fmt_rate(m.graceful_failure)),
+_MS_ROWS: list[tuple[str, Callable[[MultiStepStats, RateFormat], str]]] = [
+    ("multi-step attempts", lambda m, r: str(m.attempts)),
+    ("task success", lambda m, r: r(m.success)),
+    ("trajectory success", lambda m, r: r(m.trajectory)),
+    ("end-state success", lambda m, r: r(m.end_state)),
+    ("clarification rate", lambda m, r: r(m.clarification)),
+    ("unsafe calls / attempts with one", lambda m, r: f"{m.unsafe_calls} / {r(m.unsafe_rate)}"),
+    ("graceful failure (heuristic)", lambda m, r: r(m.graceful_failure)),
     (
         "steps / calls per success",
-        lambda m: f"{_per(m.steps_per_success)} / {_per(m.calls_per_success)}",
+        lambda m, r: f"{_per(m.steps_per_success)} / {_per(m.calls_per_success)}",
     ),
-    ("redundant calls", lambda m: str(m.redundant_calls)),
-    ("step limit reached", lambda m: str(m.step_limit_hits)),
+    ("redundant calls", lambda m, r: str(m.redundant_calls)),
+    ("step limit reached", lambda m, r: str(m.step_limit_hits)),
 ]
 
 
-def _multistep(summaries: dict[str, Summary]) -> Table | None:
+@dataclass(frozen=True)
+class _Layout:
+    """Column headers and rate format that fit the console.
+
+    One target: its name, rates with intervals. Several: names if they fit,
+    else letters with a legend; rates without intervals when the full form
+    would not fit, so the table stays readable at 80 columns.
+    """
+
+    labels: dict[str, str]
+    rate: RateFormat
+    legend: list[str]
+
+
+_LABEL_WIDTH = 26  # the metric column, wrapped narrower when needed
+_FULL_RATE = 21  # "77.3% (58/75) [67–85]"
+_SHORT_RATE = 14  # "77.3% (58/75)"
+
+
+def _layout(targets: list[str], width: int) -> _Layout:
+    names = {t: term_text(t) for t in targets}
+    if len(targets) <= 1:
+        return _Layout(names, fmt_rate, [])
+    longest = max(len(n) for n in names.values())
+    if _LABEL_WIDTH + len(targets) * (max(longest, _FULL_RATE) + 3) <= width:
+        return _Layout(names, fmt_rate, [])
+    if _LABEL_WIDTH + len(targets) * (max(longest, _SHORT_RATE) + 3) <= width:
+        return _Layout(names, _short_rate, [])
+    letters = {t: _letter(i) for i, t in enumerate(targets)}
+    legend = [f"{letters[t]} = {names[t]}" for t in targets]
+    return _Layout(letters, _short_rate, legend)
+
+
+def _letter(i: int) -> str:
+    return chr(ord("A") + i) if i < 26 else f"T{i + 1}"
+
+
+def _multistep(summaries: dict[str, Summary], lay: _Layout) -> Table | None:
     if all(s.multistep is None for s in summaries.values()):
         return None
     table = Table(title="multi-step tasks", title_justify="left")
-    table.add_column("metric", style="bold")
+    table.add_column("metric", style="bold", ratio=1)
     for target in summaries:
-        table.add_column(escape(target), overflow="fold")
+        table.add_column(lay.labels[target], overflow="fold")
     for label, getter in _MS_ROWS:
         table.add_row(
             label,
-            *("–" if s.multistep is None else getter(s.multistep) for s in summaries.values()),
+            *(
+                "–" if s.multistep is None else getter(s.multistep, lay.rate)
+                for s in summaries.values()
+            ),
         )
     return table
 
 
-def _multistep_slices(summaries: dict[str, Summary], title: str, attr: str) -> Table | None:
+def _multistep_slices(
+    summaries: dict[str, Summary], title: str, attr: str, lay: _Layout
+) -> Table | None:
     def cell(s: Summary, key: str) -> str | None:
         st = getattr(s.multistep, attr).get(key) if s.multistep is not None else None
         if st is None:
             return None
-        return f"{fmt_rate(st.success)} · {fmt_rate(st.end_state)} · {st.unsafe_calls}"
+        return f"{lay.rate(st.success)} · {lay.rate(st.end_state)} · {st.unsafe_calls}"
 
     groups = [getattr(s.multistep, attr) for s in summaries.values() if s.multistep is not None]
-    return _slice_table(summaries, title, "success · end state · unsafe", groups, cell)
+    return _slice_table(summaries, title, "success · end state · unsafe", groups, cell, lay)
 
 
 def _slice_table(
@@ -167,84 +223,151 @@ def _slice_table(
     what: str,
     groups: list[dict[str, Any]],
     cell: Callable[[Summary, str], str | None],
+    lay: _Layout,
 ) -> Table | None:
     """One row per slice key, one column per target."""
     keys = sorted({k for g in groups for k in g})
     if not keys:
         return None
-    table = Table(title=title, title_justify="left")
-    table.add_column("slice")
+    table = Table(title=f"{title} · {what}", title_justify="left")
+    table.add_column("slice", ratio=1)
     for target in summaries:
-        table.add_column(f"{escape(target)} · {what}", overflow="fold")
+        table.add_column(lay.labels[target], overflow="fold")
     for key in keys:
-        table.add_row(escape(key), *((cell(s, key) or "–") for s in summaries.values()))
+        table.add_row(term_text(key), *((cell(s, key) or "–") for s in summaries.values()))
     return table
 
 
-def _headline(summaries: dict[str, Summary]) -> Table:
+def _report_table(summaries: dict[str, Summary], lay: _Layout) -> Table:
     table = Table(title="toolproof report", title_justify="left", show_lines=False)
-    table.add_column("metric", style="bold")
+    table.add_column("metric", style="bold", ratio=1)
     for target in summaries:
-        table.add_column(escape(target), overflow="fold")
+        table.add_column(lay.labels[target], overflow="fold")
     for label, getter in _ROWS:
-        table.add_row(label, *(getter(s) for s in summaries.values()))
+        table.add_row(label, *(getter(s, lay.rate) for s in summaries.values()))
     return table
 
 
-def _failure_classes(summaries: dict[str, Summary]) -> Table | None:
+def _failure_classes(summaries: dict[str, Summary], lay: _Layout) -> Table | None:
     classes = sorted({k for s in summaries.values() for k in s.failure_counts})
     if not classes:
         return None
     table = Table(title="failed cases by first failing stage", title_justify="left")
     table.add_column("failure class")
     for target in summaries:
-        table.add_column(escape(target), justify="right")
+        table.add_column(lay.labels[target], justify="right")
     for c in classes:
         table.add_row(c, *(str(s.failure_counts.get(c, 0)) for s in summaries.values()))
     return table
 
 
-def _slices(summaries: dict[str, Summary], title: str, attr: str) -> Table | None:
+def _slices(summaries: dict[str, Summary], title: str, attr: str, lay: _Layout) -> Table | None:
     def cell(s: Summary, key: str) -> str | None:
         st = getattr(s, attr).get(key)
-        return fmt_rate(st.strict_pass) if st else None
+        return lay.rate(st.strict_pass) if st else None
 
     groups = [getattr(s, attr) for s in summaries.values()]
-    return _slice_table(summaries, title, "strict pass", groups, cell)
+    return _slice_table(summaries, title, "strict pass", groups, cell, lay)
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+_HEADLINE: list[tuple[str, Callable[[Summary], str]]] = [
+    ("strict pass", lambda s: _short_rate(s.strict_pass)),
+    ("tool selection", lambda s: _short_rate(s.selection)),
+    ("argument accuracy", lambda s: _short_rate(s.arguments)),
+    ("pass^k", lambda s: _pct(s.stability.pass_hat_k.value) if s.stability else "–"),
+    ("unsafe calls", lambda s: str(s.unsafe_calls)),
+    ("without a model answer", lambda s: str(s.attempts - s.scored)),
+    ("answers from the cache", lambda s: f"{s.cached} of {s.attempts}"),
+]
+
+
+def _headline(summaries: dict[str, Summary], lay: _Layout) -> Table:
+    """The figures that matter most: printed last, so they stay in view."""
+    k = next((s.stability.k for s in summaries.values() if s.stability), 1)
+    table = Table(title="headline", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("metric", style="bold", ratio=1)
+    for target in summaries:
+        table.add_column(lay.labels[target], overflow="fold")
+    for label, getter in _HEADLINE:
+        name = label.replace("^k", f"^{k}")
+        table.add_row(name, *(getter(s) for s in summaries.values()))
+    return table
+
+
+def _verdict(target: str, s: Summary) -> str:
+    """One line: did every scored attempt pass, and what else needs a look."""
+    notes = []
+    if s.unsafe_calls:
+        notes.append(f"{s.unsafe_calls} unsafe call{'s' if s.unsafe_calls != 1 else ''}")
+    if s.attempts > s.scored:
+        notes.append(f"{s.attempts - s.scored} unanswered")
+    if s.cached:
+        notes.append(f"{s.cached} from the cache")
+    tail = "".join(f" · {n}" for n in notes)
+    if s.scored == 0:
+        return f"[red]✗[/red] {target}: no attempt was scored{tail}"
+    failed = len(s.failures)
+    if failed == 0 and not s.unsafe_calls:
+        return f"[green]✓[/green] {target}: all {s.scored} scored attempts passed{tail}"
+    return f"[red]✗[/red] {target}: {failed} of {s.scored} scored attempts failed{tail}"
 
 
 def render_terminal(
-    summaries: dict[str, Summary], console: Console, *, failures: bool = True, tags: bool = True
+    summaries: dict[str, Summary],
+    console: Console,
+    *,
+    failures: bool = True,
+    tags: bool = True,
+    headline: bool = True,
 ) -> None:
-    """Print the report for one or more targets, side by side."""
-    console.print(_headline(summaries))
+    """Print the report for one or more targets, side by side.
+
+    It ends with the headline figures and a one-line verdict per target, after
+    the failure list, so they are the last thing shown (``headline=False``
+    leaves them out, for a caller that prints its own decision).
+    """
+    lay = _layout(list(summaries), console.width)
+    for line in lay.legend:
+        console.print(line, highlight=False)
+    console.print(_report_table(summaries, lay))
     for table in (
-        _failure_classes(summaries),
-        _slices(summaries, "by risk class", "by_risk"),
-        _slices(summaries, "by tag", "by_tag") if tags else None,
-        _multistep(summaries),
-        _multistep_slices(summaries, "multi-step by risk class", "by_risk"),
-        _multistep_slices(summaries, "multi-step by tool", "by_tool"),
-        _multistep_slices(summaries, "multi-step by tag", "by_tag") if tags else None,
+        _failure_classes(summaries, lay),
+        _slices(summaries, "by risk class", "by_risk", lay),
+        _slices(summaries, "by tag", "by_tag", lay) if tags else None,
+        _multistep(summaries, lay),
+        _multistep_slices(summaries, "multi-step by risk class", "by_risk", lay),
+        _multistep_slices(summaries, "multi-step by tool", "by_tool", lay),
+        _multistep_slices(summaries, "multi-step by tag", "by_tag", lay) if tags else None,
     ):
         if table is not None:
             console.print(table)
     if failures:
         _print_failures(summaries, console)
+    if headline:
+        console.print()
+        for line in lay.legend:  # again: the first one has scrolled away
+            console.print(line, highlight=False)
+        console.print(_headline(summaries, lay))
+        for target, s in summaries.items():
+            console.print(_verdict(term_text(target), s), highlight=False)
 
 
 def _print_failures(summaries: dict[str, Summary], console: Console) -> None:
     for target, s in summaries.items():
         if not s.failures:
             continue
-        console.print(f"\n[bold]failures · {escape(target)}[/bold] ({len(s.failures)})")
+        console.print(f"\n[bold]failures · {term_text(target)}[/bold] ({len(s.failures)})")
         for item in s.failures:
             attempt = f" #{item.attempt}" if item.attempt else ""
             console.print(
-                f"[red]✗[/red] {escape(item.case_id)}{attempt} [dim]({item.risk.value})[/dim] "
+                f"[red]✗[/red] {term_text(item.case_id)}{attempt} [dim]({item.risk.value})[/dim] "
                 f"[yellow]{item.failure.value}[/yellow]"
             )
             for reason in item.reasons:
-                console.print(f"    {escape(reason)}", highlight=False)
-            for line in item.diff.splitlines():
-                console.print(f"    [dim]{escape(line)}[/dim]", highlight=False)
+                console.print(f"    {term_text(reason)}", highlight=False)
+            for line in item.diff.split("\n"):
+                console.print(f"    [dim]{term_text(line)}[/dim]", highlight=False)

@@ -4,13 +4,18 @@ Each step sends the conversation so far. Every call the model makes is
 answered by the case's mocks, then the suite's mocks, then the environment
 (first that has an answer), and the result goes back as a ``role: tool``
 message, which each provider adapter translates into its own wire format.
-The loop ends when the model answers without a call, or after ``max_steps``
-model calls. Nothing real is executed.
+The loop ends when the model answers without a call, or when the attempt's
+budget is spent: ``max_steps`` model calls, ``attempt_tokens`` tokens (input
+and output, all steps), or ``attempt_seconds`` of wall time (checked before
+each step; a step in flight is bounded by the request timeout). The budget that
+ended an attempt is kept as ``stopped_by``: it is model behaviour (a loop that
+did not finish), not an infrastructure failure. Nothing real is executed.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +26,7 @@ from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.run._env import EnvSession, LoadedEnvironment
 from toolproof.types import Case, Message, Response, Suite, Tool, ToolCall, Usage
 
-__all__ = ["DEFAULT_MAX_STEPS", "AgentRun", "ToolBox", "run_agent"]
+__all__ = ["DEFAULT_MAX_STEPS", "AgentRun", "Budget", "RecordedToolBox", "ToolBox", "run_agent"]
 
 DEFAULT_MAX_STEPS = 10
 
@@ -62,6 +67,34 @@ class ToolBox:
             self.env.close()
 
 
+class RecordedToolBox:
+    """Answers tool calls with the results of a recorded transcript, in order (replay).
+
+    Nothing runs: the end state is the recorded one. A call the recording does
+    not have (the replayed model diverged) gets an error result naming it.
+    """
+
+    def __init__(self, transcript: list[Message], end_state: Any) -> None:
+        self._results = [m for m in transcript if m.role == "tool"]
+        self._next = 0
+        self._end_state = end_state
+
+    def call(self, call: ToolCall) -> ToolResult:
+        if self._next >= len(self._results):
+            return _error(f"replay: the recording has no result for this call of {call.name}")
+        message = self._results[self._next]
+        self._next += 1
+        if message.name is not None and message.name != call.name:
+            return _error(f"replay: the recording answered {message.name} here, not {call.name}")
+        return ToolResult(message.content or "", is_error=message.is_error)
+
+    def snapshot(self) -> Any:
+        return self._end_state
+
+    def close(self) -> None:
+        pass
+
+
 def _error(message: str) -> ToolResult:
     return ToolResult(json.dumps({"error": message}), is_error=True, fault="error")
 
@@ -74,6 +107,17 @@ class AgentRun:
     response: Response
     steps: list[dict[str, Any]] = field(default_factory=list)
     end_state: Any = None
+    #: The budget that ended the attempt ("steps", "tokens", "seconds"), or None.
+    stopped_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What one multi-step attempt may spend."""
+
+    steps: int = DEFAULT_MAX_STEPS
+    tokens: int | None = None
+    seconds: float | None = None
 
 
 async def run_agent(
@@ -83,17 +127,36 @@ async def run_agent(
     messages: list[Message],
     tools: list[Tool],
     settings: ModelSettings,
-    toolbox: ToolBox,
-    max_steps: int = DEFAULT_MAX_STEPS,
+    toolbox: ToolBox | RecordedToolBox,
+    max_steps: int | None = None,
+    budget: Budget | None = None,
+    case_id: str | None = None,
+    attempt: int = 0,
 ) -> AgentRun:
     """Run the loop. ``call_model`` is the runner's paced, retried provider call."""
+    if budget is None:
+        budget = Budget(
+            steps=max_steps or DEFAULT_MAX_STEPS,
+            tokens=settings.attempt_tokens,
+            seconds=settings.attempt_seconds,
+        )
+    started = time.monotonic()
     transcript = list(messages)
     steps: list[dict[str, Any]] = []
     response: Response | None = None
+    stopped_by: str | None = None
     try:
-        for step in range(max_steps):
+        for step in range(budget.steps):
+            if step and budget.seconds is not None and time.monotonic() - started >= budget.seconds:
+                stopped_by = "seconds"
+                break
             request = ProviderRequest.model_construct(
-                model=model, messages=list(transcript), tools=tools, settings=settings
+                model=model,
+                messages=list(transcript),
+                tools=tools,
+                settings=settings,
+                case_id=case_id,
+                attempt=attempt,
             )
             exchange = await call_model(request)
             response = exchange.response
@@ -108,15 +171,25 @@ async def run_agent(
             if not calls:
                 break
             transcript.extend(_answer(toolbox, c) for c in calls)
+            if budget.tokens is not None and _tokens(steps) >= budget.tokens:
+                stopped_by = "tokens"
+                break
+        else:
+            stopped_by = "steps"
         end_state = toolbox.snapshot()
     finally:
         toolbox.close()
     assert response is not None  # max_steps >= 1
     final = response.model_copy(update={"usage": _total_usage(steps)})
-    return AgentRun(transcript, final, steps, end_state)
+    return AgentRun(transcript, final, steps, end_state, stopped_by)
 
 
-def _answer(toolbox: ToolBox, call: ToolCall) -> Message:
+def _tokens(steps: list[dict[str, Any]]) -> int:
+    usage = _total_usage(steps)
+    return 0 if usage is None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
+
+
+def _answer(toolbox: ToolBox | RecordedToolBox, call: ToolCall) -> Message:
     result = toolbox.call(call)
     return Message(
         role="tool",

@@ -1,5 +1,16 @@
 """The response cache: one small JSON file per (fingerprint, slot), sharded.
 
+The cache lives in the user's cache folder by default
+(``$TOOLPROOF_CACHE/responses``, else ``$XDG_CACHE_HOME/toolproof/responses``,
+else ``~/.cache/toolproof/responses``), never in the checkout: suite files and
+records come from pull requests, and a pull request that could write cache
+entries could make a failing model pass without a call. Outside the checkout,
+only toolproof writes entries, and only with answers it received. (Signing
+entries with a per-machine key would also stop forgery, but it adds a key to
+create, keep and rotate, and a cache inside the checkout would still be
+deleted or bloated by a pull request. ``--cache-dir`` can still point anywhere,
+by the user's own choice.)
+
 A fingerprint is the sha256 of the canonical request (messages and tools),
 the model spec, and the settings that change what the model generates. Rate
 limits, concurrency, timeouts and retries do not. Repeat ``i`` of a case uses
@@ -19,15 +30,33 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from toolproof._jsontext import dump_model
+from toolproof._secrets import redactor
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.providers._base import GENERATION_FIELDS
 from toolproof.types import Message, Response, Tool
 
-__all__ = ["GENERATION_FIELDS", "Fingerprinter", "ResponseCache", "fingerprint"]
+__all__ = [
+    "GENERATION_FIELDS",
+    "Fingerprinter",
+    "ResponseCache",
+    "default_cache_dir",
+    "fingerprint",
+]
 
 
 CACHE_FORMAT = "toolproof.cache/1"
 
+
+
+def default_cache_dir() -> Path:
+    """The user cache folder for answers (see the module docstring); never the checkout."""
+    root = os.environ.get("TOOLPROOF_CACHE")
+    if root:
+        return Path(root).expanduser() / "responses"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "toolproof" / "responses"
 
 
 def fingerprint(spec: str, request: ProviderRequest) -> str:
@@ -49,7 +78,7 @@ class Fingerprinter:
             self._tools[id(request.tools)] = entry
         messages = _dumps(_messages_part(request.messages))
         blob = f'{{"head":{self._head},"tools":{entry[1]},"messages":{messages}}}'
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _dumps(data: Any) -> str:
@@ -101,11 +130,12 @@ class ResponseCache:
         """Store an answer atomically; a failure to cache never fails the run."""
         path = self._path(key, slot)
         entry = _Entry(key=key, slot=slot, request=exchange.request, response=exchange.response)
+        entry = redactor().model(entry)  # never a loaded API key on disk
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(entry.model_dump_json(exclude_none=True).encode())
+                fh.write(dump_model(entry, exclude_none=True).encode())
             os.replace(tmp, path)
         except OSError:
             return

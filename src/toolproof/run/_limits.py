@@ -40,7 +40,9 @@ class RetryPolicy:
     max_retry_after_s: float = 300.0
     max_rate_limited_s: float = 900.0
     """429s with a Retry-After are back-pressure, not failures: they do not use up
-    ``max_retries``; an attempt gives up once it has waited this long on them."""
+    ``max_retries``; an attempt gives up once it has waited this long on them,"""
+    max_rate_limited: int = 100
+    """or once it has been told to come back this many times."""
 
     def delay(self, retry: int, retry_after: float | None) -> float:
         """Seconds to wait before retry number ``retry`` (0-based)."""

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolproof._jsontext import dump_model
+from toolproof._secrets import redactor
 from toolproof.errors import SuiteError
 from toolproof.providers import ModelSettings
 from toolproof.types import Suite
@@ -73,12 +75,23 @@ class Manifest(BaseModel):
     status: Status = "running"
     resumed: int = Field(default=0, description="How many times the run was resumed.")
     counts: dict[str, int] = Field(default_factory=dict)
+    error: str | None = Field(
+        default=None, description="Why the run stopped, when it failed or was stopped."
+    )
+    changes: list[str] = Field(
+        default_factory=list,
+        description="Settings changed when the run was resumed, one line each, in order.",
+    )
     extra: dict[str, Any] = Field(default_factory=dict)
+    git_commit: str | None = Field(default=None, description="The commit checked out, if any.")
+    shard: str | None = Field(
+        default=None, description="INDEX/COUNT: this run holds one shard of the cases."
+    )
 
 
 def _sha(data: Any) -> str:
     blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def tools_fingerprint(suite: Suite) -> str:
@@ -94,6 +107,23 @@ def system_fingerprint(suite: Suite) -> str | None:
     return _sha(prompts)
 
 
+def git_commit(where: str | Path | None = None) -> str | None:
+    """The commit checked out in the working folder (or CI's variable), if any."""
+    for name in ("GITHUB_SHA", "CI_COMMIT_SHA"):
+        if os.environ.get(name):
+            return os.environ[name]
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = done.stdout.strip()
+    return out if done.returncode == 0 and len(out) == 40 else None
+
+
 def now_utc() -> datetime:
     return datetime.now(UTC)
 
@@ -101,7 +131,8 @@ def now_utc() -> datetime:
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Replace ``manifest.json`` atomically."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    data = manifest.model_dump_json(indent=2, exclude_none=True).encode() + b"\n"
+    manifest = redactor().model(manifest)  # never a loaded API key on disk
+    data = dump_model(manifest, indent=2, exclude_none=True).encode() + b"\n"
     fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".manifest-", suffix=".json")
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -51,7 +51,7 @@ class Pricing:
         return Pricing({**self.prices, **_parse(data, source)})
 
     def with_file(self, path: str | Path) -> Pricing:
-        from toolproof.run._settings import read_mapping
+        from toolproof.suite._yaml import read_mapping
 
         return self.overridden(read_mapping(path), str(path))
 

@@ -24,6 +24,9 @@ class RunObserver(Protocol):
     def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
         """An attempt failed and will be tried again after ``delay_s``."""
 
+    def note(self, target: str, text: str) -> None:
+        """What a target is doing before its first answer (e.g. loading a model)."""
+
     def finished(self) -> None:
         """The run stopped (done, interrupted or failed)."""
 
@@ -38,6 +41,9 @@ class SilentObserver:
         pass
 
     def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
+        pass
+
+    def note(self, target: str, text: str) -> None:
         pass
 
     def finished(self) -> None:
@@ -90,7 +96,14 @@ class RichProgress:
         if record.cost_usd is not None and not record.cached:
             stats[2] += record.cost_usd
             update["cost"] = f"${stats[2]:.4f} spent"
-        self._progress.update(self._tasks[target], advance=1, **update)
+        self._progress.update(self._tasks[target], advance=1, description=target, **update)
+
+    def note(self, target: str, text: str) -> None:
+        from rich.markup import escape as escape_markup
+
+        task = self._tasks.get(target)
+        if task is not None:
+            self._progress.update(task, description=f"{target}: {escape_markup(text)}")
 
     def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
         stats = self._stats.get(target)

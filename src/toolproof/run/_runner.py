@@ -10,24 +10,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import json
 import re
+import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from toolproof._version import __version__
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
+from toolproof.providers._base import with_defaults
 from toolproof.providers._registry import split_spec
-from toolproof.records import RecordWriter, latest_records, read_records
-from toolproof.run._cache import Fingerprinter, ResponseCache
+from toolproof.records import RecordsWriteError, RecordWriter, latest_records, read_records
+from toolproof.run._cache import Fingerprinter, ResponseCache, default_cache_dir
 from toolproof.run._context import ATTEMPT, AttemptInfo
 from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import (
     Manifest,
     TargetEntry,
+    git_commit,
     now_utc,
     read_manifest,
     system_fingerprint,
@@ -36,14 +43,22 @@ from toolproof.run._manifest import (
 )
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
+from toolproof.run._shard import in_shard, parse_shard
 from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import AttemptError, Case, Outcome, Record, Suite, Tool
 
-__all__ = ["RunOptions", "RunResult", "Target", "resume_run", "run_suite", "run_suite_async"]
+__all__ = [
+    "RunOptions",
+    "RunResult",
+    "RunStorageError",
+    "RunTerminated",
+    "Target",
+    "resume_run",
+    "run_suite",
+    "run_suite_async",
+]
 
 RECORDS_FILE = "records.jsonl"
-#: Providers whose answers are not worth caching (they are local, or change with user code).
-_UNCACHED_PROVIDERS = ("scripted", "replay")
 
 
 @dataclass
@@ -55,10 +70,6 @@ class Target:
     settings: ModelSettings = field(default_factory=ModelSettings)
     provider: Provider | None = None
 
-    @property
-    def cacheable(self) -> bool:
-        return self.kind == "model" and split_spec(self.spec)[0] not in _UNCACHED_PROVIDERS
-
 
 @dataclass
 class RunOptions:
@@ -67,10 +78,13 @@ class RunOptions:
     repeats: int = 1
     #: Run only the cases that carry at least one of these tags (all cases when empty).
     tags: tuple[str, ...] = ()
+    #: Run only this shard of the cases: (index from 1, count), by a stable hash of the case ID.
+    shard: tuple[int, int] | None = None
     out: Path | None = None
     runs_dir: Path = Path("runs")
     cache: bool = True
-    cache_dir: Path = Path(".toolproof/cache")
+    #: The user cache folder by default, outside any checkout (see ``_cache``).
+    cache_dir: Path = field(default_factory=default_cache_dir)
     pricing: Pricing | None = None
     pricing_file: str | None = None
     config_file: str | None = None
@@ -139,6 +153,7 @@ async def run_suite_async(
         raise UserError(f"no case of suite '{suite.name}' has tag {', '.join(opts.tags)}")
     chosen = [t if isinstance(t, Target) else Target(spec=t) for t in targets]
     _check_targets(chosen)
+    chosen = [_with_provider_defaults(t) for t in chosen]
     _check_code(suite, opts)
     run_dir = opts.out or new_run_dir(opts.runs_dir, suite.name)
     if (run_dir / "manifest.json").exists():
@@ -174,6 +189,24 @@ def _check_targets(targets: list[Target]) -> None:
         seen.add(t.spec)
 
 
+def _with_provider_defaults(target: Target) -> Target:
+    """The target with its provider's default settings where no layer set a value."""
+    if target.kind != "model":
+        return target
+    if target.provider is not None:
+        defaults = type(target.provider).default_settings
+    else:
+        from toolproof.providers._registry import provider_class
+
+        try:
+            defaults = provider_class(target.spec).default_settings
+        except UserError:  # reported, with the spec, when the provider is created
+            return target
+    if not defaults:
+        return target
+    return replace(target, settings=with_defaults(target.settings, defaults))
+
+
 def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunOptions) -> Manifest:
     return Manifest(
         run_id=run_dir.name,
@@ -187,6 +220,8 @@ def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunO
         targets=[TargetEntry(spec=t.spec, kind=t.kind, settings=t.settings) for t in targets],
         repeats=opts.repeats,
         tags=list(opts.tags),
+        shard=f"{opts.shard[0]}/{opts.shard[1]}" if opts.shard else None,
+        git_commit=git_commit(),
         cache=opts.cache,
         pricing_file=opts.pricing_file,
         config_file=opts.config_file,
@@ -200,14 +235,31 @@ def resume_run(
     *,
     suite: Suite | None = None,
     retry_failed: bool = False,
+    config: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Finish a stopped run: run only the attempts it has no record for, and append them.
 
     With ``retry_failed``, attempts whose latest record has no model answer
     (infrastructure failure or harness error) are run again too; the new
     record supersedes the old one.
+
+    ``config`` (a settings file) and ``overrides`` (settings given as flags)
+    may change how requests are sent (timeout, retries, concurrency, rate
+    limits); each change is recorded in the manifest's ``changes``. A change to
+    what the model generates (temperature, max_tokens...) is refused, naming
+    it: the records so far were made without it.
     """
-    return asyncio.run(resume_run_async(run_dir, options, suite=suite, retry_failed=retry_failed))
+    return asyncio.run(
+        resume_run_async(
+            run_dir,
+            options,
+            suite=suite,
+            retry_failed=retry_failed,
+            config=config,
+            overrides=overrides,
+        )
+    )
 
 
 async def resume_run_async(
@@ -216,6 +268,8 @@ async def resume_run_async(
     *,
     suite: Suite | None = None,
     retry_failed: bool = False,
+    config: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> RunResult:
     path = Path(run_dir)
     manifest = read_manifest(path)
@@ -228,13 +282,74 @@ async def resume_run_async(
     opts = options or RunOptions()
     opts.repeats = manifest.repeats
     opts.tags = tuple(manifest.tags)
+    opts.shard = parse_shard(manifest.shard) if manifest.shard else None
     opts.cache = opts.cache and manifest.cache
     if opts.pricing is None:
         opts.pricing = _pricing_of(manifest)
+    manifest = _resettled(manifest, path, config, overrides)
     targets = [Target(spec=t.spec, kind=t.kind, settings=t.settings) for t in manifest.targets]
     _check_code(suite, opts)
     manifest = manifest.model_copy(update={"resumed": manifest.resumed + 1, "status": "running"})
     return await _execute(path, suite, targets, opts, manifest, retry_failed)
+
+
+def _resettled(
+    manifest: Manifest,
+    run_dir: Path,
+    config: str | Path | None,
+    overrides: Mapping[str, Any] | None,
+) -> Manifest:
+    """The manifest with the resume's settings applied and recorded, or a refusal."""
+    if config is None and not any(v is not None for v in (overrides or {}).values()):
+        return manifest
+    from toolproof.run._settings import load_config, resolve_settings
+
+    loaded = load_config(config) if config is not None else None
+    entries: list[TargetEntry] = []
+    changes: list[str] = []
+    refused: list[str] = []
+    for entry in manifest.targets:
+        explicit = resolve_settings(entry.spec, config=loaded, overrides=overrides)
+        update = explicit.model_dump(include=explicit.model_fields_set)
+        current = entry.settings.model_dump()
+        new = ModelSettings.model_validate({**current, **update})
+        for key in sorted(update):
+            before, after = getattr(entry.settings, key), getattr(new, key)
+            if before == after:
+                continue
+            line = f"{entry.spec}: {key} {_shown(before)} -> {_shown(after)}"
+            (changes if key in RESUMABLE_SETTINGS else refused).append(line)
+        entries.append(entry.model_copy(update={"settings": new}))
+    if refused:
+        raise UserError(
+            f"{run_dir}: --resume would change what the model generates "
+            f"({'; '.join(refused)}); the records so far were made without that change. "
+            "Start a new run, or resume without it"
+        )
+    number = manifest.resumed + 1
+    recorded = [f"resume {number}: {line}" for line in changes]
+    update_manifest: dict[str, Any] = {
+        "targets": entries,
+        "changes": [*manifest.changes, *recorded],
+    }
+    if config is not None:
+        source = str(Path(config).resolve())
+        if source != manifest.config_file:
+            update_manifest["changes"].append(f"resume {number}: config {source}")
+            update_manifest["config_file"] = source
+    return manifest.model_copy(update=update_manifest)
+
+
+#: Settings a resume may change: how requests are sent, not what the model generates.
+RESUMABLE_SETTINGS = frozenset(
+    {"concurrency", "rpm", "tpm", "timeout_s", "max_retries", "api_key_env"}
+)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, BaseModel):
+        return json.dumps(value.model_dump(mode="json", exclude_none=True))
+    return json.dumps(value)
 
 
 def _pricing_of(manifest: Manifest) -> Pricing:
@@ -278,6 +393,8 @@ def _pending(
     }
     wanted = set(opts.tags)
     cases = [c for c in suite.cases if not wanted or wanted.intersection(c.tags)]
+    if opts.shard is not None:
+        cases = [c for c in cases if in_shard(c.id, *opts.shard)]
     work: dict[str, list[tuple[Case, int]]] = {}
     for t in targets:
         work[t.spec] = [
@@ -297,28 +414,112 @@ async def _execute(
     manifest: Manifest,
     retry_failed: bool = False,
 ) -> RunResult:
-    """Run what ``run_dir`` lacks. Records already there (a resume) are read under the lock."""
-    with run_lock(run_dir):
-        records_path = run_dir / RECORDS_FILE
-        previous = read_records(records_path) if records_path.exists() else []
-        work = _pending(suite, targets, opts, previous, retry_failed)
-        observer = opts.observer or SilentObserver()
-        write_manifest(run_dir, manifest)
-        session = _Session(run_dir, suite, opts, observer)
-        status: Literal["complete", "interrupted", "failed"] = "failed"
-        try:
-            await session.run(targets, work)
-            status = "complete"
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            status = "interrupted"
-            raise
-        finally:
-            await session.close()
-            observer.finished()
-            records = latest_records([*previous, *session.records])
-            manifest = _final_manifest(manifest, targets, session, records, status)
+    """Run what ``run_dir`` lacks. Records already there (a resume) are read under the lock.
+
+    SIGTERM stops the run like Ctrl-C: the manifest says ``interrupted`` and
+    ``RunTerminated`` (a ``KeyboardInterrupt``) is raised. A run folder that
+    cannot be written (disk full, read-only) stops the run with one
+    :class:`RunStorageError` line; the manifest says ``failed`` when it can
+    still be written.
+    """
+    try:
+        with run_lock(run_dir):
+            records_path = run_dir / RECORDS_FILE
+            previous = read_records(records_path) if records_path.exists() else []
+            work = _pending(suite, targets, opts, previous, retry_failed)
+            observer = opts.observer or SilentObserver()
             write_manifest(run_dir, manifest)
+            session = _Session(run_dir, suite, opts, observer)
+            status: Literal["complete", "interrupted", "failed"] = "failed"
+            failure: OSError | None = None
+            terminated = _Terminator()
+            try:
+                with terminated:
+                    await session.run(targets, work)
+                status = "complete"
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                status = "interrupted"
+                if terminated.signalled:
+                    raise RunTerminated() from None
+                raise
+            except RecordsWriteError as exc:
+                failure = exc
+            finally:
+                try:
+                    await session.close()
+                except RecordsWriteError as exc:
+                    failure = failure or exc
+                    status = "failed"
+                observer.finished()
+                records = latest_records([*previous, *session.records])
+                reason = (
+                    str(failure)
+                    if failure is not None
+                    else "stopped by SIGTERM"
+                    if terminated.signalled
+                    else None
+                )
+                manifest = _final_manifest(manifest, targets, session, records, status, reason)
+                try:
+                    write_manifest(run_dir, manifest)
+                except OSError as exc:
+                    if failure is None:
+                        raise
+                    raise RunStorageError(
+                        f"{failure}; the manifest could not be updated either "
+                        f"({exc.strerror or exc})"
+                    ) from None
+            if failure is not None:
+                raise RunStorageError(
+                    f"{failure}; {len(session.records)} records were written and the manifest "
+                    f"says failed; free space or fix the folder, then resume with: "
+                    f"toolproof run --resume {run_dir}"
+                )
+    except RunStorageError:
+        raise
+    except OSError as exc:  # the folder itself: no lock, no manifest
+        where = exc.filename or run_dir
+        raise RunStorageError(
+            f"cannot write the run folder: {where}: {exc.strerror or exc}"
+        ) from None
     return RunResult(run_dir, manifest, records, suite, attempted=len(session.records))
+
+
+class RunStorageError(UserError):
+    """The run folder cannot be written: disk full, read-only, no permission."""
+
+
+class RunTerminated(KeyboardInterrupt):
+    """The run was stopped by SIGTERM; it is handled like Ctrl-C (resume it)."""
+
+
+class _Terminator:
+    """While active, SIGTERM cancels the running task (like Ctrl-C does under asyncio.run)."""
+
+    def __init__(self) -> None:
+        self.signalled = False
+        self._installed = False
+
+    def __enter__(self) -> _Terminator:
+        task = asyncio.current_task()
+        if task is None:
+            return self
+        loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            self.signalled = True
+            task.cancel()
+
+        try:
+            loop.add_signal_handler(signal.SIGTERM, stop)
+        except (ValueError, RuntimeError, NotImplementedError):  # not the main thread
+            return self
+        self._installed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
 
 
 @contextlib.contextmanager
@@ -344,6 +545,7 @@ def _final_manifest(
     session: _Session,
     records: list[Record],
     status: Literal["complete", "interrupted", "failed"],
+    error: str | None = None,
 ) -> Manifest:
     retries = manifest.counts.get("retries", 0) + session.retries  # across resumes
     counts: dict[str, int] = {"records": len(records), "retries": retries}
@@ -362,7 +564,13 @@ def _final_manifest(
             versions.add(reported)
         entries.append(entry.model_copy(update={"model_versions": sorted(versions)}))
     return manifest.model_copy(
-        update={"targets": entries, "status": status, "ended_at": now_utc(), "counts": counts}
+        update={
+            "targets": entries,
+            "status": status,
+            "ended_at": now_utc(),
+            "counts": counts,
+            "error": error,
+        }
     )
 
 
@@ -408,6 +616,11 @@ class _Session:
             if version:
                 self.versions[run.target.spec] = version
 
+    def note(self, target: str, text: str) -> None:
+        note = getattr(self.observer, "note", None)  # observers written before note() lack it
+        if note is not None:
+            note(target, text)
+
     def tools_for(self, case: Case) -> list[Tool]:
         """The tools offered in a case, built once per distinct tool list."""
         key = None if case.tools is None else tuple(case.tools)
@@ -447,7 +660,7 @@ class _Session:
 
     def write(self, record: Record) -> None:
         assert self._writer is not None
-        self._writer.write(record)
+        record = self._writer.write(record)  # as written: loaded keys redacted
         self.records.append(record)
         self.observer.recorded(record)
 
@@ -489,20 +702,38 @@ class _TargetRun:
         self.provider = provider
         self.pacer = Pacer(target.settings.rpm, target.settings.tpm)
         self.model = split_spec(target.spec)[1] if target.kind == "model" else target.spec
-        self.cache = session.cache if target.cacheable else None
+        # The provider says whether its answers may be cached (scripted, replay and
+        # agents say no); agent targets are never cached.
+        cacheable = target.kind == "model" and provider.cacheable
+        self.cache = session.cache if cacheable else None
         self.fingerprint = Fingerprinter(target.spec, target.settings)
+        self._prepared = False
+        self._preparing = asyncio.Lock()
+
+    async def _prepare(self) -> None:
+        """Let the provider get ready (start a server...) before its first real call only,
+        so a run answered from the cache starts nothing."""
+        if self._prepared:
+            return
+        async with self._preparing:
+            if not self._prepared:
+                note = functools.partial(self.session.note, self.target.spec)
+                await self.provider.prepare(note)
+                self._prepared = True
 
     async def worker(self, jobs: Iterator[tuple[Case, int]]) -> None:
         for case, attempt in jobs:
             record = await self.attempt(case, attempt)
             self.session.write(record)
 
-    def request_for(self, case: Case) -> ProviderRequest:
+    def request_for(self, case: Case, attempt: int = 0) -> ProviderRequest:
         return ProviderRequest.model_construct(
             model=self.model,
             messages=case.conversation(self.session.suite.system),
             tools=self.session.tools_for(case),
             settings=self.target.settings,
+            case_id=case.id,
+            attempt=attempt,
         )
 
     async def attempt(self, case: Case, attempt: int) -> Record:
@@ -513,56 +744,111 @@ class _TargetRun:
             run_id=self.session.run_dir.name,
             started_at=now_utc(),
         )
+        # User agents (module:function) may still read the attempt from the context.
         token = ATTEMPT.set(AttemptInfo(case.id, attempt, self.target.spec))
         started = time.perf_counter()
+        retries: list[str] = []
         try:
-            request = self.request_for(case)
+            request = self.request_for(case, attempt)
             base.key = self.fingerprint(request)
             if case.multistep:
-                return await self._agent(base, case, request)
-            return await self._answer(base, request)
+                record = await self._agent(base, case, request, retries)
+            else:
+                record = await self._answer(base, request, retries)
         except TransportError as exc:
-            return _failed(base, exc, (time.perf_counter() - started) * 1000.0)
+            record = _failed(base, exc, (time.perf_counter() - started) * 1000.0)
         except UserError:
             raise
         except Exception as exc:
-            return _harness_error(base, exc)
+            record = _harness_error(base, exc)
         finally:
             ATTEMPT.reset(token)
+        if retries:
+            record = record.model_copy(update={"retries": retries})
+        return record
 
-    async def _answer(self, base: Record, request: ProviderRequest) -> Record:
-        assert base.key is not None
-        if self.cache is not None:
-            hit = self.cache.get(base.key, base.attempt)
-            if hit is not None:
-                return self._ok(base, hit, cached=True, latency_ms=hit.response.latency_ms)
+    async def _cached_call(
+        self, request: ProviderRequest, slot: int, retries: list[str]
+    ) -> tuple[Exchange, bool]:
+        """One model call through the cache: ``(exchange, came from the cache)``."""
+        if self.cache is None:
+            return await self._call(request, retries), False
+        key = self.fingerprint(request)
+        hit = self.cache.get(key, slot)
+        if hit is not None:
+            return hit, True
+        exchange = await self._call(request, retries)
+        self.cache.put(key, slot, exchange)
+        return exchange, False
+
+    async def _answer(self, base: Record, request: ProviderRequest, retries: list[str]) -> Record:
         started = time.perf_counter()
-        exchange = await self._call(request)
+        exchange, cached = await self._cached_call(request, base.attempt, retries)
+        if cached:
+            return self._ok(base, exchange, cached=True, latency_ms=exchange.response.latency_ms)
         latency = exchange.response.latency_ms or (time.perf_counter() - started) * 1000.0
-        if self.cache is not None:
-            self.cache.put(base.key, base.attempt, exchange)
         return self._ok(base, exchange, cached=False, latency_ms=latency)
 
-    async def _agent(self, base: Record, case: Case, request: ProviderRequest) -> Record:
-        """A multi-step case: the agent loop (not cached: tool answers shape every step)."""
-        from toolproof.run._agent import DEFAULT_MAX_STEPS, ToolBox, run_agent
+    async def _agent(
+        self, base: Record, case: Case, request: ProviderRequest, retries: list[str]
+    ) -> Record:
+        """A multi-step case: the agent loop, each step's request cached on its own.
 
+        A step's request holds every tool result so far, so a cached step is
+        only reused when the conversation up to it is the same. When the
+        provider replays an earlier record, tool calls are answered from the
+        recorded transcript and the recorded end state is kept.
+        """
+        from toolproof.run._agent import (
+            DEFAULT_MAX_STEPS,
+            Budget,
+            RecordedToolBox,
+            ToolBox,
+            run_agent,
+        )
+
+        hits: list[bool] = []
+
+        async def call(step_request: ProviderRequest) -> Exchange:
+            exchange, cached = await self._cached_call(step_request, base.attempt, retries)
+            hits.append(cached)
+            return exchange
+
+        recorded = self.provider.recording(case.id, base.attempt)
+        toolbox: ToolBox | RecordedToolBox
+        if recorded is not None and recorded.transcript is not None:
+            toolbox = RecordedToolBox(recorded.transcript, recorded.end_state)
+        else:
+            toolbox = ToolBox(self.session.suite, case, self.session.environment())
+        settings = request.settings
         started = time.perf_counter()
         run = await run_agent(
-            self._call,
+            call,
             model=request.model,
             messages=request.messages,
             tools=request.tools,
-            settings=request.settings,
-            toolbox=ToolBox(self.session.suite, case, self.session.environment()),
-            max_steps=case.max_steps or DEFAULT_MAX_STEPS,
+            settings=settings,
+            toolbox=toolbox,
+            budget=Budget(
+                steps=case.max_steps or DEFAULT_MAX_STEPS,
+                tokens=settings.attempt_tokens,
+                seconds=settings.attempt_seconds,
+            ),
+            case_id=case.id,
+            attempt=base.attempt,
         )
         latency = (time.perf_counter() - started) * 1000.0
+        cached = bool(hits) and all(hits)
         record = self._ok(
-            base, Exchange(run.steps[0]["request"], run.response), cached=False, latency_ms=latency
+            base, Exchange(run.steps[0]["request"], run.response), cached=cached, latency_ms=latency
         )
         return record.model_copy(
-            update={"transcript": run.transcript, "steps": run.steps, "end_state": run.end_state}
+            update={
+                "transcript": run.transcript,
+                "steps": run.steps,
+                "end_state": run.end_state,
+                "stopped_by": run.stopped_by,
+            }
         )
 
     def _ok(
@@ -581,20 +867,27 @@ class _TargetRun:
             }
         )
 
-    async def _call(self, request: ProviderRequest) -> Exchange:
+    async def _call(self, request: ProviderRequest, retries: list[str] | None = None) -> Exchange:
         estimate = _estimate_tokens(request) if self.target.settings.tpm else 0
         retry = 0
-        limited_s = 0.0  # waited on 429s that said when to come back
+        limited, limited_s = 0, 0.0  # 429s that said when to come back, and the time waited
         policy = self.session.opts.retry
+        await self._prepare()
         while True:
             await self.pacer.acquire(estimate)
             try:
                 exchange = await self.provider.generate(request)
             except TransportError as exc:
                 self.pacer.settle(estimate, 0)
-                told = exc.outcome is Outcome.rate_limited and exc.retry_after is not None
+                # A 429 that says when to come back does not use up max_retries (its waits
+                # have their own budget); "Retry-After: 0" says nothing, and would spin.
+                told = (
+                    exc.outcome is Outcome.rate_limited
+                    and exc.retry_after is not None
+                    and exc.retry_after > 0
+                )
                 if not exc.retryable or (
-                    limited_s >= policy.max_rate_limited_s
+                    limited >= policy.max_rate_limited or limited_s >= policy.max_rate_limited_s
                     if told
                     else retry >= self.target.settings.max_retries
                 ):
@@ -603,10 +896,12 @@ class _TargetRun:
                 if exc.outcome is Outcome.rate_limited:
                     self.pacer.rate_limited(delay)
                 self.session.retries += 1
+                if retries is not None:
+                    retries.append(f"{exc.outcome.value}: {_one_line(str(exc))}")
                 self.session.observer.retrying(self.target.spec, exc.outcome, delay)
                 await asyncio.sleep(delay)
                 if told:
-                    limited_s += delay
+                    limited, limited_s = limited + 1, limited_s + delay
                 else:
                     retry += 1
                 continue
@@ -615,6 +910,11 @@ class _TargetRun:
             used = None if usage is None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
             self.pacer.settle(estimate, used)
             return exchange
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _estimate_tokens(request: ProviderRequest) -> int:

@@ -27,9 +27,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from toolproof.errors import SuiteError, UserError
+from toolproof.errors import SuiteError
 from toolproof.providers import ModelSettings
-from toolproof.trust import DEFAULT_MAX_FILE_BYTES, ROUTING_SETTINGS, Trust, UnsafePath, read_capped
+from toolproof.suite._yaml import read_mapping
+from toolproof.trust import DEFAULT_MAX_FILE_BYTES, ROUTING_SETTINGS, Trust
 
 __all__ = ["RunConfig", "load_config", "read_mapping", "resolve_settings", "trust_from"]
 
@@ -63,33 +64,6 @@ def trust_from(config: RunConfig | None, allow_code: bool = False) -> Trust:
     )
 
 
-def read_mapping(path: str | Path, limit: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Any]:
-    """A YAML (1.2, as suites are read) or JSON file that must hold a mapping."""
-    p = Path(path)
-    try:
-        text = read_capped(p, limit).decode("utf-8")
-    except UnsafePath as exc:
-        raise UserError(f"{p}: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise UserError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    if p.suffix == ".json":
-        from toolproof.trust import TooDeep, loads_json
-
-        try:
-            data = loads_json(text)
-        except (ValueError, TooDeep) as exc:  # json.JSONDecodeError is a ValueError
-            raise UserError(f"{p}: not valid JSON: {exc}") from None
-    else:
-        from toolproof.suite._yaml import load_yaml_data
-
-        data = load_yaml_data(text, str(p))
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise SuiteError(str(p), "the file must hold a mapping")
-    return data
 
 
 def load_config(path: str | Path) -> RunConfig:

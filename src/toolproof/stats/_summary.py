@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -158,6 +160,9 @@ class Summary(BaseModel):
     output_tokens: int
     cost_usd: float | None
     failures: list[FailureItem]
+    cached: int = Field(
+        default=0, description="Attempts whose answer came from the response cache, not a model."
+    )
     unsafe_calls: int = Field(
         default=0, description="Calls to guarded or destructive tools the contract did not ask for."
     )
@@ -188,30 +193,50 @@ def _group(
     return {k: _slice(groups[k]) for k in sorted(groups)}
 
 
+def decision_scores(truth: list[bool], pred: list[bool]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of "call" as the positive class (scikit-learn, zero_division=0)."""
+    from sklearn.metrics import precision_recall_fscore_support
+
+    with _quiet_single_label():
+        p, r, f, _ = precision_recall_fscore_support(
+            truth, pred, labels=[False, True], average="binary", pos_label=True, zero_division=0
+        )
+    return float(p), float(r), float(f)
+
+
+def confusion_scores(truth: list[str], pred: list[str]) -> tuple[list[str], list[list[int]], float]:
+    """Labels, confusion matrix (rows expected, columns called) and macro-F1 (scikit-learn)."""
+    from sklearn.metrics import confusion_matrix, f1_score
+
+    labels = sorted(set(truth) | set(pred), key=lambda x: (x == NO_CALL, x))
+    with _quiet_single_label():
+        matrix = confusion_matrix(truth, pred, labels=labels).tolist()
+        macro = float(f1_score(truth, pred, labels=labels, average="macro", zero_division=0))
+    return labels, matrix, macro
+
+
+@contextlib.contextmanager
+def _quiet_single_label() -> Iterator[None]:
+    """scikit-learn warns when a small suite has one label only; the figures are still right."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*single label", category=UserWarning)
+        yield
+
+
 def _decision(verdicts: list[Verdict]) -> Decision:
     if not verdicts:
         return Decision(precision=None, recall=None, f1=None)
-    from sklearn.metrics import precision_recall_fscore_support
-
     truth = [v.kind is Kind.call for v in verdicts]
     pred = [bool(v.actual_tools) for v in verdicts]
-    p, r, f, _ = precision_recall_fscore_support(
-        truth, pred, labels=[False, True], average="binary", pos_label=True, zero_division=0
-    )
-    return Decision(precision=float(p), recall=float(r), f1=float(f))
+    p, r, f = decision_scores(truth, pred)
+    return Decision(precision=p, recall=r, f1=f)
 
 
 def _confusion(verdicts: list[Verdict]) -> tuple[Confusion, float | None]:
     pairs = [p for v in verdicts for p in v.pairs if p[0] != "(any)"]
     if not pairs:
         return Confusion(labels=[], matrix=[]), None
-    from sklearn.metrics import confusion_matrix, f1_score
-
-    truth = [e for e, _ in pairs]
-    pred = [a for _, a in pairs]
-    labels = sorted(set(truth) | set(pred), key=lambda x: (x == NO_CALL, x))
-    matrix = confusion_matrix(truth, pred, labels=labels).tolist()
-    macro = float(f1_score(truth, pred, labels=labels, average="macro", zero_division=0))
+    labels, matrix, macro = confusion_scores([e for e, _ in pairs], [a for _, a in pairs])
     return Confusion(labels=labels, matrix=matrix), macro
 
 
@@ -300,6 +325,7 @@ def summarize(
         output_tokens=sum(u.output_tokens or 0 for u in usage),
         cost_usd=sum(costs) if costs else None,
         failures=failures,
+        cached=sum(1 for r in records if r.cached),
         unsafe_calls=sum(v.unsafe_calls for v in verdicts),
         stability=stability(verdicts, k),
         per_success=per_success_costs(records, sum(v.passed for v in verdicts)),

@@ -25,11 +25,13 @@ from toolproof.trust import (
     resolve_inside,
 )
 from toolproof.types import (
+    BUILTIN_FIELDS,
     Case,
     CheckSpec,
     Defaults,
     Environment,
     Suite,
+    SuiteJudge,
     SuiteTool,
     Thresholds,
     ToolMock,
@@ -73,6 +75,9 @@ class SuiteFile(BaseModel):
         default_factory=list,
         description="The suite's own Python checks (FILE.py:FUNCTION inside the suite's "
         "folder). They run only with the user's consent (--allow-code).",
+    )
+    judge: SuiteJudge | None = Field(
+        default=None, description="LLM judges: default judge and rubrics, custom rubrics."
     )
 
 
@@ -297,6 +302,7 @@ def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Lo
         )
         system = content.strip() if content is not None else system
     digest = _environment_digest(raw.environment, reader, where)
+    _check_judges(raw.judge, cases, origin, where, reader)
     if reader.problems:
         for tool in tools:  # independent of the rest, so listed too (check_suite will not run)
             at, prefix = origin.tools.get(tool.name, (where, ()))
@@ -321,9 +327,45 @@ def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Lo
         checks=raw.checks,
         environment=raw.environment,
         environment_digest=digest,
+        judge=raw.judge,
         source=str(file),
     )
     return LoadedSuite(suite, origin)
+
+
+def _check_judges(
+    judge: SuiteJudge | None, cases: list[Case], origin: Origin, where: Locator, reader: _Reader
+) -> None:
+    """Every rubric a case names exists; every judge threshold names a field of the right type."""
+    judge = judge or SuiteJudge()
+    fields = {**BUILTIN_FIELDS, **{n: r.fields for n, r in judge.rubrics.items()}}
+    for (at, prefix), case in zip(origin.cases, cases, strict=True):
+        if case.judge is None or case.judge is False:
+            continue
+        if case.judge is True:
+            if not judge.default:
+                reader.add(
+                    at.error(
+                        (*prefix, "judge"), "'judge: true' needs the suite's judge.default rubrics"
+                    )
+                )
+            continue
+        for j, name in enumerate(case.judge):
+            if name not in fields:
+                known = ", ".join(sorted(fields))
+                reader.add(
+                    at.error((*prefix, "judge", j), f"unknown rubric {name!r}; known: {known}")
+                )
+    for key, th in judge.thresholds.items():
+        rubric, _, name = key.partition(".")
+        spec = fields.get(rubric, {}).get(name)
+        at_key = ("judge", "thresholds", key)
+        if spec is None:
+            reader.add(where.error(at_key, "not a RUBRIC.FIELD of a known rubric"))
+        elif th.min is not None and spec.type != "bool":
+            reader.add(where.error(at_key, "'min' needs a bool field"))
+        elif th.max is not None and spec.type != "int":
+            reader.add(where.error(at_key, "'max' needs an int field"))
 
 
 def _top_level(data: dict[str, Any], reader: _Reader, where: Locator) -> SuiteFile:

@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from toolproof._locate import Path_, Positions
-from toolproof.errors import SuiteError
-from toolproof.trust import DEFAULT_TRUST, Trust
+from toolproof.errors import SuiteError, UserError
+from toolproof.trust import DEFAULT_MAX_FILE_BYTES, DEFAULT_TRUST, Trust, UnsafePath, read_capped
 
-__all__ = ["Path_", "Positions", "load_yaml", "load_yaml_data"]
+__all__ = ["Path_", "Positions", "load_yaml", "load_yaml_data", "read_mapping"]
 
 _BOOL = "tag:yaml.org,2002:bool"
 _INT = "tag:yaml.org,2002:int"
@@ -214,3 +215,30 @@ class _Builder:
             pos[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             out[name] = self.build(value_node, child, pos, again)
         return out
+
+
+def read_mapping(path: str | Path, limit: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Any]:
+    """A YAML (1.2, as suites are read) or JSON file that must hold a mapping."""
+    p = Path(path)
+    try:
+        text = read_capped(p, limit).decode("utf-8")
+    except UnsafePath as exc:
+        raise UserError(f"{p}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise UserError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if p.suffix == ".json":
+        from toolproof.trust import TooDeep, loads_json
+
+        try:
+            data = loads_json(text)
+        except (ValueError, TooDeep) as exc:  # json.JSONDecodeError is a ValueError
+            raise UserError(f"{p}: not valid JSON: {exc}") from None
+    else:
+        data = load_yaml_data(text, str(p))
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SuiteError(str(p), "the file must hold a mapping")
+    return data

@@ -14,6 +14,15 @@ from toolproof.types._case import (
     ToolMock,
     Trajectory,
 )
+from toolproof.types._judge import (
+    BUILTIN_FIELDS,
+    BUILTIN_RUBRICS,
+    CalibrationPolicy,
+    JudgeThreshold,
+    Rubric,
+    RubricField,
+    SuiteJudge,
+)
 from toolproof.types._message import Conversation, Message, Role, ToolCall
 from toolproof.types._record import RECORD_FORMAT, AttemptError, Outcome, Record
 from toolproof.types._response import Response, Usage
@@ -39,11 +48,14 @@ from toolproof.types._verdict import (
 )
 
 __all__ = [
+    "BUILTIN_FIELDS",
+    "BUILTIN_RUBRICS",
     "NO_EVIDENCE",
     "RECORD_FORMAT",
     "STAGE_ORDER",
     "SUITE_FORMAT",
     "AttemptError",
+    "CalibrationPolicy",
     "CallSpec",
     "Case",
     "Check",
@@ -59,6 +71,7 @@ __all__ = [
     "FailureClass",
     "Fault",
     "GoldAction",
+    "JudgeThreshold",
     "Kind",
     "Message",
     "MockRule",
@@ -69,8 +82,11 @@ __all__ = [
     "Response",
     "Risk",
     "Role",
+    "Rubric",
+    "RubricField",
     "Stage",
     "Suite",
+    "SuiteJudge",
     "SuiteTool",
     "Thresholds",
     "Tool",

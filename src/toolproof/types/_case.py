@@ -255,6 +255,10 @@ class Case(BaseModel):
     end_state: EndState | None = Field(
         default=None, description="The expected final environment state (multi-step)."
     )
+    judge: bool | list[str] | None = Field(
+        default=None,
+        description="LLM judge rubrics for this case (true: the suite's judge.default).",
+    )
 
     @property
     def multistep(self) -> bool:

@@ -60,7 +60,10 @@ class Record(BaseModel):
     started_at: datetime | None = None
     latency_ms: float | None = None
     cost_usd: float | None = None
-    cached: bool = False
+    cached: bool = Field(
+        default=False,
+        description="The answer (every step of it, for multi-step) came from the response cache.",
+    )
     key: str | None = Field(default=None, description="Fingerprint of request, model and settings.")
     steps: list[Any] | None = Field(
         default=None,
@@ -68,4 +71,14 @@ class Record(BaseModel):
     )
     end_state: Any = Field(
         default=None, description="Multi-step: the environment's state when the attempt ended."
+    )
+    stopped_by: Literal["steps", "tokens", "seconds"] | None = Field(
+        default=None,
+        description="Multi-step: the per-attempt budget that ended the attempt before the "
+        "model stopped calling tools (max_steps, attempt_tokens, attempt_seconds).",
+    )
+    retries: list[str] | None = Field(
+        default=None,
+        description="Why each retry of this attempt's requests was made, in order "
+        "(e.g. 'timeout: no answer within 300 s').",
     )

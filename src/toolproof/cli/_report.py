@@ -1,0 +1,101 @@
+"""report and view: look at a run as a self-contained HTML file or in the browser."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+
+_REPORT_HELP = """Print a run's report, or write it as one self-contained HTML file (--html).
+
+RUN is a run folder (its manifest names the suite) or a records file (then give
+--suite). The HTML file loads nothing from the network: send it to a colleague."""
+
+_VIEW_HELP = """Browse runs in the browser: runs list, run, case, two-run diff and trends.
+
+Serves the run folders under --runs on 127.0.0.1 and prints the URL. Read-only.
+Binding to another address needs --host and --allow-remote, and prints a warning:
+the pages show raw requests and responses."""
+
+
+def report(
+    run: Path = typer.Argument(..., help="Run folder or records file."),
+    suite: Optional[Path] = typer.Option(  # noqa: UP045 - typer needs Optional here
+        None, "--suite", "-s", help="Suite (default: the one the run's manifest names)."
+    ),
+    html: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--html", help="Write the self-contained HTML report here."
+    ),
+    baseline: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--baseline", "-b", help="Gate against this run too (the decision is shown)."
+    ),
+    k: Optional[int] = typer.Option(None, "--k", min=1, help="k of pass@k and pass^k."),  # noqa: UP045
+    config: Optional[Path] = CONFIG,  # noqa: UP045
+    allow_code: bool = ALLOW_CODE,
+) -> None:
+    from rich.console import Console
+
+    from toolproof.evaluate import load_run
+    from toolproof.gate import run_gate
+    from toolproof.report import render_terminal
+
+    trust, _ = trust_for(config, allow_code)
+    ev = load_run(run, suite=suite, k=k, trust=trust)
+    base = load_run(baseline, suite=suite, k=k, trust=trust) if baseline is not None else None
+    if html is None:
+        render_terminal(ev.summaries, Console())
+        return
+    size = write_html(html, ev, run_gate(ev, base))
+    typer.echo(f"wrote {html} ({size:,} bytes)")
+
+
+def write_html(path: Path, ev: object, gate: object) -> int:
+    """Write the HTML report of an evaluation; the number of bytes written."""
+    from toolproof.evaluate import Evaluation
+    from toolproof.gate import GateResult
+    from toolproof.report import html_report
+
+    assert isinstance(ev, Evaluation) and isinstance(gate, GateResult | None)
+    data = html_report(ev, gate).encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return len(data)
+
+
+def view(
+    runs: Path = typer.Option(Path("runs"), "--runs", help="Folder of run folders."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port (0: any free one)."),
+    allow_remote: bool = typer.Option(
+        False, "--allow-remote", help="Allow --host other than 127.0.0.1 (anyone who can reach "
+        "it sees every raw exchange)."
+    ),
+    page_size: int = typer.Option(50, "--page-size", min=1, max=1000, help="Cases per page."),
+    suite: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--suite", "-s", help="Suite of runs whose manifest names none, or one not found."
+    ),
+    config: Optional[Path] = CONFIG,  # noqa: UP045
+    allow_code: bool = ALLOW_CODE,
+) -> None:
+    from toolproof.errors import UserError
+    from toolproof.web import serve
+
+    trust, _ = trust_for(config, allow_code)
+    if host not in ("127.0.0.1", "localhost") and not allow_remote:
+        raise UserError(f"--host {host}: binding beyond 127.0.0.1 needs --allow-remote")
+    if host not in ("127.0.0.1", "localhost"):
+        print(
+            f"warning: serving on {host}: anyone who can reach it sees every run, "
+            "with raw requests and responses; there is no login",
+            file=sys.stderr,
+        )
+    serve(runs, host=host, port=port, page_size=page_size, suite=suite, trust=trust)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report", help=_REPORT_HELP)(report)
+    app.command("view", help=_VIEW_HELP)(view)

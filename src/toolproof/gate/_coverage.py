@@ -1,0 +1,92 @@
+"""Is a run complete? Its manifest says it finished, and its records cover every attempt.
+
+A run is complete when its manifest's status is ``complete`` and its records
+hold an attempt (answered or not) for every selected case × target × repeat:
+the cases the run's ``--tags`` selected (all cases when it selected none), the
+targets and the repeats the manifest names. A run without a manifest cannot
+show either, so it is never complete. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolproof.types import Record, Suite
+
+if TYPE_CHECKING:
+    from toolproof.run import Manifest
+
+__all__ = ["Coverage", "check_coverage"]
+
+#: How many missing attempts a message names.
+_EXAMPLES = 5
+
+
+class Coverage(BaseModel):
+    """What a run was meant to hold against what it holds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str | None = Field(description="The manifest's status; None without a manifest.")
+    expected: int = Field(description="Selected cases × targets × repeats.")
+    present: int = Field(description="Of those, the attempts with a record.")
+    missing: int
+    examples: list[str] = Field(
+        default_factory=list, description="The first missing attempts, as CASE #ATTEMPT · TARGET."
+    )
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete" and self.missing == 0
+
+    def message(self) -> str:
+        """Why the run is not complete (empty when it is)."""
+        if self.complete:
+            return ""
+        if self.status is None:
+            return (
+                "the run has no manifest, so toolproof cannot tell whether every case was run; "
+                "gate a run folder written by `toolproof run`"
+            )
+        parts = []
+        if self.status != "complete":
+            parts.append(f"the manifest says the run is '{self.status}', not 'complete'")
+        if self.missing:
+            shown = ", ".join(self.examples)
+            more = ", …" if self.missing > len(self.examples) else ""
+            parts.append(
+                f"{self.missing} of {self.expected} attempts (case × target × repeat) "
+                f"have no record ({shown}{more})"
+            )
+        return "; ".join(parts)
+
+
+def check_coverage(manifest: Manifest | None, suite: Suite, records: Iterable[Record]) -> Coverage:
+    """Compare the attempts a run's manifest selected with the records it holds."""
+    if manifest is None:
+        return Coverage(status=None, expected=0, present=0, missing=0)
+    wanted = set(manifest.tags)
+    cases = [c.id for c in suite.cases if not wanted or wanted.intersection(c.tags)]
+    targets = [t.spec for t in manifest.targets]
+    have = {(r.case_id, r.target, r.attempt) for r in records}
+    missing: list[str] = []
+    count = 0
+    for target in targets:
+        for attempt in range(manifest.repeats):
+            for case in cases:
+                if (case, target, attempt) in have:
+                    continue
+                count += 1
+                if len(missing) < _EXAMPLES:
+                    missing.append(f"{case} #{attempt} · {target}")
+    expected = len(cases) * len(targets) * manifest.repeats
+    return Coverage(
+        status=manifest.status,
+        expected=expected,
+        present=expected - count,
+        missing=count,
+        examples=missing,
+    )

@@ -1,0 +1,160 @@
+"""The terminal labeller: show one transcript, ask for the rubric's fields, append the label."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.text import Text
+
+from toolproof.judges._judge import record_digest
+from toolproof.judges._labels import Label, append_label
+from toolproof.judges._parse import FieldValue
+from toolproof.judges._prompt import transcript_data
+from toolproof.types import Case, Record, Rubric, RubricField, Suite
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+class _Stop(Exception):
+    """The labeller asked to stop."""
+
+
+def safe(text: Any) -> str:
+    """Model output for the terminal: control and bidi characters shown as escapes, no markup."""
+    s = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
+    return escape(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", s))
+
+
+def show(console: Console, data: dict[str, Any], header: str) -> None:
+    console.rule(safe(header))
+    if data.get("assistant_instructions"):
+        console.print(Panel(safe(data["assistant_instructions"]), title="system prompt"))
+    task = "\n".join(
+        f"{m['role']}: {safe(m.get('text') or m.get('result') or '')}"
+        for m in data["conversation_before_the_assistant"]
+    )
+    console.print(Panel(task, title="task"))
+    tools = "\n".join(_tool_line(t) for t in data["tools_offered"])
+    console.print(Panel(tools or "(none)", title="tools offered"))
+    lines = []
+    for m in data.get("assistant_turns_and_tool_results", []):
+        if m["role"] == "tool":
+            flag = " (error)" if m.get("is_error") else ""
+            lines.append(f"  ← {safe(m.get('tool'))}{flag}: {safe(m.get('result'))}")
+            continue
+        for c in m.get("tool_calls", []):
+            lines.append(f"→ {safe(c['tool'])}({safe(c['arguments'])})")
+        if m.get("text"):
+            lines.append(f"assistant: {safe(m['text'])}")
+    console.print(Panel("\n".join(lines) or "(nothing)", title="what the model did"))
+    if "end_state" in data:
+        console.print(Panel(safe(data["end_state"]), title="end state"))
+
+
+def _tool_line(t: dict[str, Any]) -> str:
+    confirm = ", needs confirmation" if t["requires_confirmation"] else ""
+    params = json.dumps(t["parameters"].get("properties", {}), ensure_ascii=False)
+    return (
+        f"{safe(t['name'])} ({t['effect']}{confirm}): {safe(t['description'])}\n    {safe(params)}"
+    )
+
+
+def ask_field(console: Console, name: str, spec: RubricField) -> FieldValue:
+    """Ask until the answer is valid for the field. ``q`` stops, ``s`` skips the item."""
+    if spec.type == "bool":
+        hint = "y/n"
+    elif spec.type == "int":
+        hint = f"integer ≥ {spec.min}" + (f", ≤ {spec.max}" if spec.max is not None else "")
+    else:
+        hint = " ".join(f"{i + 1}={v}" for i, v in enumerate(spec.values or []))
+    while True:
+        raw = console.input(Text.assemble((name, "bold"), f" ({hint}): ")).strip()
+        if raw == "q":
+            raise _Stop
+        if raw == "s":
+            raise _Skip
+        value = _value(raw, spec)
+        if value is not None:
+            return value
+        console.print(f"  not a valid answer; {escape(hint)} (s skips, q stops)")
+
+
+class _Skip(Exception):
+    """Skip this item."""
+
+
+def _value(raw: str, spec: RubricField) -> FieldValue | None:
+    if spec.type == "bool":
+        return {"y": True, "yes": True, "true": True, "n": False, "no": False, "false": False}.get(
+            raw.lower()
+        )
+    if spec.type == "int":
+        try:
+            v = int(raw)
+        except ValueError:
+            return None
+        if spec.min is not None and v < spec.min:
+            return None
+        if spec.max is not None and v > spec.max:
+            return None
+        return v
+    values = spec.values or []
+    if raw in values:
+        return raw
+    if raw.isdigit() and 1 <= int(raw) <= len(values):
+        return values[int(raw) - 1]
+    return None
+
+
+def label_loop(
+    suite: Suite,
+    cases: dict[str, Case],
+    records: Sequence[Record],
+    rubric_name: str,
+    rubric: Rubric,
+    path: Path,
+    labeller: str,
+    console: Console,
+) -> int:
+    """Label records one by one, appending each label as soon as it is given."""
+    done = 0
+    for i, rec in enumerate(records, start=1):
+        case = cases[rec.case_id]
+        show(
+            console,
+            transcript_data(suite, case, rec),
+            f"{i}/{len(records)} · {case.id} · {rec.target} · attempt {rec.attempt}",
+        )
+        console.print(
+            f"rubric {escape(rubric_name)}: {escape(rubric.instructions)}", highlight=False
+        )
+        try:
+            fields = {n: ask_field(console, n, s) for n, s in rubric.fields.items()}
+            note = console.input(Text("note (optional): ")).strip()
+        except _Skip:
+            continue
+        except (_Stop, EOFError):
+            break
+        append_label(
+            path,
+            Label(
+                case_id=rec.case_id,
+                target=rec.target,
+                attempt=rec.attempt,
+                record=record_digest(rec),
+                fields=fields,
+                labeller=labeller,
+                labelled_at=datetime.now(UTC),
+                note=note or None,
+            ),
+        )
+        done += 1
+    return done

@@ -1,0 +1,132 @@
+"""Judged figures in the terminal, every one marked as coming from a judge."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from toolproof.judges._calibrate import Calibration
+from toolproof.judges._figures import RubricFigures
+from toolproof.judges._gate import calibration_status
+from toolproof.types import CalibrationPolicy
+
+JUDGE_MARK = "⚖"
+
+
+def render_figures(
+    figures: Sequence[RubricFigures],
+    console: Console,
+    calibrations: Sequence[Calibration] = (),
+    policy: CalibrationPolicy | None = None,
+) -> None:
+    """One table per rubric: target, field, figure; a ⚖ marks every judged figure."""
+    policy = policy or CalibrationPolicy()
+    for fig in figures:
+        table = Table(
+            title=f"{JUDGE_MARK} judged by {escape(fig.judge)} · rubric {escape(fig.rubric)} · "
+            f"fingerprint {fig.fingerprint}",
+            title_justify="left",
+        )
+        table.add_column("target")
+        table.add_column("field")
+        table.add_column(f"{JUDGE_MARK} figure", justify="right")
+        table.add_column("calibration")
+        for f in fig.fields:
+            _, why = calibration_status(fig.rubric, f.field, fig.fingerprint, calibrations, policy)
+            if f.rate is not None:
+                shown = (
+                    "–"
+                    if f.rate.value is None
+                    else (
+                        f"{100 * f.rate.value:.1f}% ({f.rate.k}/{f.rate.n}) "
+                        f"[{100 * (f.rate.low or 0):.0f}–{100 * (f.rate.high or 0):.0f}]"
+                    )
+                )
+            elif f.total is not None:
+                mean = "–" if f.mean is None else f"{f.mean:.2f}"
+                shown = f"total {f.total}, mean {mean}"
+            else:
+                shown = ", ".join(f"{escape(k)} {v}" for k, v in (f.counts or {}).items() if v)
+            table.add_row(escape(fig.target), escape(f.field), shown, escape(why))
+        console.print(table)
+        console.print(
+            f"  judged {fig.judged}; judge errors {fig.judge_errors} (not verdicts); "
+            f"judge infrastructure errors {fig.infra}",
+            highlight=False,
+        )
+
+
+def render_calibration(cal: Calibration, console: Console) -> None:
+    table = Table(
+        title=f"calibration of {escape(cal.judge)} · rubric {escape(cal.rubric)} · "
+        f"fingerprint {cal.fingerprint}",
+        title_justify="left",
+    )
+    for col in ("field", "n", "κ", "95% CI", "agreement", "self-consistency", "calibrated"):
+        table.add_column(col, justify="left" if col == "field" else "right")
+    for f in cal.fields:
+        kappa = "–" if f.kappa is None else f"{f.kappa:.3f}" + (" (quadratic)" if f.weights else "")
+        ci = "–" if f.low is None else f"[{f.low:.2f}, {f.high:.2f}]"
+        agree = "–" if f.agreement is None else f"{100 * f.agreement:.1f}%"
+        sc = cal.self_consistency.get(f.field)
+        table.add_row(
+            escape(f.field),
+            str(f.n),
+            kappa,
+            ci,
+            agree,
+            "–" if sc is None else f"{100 * sc:.1f}% over {cal.repeats}",
+            "yes" if cal.calibrated.get(f.field) else "no",
+        )
+    console.print(table)
+    for f in cal.fields:
+        console.print(f"confusion of {escape(f.field)} (rows: label, columns: judge):")
+        head = " " * 18 + "".join(f"{escape(x)[:16]:>17}" for x in f.labels)
+        console.print(head, highlight=False)
+        for label, row in zip(f.labels, f.confusion, strict=True):
+            console.print(
+                f"{escape(label)[:16]:>17} " + "".join(f"{v:>17}" for v in row), highlight=False
+            )
+    per = "–" if cal.seconds_per_item is None else f"{cal.seconds_per_item:.2f} s"
+    if cal.median_seconds_per_item is not None:
+        per += f" mean, {cal.median_seconds_per_item:.2f} s median"
+    cost = "no price" if cal.cost_usd is None else f"${cal.cost_usd:.4f}"
+    console.print(
+        f"items {cal.items}; judged {cal.judged}; judge errors {cal.judge_errors}; "
+        f"infrastructure errors {cal.infra}; wall time {cal.seconds:.1f} s; {per} per judge "
+        "call; "
+        f"cost {cost}",
+        highlight=False,
+    )
+    console.print(
+        f"calibrated when n ≥ {cal.policy.n} and κ ≥ {cal.policy.kappa} per field used",
+        highlight=False,
+    )
+    if cal.injection:
+        inj = Table(
+            title="prompt injection: verdicts changed by planted instructions", title_justify="left"
+        )
+        for col in ("variant", "planted in", "n", "flips", "flip rate", "to planted", "errors"):
+            inj.add_column(col, justify="left" if col in ("variant", "planted in") else "right")
+        for r in cal.injection:
+            rate = "–" if r.flip_rate is None else f"{100 * r.flip_rate:.1f}%"
+            inj.add_row(
+                r.variant,
+                r.site,
+                str(r.n),
+                str(r.flips),
+                rate,
+                str(r.toward_planted),
+                str(r.judge_errors),
+            )
+        total_n = sum(r.n for r in cal.injection)
+        flips = sum(r.flips for r in cal.injection)
+        console.print(inj)
+        if total_n:
+            console.print(
+                f"overall flip rate {100 * flips / total_n:.1f}% ({flips}/{total_n})",
+                highlight=False,
+            )

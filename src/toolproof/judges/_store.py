@@ -1,0 +1,62 @@
+"""Judgements on disk: a JSONL file beside the records, never mixed into them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from toolproof.errors import SuiteError
+from toolproof.judges._judge import Judgement
+
+JUDGEMENTS_FILE = "judgements.jsonl"
+
+Key = tuple[str, str | None, int, str, str, int]
+
+
+def key_of(j: Judgement) -> Key:
+    return (j.case_id, j.target, j.attempt, j.rubric, j.fingerprint, j.repeat)
+
+
+def read_judgements(path: Path) -> list[Judgement]:
+    """Every judgement in a file; a bad line is an error naming the file, line and field."""
+    out: list[Judgement] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(str(path), f"cannot read: {exc}") from None
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == len(lines) and not text.endswith("\n"):
+                continue  # a torn last line: a writer was stopped mid-line
+            raise SuiteError(str(path), f"not valid JSON: {exc.msg}", line=number) from None
+        try:
+            out.append(Judgement.model_validate(data))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise SuiteError(str(path), err["msg"], line=number, path=tuple(err["loc"])) from None
+    return out
+
+
+def latest_judgements(items: Iterable[Judgement]) -> list[Judgement]:
+    """The last judgement per (record, rubric, judge fingerprint, repeat)."""
+    latest: dict[Key, Judgement] = {}
+    for j in items:
+        latest[key_of(j)] = j
+    return list(latest.values())
+
+
+def append_judgements(path: Path, items: Iterable[Judgement]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        for j in items:
+            fh.write(j.model_dump_json(exclude_none=True) + "\n")

@@ -1,0 +1,144 @@
+"""Sharded runs: one deterministic share of the cases per CI job, merged afterwards.
+
+``--shard 2/8`` runs the cases whose stable hash (SHA-256 of the case ID)
+falls in the second of eight buckets. The same case always lands in the same
+shard, whatever the order of the suite or the machine. ``merge_runs`` joins
+the shards' run folders into one, after checking that they ran the same
+suite, tools, system prompt, targets, settings and repeats.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from toolproof.errors import UserError
+from toolproof.run._manifest import Manifest, read_manifest, write_manifest
+
+__all__ = ["in_shard", "merge_runs", "parse_shard"]
+
+_SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+RECORDS_FILE = "records.jsonl"
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``2/8`` → (2, 8): (index from 1, count)."""
+    m = _SPEC.match(text)
+    if m is None:
+        raise UserError(f"--shard {text!r}: give INDEX/COUNT, e.g. 2/8")
+    index, count = int(m[1]), int(m[2])
+    if count < 1 or not 1 <= index <= count:
+        raise UserError(f"--shard {text!r}: INDEX must be between 1 and COUNT")
+    return index, count
+
+
+def in_shard(case_id: str, index: int, count: int) -> bool:
+    """Whether a case belongs to shard ``index`` of ``count`` (stable across machines)."""
+    digest = hashlib.sha256(case_id.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") % count == index - 1
+
+
+def _same(manifests: Sequence[tuple[Path, Manifest]]) -> None:
+    first_path, first = manifests[0]
+
+    def identity(m: Manifest) -> dict[str, object]:
+        return {
+            "suite fingerprint": m.suite_fingerprint,
+            "tool schemas": m.tools_fingerprint,
+            "system prompt": m.system_fingerprint,
+            "repeats": m.repeats,
+            "tags": sorted(m.tags),
+            "targets": [(t.spec, t.kind, t.settings.model_dump(mode="json")) for t in m.targets],
+        }
+
+    want = identity(first)
+    for path, m in manifests[1:]:
+        got = identity(m)
+        for name, value in want.items():
+            if got[name] != value:
+                raise UserError(
+                    f"{path}: its {name} differs from {first_path}'s; only shards of one run "
+                    "can be merged"
+                )
+
+
+def merge_runs(runs: Sequence[str | Path], out: str | Path, *, partial: bool = False) -> Manifest:
+    """Merge the run folders of a sharded run into ``out``; returns the merged manifest.
+
+    Every shard of one count must be there once (``partial`` allows gaps). The
+    records are copied byte for byte, shard by shard.
+    """
+    if not runs:
+        raise UserError("give the run folders to merge")
+    dest = Path(out)
+    if dest.exists() and any(dest.iterdir()):
+        raise UserError(f"{dest} already exists and is not empty")
+    manifests = [(Path(r), read_manifest(r)) for r in runs]
+    for path, m in manifests:
+        if m.shard is None:
+            raise UserError(f"{path}: not a shard (its manifest has no shard)")
+        if not (path / RECORDS_FILE).is_file():
+            raise UserError(f"{path}: not a run folder (no {RECORDS_FILE})")
+    _same(manifests)
+    shards: dict[tuple[int, int], Path] = {}
+    for path, m in manifests:
+        shard = parse_shard(m.shard or "")
+        if shard in shards:
+            raise UserError(f"{path}: shard {m.shard} is given twice (also {shards[shard]})")
+        shards[shard] = path
+    counts = {count for _, count in shards}
+    if len(counts) > 1:
+        given = ", ".join(f"{i}/{n}" for i, n in shards)
+        raise UserError(f"the shards split the cases differently: {given}")
+    count = counts.pop()
+    missing = [f"{i}/{count}" for i in range(1, count + 1) if (i, count) not in shards]
+    if missing and not partial:
+        raise UserError(f"shard {', '.join(missing)} missing (merge with --partial to allow it)")
+    ordered = sorted(manifests, key=lambda pm: parse_shard(pm[1].shard or "")[0])
+    dest.mkdir(parents=True, exist_ok=True)
+    with open(dest / RECORDS_FILE, "wb") as fh:
+        for path, _ in ordered:
+            data = (path / RECORDS_FILE).read_bytes()
+            if data and not data.endswith(b"\n"):
+                data = data[: data.rfind(b"\n") + 1]  # a torn last line: as readers skip it
+            fh.write(data)
+    merged = _merged(dest, [m for _, m in ordered], missing)
+    write_manifest(dest, merged)
+    return merged
+
+
+def _merged(dest: Path, parts: list[Manifest], missing: list[str]) -> Manifest:
+    first = parts[0]
+    counts: dict[str, int] = {}
+    for m in parts:
+        for k, v in m.counts.items():
+            counts[k] = counts.get(k, 0) + v
+    statuses = {m.status for m in parts}
+    status = next(
+        (s for s in ("failed", "interrupted", "running") if s in statuses), "complete"
+    )
+    ends = [m.ended_at for m in parts if m.ended_at is not None]
+    targets = []
+    for i, entry in enumerate(first.targets):
+        versions = sorted({v for m in parts for v in m.targets[i].model_versions})
+        targets.append(entry.model_copy(update={"model_versions": versions}))
+    commits = {m.git_commit for m in parts}
+    extra = {**first.extra, "merged_from": [f"{m.run_id} ({m.shard})" for m in parts]}
+    if missing:
+        extra["missing_shards"] = missing
+    return first.model_copy(
+        update={
+            "run_id": dest.name,
+            "shard": None,
+            "started_at": min(m.started_at for m in parts),
+            "ended_at": max(ends) if len(ends) == len(parts) else None,
+            "status": status,
+            "counts": counts,
+            "targets": targets,
+            "resumed": sum(m.resumed for m in parts),
+            "git_commit": commits.pop() if len(commits) == 1 else None,
+            "extra": extra,
+        }
+    )

@@ -1,0 +1,106 @@
+"""The history store: every run, score and gate decision, in SQLite or PostgreSQL.
+
+Run folders stay the source of truth; the store is an index over them that
+can always be rebuilt (``toolproof history import runs/``). Raw exchanges are
+not copied: each attempt points at its line in the run folder's records.
+
+Where it is
+-----------
+``--store LOCATION`` on ``run``, ``score``, ``gate`` and ``history``, else
+``$TOOLPROOF_STORE``, else ``.toolproof/history.db`` under the working folder.
+LOCATION is a file path, ``sqlite:///PATH`` or ``postgresql://user@host/db``
+(needs ``pip install 'toolproof[postgres]'``). ``off`` (or ``--no-store``)
+turns it off.
+
+Reading it
+----------
+::
+
+    from toolproof.store import open_store
+
+    with open_store() as store:                       # or open_store("postgresql://…")
+        page = store.list_runs(suite="support", target="openai:gpt-4.1-mini",
+                               limit=50, offset=0)    # newest first
+        for run in page.items:                        # page.total: all that match
+            run.id, run.key, run.started_at, run.targets, run.exit_code
+            run.headline["openai:gpt-4.1-mini"].value # strict pass, with .low/.high
+            run.gate.passed if run.gate else None     # the latest gate decision
+
+        detail = store.get_run(run.id)                # id, key or run ID
+        detail.metrics      # [Metric(target, metric, value, low, high, k, n)]
+        detail.targets      # [TargetRow(target, kind, settings, model_versions, summary)]
+        detail.gates        # [GateRow(decided_at, passed, exit_code, targets, result)]
+
+        attempts = store.attempts(run.id, target=None, failure="wrong_tool",
+                                  passed=False, offset=0, limit=100)
+        a = attempts.items[0]   # AttemptRow: case_id, attempt, outcome, passed, failure,
+                                # stage, findings, latency_ms, records_path, records_line
+        store.read_raw(a)       # the raw record (request, response) from the run folder
+
+        store.suites(), store.targets(suite="support")   # for filters and trend pickers
+        points = store.history("support", "openai:gpt-4.1-mini",
+                               metrics=["strict_pass", "selection"], last=30)
+        [(p.run_id, p.metrics["strict_pass"].value) for p in points]   # oldest first
+
+Metrics are named as in :class:`toolproof.stats.Summary`: ``strict_pass``,
+``selection``, ``arguments``, ``schema_adherence``, ``no_call_accuracy``,
+``reply`` (rates with k, n and a 95% Wilson interval); ``macro_f1``,
+``decision_precision``/``_recall``/``_f1``, ``latency_ms_p50``/``_p95``,
+``cost_usd``, ``unsafe_calls`` and the other counts; with repeats ``pass_at_1``,
+``pass_at_k``, ``pass_hat_k`` (bootstrap intervals), ``tool_change`` and
+``flaky_cases``; for multi-step cases ``multistep_*`` rates. A target's whole
+``Summary`` is in ``TargetRow.summary`` (``Summary.model_validate`` reads it).
+
+Writing it
+----------
+``run``, ``score`` and ``gate`` write through :mod:`toolproof.store._hooks`;
+in code, ``store.save(evaluation, [records_file])``,
+``store.save_gate(run_id, gate_result, decided_at=...)``,
+``store.import_run(folder)`` and ``store.prune(before)``. A run is identified
+by its run ID and start time (a bare records file by its bytes): storing it
+again replaces it, so imports are idempotent. A run's exit code and gate
+decisions are also appended to ``events.jsonl`` in its folder, so an import
+brings them back.
+
+Schema
+------
+Tables ``runs``, ``run_targets``, ``metrics``, ``attempts``,
+``gate_decisions``, ``gate_targets``, ``judge_results``, ``calibrations`` and
+``schema_version``; see :mod:`toolproof.store._schema`, whose ordered steps
+are the migration path. Writers take short transactions (SQLite in WAL mode
+with a busy timeout; PostgreSQL row locks), so concurrent CI jobs can share
+one store.
+"""
+
+from toolproof.store._db import DEFAULT_PATH, resolve_location
+from toolproof.store._read import (
+    AttemptRow,
+    GateRow,
+    HistoryPoint,
+    Metric,
+    Page,
+    RunDetail,
+    RunRow,
+    TargetRow,
+)
+from toolproof.store._schema import LATEST as SCHEMA_VERSION
+from toolproof.store._store import Imported, Store, find_run_folders, open_store, parse_keep
+
+__all__ = [
+    "DEFAULT_PATH",
+    "SCHEMA_VERSION",
+    "AttemptRow",
+    "GateRow",
+    "HistoryPoint",
+    "Imported",
+    "Metric",
+    "Page",
+    "RunDetail",
+    "RunRow",
+    "Store",
+    "TargetRow",
+    "find_run_folders",
+    "open_store",
+    "parse_keep",
+    "resolve_location",
+]

@@ -1,0 +1,110 @@
+"""``events.jsonl`` in a run folder: what the store knows that records and manifest do not.
+
+A run's exit code and its gate decisions are appended here when they are
+stored, so that ``toolproof history import`` rebuilds them from the folder.
+One JSON object per line::
+
+    {"format": "toolproof.event/1", "event": "run", "at": "...", "exit_code": 0}
+    {"format": "toolproof.event/1", "event": "gate", "at": "...", "exit_code": 1,
+     "baseline": {"key": "...", "folder": "..."}, "result": {...GateResult...}}
+
+The file is untrusted input: a bad line is an error naming file, line and field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from toolproof.errors import SuiteError
+
+EVENTS_FILE = "events.jsonl"
+EVENT_FORMAT = "toolproof.event/1"
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    at: datetime
+    exit_code: int
+    result: Any = None
+    """For a gate event: the :class:`toolproof.gate.GateResult`."""
+    baseline_key: str | None = None
+    baseline_folder: str | None = None
+
+
+def append_event(folder: Path, data: dict[str, Any]) -> None:
+    """Append one event line (one write, so concurrent appends do not interleave)."""
+    line = json.dumps({"format": EVENT_FORMAT, **data}, ensure_ascii=False, default=str) + "\n"
+    fd = os.open(folder / EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def read_events(folder: Path) -> list[Event]:
+    path = folder / EVENTS_FILE
+    if not path.is_file():
+        return []
+    from toolproof.gate import GateResult
+
+    out = []
+    with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            if not line.endswith("\n"):
+                break  # a torn last line: its writer was killed before it finished
+            out.append(_event(str(path), number, line, GateResult))
+    return out
+
+
+def _event(file: str, number: int, line: str, gate_result: Any) -> Event:
+    def fail(message: str, *field: str) -> SuiteError:
+        return SuiteError(file, message, line=number, path=field)
+
+    try:
+        data = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        raise fail("not valid JSON") from None
+    if not isinstance(data, dict):
+        raise fail("expected a JSON object")
+    if data.get("format") != EVENT_FORMAT:
+        raise fail(f"unknown events format {data.get('format')!r}", "format")
+    kind = data.get("event")
+    if kind not in ("run", "gate"):
+        raise fail(f"unknown event {kind!r} (run or gate)", "event")
+    try:
+        at = datetime.fromisoformat(str(data.get("at")))
+    except ValueError:
+        raise fail("not an ISO 8601 time", "at") from None
+    at = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    code = data.get("exit_code")
+    if not isinstance(code, int) or isinstance(code, bool):
+        raise fail("expected an integer", "exit_code")
+    if kind == "run":
+        return Event("run", at, code)
+    baseline = data.get("baseline") or {}
+    if not isinstance(baseline, dict):
+        raise fail("expected an object", "baseline")
+    try:
+        result = gate_result.model_validate(data.get("result"))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise fail(err["msg"], "result", *(str(p) for p in err["loc"])) from None
+    key, where = baseline.get("key"), baseline.get("folder")
+    return Event(
+        "gate",
+        at,
+        code,
+        result,
+        key if isinstance(key, str) else None,
+        where if isinstance(where, str) else None,
+    )

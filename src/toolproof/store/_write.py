@@ -1,0 +1,300 @@
+"""Writing evaluations and gate decisions: rows built first, then one short transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from toolproof.evaluate import Evaluation
+from toolproof.run import Manifest
+from toolproof.stats import Rate, Summary
+from toolproof.stats._repeats import Estimate
+from toolproof.store._db import Database
+from toolproof.types import Record, Verdict
+
+RECORDS_FILE = "records.jsonl"
+
+
+@dataclass(frozen=True)
+class RunSource:
+    """Where a run's records are, and the key that identifies it in the store."""
+
+    key: str
+    run_id: str
+    folder: Path
+    files: tuple[Path, ...]
+    manifest: Manifest | None
+
+
+def run_key(manifest: Manifest) -> str:
+    """A run folder's identity: its run ID and start time (kept across --resume)."""
+    return f"{manifest.run_id}@{manifest.started_at.astimezone(UTC).isoformat()}"
+
+
+def source_for(files: Sequence[Path], manifest: Manifest | None) -> RunSource:
+    """The source of an evaluation read from ``files`` (records files)."""
+    resolved = tuple(Path(os.path.abspath(f)) for f in files)
+    folder = resolved[0].parent if resolved else Path.cwd()
+    if manifest is not None:
+        return RunSource(run_key(manifest), manifest.run_id, folder, resolved, manifest)
+    digest = hashlib.sha256()
+    for f in resolved:
+        with open(f, "rb") as fh:
+            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):  # type: ignore[misc]
+                digest.update(block)
+        digest.update(b"\0")
+    name = resolved[0].stem if len(resolved) == 1 else folder.name
+    return RunSource(f"records:{digest.hexdigest()[:32]}", name, folder, resolved, None)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _line_index(source: RunSource) -> dict[tuple[str, str, int], tuple[str, int, int]]:
+    """(target, case, attempt) -> (records file relative to the folder, line, byte offset).
+
+    The last line of a triple wins, as in :func:`toolproof.evaluate.evaluate`.
+    Lines that do not parse were refused or skipped by the evaluation already.
+    """
+    out: dict[tuple[str, str, int], tuple[str, int, int]] = {}
+    for file in source.files:
+        rel = os.path.relpath(file, source.folder)
+        offset = 0
+        with open(file, "rb") as fh:
+            for number, line in enumerate(fh, start=1):
+                start, offset = offset, offset + len(line)
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                    target = data.get("target") or file.stem
+                    key = (str(target), str(data["case_id"]), int(data.get("attempt", 0)))
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue
+                out[key] = (rel, number, start)
+    return out
+
+
+def _rate(name: str, r: Rate) -> tuple[Any, ...]:
+    return (name, r.value, r.low, r.high, r.k, r.n)
+
+
+def _estimate(name: str, e: Estimate) -> tuple[Any, ...]:
+    return (name, e.value, e.low, e.high, None, e.n)
+
+
+def metric_rows(summary: Summary) -> list[tuple[Any, ...]]:
+    """(metric, value, low, high, k, n) for every headline figure of a summary."""
+    rows: list[tuple[Any, ...]] = []
+    for name in type(summary).model_fields:
+        value = getattr(summary, name)
+        if isinstance(value, Rate):
+            rows.append(_rate(name, value))
+        elif isinstance(value, bool):
+            continue
+        elif isinstance(value, int | float) or (value is None and name in _SCALARS):
+            rows.append((name, value, None, None, None, None))
+    d = summary.decision
+    for part in ("precision", "recall", "f1"):
+        rows.append((f"decision_{part}", getattr(d, part), None, None, None, None))
+    st = summary.stability
+    if st is not None:
+        rows += [
+            _estimate("pass_at_1", st.pass_at_1),
+            _estimate("pass_at_k", st.pass_at_k),
+            _estimate("pass_hat_k", st.pass_hat_k),
+            _rate("tool_change", st.tool_change),
+            ("flaky_cases", float(len(st.flaky)), None, None, None, st.cases),
+        ]
+    ms = summary.multistep
+    if ms is not None:
+        for name in type(ms).model_fields:
+            value = getattr(ms, name)
+            if isinstance(value, Rate):
+                rows.append(_rate(f"multistep_{name}", value))
+    return rows
+
+
+_SCALARS = ("macro_f1", "latency_ms_p50", "latency_ms_p95", "cost_usd")
+
+
+def _attempt_row(
+    run_pk: int,
+    db: Database,
+    record: Record,
+    verdict: Verdict | None,
+    where: tuple[str, int, int] | None,
+    default_file: str,
+) -> tuple[Any, ...]:
+    target = record.target or ""
+    findings = None
+    passed = failure = stage = kind = risk = tags = expected = actual = None
+    if verdict is not None:
+        passed = int(verdict.passed)
+        failure = verdict.failure.value if verdict.failure is not None else None
+        stage = verdict.failure.stage.value if verdict.failure is not None else None
+        kind, risk = verdict.kind.value, verdict.risk.value
+        tags = _dumps(list(verdict.tags))
+        expected, actual = _dumps(list(verdict.expected_tools)), _dumps(list(verdict.actual_tools))
+        findings = _dumps(
+            [
+                {
+                    "stage": c.stage.value,
+                    "failure": c.failure.value if c.failure is not None else None,
+                    "message": c.message,
+                }
+                for c in verdict.checks
+            ]
+        )
+    elif record.error is not None:
+        findings = _dumps([{"stage": None, "failure": None, "message": record.error.message}])
+    file, line, offset = where if where is not None else (default_file, None, None)
+    return (
+        run_pk, target, record.case_id, record.attempt, record.outcome.value,
+        int(verdict is not None), passed, failure, stage, kind, risk, tags, expected, actual,
+        findings, record.latency_ms, record.cost_usd, int(record.cached),
+        db.ts(record.started_at), file, line, offset,
+    )  # fmt: skip
+
+
+def save_evaluation(
+    db: Database, ev: Evaluation, source: RunSource, *, exit_code: int | None = None
+) -> int:
+    """Store (or replace) one run: its row, targets, metrics and attempts. Returns its key."""
+    m = source.manifest or ev.manifest
+    fp = ev.fingerprint()
+    now = datetime.now(UTC)
+    specs = list(ev.targets)
+    entries = {t.spec: t for t in m.targets} if m is not None else {}
+    settings = {s: entries[s].settings.model_dump(mode="json") for s in specs if s in entries}
+    started = m.started_at if m is not None else _first_start(ev.records)
+    attempts = sum(len(t.records) for t in ev.targets.values())
+    run_row = (
+        source.key, source.run_id, str(source.folder), str(fp["suite name"]),
+        fp["suite version"], str(fp["suite fingerprint"]), str(fp["tool schemas"]),
+        fp["system prompt"], int(fp["repeats"] or 1), fp["toolproof version"], _dumps(specs),
+        _dumps(settings), getattr(m, "git_commit", None), getattr(m, "shard", None),
+        m.status if m is not None else None, db.ts(started),
+        db.ts(m.ended_at if m is not None else None), exit_code, attempts,
+        m.model_dump_json(exclude_none=True) if m is not None else None, db.ts(now),
+    )  # fmt: skip
+    index = _line_index(source)
+    default_file = os.path.relpath(source.files[0], source.folder) if source.files else ""
+    targets: list[tuple[Any, ...]] = []
+    metrics: list[tuple[Any, ...]] = []
+    pending: list[tuple[Record, Verdict | None]] = []
+    for position, (spec, t) in enumerate(ev.targets.items()):
+        entry = entries.get(spec)
+        targets.append(
+            (
+                position, spec, entry.kind if entry else None,
+                _dumps(entry.settings.model_dump(mode="json")) if entry else None,
+                _dumps(entry.model_versions) if entry else None, t.summary.model_dump_json(),
+            )
+        )  # fmt: skip
+        metrics += [(spec, *row) for row in metric_rows(t.summary)]
+        by_attempt = {(v.case_id, v.attempt): v for v in t.verdicts}
+        pending += [(r, by_attempt.get((r.case_id, r.attempt))) for r in t.records]
+    with db.transaction():
+        pk = _upsert_run(db, run_row)
+        for table in ("attempts", "metrics", "run_targets"):
+            db.execute(f"DELETE FROM {table} WHERE run_pk = ?", (pk,))
+        db.executemany(
+            "INSERT INTO run_targets (run_pk, position, target, kind, settings, "
+            "model_versions, summary) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(pk, *row) for row in targets],
+        )
+        db.executemany(
+            "INSERT INTO metrics (run_pk, target, metric, value, low, high, k, n) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(pk, *row) for row in metrics],
+        )
+        db.executemany(
+            "INSERT INTO attempts (run_pk, target, case_id, attempt, outcome, scored, passed, "
+            "failure, stage, kind, risk, tags, expected_tools, actual_tools, findings, "
+            "latency_ms, cost_usd, cached, started_at, records_file, records_line, "
+            "records_offset) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                _attempt_row(
+                    pk, db, r, v, index.get((r.target or "", r.case_id, r.attempt)), default_file
+                )
+                for r, v in pending
+            ),
+        )
+    return pk
+
+
+_RUN_COLUMNS = (
+    "run_key, run_id, folder, suite_name, suite_version, suite_fingerprint, tools_fingerprint, "
+    "system_fingerprint, repeats, toolproof_version, targets, settings, git_commit, shard, "
+    "status, started_at, ended_at, exit_code, attempts, manifest, stored_at"
+)
+
+
+def _upsert_run(db: Database, row: Sequence[Any]) -> int:
+    names = [c.strip() for c in _RUN_COLUMNS.split(",")]
+    updates = ", ".join(
+        f"{c} = COALESCE(excluded.{c}, runs.{c})" if c == "exit_code" else f"{c} = excluded.{c}"
+        for c in names
+        if c != "run_key"
+    )
+    marks = ", ".join("?" for _ in names)
+    got = db.one(
+        f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES ({marks}) "
+        f"ON CONFLICT (run_key) DO UPDATE SET {updates} RETURNING id",
+        row,
+    )
+    return int(got[0])
+
+
+def _first_start(records: Iterable[Record]) -> datetime | None:
+    times = [r.started_at for r in records if r.started_at is not None]
+    return min(times) if times else None
+
+
+def set_exit_code(db: Database, run_pk: int, exit_code: int) -> None:
+    with db.transaction():
+        db.execute("UPDATE runs SET exit_code = ? WHERE id = ?", (exit_code, run_pk))
+
+
+def save_gate(
+    db: Database,
+    run_pk: int,
+    result: Any,
+    *,
+    decided_at: datetime,
+    baseline_key: str | None = None,
+    baseline_folder: str | None = None,
+) -> int | None:
+    """Store a gate decision (a :class:`toolproof.gate.GateResult`). Idempotent on its time."""
+    data = result.model_dump(mode="json")
+    row = (
+        run_pk, db.ts(decided_at), int(result.passed), int(result.exit_code), baseline_key,
+        baseline_folder, _dumps(result.options), _dumps(data),
+    )  # fmt: skip
+    with db.transaction():
+        got = db.one(
+            "INSERT INTO gate_decisions (run_pk, decided_at, passed, exit_code, baseline_key, "
+            "baseline_folder, options, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (run_pk, decided_at) DO NOTHING RETURNING id",
+            row,
+        )
+        if got is None:
+            return None
+        pk = int(got[0])
+        db.executemany(
+            "INSERT INTO gate_targets (gate_pk, target, passed, findings) VALUES (?, ?, ?, ?)",
+            [
+                (pk, t.target, int(t.passed), _dumps([f.model_dump() for f in t.findings]))
+                for t in result.targets
+            ],
+        )
+    return pk

@@ -1,0 +1,101 @@
+"""report --html, run --html and view's guard on the address it binds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SUPPORT = ROOT / "examples" / "support"
+
+
+def toolproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolproof", *args],
+        capture_output=True, text=True, cwd=cwd,
+        env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"}, check=False,
+    )
+
+
+def test_run_and_report_write_the_same_html(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    first = tmp_path / "from-run.html"
+    out = toolproof("run", str(SUPPORT), "--model", f"scripted:{SUPPORT / 'script.yaml'}",
+                    "-q", "-o", str(run), "--html", str(first), "--allow-code")
+    assert out.returncode == 0, out.stderr
+    second = tmp_path / "sub" / "from-report.html"
+    out = toolproof("report", str(run), "--html", str(second), "--allow-code")
+    assert out.returncode == 0, out.stderr
+    assert f"wrote {second}" in out.stdout
+    a, b = first.read_text(), second.read_text()
+    assert a == b
+    assert len(a.encode()) < 2_000_000
+    assert "gate <span class=\"pass\">pass</span>" in a  # the scripted model passes every case
+
+
+def test_report_of_a_records_file_needs_the_suite(tmp_path: Path) -> None:
+    out = toolproof("report", str(SUPPORT / "records.jsonl"), "--html", str(tmp_path / "r.html"))
+    assert out.returncode == 2
+    assert "give the suite with --suite" in out.stderr and "Traceback" not in out.stderr
+    out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT),
+                    "--html", str(tmp_path / "r.html"), "--allow-code")
+    assert out.returncode == 0, out.stderr
+    assert "lookup-not-search" in (tmp_path / "r.html").read_text()
+
+
+def test_report_without_html_prints_the_terminal_report() -> None:
+    out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT), "--allow-code")
+    assert out.returncode == 0, out.stderr
+    assert "strict pass" in out.stdout
+
+
+def test_report_runs_no_suite_code_unless_allowed(tmp_path: Path) -> None:
+    out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT),
+                    "--html", str(tmp_path / "r.html"))
+    assert out.returncode == 2
+    assert "--allow-code" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_view_refuses_other_addresses_without_the_flag(tmp_path: Path) -> None:
+    out = toolproof("view", "--runs", str(tmp_path), "--host", "0.0.0.0")
+    assert out.returncode == 2
+    assert "--allow-remote" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_view_serves_and_prints_the_url(tmp_path: Path) -> None:
+    import re
+    import urllib.request
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolproof", "view", "--runs", str(tmp_path), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert m, line
+        with urllib.request.urlopen(m[0]) as resp:
+            assert resp.status == 200
+            assert "No run folders found." in resp.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_view_warns_when_binding_beyond_loopback(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolproof", "view", "--runs", str(tmp_path), "--port", "0",
+         "--host", "::1", "--allow-remote"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "http://[::1]:" in line
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert "warning: serving on ::1" in err

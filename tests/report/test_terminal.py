@@ -1,0 +1,73 @@
+"""The terminal report: ends with the headline and a verdict; readable at 80 columns."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from tests.gate import builders as b
+from toolproof.evaluate import evaluate
+from toolproof.report import render_terminal
+from toolproof.stats import Summary
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+TARGETS = ["openai:gpt-4.1-mini", "anthropic:claude-sonnet-4-5", "openrouter:qwen/qwen3-235b"]
+
+
+def _summaries(targets: list[str]) -> dict[str, Summary]:
+    s = b.suite()
+    records = []
+    for i, target in enumerate(targets):
+        wrong = {(f"l{j:02d}", 0): b.wrong_args(f"l{j:02d}") for j in range(i + 1)}
+        records += b.records(s, target, answers=wrong)
+    return evaluate(s, records, targets=targets).summaries
+
+
+def _render(summaries: dict[str, Summary], width: int) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system=None, force_terminal=False)
+    render_terminal(summaries, console, tags=False)
+    return out.getvalue()
+
+
+def _check_snapshot(name: str, text: str) -> None:
+    path = SNAPSHOTS / name
+    if os.environ.get("TOOLPROOF_UPDATE_SNAPSHOTS") == "1":
+        path.write_text(text, "utf-8")
+    assert text == path.read_text("utf-8")
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_report_ends_with_headline_and_one_verdict_line_per_target(count: int) -> None:
+    text = _render(_summaries(TARGETS[:count]), 80)
+    lines = text.rstrip("\n").split("\n")
+    assert text.rindex("failures ·") < text.index("\nheadline")  # after the failure list
+    verdicts = lines[-count:]
+    assert all(line.startswith("✗ ") and "scored attempts failed" in line for line in verdicts)
+    headline = text[text.index("\nheadline") :]
+    for label in ("strict pass", "tool selection", "argument accuracy", "unsafe calls"):
+        assert label in headline
+    assert "answers from the cache" in headline
+
+
+def test_three_long_target_names_fit_80_columns() -> None:
+    text = _render(_summaries(TARGETS), 80)
+    assert max(len(line) for line in text.split("\n")) <= 80
+    # letters stand for the names, with a legend, so numbers are never folded
+    assert text.startswith("A = openai:gpt-4.1-mini\nB = anthropic:claude-sonnet-4-5\n")
+    assert "95.5% (21/22)" in text and "90.9% (20/22)" in text
+    _check_snapshot("terminal-3-targets-80.txt", text)
+
+
+def test_one_target_snapshot() -> None:
+    _check_snapshot("terminal-1-target.txt", _render(_summaries(TARGETS[:1]), 100))
+
+
+def test_a_passing_target_gets_a_check_mark() -> None:
+    s = b.suite()
+    text = _render(evaluate(s, b.records(s, "good")).summaries, 80)
+    assert text.rstrip("\n").split("\n")[-1] == "✓ good: all 22 scored attempts passed"

@@ -1,0 +1,79 @@
+"""Schema versions and the migration path."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.store.helpers import CODE, run_folder
+from toolproof.errors import UserError
+from toolproof.store import SCHEMA_VERSION, Store, open_store
+from toolproof.store._db import connect
+from toolproof.store._schema import STEPS, current_version, migrate
+
+
+def test_steps_are_numbered_in_order() -> None:
+    assert [s.version for s in STEPS] == list(range(1, len(STEPS) + 1))
+    assert SCHEMA_VERSION == STEPS[-1].version >= 2
+
+
+def test_an_old_store_is_migrated_and_keeps_its_data(store_url: str, tmp_path: Path) -> None:
+    db = connect(store_url)
+    assert current_version(db) == 0
+    assert migrate(db, target=1) == 0
+    assert current_version(db) == 1
+    old = Store(db)
+    pk = old.import_run(run_folder(tmp_path, "v1"), trust=CODE).run_pk
+    old.close()
+    with open_store(store_url) as st:  # opening migrates to the latest
+        assert current_version(st.db) == SCHEMA_VERSION
+        assert st.attempts(pk).total == 76
+        st.db.execute(
+            "INSERT INTO judge_results (run_pk, target, case_id, attempt, judge, score, passed, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (pk, "recorded:demo-model", "lookup-exact-id", 0, "j", 0.5, 1,
+             st.db.ts(datetime.now(UTC))),
+        )  # fmt: skip
+        described = st.db.all("SELECT version, description FROM schema_version ORDER BY version")
+        assert [v for v, _ in described] == [1, 2]
+        assert described[1][1] == STEPS[1].description
+
+
+def test_a_store_newer_than_toolproof_is_refused(store_url: str) -> None:
+    open_store(store_url).close()
+    db = connect(store_url)
+    with db.transaction():
+        db.execute(
+            "INSERT INTO schema_version (version, applied_at, description) VALUES (?, ?, ?)",
+            (SCHEMA_VERSION + 1, db.ts(datetime(2030, 1, 1)), "future"),
+        )
+    db.close()
+    with pytest.raises(UserError, match="newer than this toolproof reads"):
+        open_store(store_url)
+
+
+def test_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolproof.store import resolve_location
+
+    monkeypatch.delenv("TOOLPROOF_STORE", raising=False)
+    assert resolve_location() == str(Path(".toolproof") / "history.db")
+    assert resolve_location(enabled=False) is None
+    assert resolve_location("off") is None
+    monkeypatch.setenv("TOOLPROOF_STORE", "OFF")
+    assert resolve_location() is None
+    monkeypatch.setenv("TOOLPROOF_STORE", "postgresql://u@h/db")
+    assert resolve_location() == "postgresql://u@h/db"
+    assert resolve_location(str(tmp_path / "x.db")) == str(tmp_path / "x.db")
+    with pytest.raises(UserError, match="give a file path"):
+        connect("mysql://u@h/db")
+    st = open_store(f"sqlite:///{tmp_path / 'y.db'}")
+    assert st.kind == "sqlite" and (tmp_path / "y.db").is_file()
+    st.close()
+
+
+def test_a_password_never_shows_in_messages() -> None:
+    with pytest.raises(UserError) as info:
+        open_store("postgresql://me:s3cret@/nodb?host=/nonexistent-socket-dir&connect_timeout=1")
+    assert "s3cret" not in str(info.value) and "***" in str(info.value)

@@ -1,0 +1,165 @@
+"""The store's write and read API, on SQLite and on a real PostgreSQL server."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.store.helpers import CODE, RECORDS_A, RECORDS_B, T0, run_folder, suite
+from toolproof.errors import UserError
+from toolproof.evaluate import evaluate, load_run
+from toolproof.gate import run_gate
+from toolproof.stats import Summary
+from toolproof.store import SCHEMA_VERSION, open_store
+
+
+def test_a_run_is_stored_with_metrics_attempts_and_pointers(store_url: str, tmp_path: Path) -> None:
+    folder = run_folder(tmp_path, "r1")
+    ev = load_run(folder, trust=CODE)
+    with open_store(store_url) as st:
+        pk = st.save(ev, [folder / "records.jsonl"], exit_code=0)
+        detail = st.get_run(pk)
+        assert detail is not None
+        run = detail.run
+        assert (run.run_id, run.suite_name, run.exit_code, run.attempts) == ("r1", "support", 0, 76)
+        assert run.targets == ["recorded:demo-model"]
+        assert run.git_commit == "0123456789abcdef0123456789abcdef01234567"
+        assert run.started_at == T0 and run.status == "complete"
+        assert run.suite_fingerprint == suite().fingerprint()
+        summary = ev.targets["recorded:demo-model"].summary
+        metrics = {m.metric: m for m in detail.metrics}
+        sp = metrics["strict_pass"]
+        assert (sp.k, sp.n) == (summary.strict_pass.k, summary.strict_pass.n)
+        assert sp.low == pytest.approx(summary.strict_pass.low)
+        assert sp.high == pytest.approx(summary.strict_pass.high)
+        assert metrics["selection"].n == summary.selection.n
+        assert metrics["macro_f1"].value == pytest.approx(summary.macro_f1)
+        assert run.headline["recorded:demo-model"] == sp
+        # The whole summary is kept and reads back as a Summary.
+        assert Summary.model_validate(detail.targets[0].summary) == summary
+
+        page = st.attempts(pk, limit=10)
+        assert page.total == 76 and len(page.items) == 10
+        everything = [a for off in range(0, 76, 25) for a in st.attempts(pk, offset=off, limit=25).items]
+        assert len({(a.case_id, a.attempt) for a in everything}) == 76
+        failed = st.attempts(pk, passed=False, limit=100)
+        assert failed.total == summary.strict_pass.n - summary.strict_pass.k
+        assert all(a.failure is not None and a.stage is not None for a in failed.items)
+        assert all(a.findings and a.findings[0]["message"] for a in failed.items)
+        wrong = st.attempts(pk, failure="wrong_arguments")
+        assert wrong.total == summary.failure_counts.get("wrong_arguments", 0) > 0
+        assert any(f["stage"] == "values" and "country" in f["message"] for a in wrong.items for f in a.findings)
+
+        # Each attempt points at its line of the run folder's records.
+        lines = (folder / "records.jsonl").read_text().splitlines()
+        for a in everything:
+            assert a.records_path == (folder / "records.jsonl").resolve()
+            assert a.records_line is not None
+            raw = json.loads(lines[a.records_line - 1])
+            assert (raw["case_id"], raw.get("attempt", 0)) == (a.case_id, a.attempt)
+            assert st.read_raw(a) == raw
+
+
+def test_storing_again_replaces_and_keeps_one_run(store_url: str, tmp_path: Path) -> None:
+    folder = run_folder(tmp_path, "r1")
+    ev = load_run(folder, trust=CODE)
+    with open_store(store_url) as st:
+        first = st.save(ev, [folder / "records.jsonl"], exit_code=3)
+        second = st.save(ev, [folder / "records.jsonl"])  # as `score` would: no exit code
+        assert first == second
+        page = st.list_runs()
+        assert page.total == 1 and page.items[0].exit_code == 3
+        assert st.attempts(first).total == 76
+
+
+def test_a_bare_records_file_is_keyed_by_its_bytes(store_url: str, tmp_path: Path) -> None:
+    ev = evaluate(suite(), [RECORDS_A], trust=CODE)
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(RECORDS_A.read_bytes())
+    with open_store(store_url) as st:
+        a = st.save(ev, [RECORDS_A])
+        assert st.save(evaluate(suite(), [copy], trust=CODE), [copy]) == a
+        changed = tmp_path / "changed.jsonl"
+        changed.write_bytes(RECORDS_A.read_bytes()[:-1] + b"\n\n")
+        assert st.save(evaluate(suite(), [changed], trust=CODE), [changed]) != a
+        assert st.list_runs().total == 2
+
+
+def test_runs_are_listed_and_filtered(store_url: str, tmp_path: Path) -> None:
+    with open_store(store_url) as st:
+        for i in range(5):
+            records = RECORDS_A if i % 2 == 0 else RECORDS_B
+            st.import_run(run_folder(tmp_path, f"r{i}", records, days=i), trust=CODE)
+        page = st.list_runs(limit=2)
+        assert page.total == 5 and [r.run_id for r in page.items] == ["r4", "r3"]
+        assert [r.run_id for r in st.list_runs(limit=2, offset=4).items] == ["r0"]
+        b = st.list_runs(target="recorded:demo-model-b")
+        assert [r.run_id for r in b.items] == ["r3", "r1"]
+        assert st.list_runs(suite="no-such-suite").total == 0
+        assert st.suites() == ["support"]
+        assert st.targets() == st.targets("support") == ["recorded:demo-model", "recorded:demo-model-b"]
+        assert st.targets("no-such-suite") == []
+        assert st.get_run("r2") is not None and st.get_run("nope") is None
+
+
+def test_metric_history_over_the_last_runs(store_url: str, tmp_path: Path) -> None:
+    with open_store(store_url) as st:
+        for i in range(6):
+            st.import_run(run_folder(tmp_path, f"n{i}", days=i), trust=CODE)
+        st.import_run(run_folder(tmp_path, "other", RECORDS_B, days=9), trust=CODE)
+        points = st.history("support", "recorded:demo-model", last=4)
+        assert [p.run_id for p in points] == ["n2", "n3", "n4", "n5"]  # oldest first
+        sp = points[-1].metrics["strict_pass"]
+        assert sp.low is not None and sp.high is not None and sp.low <= sp.value <= sp.high  # type: ignore[operator]
+        only = st.history("support", "recorded:demo-model", metrics=["selection"], last=2)
+        assert [set(p.metrics) for p in only] == [{"selection"}, {"selection"}]
+        assert st.history("support", "nobody") == []
+
+
+def test_gate_decisions_are_kept(store_url: str, tmp_path: Path) -> None:
+    folder = run_folder(tmp_path, "g")
+    ev = load_run(folder, trust=CODE)
+    result = run_gate(ev, None)
+    with open_store(store_url) as st:
+        pk = st.save(ev, [folder / "records.jsonl"])
+        at = datetime(2026, 2, 1, tzinfo=UTC)
+        assert st.save_gate(pk, result, decided_at=at, baseline_key="base@x") is not None
+        assert st.save_gate(pk, result, decided_at=at) is None  # the same decision again
+        detail = st.get_run(pk)
+        assert detail is not None and len(detail.gates) == 1
+        gate = detail.gates[0]
+        assert gate.passed is result.passed and gate.exit_code == result.exit_code
+        assert gate.decided_at == at and gate.baseline_key == "base@x"
+        assert gate.targets == {t.target: t.passed for t in result.targets}
+        assert gate.result["suite"] == result.suite
+        assert st.list_runs().items[0].gate == gate
+
+
+def test_prune_deletes_old_runs_and_everything_of_them(store_url: str, tmp_path: Path) -> None:
+    with open_store(store_url) as st:
+        old = st.import_run(run_folder(tmp_path, "old", days=0), trust=CODE).run_pk
+        st.save_gate(old, run_gate(load_run(tmp_path / "old", trust=CODE), None), decided_at=T0)
+        st.import_run(run_folder(tmp_path, "new", days=100), trust=CODE)
+        assert st.prune(T0 + timedelta(days=50)) == 1
+        assert [r.run_id for r in st.list_runs().items] == ["new"]
+        for table in ("attempts", "metrics", "run_targets", "gate_decisions"):
+            rows = st.db.one(f"SELECT COUNT(*) FROM {table} WHERE run_pk = ?", (old,))
+            assert rows[0] == 0, table
+        assert st.db.one("SELECT COUNT(*) FROM gate_targets")[0] == 0
+        assert st.prune(T0) == 0
+
+
+def test_attempts_of_an_unknown_run_is_an_error(store_url: str) -> None:
+    with open_store(store_url) as st, pytest.raises(UserError, match="no run 'x'"):
+        st.attempts("x")
+
+
+def test_schema_is_at_the_latest_version(store_url: str) -> None:
+    with open_store(store_url) as st:
+        versions = [r[0] for r in st.db.all("SELECT version FROM schema_version ORDER BY version")]
+        assert versions == list(range(1, SCHEMA_VERSION + 1))
+    with open_store(store_url) as st:  # opening again applies nothing twice
+        assert st.db.one("SELECT COUNT(*) FROM schema_version")[0] == SCHEMA_VERSION

@@ -1,0 +1,131 @@
+"""The example GitHub Actions workflow: its install step works from a checkout, and
+every offline command of both jobs runs (the model is the example's scripted one)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW = REPO / "examples" / "ci" / "github-actions.yml"
+# A suite with no code of its own: the workflow runs pull requests without --allow-code.
+EXAMPLE = REPO / "examples" / "testing"
+
+
+def _workflow() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(WORKFLOW.read_text("utf-8"))
+    return data
+
+
+def _steps(job: str) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = _workflow()["jobs"][job]["steps"]
+    return steps
+
+
+def _online(script: str) -> bool:
+    """Steps that need GitHub itself (gh, git fetch) are not run offline."""
+    return bool(re.search(r"^\s*(gh |id=\$\(gh |git fetch )", script, re.M))
+
+
+@pytest.mark.parametrize("job", ["smoke", "full"])
+def test_each_job_installs_toolproof_from_the_checkout(job: str) -> None:
+    steps = _steps(job)
+    assert steps[0]["uses"].startswith("actions/checkout@")
+    installs = [s["run"].strip() for s in steps if "run" in s and "pip install" in s["run"]]
+    assert installs == ["pip install -e ."]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
+    assert project["name"] == "toolproof"  # what `pip install -e .` installs, from the checkout
+
+
+@pytest.mark.parametrize("job", ["smoke", "full"])
+def test_every_offline_command_of_the_job_runs(job: str, tmp_path: Path) -> None:
+    outputs = tmp_path / "github_output"
+    outputs.touch()
+    env = {
+        **os.environ,
+        "SUITE": str(EXAMPLE / "suite.yaml"),
+        "MODEL": f"scripted:{EXAMPLE / 'script.yaml'}",
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    env.pop("OPENAI_API_KEY", None)
+    # What the (online) base-branch config step leaves when the base has no toolproof.yaml.
+    (tmp_path / "runner-temp").mkdir()
+    (tmp_path / "runner-temp" / "toolproof.yaml").write_text("{}\n")
+    ran = []
+    for step in _steps(job):
+        script = step.get("run")
+        if script is None or "pip install" in script or _online(script):
+            continue
+        if "${{" in script:
+            code = _output(outputs, "code")
+            script = script.replace("${{ steps.gate.outputs.code }}", code)
+            script = script.replace("${{ steps.gate.outputs.code || 2 }}", code or "2")
+            if "steps.gate.outputs.code != '0'" in str(step.get("if")) and code == "0":
+                continue  # the step's condition is false: the gate passed
+        result = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", script],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert result.returncode == 0, f"{step.get('name')}: {result.stderr[-2000:]}"
+        ran.append(step.get("name"))
+    assert len(ran) >= 2, ran
+    report = tmp_path / "toolproof.md"
+    assert report.is_file() and report.stat().st_size > 0
+    assert (tmp_path / "toolproof.xml").is_file() and (tmp_path / "toolproof.json").is_file()
+    if job == "smoke":
+        assert _output(outputs, "code") == "0"
+
+
+def _output(path: Path, name: str) -> str:
+    values = [
+        line.split("=", 1)[1]
+        for line in path.read_text().splitlines()
+        if line.startswith(f"{name}=")
+    ]
+    assert values, f"the gate step wrote no {name}= line"
+    return values[-1]
+
+
+def _all_steps() -> list[dict[str, object]]:
+    """Every step of every job: the CI example cannot let a cancelled or failed run pass."""
+    jobs = yaml.safe_load(WORKFLOW.read_text("utf-8"))["jobs"]
+    return [step for job in jobs.values() for step in job["steps"]]
+
+
+def test_no_step_swallows_an_exit_code() -> None:
+    text = WORKFLOW.read_text("utf-8")
+    assert "|| true" not in text and "|| :" not in text
+    for step in _all_steps():
+        assert not step.get("continue-on-error"), step
+
+
+def test_the_smoke_gate_code_fails_the_job() -> None:
+    runs = [s for s in _all_steps() if "toolproof gate runs/smoke" in str(s.get("run", ""))]
+    assert len(runs) == 1 and "always()" in str(runs[0]["if"])
+    last = [s for s in _all_steps() if "steps.gate.outputs.code" in str(s.get("run", ""))]
+    assert last and "always()" in str(last[0]["if"]) and "exit" in str(last[0]["run"])
+
+
+def test_the_scaffolded_workflow_swallows_no_exit_code() -> None:
+    from toolproof.scaffold._templates import workflow
+
+    text = workflow("suites/support")
+    assert "|| true" not in text
+    steps = yaml.safe_load(text)["jobs"]["smoke"]["steps"]
+    gate = next(s for s in steps if "toolproof gate" in str(s.get("run", "")))
+    assert "always()" in gate["if"]

@@ -1,0 +1,65 @@
+"""JSON text toolproof writes: lone surrogates escaped, no NaN or Infinity, lossless round trip."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolproof._jsontext import dump_model, dumps, finite
+from toolproof.types import Record, Response
+
+# every code point, lone surrogates included
+ANY_TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF))
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(ANY_TEXT, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _strict_loads(text: str) -> Any:
+    def refuse(name: str) -> Any:
+        raise AssertionError(f"{name} written")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@settings(max_examples=300)
+@given(JSON_VALUES)
+def test_dumps_is_valid_utf8_json_and_reads_back_with_only_non_finite_numbers_nulled(
+    value: Any,
+) -> None:
+    text = dumps(value)
+    text.encode("utf-8")  # never raises: surrogates are escaped
+    assert _strict_loads(text) == finite(value)
+
+
+@settings(max_examples=300)
+@given(ANY_TEXT)
+def test_a_record_with_any_text_round_trips(text: str) -> None:
+    record = Record(case_id=text or "c", request={"messages": [text]}, response=Response(text=text))
+    line = dump_model(record, exclude_none=True)
+    back = Record.model_validate(_strict_loads(line))
+    assert back == record
+
+
+def test_lone_surrogate_is_written_as_its_escape_and_other_text_stays_readable() -> None:
+    assert dumps({"t": "é\ud800x"}) == '{"t":"é\\ud800x"}'
+
+
+def test_non_finite_numbers_become_null() -> None:
+    assert dumps([math.nan, math.inf, -math.inf, 1.5]) == "[null,null,null,1.5]"
+    record = Record(case_id="a", latency_ms=math.nan, request={"x": math.inf})
+    assert '"latency_ms":null' in dump_model(record, exclude_none=True)
+    assert _strict_loads(dump_model(record))["request"] == {"x": None}
+
+
+def test_a_lone_surrogate_in_a_mapping_key_is_written_too() -> None:
+    record = Record(case_id="a", request={"k\ud800": ["v\udfff"]})
+    line = dump_model(record, exclude_none=True)
+    assert '"k\\ud800"' in line
+    assert Record.model_validate(_strict_loads(line)) == record

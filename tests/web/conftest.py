@@ -1,0 +1,128 @@
+"""Fixtures of the report and viewer tests: run folders, a served viewer, a browser.
+
+Browser tests drive the system's headless Chromium (Debian ``chromium``) through
+Playwright; they skip, saying why, when either is missing, unless
+TOOLPROOF_REQUIRE_BROWSER=1 (set by CI), where a missing browser fails them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.runs import TRUST, make_runs
+
+CHROMIUM = os.environ.get("TOOLPROOF_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="session")
+def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_runs(tmp_path_factory.mktemp("web"))
+
+
+class Served:
+    """The viewer serving a folder of runs on 127.0.0.1, in a thread of its own."""
+
+    def __init__(self, runs: Path, page_size: int = 50) -> None:
+        from aiohttp import web
+
+        from toolproof.web import FolderSource, make_app
+
+        self.app = make_app(FolderSource(runs, trust=TRUST), page_size=page_size)
+        self.loop = asyncio.new_event_loop()
+        self.runner = web.AppRunner(self.app, access_log=None)
+        started = threading.Event()
+        self.url = ""
+
+        async def start() -> None:
+            await self.runner.setup()
+            site = web.TCPSite(self.runner, "127.0.0.1", 0)
+            await site.start()
+            self.url = f"http://127.0.0.1:{self.runner.addresses[0][1]}"
+            started.set()
+
+        def main() -> None:
+            asyncio.set_event_loop(self.loop)
+            self.loop.run_until_complete(start())
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=main, daemon=True)
+        self.thread.start()
+        if not started.wait(30):
+            raise RuntimeError("the viewer did not start")
+
+    def close(self) -> None:
+        fut = asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop)
+        fut.result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(30)
+
+
+@pytest.fixture(scope="session")
+def viewer(runs_dir: Path) -> Iterator[Served]:
+    served = Served(runs_dir, page_size=20)
+    yield served
+    served.close()
+
+
+def _missing_browser() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install -e '.[dev]')"
+    if not Path(CHROMIUM).exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium, or set TOOLPROOF_CHROMIUM)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    missing = _missing_browser()
+    if missing is not None:
+        if os.environ.get("TOOLPROOF_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser tests are required here: {missing}")
+        pytest.skip(missing)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+class Watched:
+    """A page that records every dialog (a script that ran) and every console error."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        page.on("dialog", self._dialog)
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def _dialog(self, dialog: Any) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Watched]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    watched = Watched(context.new_page())
+    yield watched
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def shots() -> Path | None:
+    """Where to save screenshots for the README (TOOLPROOF_SCREENSHOTS), or None."""
+    where = os.environ.get("TOOLPROOF_SCREENSHOTS")
+    return Path(where) if where else None
