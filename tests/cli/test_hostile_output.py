@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -23,7 +24,11 @@ def toolproof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=cwd,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+        env={
+            "COLUMNS": "200",
+            "PATH": "/usr/bin:/bin",
+            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
+        },
         check=False,
         timeout=120,
     )

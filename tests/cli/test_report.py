@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,16 +14,33 @@ SUPPORT = ROOT / "examples" / "support"
 def toolproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "toolproof", *args],
-        capture_output=True, text=True, cwd=cwd,
-        env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"}, check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={
+            "COLUMNS": "160",
+            "PATH": "/usr/bin:/bin",
+            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
+        },
+        check=False,
     )
 
 
 def test_run_and_report_write_the_same_html(tmp_path: Path) -> None:
     run = tmp_path / "run"
     first = tmp_path / "from-run.html"
-    out = toolproof("run", str(SUPPORT), "--model", f"scripted:{SUPPORT / 'script.yaml'}",
-                    "-q", "-o", str(run), "--html", str(first), "--allow-code")
+    out = toolproof(
+        "run",
+        str(SUPPORT),
+        "--model",
+        f"scripted:{SUPPORT / 'script.yaml'}",
+        "-q",
+        "-o",
+        str(run),
+        "--html",
+        str(first),
+        "--allow-code",
+    )
     assert out.returncode == 0, out.stderr
     second = tmp_path / "sub" / "from-report.html"
     out = toolproof("report", str(run), "--html", str(second), "--allow-code")
@@ -31,15 +49,22 @@ def test_run_and_report_write_the_same_html(tmp_path: Path) -> None:
     a, b = first.read_text(), second.read_text()
     assert a == b
     assert len(a.encode()) < 2_000_000
-    assert "gate <span class=\"pass\">pass</span>" in a  # the scripted model passes every case
+    assert 'gate <span class="pass">pass</span>' in a  # the scripted model passes every case
 
 
 def test_report_of_a_records_file_needs_the_suite(tmp_path: Path) -> None:
     out = toolproof("report", str(SUPPORT / "records.jsonl"), "--html", str(tmp_path / "r.html"))
     assert out.returncode == 2
     assert "give the suite with --suite" in out.stderr and "Traceback" not in out.stderr
-    out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT),
-                    "--html", str(tmp_path / "r.html"), "--allow-code")
+    out = toolproof(
+        "report",
+        str(SUPPORT / "records.jsonl"),
+        "-s",
+        str(SUPPORT),
+        "--html",
+        str(tmp_path / "r.html"),
+        "--allow-code",
+    )
     assert out.returncode == 0, out.stderr
     assert "lookup-not-search" in (tmp_path / "r.html").read_text()
 
@@ -51,8 +76,14 @@ def test_report_without_html_prints_the_terminal_report() -> None:
 
 
 def test_report_runs_no_suite_code_unless_allowed(tmp_path: Path) -> None:
-    out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT),
-                    "--html", str(tmp_path / "r.html"))
+    out = toolproof(
+        "report",
+        str(SUPPORT / "records.jsonl"),
+        "-s",
+        str(SUPPORT),
+        "--html",
+        str(tmp_path / "r.html"),
+    )
     assert out.returncode == 2
     assert "--allow-code" in out.stderr and "Traceback" not in out.stderr
     assert not (tmp_path / "r.html").exists()
@@ -70,7 +101,10 @@ def test_view_serves_and_prints_the_url(tmp_path: Path) -> None:
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "toolproof", "view", "--runs", str(tmp_path), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
     )
     try:
         assert proc.stdout is not None
@@ -87,9 +121,23 @@ def test_view_serves_and_prints_the_url(tmp_path: Path) -> None:
 
 def test_view_warns_when_binding_beyond_loopback(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolproof", "view", "--runs", str(tmp_path), "--port", "0",
-         "--host", "::1", "--allow-remote"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "toolproof",
+            "view",
+            "--runs",
+            str(tmp_path),
+            "--port",
+            "0",
+            "--host",
+            "::1",
+            "--allow-remote",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
     )
     try:
         assert proc.stdout is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,11 @@ def toolproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         text=True,
         cwd=cwd,
         stdin=subprocess.DEVNULL,
-        env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"},
+        env={
+            "COLUMNS": "160",
+            "PATH": "/usr/bin:/bin",
+            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
+        },
         check=False,
     )
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from toolproof.grade import Scorer
-from toolproof.run import RunOptions, run_suite
+from toolproof.run import RunOptions, expected_states, run_suite
 from toolproof.suite import load_suite
 from toolproof.trust import Trust
 from toolproof.types import Outcome, Record, Suite, Verdict
@@ -21,9 +21,9 @@ CODE = Trust(allow_code=True)  # the example's environment tools are its own Pyt
 def _verdict_view(verdict: Verdict) -> dict[str, Any]:
     """Everything a verdict says, except the wording of its messages."""
     view = {
-        f.name: getattr(verdict, f.name)
-        for f in dataclasses.fields(verdict)
-        if f.name not in ("checks", "multistep", "target")
+        name: value
+        for name, value in verdict._asdict().items()
+        if name not in ("checks", "multistep", "target", "evidence")
     }
     view["checks"] = [(c.stage, c.failure) for c in verdict.checks]
     multistep = getattr(verdict, "multistep", None)
@@ -32,7 +32,8 @@ def _verdict_view(verdict: Verdict) -> dict[str, Any]:
 
 
 def _verdicts(suite: Suite, records: list[Record]) -> dict[tuple[str, int], dict[str, Any]]:
-    scorer = Scorer(suite, CODE)  # gold actions of end-state checks run the example's tools
+    # gold actions of end-state checks run the example's tools: computed here, handed in as data
+    scorer = Scorer(suite, expected_states(suite, CODE))
     out = {}
     for record in records:
         verdict = scorer.grade(record)
