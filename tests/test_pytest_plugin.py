@@ -191,6 +191,7 @@ def test_a_missing_api_key_is_one_line_per_failing_test(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("CI", raising=False)  # pytest shows more of each failure under CI
     result = pytester.runpytest_subprocess(
         f"--toolproof-suite={SUITE}",
         "--toolproof-model=openai:gpt-4.1-mini",
