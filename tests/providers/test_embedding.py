@@ -108,7 +108,7 @@ def test_a_tampered_model_file_is_refused(tmp_path: Path) -> None:
     data[len(data) // 2] ^= 0x01  # one bit, same size
     bad = tmp_path / "model.onnx"
     bad.write_bytes(bytes(data))
-    with pytest.raises(ModelIntegrityError, match="sha256 .* expected 8199be6f.*refusing to load"):
+    with pytest.raises(ModelIntegrityError, match=r"sha256 .* expected 8199be6f.*refusing to load"):
         read_verified(bad, EMBEDDING_MODEL.size, EMBEDDING_MODEL.sha256)
     bad.write_bytes(bytes(data[:-1]))
     with pytest.raises(ModelIntegrityError, match="22928618 bytes, expected 22928619 bytes"):
@@ -130,7 +130,7 @@ def test_the_shipped_vocabulary_is_verified() -> None:
     original = gzip.decompress(shipped.read_bytes())
     text = original.replace(b"\nthe\n", b"\nthx\n", 1)
     assert text != original
-    with pytest.raises(ModelIntegrityError, match="vocab.txt.gz: sha256 .*refusing to use it"):
+    with pytest.raises(ModelIntegrityError, match=r"vocab\.txt\.gz: sha256 .*refusing to use it"):
         read_vocab(EMBEDDING_MODEL.vocab_sha256, gzip.compress(text))
 
 
@@ -140,3 +140,16 @@ def test_a_missing_model_package_names_what_to_install() -> None:
         locate_model(absent)
     assert "toolproof-test-absent-model" in str(err.value)
     assert "pip install" in str(err.value)
+
+
+@needs_model
+def test_assert_tool_call_compares_by_meaning() -> None:
+    from toolproof.assertions import assert_tool_call
+    from toolproof.records import tool_call_from_raw
+
+    calls = [tool_call_from_raw("add_note", '{"note": "the client would like to cancel their order"}')]
+    spec = {"note": {"semantic": "customer wants to cancel the order"}}
+    assert assert_tool_call(calls, tool="add_note", args=spec).name == "add_note"
+    other = {"note": {"semantic": "customer wants to add another item to the order", "min": 0.9}}
+    with pytest.raises(AssertionError, match=r"semantic similarity 0\.\d\d < 0\.90"):
+        assert_tool_call(calls, tool="add_note", args=other)
