@@ -111,3 +111,14 @@ def test_without_the_extra_validation_fails_in_one_line_naming_file_line_and_fie
         assert "suite.yaml:" in line
         assert "needs toolproof's semantic extra" in line
         assert "pip install" in line
+
+
+@needs_model
+def test_the_html_report_shows_each_similarity_beside_its_attempt(suite_dir: Path) -> None:
+    from toolproof.report import html_report
+
+    ev = evaluate(load_suite(suite_dir), [suite_dir / "records.jsonl"])
+    page = html_report(ev)
+    assert page.count('class="note small mut">semantic similarity 0.') == 2
+    # model text is escaped like everything else
+    assert "&#34;the item arrived damaged, so the customer wants a refund&#34;" in page
