@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import operator
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -85,7 +86,7 @@ class Embeddings:
     """
 
     model: str = ""
-    vectors: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    vectors: dict[str, array[float]] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     seen: dict[tuple[str, str], Comparison] = field(default_factory=dict)
 
@@ -93,11 +94,11 @@ class Embeddings:
         return isinstance(text, str) and text_key(text) in self.vectors
 
     def add(self, text: str, vector: Iterable[float]) -> None:
-        """Keep the vector of ``text`` (scaled to unit length)."""
-        values = tuple(float(x) for x in vector)
+        """Keep the vector of ``text``, scaled to unit length (8 bytes a dimension)."""
+        values = array("d", vector)
         norm = sum(x * x for x in values) ** 0.5
         if norm > 0:
-            values = tuple(x / norm for x in values)
+            values = array("d", (x / norm for x in values))
         self.vectors[text_key(text)] = values
 
     def absent(self, texts: Iterable[str]) -> list[str]:
@@ -128,7 +129,7 @@ class Embeddings:
         self.missing.clear()
         return texts
 
-    def _vector(self, text: str) -> tuple[float, ...] | None:
+    def _vector(self, text: str) -> array[float] | None:
         key = text_key(text)
         vector = self.vectors.get(key)
         if vector is None:

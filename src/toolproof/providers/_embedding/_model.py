@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import time
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata, resources
@@ -144,12 +145,12 @@ class TextEmbedder:
         self._tokenizer = tokenizer
         self.model = model
         self._inputs = {i.name for i in session.get_inputs()}
-        self._cache: dict[str, tuple[float, ...]] = {}
+        self._cache: dict[str, array[float]] = {}
         self.load_s = 0.0
         self.encoded = 0
         self.encode_s = 0.0
 
-    def encode(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
+    def encode(self, texts: Sequence[str]) -> list[array[float]]:
         """Unit vectors of ``texts``, in order."""
         todo = {text_key(t): t for t in texts if text_key(t) not in self._cache}
         pending = sorted(todo.items(), key=lambda kv: len(kv[1]))  # similar lengths batch well
@@ -169,7 +170,7 @@ class TextEmbedder:
         for text, vector in zip(wanted, self.encode(wanted), strict=True):
             table.add(text, vector)
 
-    def _run(self, texts: list[str]) -> list[tuple[float, ...]]:
+    def _run(self, texts: list[str]) -> list[array[float]]:
         import numpy as np
 
         encodings = self._tokenizer.encode_batch(texts)
@@ -182,7 +183,7 @@ class TextEmbedder:
         weights = mask[..., None].astype(hidden.dtype)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return [tuple(float(x) for x in row) for row in pooled / norms]
+        return [array("d", row.tolist()) for row in pooled / norms]
 
 
 def load_embedder(model: EmbeddingModel = EMBEDDING_MODEL) -> TextEmbedder:
