@@ -85,7 +85,6 @@ class Embeddings:
     ``seen`` the comparisons made since it was last cleared (for the report).
     """
 
-    model: str = ""
     vectors: dict[str, array[float]] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     seen: dict[tuple[str, str], Comparison] = field(default_factory=dict)
