@@ -89,8 +89,12 @@ def judge_records(
     quiet: bool = False,
     rejudge: bool = False,
     config: Any = None,
+    questions: Any = None,
 ) -> list[Judgement]:
-    """Judge a run's judge-scored records into RUN/judgements.jsonl and print the figures."""
+    """Judge a run's judge-scored records into RUN/judgements.jsonl and print the figures.
+
+    ``questions`` (``Scorer.questions``): judge-decided arguments to put to the judge too.
+    """
     from rich.console import Console
 
     from toolproof.judges import JUDGEMENTS_FILE, JudgeRunOptions, judge_run, judges_for
@@ -98,9 +102,12 @@ def judge_records(
     from toolproof.run._runner import new_run_dir
 
     console = Console(stderr=True)
-    judges = judges_for(suite, spec, config)
+    judges = judges_for(suite, spec, config, arguments=bool(questions))
     if not judges:
-        console.print("no case of this suite asks for a judge (judge: in a case)")
+        console.print(
+            "no case of this suite asks for a judge (judge: in a case), and no answer "
+            "turns on a judge-decided argument"
+        )
         return []
     _notes(spec, sorted({r.target or "" for r in records}), console)
     options = JudgeRunOptions(
@@ -109,7 +116,15 @@ def judge_records(
         cache_dir=cache_dir,
         observer=None if quiet else RichProgress(console),
     )
-    return judge_run(suite, records, judges, run_dir / JUDGEMENTS_FILE, options, rejudge=rejudge)
+    return judge_run(
+        suite,
+        records,
+        judges,
+        run_dir / JUDGEMENTS_FILE,
+        options,
+        rejudge=rejudge,
+        questions=questions,
+    )
 
 
 def show_judged(suite: Suite, judgements: list[Judgement], console: Console) -> list[RubricFigures]:
@@ -134,17 +149,29 @@ def add_to_summary(run_dir: Path, figures: list[RubricFigures]) -> None:
 
 
 def after_run(
-    result: Any, spec: str, *, cache: bool, cache_dir: Path | None, quiet: bool, config: Any = None
-) -> None:
-    """``toolproof run --judge SPEC``: judge the run's judge-scored cases and report them."""
-    from rich.console import Console
-
+    result: Any,
+    spec: str,
+    *,
+    cache: bool,
+    cache_dir: Path | None,
+    quiet: bool,
+    config: Any = None,
+    trust: Any = None,
+) -> list[Judgement]:
+    """``toolproof run --judge SPEC``: judge the run's judge-scored cases and its
+    judge-decided arguments, before the run's report (which reads the judgements)."""
+    from toolproof.evaluate import evaluate
+    from toolproof.judges import JUDGEMENTS_FILE, read_judgements
+    from toolproof.judges._store import latest_judgements
     from toolproof.records import latest_records
+    from toolproof.trust import DEFAULT_TRUST
 
     suite = result.suite
     resolved = judge_spec(spec, suite)
     records = [r for r in latest_records(result.records) if r.outcome.value == "ok"]
-    judgements = judge_records(
+    earlier = latest_judgements(read_judgements(result.run_dir / JUDGEMENTS_FILE))
+    ev = evaluate(suite, records, trust=trust or DEFAULT_TRUST, judgements=earlier)
+    return judge_records(
         suite,
         records,
         result.run_dir,
@@ -153,8 +180,15 @@ def after_run(
         cache_dir=cache_dir,
         quiet=quiet,
         config=config,
+        questions=ev.scorer.questions if ev.scorer is not None else None,
     )
-    figures = show_judged(suite, judgements, Console())
+
+
+def report_judged(result: Any, judgements: list[Judgement]) -> None:
+    """After the run's report: the judged figures, also into summary.json."""
+    from rich.console import Console
+
+    figures = show_judged(result.suite, judgements, Console())
     add_to_summary(result.run_dir, figures)
 
 
@@ -193,6 +227,7 @@ def judge_command(
         quiet=quiet,
         rejudge=rejudge,
         config=user_config,
+        questions=ev.scorer.questions if ev.scorer is not None else None,
     )
     figures = show_judged(ev.suite, judgements, Console())
     add_to_summary(run_dir, figures)
@@ -392,7 +427,9 @@ def apply_judge_gate(
     from toolproof.types import CalibrationPolicy
 
     suite = ev.suite
+    _argument_gate(result, ev, calibration)
     if suite.judge is None or not suite.judge.thresholds:
+        _settle(result)
         return
     checks = judge_gate(
         [t.target for t in result.targets],
@@ -419,10 +456,62 @@ def apply_judge_gate(
             warning = self_preference(j, t.target)
             if warning:
                 t.findings.append(Finding(rule="warning", message=warning, blocking=False))
+    _settle(result)
+
+
+def _settle(result: GateResult) -> None:
+    for t in result.targets:
         t.passed = not any(f.blocking for f in t.findings)
     result.passed = all(t.passed for t in result.targets)
     if result.exit_code in (0, 1):
         result.exit_code = 0 if result.passed else 1
+
+
+def _argument_gate(result: GateResult, ev: Evaluation, calibration: list[Path] | None) -> None:
+    """Judge-decided arguments: a failing threshold or critical finding that only the judge's
+    "different meaning" answers make fail is judge-derived, and blocks only under a judge
+    calibrated for argument_meaning.same_meaning; attempts left undecided are noted."""
+    from collections import Counter
+
+    from toolproof.gate import Finding
+    from toolproof.gate._thresholds import judge_derived
+    from toolproof.judges import calibration_status
+    from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy
+
+    suite = ev.suite
+    policy = suite.judge.require if suite.judge is not None else CalibrationPolicy()
+    if_same = ev.scorer.if_same if ev.scorer is not None else {}
+    calibrations = None
+    for t in result.targets:
+        te = ev.targets.get(t.target)
+        if te is None:
+            continue
+        if te.summary.undecided:
+            t.findings.append(
+                Finding(
+                    rule="warning",
+                    message=f"⚖ {te.summary.undecided_arguments} judge-decided argument(s) "
+                    f"undecided: {te.summary.undecided} attempt(s) not counted as passing; "
+                    "judge them with: toolproof judge RUN --judge SPEC",
+                    blocking=False,
+                )
+            )
+        derived = judge_derived(suite, te.verdicts, if_same)
+        if not derived:
+            continue
+        mine = [j for j in ev.judgements if j.target == t.target and j.rubric == ARGUMENT_RUBRIC]
+        fp = Counter(j.fingerprint for j in mine).most_common(1)[0][0] if mine else ""
+        if calibrations is None:
+            calibrations = calibrations_of(suite, calibration)
+        calibrated, why = calibration_status(
+            ARGUMENT_RUBRIC, "same_meaning", fp, calibrations, policy
+        )
+        for f in t.findings:
+            if f.blocking and f.rule in ("threshold", "critical") and f.message in derived:
+                f.message = f"⚖ judge-derived ({ARGUMENT_RUBRIC}): {f.message}; {why}"
+                if not calibrated:
+                    f.rule = "advisory"
+                    f.blocking = False
 
 
 def register(app: typer.Typer) -> None:

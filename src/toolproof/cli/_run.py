@@ -145,13 +145,24 @@ def run_command(
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
-    _report(result, quiet, opts.trust, html)
-    if judge is not None:
+    judged = None
+    if judge is not None:  # judged first: judge-decided arguments change the report
         from toolproof.cli._judge import after_run
 
-        after_run(
-            result, judge, cache=not no_cache, cache_dir=cache_dir, quiet=quiet, config=user_config
+        judged = after_run(
+            result,
+            judge,
+            cache=not no_cache,
+            cache_dir=cache_dir,
+            quiet=quiet,
+            config=user_config,
+            trust=opts.trust,
         )
+    _report(result, quiet, opts.trust, html)
+    if judged is not None:
+        from toolproof.cli._judge import report_judged
+
+        report_judged(result, judged)
     from toolproof.store._hooks import storing_run
 
     with storing_run(result, store, not no_store, opts.trust):  # stores it with its exit code
@@ -343,6 +354,8 @@ def settings_line(settings: Any) -> str:
 
 def _evaluation(result: RunResult, trust: Trust) -> Evaluation:
     from toolproof.evaluate import evaluate
+    from toolproof.judges import JUDGEMENTS_FILE, read_judgements
+    from toolproof.judges._store import latest_judgements
 
     order = [entry.spec for entry in result.manifest.targets]
     return evaluate(
@@ -352,6 +365,7 @@ def _evaluation(result: RunResult, trust: Trust) -> Evaluation:
         targets=order,
         source=result.run_dir / "records.jsonl",
         trust=trust,
+        judgements=latest_judgements(read_judgements(result.run_dir / JUDGEMENTS_FILE)),
     )
 
 

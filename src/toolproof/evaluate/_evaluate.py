@@ -14,7 +14,7 @@ from toolproof.grade import (
     Scorer,
     UngradableRecord,
 )
-from toolproof.judges import JUDGEMENTS_FILE, Judgement, read_judgements
+from toolproof.judges import JUDGEMENTS_FILE, Judgement, argument_decisions, read_judgements
 from toolproof.judges._store import latest_judgements
 from toolproof.match import Embeddings, MissingEmbeddings
 from toolproof.providers import TextEmbedder, load_embedder
@@ -102,8 +102,13 @@ def evaluate(
     keep_raw: bool = True,
     checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
     trust: Trust = DEFAULT_TRUST,
+    judgements: Sequence[Judgement] = (),
 ) -> Evaluation:
     """Grade and summarise records against a suite.
+
+    ``judgements`` are what LLM judges said about these records; the answers of
+    the ``argument_meaning`` judge decide ``{semantic: TEXT, judge: true}``
+    arguments (without them such arguments are left undecided).
 
     ``checks`` are the suite's own checks, loaded with the user's consent
     (``toolproof.run.load_checks(suite, allow_code=True)``); without them a
@@ -137,7 +142,7 @@ def evaluate(
         checks = load_checks(suite, allow_code=True)
     sources = [records] if isinstance(records, str | Path | Record) else list(records)
     winners, total = _latest(suite, sources)
-    scorer = Scorer(suite, expected_states, checks)
+    scorer = Scorer(suite, expected_states, checks, decisions=argument_decisions(judgements))
     ev = Evaluation(
         suite=suite,
         source=Path(source) if source is not None else None,
@@ -145,6 +150,7 @@ def evaluate(
         superseded=total - sum(len(w) for w in winners),
         warnings=[w for state in expected_states.values() for w in state.warnings],
         scorer=scorer,
+        judgements=list(judgements),
     )
     embedder = _Embedder()
     grouped: dict[str, tuple[list[Record], list[Verdict]]] = {t: ([], []) for t in targets}
@@ -297,6 +303,8 @@ def load_run(
     manifest = read_manifest(file.parent) if (file.parent / MANIFEST_FILE).is_file() else None
     loaded = suite if isinstance(suite, Suite) else _suite(Path(path), suite, manifest, trust)
     order = [t.spec for t in manifest.targets] if manifest is not None else []
+    judged = file.parent / JUDGEMENTS_FILE
+    judgements = latest_judgements(read_judgements(judged)) if judged.is_file() else []
     ev = evaluate(
         loaded,
         [file],
@@ -306,12 +314,11 @@ def load_run(
         targets=order,
         keep_raw=keep_raw,
         trust=trust,
+        judgements=judgements,
     )
     if not any(t.records for t in ev.targets.values()):
         raise UserError(f"{file}: no records")
     ev.targets = {n: t for n, t in ev.targets.items() if t.records}
-    if (file.parent / JUDGEMENTS_FILE).is_file():
-        ev.judgements = latest_judgements(read_judgements(file.parent / JUDGEMENTS_FILE))
     return ev
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -119,4 +119,32 @@ def critical_violations(verdicts: Sequence[Verdict]) -> list[str]:
         f"{c} (critical case): wrong arguments in {n} of {attempts[c]} attempts"
         for c, n in sorted(wrong.items())
     ]
+    return out
+
+
+def judge_derived(
+    suite: Suite,
+    verdicts: Sequence[Verdict],
+    if_same: Mapping[tuple[str | None, str, int], Verdict],
+) -> set[str]:
+    """The gate's failing threshold and critical findings that a judge decided.
+
+    ``if_same`` holds, for each attempt a judge failed on a judge-decided
+    argument, the verdict had the judge found the same meaning everywhere
+    (``Scorer.if_same``). A finding is judge-derived when it fails with the
+    judge's answers and passes without its "different" ones. Returns the
+    findings' messages, as the gate writes them.
+    """
+    if not if_same:
+        return set()
+    optimistic = [if_same.get((v.target, v.case_id, v.attempt), v) for v in verdicts]
+    still = {(c.scope, c.metric) for c in check_thresholds(suite, optimistic) if not c.passed}
+    out = {
+        f"{c.scope}: {c.label} {c.detail}"
+        for c in check_thresholds(suite, verdicts)
+        if not c.passed and (c.scope, c.metric) not in still
+    }
+    # "CASE (critical case): wrong arguments in N of M attempts": the same case, any N
+    kept = {m.rsplit(" in ", 1)[0] for m in critical_violations(optimistic)}
+    out.update(m for m in critical_violations(verdicts) if m.rsplit(" in ", 1)[0] not in kept)
     return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from toolproof.match import Context, Matcher, SpecError, compile_value, context, show
@@ -44,12 +44,18 @@ class CompiledCase:
 
 
 def _compile_args(
-    args: dict[str, Any], tool_defaults: dict[str, Any], extra: bool, ctx: Context
+    args: dict[str, Any],
+    tool_defaults: dict[str, Any],
+    extra: bool,
+    ctx: Context,
+    tool: str = "",
 ) -> ObjectMatcher:
     fields: dict[str, Matcher] = {}
     for key, spec in args.items():
+        # a judge that decides this argument is told which tool and parameter it is
+        at = replace(ctx, argument=(tool, key)) if ctx.decisions is not None else ctx
         try:
-            fields[key] = compile_value(apply_default(spec, tool_defaults.get(key)), ctx)
+            fields[key] = compile_value(apply_default(spec, tool_defaults.get(key)), at)
         except SpecError as exc:
             raise SpecError(str(exc), ("args", key, *exc.path)) from None
     return ObjectMatcher(fields, extra)
@@ -84,7 +90,9 @@ def compile_case(
         for c, spec in enumerate(specs):
             extra = default_extra if spec.extra_args is None else spec.extra_args
             try:
-                args = _compile_args(spec.args, _defaults_for(spec.tools, by_name), extra, ctx)
+                args = _compile_args(
+                    spec.args, _defaults_for(spec.tools, by_name), extra, ctx, spec.tools[0]
+                )
             except SpecError as exc:
                 where: tuple[str | int, ...]
                 if expect.alternatives is not None:

@@ -18,7 +18,7 @@ produce, a suite's own checks) is handed in as data.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from toolproof._jsonschema import rs_validator
@@ -35,7 +35,15 @@ from toolproof.grade._multistep import (
     multi_facts,
 )
 from toolproof.grade._trajectory import compile_multistep
-from toolproof.match import Embeddings, MissingEmbeddings, context, show, similarity_notes
+from toolproof.match import (
+    Decisions,
+    Embeddings,
+    MissingEmbeddings,
+    Question,
+    context,
+    show,
+    similarity_notes,
+)
 from toolproof.types import (
     NO_EVIDENCE,
     Evidence,
@@ -66,6 +74,15 @@ class Scorer:
     no vector yet raises :class:`MissingEmbeddings` naming them: compute them
     into :attr:`embeddings` (``toolproof.providers.TextEmbedder``) and grade
     again. A verdict notes the similarity of each semantic comparison made.
+
+    ``decisions`` holds a judge's answers for ``{semantic: TEXT, judge: true}``
+    arguments (read from stored judgements; the scorer never calls a judge).
+    When an attempt's outcome turns on such an argument, the verdict says so:
+    ``judge_decided`` when the judge's answers decided it, ``undecided`` (the
+    number of arguments without an answer) when the rest of the attempt passed
+    and the judge has not answered; such an attempt is not counted as passing.
+    The questions of those attempts are kept in :attr:`questions`, by (target,
+    case, attempt), for the caller to put to a judge.
     """
 
     def __init__(
@@ -74,12 +91,17 @@ class Scorer:
         expected_states: Mapping[str, ExpectedState] | None = None,
         checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
         embeddings: Embeddings | None = None,
+        decisions: Decisions | None = None,
     ) -> None:
         self.suite = suite
         self.embeddings = embeddings if embeddings is not None else Embeddings()
+        self.decisions = decisions if decisions is not None else Decisions()
+        self.questions: dict[tuple[str | None, str, int], tuple[Question, ...]] = {}
+        #: Attempts a judge failed: their verdict had it found the same meaning everywhere.
+        self.if_same: dict[tuple[str | None, str, int], Verdict] = {}
         by_name = {t.name: t for t in suite.tools}
         self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
-        ctx = replace(context(suite), embeddings=self.embeddings)
+        ctx = replace(context(suite), embeddings=self.embeddings, decisions=self.decisions)
         self.cases: dict[str, CompiledCase] = {
             c.id: compile_case(c, suite, by_name, ctx) for c in suite.cases
         }
@@ -123,15 +145,60 @@ class Scorer:
         """
         if record.outcome != "ok" or record.response is None:
             return None
-        self.embeddings.seen.clear()
-        return self._finish(self._grade(record, record.response))
+        response = record.response
+        return self._judged(lambda: self._grade(record, response), record)
 
     def grade_response(
         self, case_id: str, response: Response, record: Record | None = None
     ) -> Verdict:
         """The verdict of one model response to a single-step case (see :meth:`grade`)."""
+        return self._judged(lambda: self._grade_response(case_id, response, record), record)
+
+    def _judged(self, grade: Callable[[], Verdict], record: Record | None) -> Verdict:
+        """Grade, then learn whether the outcome turns on arguments a judge decides.
+
+        Each attempt that asked a judge-decided question is graded twice more, as
+        if the judge had said "same" and "different" everywhere: if both give the
+        same outcome, the judge does not matter to it.
+        """
         self.embeddings.seen.clear()
-        return self._finish(self._grade_response(case_id, response, record))
+        self.decisions.asked.clear()
+        verdict = self._finish(grade())
+        asked = self.decisions.take_asked()
+        if not asked:
+            return verdict
+        outcomes = []
+        try:
+            for mode in ("same", "different"):
+                self.decisions.mode = mode
+                outcomes.append(self._finish(grade()))
+        finally:
+            self.decisions.mode = "judged"
+            self.decisions.asked.clear()
+        notes = tuple(self._judge_note(q) for q in asked)
+        verdict = verdict._replace(notes=(*verdict.notes, *notes))
+        same, different = outcomes
+        if same.passed == different.passed:
+            return verdict
+        key = (record.target, record.case_id, record.attempt) if record is not None else None
+        if key is not None:
+            self.questions[key] = tuple(asked)
+        pending = [q for q in asked if q.subject not in self.decisions.answers]
+        if verdict.passed and pending:
+            return verdict._replace(
+                passed=False, failure=None, values_ok=None, undecided=len(pending)
+            )
+        if key is not None and not verdict.passed:
+            self.if_same[key] = same._replace(judge_decided=True)
+        return verdict._replace(judge_decided=True)
+
+    def _judge_note(self, q: Question) -> str:
+        answer = self.decisions.answers.get(q.subject)
+        if answer is None:
+            said = "left to the judge, undecided"
+        else:
+            said = "judged same meaning" if answer else "judged different meaning"
+        return f"⚖ {q.tool}.{q.param}: {said}: {show(q.actual)} vs {show(q.expected)}"
 
     def _finish(self, verdict: Verdict) -> Verdict:
         missing = self.embeddings.take_missing()

@@ -91,7 +91,7 @@ def _compile_call(
     for name in spec.tools:
         defaults.update(overrides.get(name, {}))
     extra = default_extra if spec.extra_args is None else spec.extra_args
-    return CompiledCall(spec.tools, _compile_args(spec.args, defaults, extra, ctx))
+    return CompiledCall(spec.tools, _compile_args(spec.args, defaults, extra, ctx, spec.tools[0]))
 
 
 def match_trajectory(expected: CompiledTrajectory, calls: list[ToolCall]) -> TrajectoryResult:

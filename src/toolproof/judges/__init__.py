@@ -12,7 +12,13 @@ calibrated judge's figures may block a release::
     judge.read(record, response)           # its answer, as a Judgement
 """
 
-from toolproof.judges._api import JudgeCheck, judge_run, judges_for, suite_rubrics
+from toolproof.judges._api import (
+    JudgeCheck,
+    argument_decisions,
+    judge_run,
+    judges_for,
+    suite_rubrics,
+)
 from toolproof.judges._batch import Item, JudgeRunOptions, judge_items, judge_items_async
 from toolproof.judges._calibrate import (
     VARIANTS,
@@ -81,6 +87,7 @@ __all__ = [
     "agreement",
     "append_judgements",
     "append_label",
+    "argument_decisions",
     "bootstrap_interval",
     "builtin_rubric",
     "calibrate",

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from toolproof.judges._batch import Item, JudgeRunOptions, judge_items
 from toolproof.judges._judge import Judge, Judgement, judge_settings, record_digest
 from toolproof.judges._rubrics import case_rubrics, rubric_named
 from toolproof.judges._store import append_judgements, latest_judgements, read_judgements
-from toolproof.types import Case, Outcome, Record, Rubric, Suite
+from toolproof.match import Decisions, Question
+from toolproof.types import ARGUMENT_RUBRIC, Case, Outcome, Record, Rubric, Suite
+
+#: (target, case, attempt) → the judge-decided arguments of that attempt.
+Questions = Mapping[tuple[str | None, str, int], Sequence[Question]]
 
 
-def judges_for(suite: Suite, spec: str, config: object = None) -> dict[str, Judge]:
-    """One judge per rubric the suite's cases use, all with the same model spec and settings."""
+def judges_for(
+    suite: Suite, spec: str, config: object = None, *, arguments: bool = False
+) -> dict[str, Judge]:
+    """One judge per rubric the suite's cases use, all with the same model spec and settings.
+
+    ``arguments``: also the ``argument_meaning`` judge, for judge-decided arguments.
+    """
     settings = judge_settings(spec, suite, config)
-    names = sorted({n for c in suite.cases for n in case_rubrics(suite, c)})
+    names = sorted(
+        {n for c in suite.cases for n in case_rubrics(suite, c)}
+        | ({ARGUMENT_RUBRIC} if arguments else set())
+    )
     return {n: Judge(spec, n, rubric_named(suite, n), settings) for n in names}
 
 
@@ -35,8 +47,13 @@ def judge_run(
     options: JudgeRunOptions,
     *,
     rejudge: bool = False,
+    questions: Questions | None = None,
 ) -> list[Judgement]:
     """Judge every answered record of a judge-scored case; keep judgements in ``store``.
+
+    ``questions`` are the judge-decided arguments whose answer an attempt's
+    outcome turns on (``Scorer.questions``): each is judged by the
+    ``argument_meaning`` judge, when ``judges`` has one.
 
     Records already judged under the same judge fingerprint are not judged
     again (unless ``rejudge``); infrastructure failures are retried. Returns
@@ -44,7 +61,7 @@ def judge_run(
     """
     previous = latest_judgements(read_judgements(store))
     done = {
-        (j.case_id, j.target, j.attempt, j.rubric, j.fingerprint, j.record)
+        (j.case_id, j.target, j.attempt, j.rubric, j.subject, j.fingerprint, j.record)
         for j in previous
         if j.status != "infra" and j.repeat == 0
     }
@@ -58,22 +75,57 @@ def judge_run(
             judge = judges.get(name)
             if judge is None:
                 continue
-            key = (
+            key: tuple[str, str | None, int, str, str | None, str, str] = (
                 rec.case_id,
                 rec.target,
                 rec.attempt,
                 name,
+                None,
                 judge.fingerprint,
                 record_digest(rec),
             )
             if rejudge or key not in done:
                 items.append(Item(case, rec, judge))
+        arg_judge = judges.get(ARGUMENT_RUBRIC)
+        if arg_judge is None or not questions:
+            continue
+        for q in questions.get((rec.target, rec.case_id, rec.attempt), ()):
+            key = (
+                rec.case_id,
+                rec.target,
+                rec.attempt,
+                ARGUMENT_RUBRIC,
+                q.subject,
+                arg_judge.fingerprint,
+                record_digest(rec),
+            )
+            if rejudge or key not in done:
+                items.append(Item(case, rec, arg_judge, q))
     if items:
         options.on_judgement = lambda j: append_judgements(store, [j])  # kept as they come
         fresh = judge_items(suite, items, options)
         previous = latest_judgements([*previous, *fresh])
     wanted = {j.fingerprint for j in judges.values()}
     return [j for j in previous if j.fingerprint in wanted]
+
+
+def argument_decisions(judgements: Sequence[Judgement]) -> Decisions:
+    """The judge's answers to judge-decided arguments, for the scorer.
+
+    Only parsed answers count (a ``judge_error`` or ``infra`` judgement leaves
+    the argument undecided); of several answers to one question, the last written.
+    """
+    table = Decisions()
+    latest: dict[str, Judgement] = {}
+    for j in judgements:
+        if j.rubric != ARGUMENT_RUBRIC or j.subject is None or j.repeat != 0:
+            continue
+        if j.status != "ok" or not j.fields or not isinstance(j.fields.get("same_meaning"), bool):
+            continue
+        latest[j.subject] = j  # judgements come in the order they were written
+    for subject, j in latest.items():
+        table.answers[subject] = j.fields["same_meaning"] is True if j.fields else False
+    return table
 
 
 class JudgeCheck:

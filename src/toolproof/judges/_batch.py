@@ -16,18 +16,26 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.judges._judge import Judge, Judgement
+from toolproof.match import Question
 from toolproof.providers import ModelSettings, Provider
 from toolproof.run import RunObserver, RunOptions, Target, run_suite_async
-from toolproof.types import Case, Expect, Kind, Outcome, Record, Suite
+from toolproof.types import Case, Expect, Kind, Message, Outcome, Record, Suite
 
 
 @dataclass(frozen=True)
 class Item:
-    """One thing to judge: a record of a case, under one judge."""
+    """One thing to judge: a record of a case, under one judge; or, with ``question``,
+    one judge-decided argument of that record (rubric ``argument_meaning``)."""
 
     case: Case
     record: Record
     judge: Judge
+    question: Question | None = None
+
+    def messages(self, suite: Suite) -> list[Message]:
+        if self.question is not None:
+            return self.judge.question_messages(suite, self.question)
+        return self.judge.messages(suite, self.case, self.record)
 
 
 @dataclass
@@ -62,7 +70,7 @@ async def judge_items_async(
         cases = [
             Case(
                 id=f"{item.judge.rubric_name}.{i}",
-                messages=item.judge.messages(suite, item.case, item.record),
+                messages=item.messages(suite),
                 expect=Expect(kind=Kind.text),
             )
             for i, item in members
@@ -127,6 +135,7 @@ class _Relay:
 
 def _judgement(item: Item, rec: Record) -> Judgement:
     extra: dict[str, Any] = {
+        "subject": item.question.subject if item.question is not None else None,
         "latency_ms": rec.latency_ms,
         "cost_usd": rec.cost_usd,
         "cached": rec.cached,

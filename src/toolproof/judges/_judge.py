@@ -10,7 +10,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.judges._parse import FieldValue, JudgeReplyError, parse_reply
-from toolproof.judges._prompt import judge_messages, prompt_hash, transcript_data
+from toolproof.judges._prompt import argument_data, judge_messages, prompt_hash, transcript_data
+from toolproof.match import Question
 from toolproof.providers import ModelSettings
 from toolproof.types import Case, Message, Record, Response, Rubric, Suite
 
@@ -49,6 +50,11 @@ class Judgement(BaseModel):
     attempt: int = 0
     record: str = Field(description="Digest of the judged record's answer.")
     rubric: str
+    subject: str | None = Field(
+        default=None,
+        description="argument_meaning: digest of the question (tool, parameter, expected "
+        "text, the model's value); one record can raise several.",
+    )
     judge: str = Field(description="The judge's model spec.")
     fingerprint: str = Field(description="Judge fingerprint: model, settings, rubric, prompt.")
     repeat: int = 0
@@ -125,6 +131,10 @@ class Judge:
 
     def messages(self, suite: Suite, case: Case, record: Record) -> list[Message]:
         return judge_messages(self.rubric, transcript_data(suite, case, record))
+
+    def question_messages(self, suite: Suite, question: Question) -> list[Message]:
+        """What the judge is sent about one judge-decided argument (rubric argument_meaning)."""
+        return judge_messages(self.rubric, argument_data(suite, question))
 
     def read(
         self, record: Record, response: Response | None, *, repeat: int = 0, **extra: Any

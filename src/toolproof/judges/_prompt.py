@@ -14,6 +14,7 @@ import hashlib
 import json
 from typing import Any
 
+from toolproof.match import Question
 from toolproof.types import Case, Message, Record, Rubric, RubricField, Suite
 
 #: Bumped whenever the wording below changes, so that old calibrations stop counting.
@@ -107,6 +108,25 @@ def transcript_data(suite: Suite, case: Case, record: Record) -> dict[str, Any]:
         data["final_reply"] = record.response.text
     if record.end_state is not None:
         data["end_state"] = record.end_state
+    return data
+
+
+def argument_data(suite: Suite, question: Question) -> dict[str, Any]:
+    """One judge-decided argument: the tool, its parameter's description and schema, the
+    expected text and the model's value, as plain data."""
+    tool = next((t for t in suite.tools if t.name == question.tool), None)
+    props = tool.parameters.get("properties") if tool is not None else None
+    schema = props.get(question.param) if isinstance(props, dict) else None
+    data: dict[str, Any] = {
+        "tool": {"name": question.tool, "description": tool.description if tool else None},
+        "parameter": {
+            "name": question.param,
+            "description": schema.get("description") if isinstance(schema, dict) else None,
+            "schema": schema,
+        },
+        "expected_text": question.expected,
+        "assistant_value": question.actual,
+    }
     return data
 
 

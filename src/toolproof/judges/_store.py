@@ -13,11 +13,11 @@ from toolproof.judges._judge import Judgement
 
 JUDGEMENTS_FILE = "judgements.jsonl"
 
-Key = tuple[str, str | None, int, str, str, int]
+Key = tuple[str, str | None, int, str, str | None, str, int]
 
 
 def key_of(j: Judgement) -> Key:
-    return (j.case_id, j.target, j.attempt, j.rubric, j.fingerprint, j.repeat)
+    return (j.case_id, j.target, j.attempt, j.rubric, j.subject, j.fingerprint, j.repeat)
 
 
 def read_judgements(path: Path) -> list[Judgement]:
@@ -48,7 +48,7 @@ def read_judgements(path: Path) -> list[Judgement]:
 
 
 def latest_judgements(items: Iterable[Judgement]) -> list[Judgement]:
-    """The last judgement per (record, rubric, judge fingerprint, repeat)."""
+    """The last judgement per (record, rubric, argument, judge fingerprint, repeat)."""
     latest: dict[Key, Judgement] = {}
     for j in items:
         latest[key_of(j)] = j

@@ -7,6 +7,7 @@ A leaf package: it imports only ``toolproof.types`` and ``toolproof.errors``.
 
 from toolproof.match._context import Context, context
 from toolproof.match._dates import resolve, zone
+from toolproof.match._judged import Decisions, Question
 from toolproof.match._matchers import (
     MISSING,
     OPTIONS,
@@ -41,9 +42,11 @@ __all__ = [
     "Comparison",
     "CompiledMock",
     "Context",
+    "Decisions",
     "Embeddings",
     "Matcher",
     "MissingEmbeddings",
+    "Question",
     "SpecError",
     "ToolResult",
     "compile_value",

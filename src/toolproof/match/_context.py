@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
 from toolproof.match._dates import zone
+from toolproof.match._judged import Decisions
 from toolproof.match._semantic import Embeddings
 from toolproof.types import Suite
 
@@ -18,11 +19,17 @@ class Context:
 
     ``embeddings`` is the table the ``semantic`` matcher reads its vectors from;
     None where text is never compared by meaning (mock rules, answered during a run).
+
+    ``decisions`` is the table a judge-decided ``semantic`` matcher reads the
+    judge's answers from, and ``argument`` the (tool, parameter) being compiled:
+    both None where no judge can decide (a reply, a mock rule).
     """
 
     now: datetime | None
     tz: tzinfo
     embeddings: Embeddings | None = None
+    decisions: Decisions | None = None
+    argument: tuple[str, str] | None = None
 
 
 def context(suite: Suite) -> Context:

@@ -19,6 +19,7 @@ from rapidfuzz import fuzz
 from toolproof._regex import RegexError, compile_regex
 from toolproof.match import _dates
 from toolproof.match._context import Context
+from toolproof.match._judged import Decisions, Question
 from toolproof.match._semantic import Comparison, Embeddings, semantic_missing
 
 Reason = str | None
@@ -276,6 +277,34 @@ class Semantic(Matcher):
 
     def describe(self) -> str:
         return f"≈meaning {show(self.value)}@{self.minimum:g}"
+
+
+class JudgedSemantic(Matcher):
+    """Free text whose meaning a judge decides (``{semantic: TEXT, judge: true}``).
+
+    The judge's answers come from ``table``; with no answer yet the argument is
+    left undecided (no reason: the scorer marks the attempt, see ``Decisions``).
+    """
+
+    __slots__ = ("param", "table", "tool", "value")
+    name = "semantic"
+
+    def __init__(self, value: str, tool: str, param: str, table: Decisions) -> None:
+        self.value = value
+        self.tool = tool
+        self.param = param
+        self.table = table
+
+    def check(self, actual: Any) -> Reason:
+        bad = _need_str(actual)
+        if bad:
+            return bad
+        if self.table.decide(Question(self.tool, self.param, self.value, actual)) is False:
+            return f"the judge found {show(actual)} does not mean {show(self.value)}"
+        return None
+
+    def describe(self) -> str:
+        return f"≈meaning {show(self.value)} (judged)"
 
 
 class Regex(Matcher):
@@ -597,10 +626,28 @@ def _b_soft(spec: Mapping[str, Any], ctx: Context) -> Matcher:
 SEMANTIC_MIN = 0.7
 
 
-@matcher("semantic", ("min",))
+@matcher("semantic", ("min", "judge"))
 def _b_semantic(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     _expect(isinstance(spec["semantic"], str), "'semantic' needs a string")
     _expect(bool(spec["semantic"].strip()), "'semantic' needs a non-empty string")
+    judged = spec.get("judge", False)
+    _expect(isinstance(judged, bool), "'judge' must be true or false")
+    if judged:
+        _expect(
+            "min" not in spec,
+            "'min' is the bar of the embedding comparison; with 'judge: true' the judge "
+            "decides, so leave 'min' out",
+        )
+        if ctx.embeddings is None:
+            raise SpecError(
+                "the 'semantic' matcher grades answers; it cannot be used in a mock rule"
+            )
+        if ctx.decisions is None or ctx.argument is None:
+            raise SpecError(
+                "'judge: true' decides a tool argument of a case; it cannot be used here"
+            )
+        tool, param = ctx.argument
+        return JudgedSemantic(spec["semantic"], tool, param, ctx.decisions)
     minimum = spec.get("min", SEMANTIC_MIN)
     _expect(_is_number(minimum) and -1 <= minimum <= 1, "'min' must be a number in [-1, 1]")
     unavailable = semantic_missing()

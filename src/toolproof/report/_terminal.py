@@ -307,10 +307,23 @@ def _verdict(target: str, s: Summary) -> str:
         notes.append(f"{s.attempts - s.scored} unanswered")
     if s.cached:
         notes.append(f"{s.cached} from the cache")
+    if s.judge_decided:
+        notes.append(
+            f"⚖ {s.judge_decided} decided by a judge: pass and argument figures are judge-derived"
+        )
+    if s.undecided:
+        notes.append(
+            f"{s.undecided_arguments} argument{'s' if s.undecided_arguments != 1 else ''} left "
+            f"to a judge, undecided: {s.undecided} attempt{'s' if s.undecided != 1 else ''} "
+            "not counted as passing (judge them with --judge)"
+        )
     tail = "".join(f" · {n}" for n in notes)
     if s.scored == 0:
         return f"[red]✗[/red] {target}: no attempt was scored{tail}"
     failed = len(s.failures)
+    if failed == 0 and not s.unsafe_calls and s.undecided:
+        passed = s.scored - s.undecided
+        return f"[yellow]?[/yellow] {target}: {passed} of {s.scored} scored attempts passed{tail}"
     if failed == 0 and not s.unsafe_calls:
         return f"[green]✓[/green] {target}: all {s.scored} scored attempts passed{tail}"
     return f"[red]✗[/red] {target}: {failed} of {s.scored} scored attempts failed{tail}"

@@ -173,6 +173,18 @@ class Summary(BaseModel):
     multistep: MultiStepStats | None = Field(
         default=None, description="Trajectory, end-state and behaviour figures of multi-step cases."
     )
+    judge_decided: int = Field(
+        default=0,
+        description="Attempts whose outcome a judge decided (judge-decided semantic arguments): "
+        "the figures that count them are judge-derived.",
+    )
+    undecided: int = Field(
+        default=0,
+        description="Attempts left to a judge that has not answered: not counted as passing.",
+    )
+    undecided_arguments: int = Field(
+        default=0, description="Judge-decided arguments of those attempts still without an answer."
+    )
 
 
 def _slice(verdicts: list[Verdict]) -> SliceStats:
@@ -330,4 +342,7 @@ def summarize(
         stability=stability(verdicts, k),
         per_success=per_success_costs(records, sum(v.passed for v in verdicts)),
         multistep=multistep_stats(verdicts),
+        judge_decided=sum(1 for v in verdicts if v.judge_decided),
+        undecided=sum(1 for v in verdicts if v.undecided),
+        undecided_arguments=sum(v.undecided for v in verdicts),
     )

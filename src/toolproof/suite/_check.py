@@ -11,6 +11,7 @@ from toolproof.errors import SuiteError
 from toolproof.grade import compile_case
 from toolproof.match import (
     OPTIONS,
+    Decisions,
     Embeddings,
     SpecError,
     context,
@@ -66,7 +67,7 @@ def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteEr
         return errors
     # expectations are graded against answers, so they may compare text by meaning;
     # mock rules answer calls during a run, where no embeddings are computed
-    graded = replace(ctx, embeddings=Embeddings())
+    graded = replace(ctx, embeddings=Embeddings(), decisions=Decisions())
     by_name = {t.name: t for t in suite.tools}
     seen_cases: dict[str, int] = {}
     for case in suite.cases:

@@ -25,6 +25,7 @@ from toolproof.trust import (
     resolve_inside,
 )
 from toolproof.types import (
+    ARGUMENT_RUBRIC,
     BUILTIN_FIELDS,
     Case,
     CheckSpec,
@@ -351,8 +352,16 @@ def _check_judges(
                 )
             continue
         for j, name in enumerate(case.judge):
-            if name not in fields:
-                known = ", ".join(sorted(fields))
+            if name == ARGUMENT_RUBRIC:
+                reader.add(
+                    at.error(
+                        (*prefix, "judge", j),
+                        f"'{ARGUMENT_RUBRIC}' judges single arguments: ask for it with "
+                        "{semantic: TEXT, judge: true} on the argument, not in a case's judge:",
+                    )
+                )
+            elif name not in fields:
+                known = ", ".join(sorted(n for n in fields if n != ARGUMENT_RUBRIC))
                 reader.add(
                     at.error((*prefix, "judge", j), f"unknown rubric {name!r}; known: {known}")
                 )

@@ -15,6 +15,7 @@ from toolproof.types._case import (
     Trajectory,
 )
 from toolproof.types._judge import (
+    ARGUMENT_RUBRIC,
     BUILTIN_FIELDS,
     BUILTIN_RUBRICS,
     CalibrationPolicy,
@@ -48,6 +49,7 @@ from toolproof.types._verdict import (
 )
 
 __all__ = [
+    "ARGUMENT_RUBRIC",
     "BUILTIN_FIELDS",
     "BUILTIN_RUBRICS",
     "NO_EVIDENCE",

@@ -7,7 +7,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: Names of the rubrics toolproof ships.
-BUILTIN_RUBRICS = ("trajectory", "selection", "reply")
+BUILTIN_RUBRICS = ("trajectory", "selection", "reply", "argument_meaning")
+#: The rubric that decides ``{semantic: TEXT, judge: true}`` arguments, one argument at a time.
+ARGUMENT_RUBRIC = "argument_meaning"
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
 
 
@@ -115,6 +117,11 @@ class SuiteJudge(BaseModel):
                 raise ValueError(f"rubric name {name!r} must be lower-case letters, digits and _")
         known = set(BUILTIN_RUBRICS) | set(self.rubrics)
         for name in self.default:
+            if name == ARGUMENT_RUBRIC:
+                raise ValueError(
+                    f"'{ARGUMENT_RUBRIC}' judges single arguments "
+                    "({semantic: TEXT, judge: true}); it cannot be a case's default rubric"
+                )
             if name not in known:
                 raise ValueError(f"unknown rubric {name!r} in 'default'")
         return self
@@ -166,6 +173,13 @@ BUILTIN_FIELDS: dict[str, dict[str, RubricField]] = {
             type="bool",
             description="The reply states facts (IDs, amounts, dates, statuses) that no tool "
             "result or user message gave.",
+        ),
+    },
+    "argument_meaning": {
+        "same_meaning": RubricField(
+            type="bool",
+            description="The model's value says what the expected text says, for this "
+            "parameter of this tool.",
         ),
     },
 }

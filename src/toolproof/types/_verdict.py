@@ -169,6 +169,12 @@ class Verdict(NamedTuple):
     notes: tuple[str, ...] = ()
     """Observations that do not fail the case (heuristics that are only reported)."""
     evidence: Evidence = NO_EVIDENCE
+    judge_decided: bool = False
+    """The outcome turned on arguments a judge decided (``semantic`` with ``judge: true``):
+    its figures are judge-derived."""
+    undecided: int = 0
+    """Arguments left to a judge that has not answered: the attempt is neither passed nor
+    failed by them, and is not counted as passing (``passed`` is False, ``failure`` None)."""
 
     @property
     def failures(self) -> list[FailureClass]:
