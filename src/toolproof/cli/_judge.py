@@ -263,6 +263,7 @@ def label_command(
 
     trust, _ = trust_for(config, allow_code)
     ev = load_run(run, suite=suite, trust=trust)
+    _not_per_argument(rubric)
     spec = rubric_named(ev.suite, rubric)
     run_dir = run if run.is_dir() else run.parent
     path = out or run_dir / f"labels-{rubric}.jsonl"
@@ -302,6 +303,18 @@ def label_command(
     )
     n = label_loop(ev.suite, cases, todo, rubric, spec, path, who, console)
     console.print(f"labelled {n}; labels in {path}", highlight=False)
+
+
+def _not_per_argument(rubric: str) -> None:
+    """Labels are per record; argument_meaning judges single arguments, which they cannot name."""
+    from toolproof.errors import UserError
+    from toolproof.types import ARGUMENT_RUBRIC
+
+    if rubric == ARGUMENT_RUBRIC:
+        raise UserError(
+            f"rubric '{ARGUMENT_RUBRIC}' judges single arguments; label and calibrate work on "
+            "whole records and cannot label it yet"
+        )
 
 
 def _relative(target: str | None, labels: Path) -> str | None:
@@ -373,6 +386,7 @@ def calibrate_command(
         raise UserError(f"{labels}: the header names no suite; give --suite")
     where = suite if suite is not None else first.resolve(first.header.suite or "", "suite")
     loaded = load_suite(where, trust)
+    _not_per_argument(first.header.rubric)
     rubric = rubric_named(loaded, first.header.rubric)
     checked = read_labels(labels, rubric)
     sources = list(run) or [checked.resolve(p, "records") for p in checked.header.records]
