@@ -336,3 +336,35 @@ def test_label_refuses_the_argument_rubric_with_one_line(tmp_path: Path, stub: S
     )
     assert done.returncode == 2
     assert "cannot label it yet" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_run_with_a_judge_judges_the_arguments_before_its_report(
+    tmp_path: Path, stub: StubServer
+) -> None:
+    d = folder(tmp_path, stub, [DAMAGED, DAMAGED], ["T-1", "T-2"])
+    script = {
+        "cases": {
+            "n0": {
+                "tool_calls": [{"name": "add_note", "arguments": {"ticket": "T-1", "note": "x"}}]
+            },
+            "n1": {
+                "tool_calls": [{"name": "add_note", "arguments": {"ticket": "T-2", "note": "y"}}]
+            },
+        }
+    }
+    (d / "script.json").write_text(json.dumps(script), encoding="utf-8")
+    stub.add(say(True), say(True))
+    done = tp(
+        "run", "suite.yaml", "--model", "scripted:script.json", "--judge", "openai:judge-model",
+        "--out", "run", "-q", cwd=d,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = " ".join(done.stdout.split())
+    assert "all 2 scored attempts passed" in out
+    assert "⚖ 2 decided by a judge: pass and argument figures are judge-derived" in out
+    assert "rubric argument_meaning" in out
+    assert stub.request_count == 2
+    summary = json.loads((d / "run" / "summary.json").read_text(encoding="utf-8"))
+    [target] = summary["targets"].values()
+    assert target["judge_decided"] == 2 and target["undecided"] == 0
+    assert "judged" in summary  # the judged figures, marked as such
