@@ -169,6 +169,10 @@ def test_the_judge_decides_same_different_and_a_bad_reply_is_a_judge_error(
     n1 = next(v for v in ev.targets["m"].verdicts if v.case_id == "n1")
     assert any("the judge found" in c.detail for c in n1.checks)
     assert any("judged different meaning" in n for n in n1.notes)
+    # score reads the judgements beside the records too
+    scored = tp("score", "suite.yaml", "records.jsonl", cwd=d)
+    assert "1 of 2 scored attempts failed" in " ".join(scored.stdout.split())
+    assert "⚖ 2 decided by a judge" in " ".join(scored.stdout.split())
 
 
 def test_the_judge_is_shown_the_tool_the_parameter_and_both_texts_as_quoted_data(

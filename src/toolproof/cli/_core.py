@@ -92,8 +92,14 @@ def score(
 
     trust, _ = trust_for(config, allow_code)
     s = load_suite(suite, trust)
+    from toolproof.judges import JUDGEMENTS_FILE, read_judgements
+    from toolproof.judges._store import latest_judgements
+
     files = [records_path(p) for p in records]
-    ev = evaluate(s, files, keep_raw=False, trust=trust)
+    # what judges said about these records (it decides judge-decided arguments)
+    folders = dict.fromkeys(f.parent for f in files)
+    judged = latest_judgements(j for d in folders for j in read_judgements(d / JUDGEMENTS_FILE))
+    ev = evaluate(s, files, keep_raw=False, trust=trust, judgements=judged)
     for warning in ev.warnings:
         typer.echo(f"warning: {warning}", err=True)
     summaries = ev.summaries
