@@ -161,6 +161,7 @@ def after_run(
     """``toolproof run --judge SPEC``: judge the run's judge-scored cases and its
     judge-decided arguments, before the run's report (which reads the judgements)."""
     from toolproof.evaluate import evaluate
+    from toolproof.grade import Scorer
     from toolproof.judges import JUDGEMENTS_FILE, read_judgements
     from toolproof.judges._store import latest_judgements
     from toolproof.records import latest_records
@@ -169,8 +170,11 @@ def after_run(
     suite = result.suite
     resolved = judge_spec(spec, suite)
     records = [r for r in latest_records(result.records) if r.outcome.value == "ok"]
-    earlier = latest_judgements(read_judgements(result.run_dir / JUDGEMENTS_FILE))
-    ev = evaluate(suite, records, trust=trust or DEFAULT_TRUST, judgements=earlier)
+    questions = None
+    if Scorer(suite, checks=()).decisions.matchers:  # the suite has judge-decided arguments
+        earlier = latest_judgements(read_judgements(result.run_dir / JUDGEMENTS_FILE))
+        ev = evaluate(suite, records, trust=trust or DEFAULT_TRUST, judgements=earlier)
+        questions = ev.scorer.questions if ev.scorer is not None else None
     return judge_records(
         suite,
         records,
@@ -180,7 +184,7 @@ def after_run(
         cache_dir=cache_dir,
         quiet=quiet,
         config=config,
-        questions=ev.scorer.questions if ev.scorer is not None else None,
+        questions=questions,
     )
 
 

@@ -47,6 +47,8 @@ class Decisions:
     answers: dict[str, bool] = field(default_factory=dict)
     asked: dict[str, Question] = field(default_factory=dict)
     mode: Mode = "judged"
+    matchers: int = 0
+    """How many judge-decided matchers were compiled against this table."""
 
     def decide(self, question: Question) -> bool | None:
         """True (same meaning), False (different), or None (no answer yet)."""

@@ -647,6 +647,7 @@ def _b_semantic(spec: Mapping[str, Any], ctx: Context) -> Matcher:
                 "'judge: true' decides a tool argument of a case; it cannot be used here"
             )
         tool, param = ctx.argument
+        ctx.decisions.matchers += 1
         return JudgedSemantic(spec["semantic"], tool, param, ctx.decisions)
     minimum = spec.get("min", SEMANTIC_MIN)
     _expect(_is_number(minimum) and -1 <= minimum <= 1, "'min' must be a number in [-1, 1]")
