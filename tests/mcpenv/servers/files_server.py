@@ -24,6 +24,12 @@ def read_file(path: str) -> str:
 
 
 @app.tool()
+def files() -> dict[str, str]:
+    """Every text file of the working folder, by name (an end state)."""
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(".").glob("*.txt"))}
+
+
+@app.tool()
 def explode() -> str:
     """Always fails."""
     raise RuntimeError("boom")
