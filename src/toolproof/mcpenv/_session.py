@@ -179,9 +179,7 @@ class McpSession:
             raise
         return self
 
-    async def call(
-        self, tool: str, arguments: dict[str, Any], *, purpose: str = "call"
-    ) -> McpCall:
+    async def call(self, tool: str, arguments: dict[str, Any], *, purpose: str = "call") -> McpCall:
         """Run one tool call on the server; failures are recorded, never raised."""
         record = McpCall(tool=tool, arguments=arguments, purpose=purpose)
         start = time.perf_counter()

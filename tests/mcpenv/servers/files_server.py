@@ -30,6 +30,14 @@ def files() -> dict[str, str]:
 
 
 @app.tool()
+def getenv(name: str) -> str:
+    """The value of an environment variable of the server, or '(unset)'."""
+    import os
+
+    return os.environ.get(name, "(unset)")
+
+
+@app.tool()
 def explode() -> str:
     """Always fails."""
     raise RuntimeError("boom")
