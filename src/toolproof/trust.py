@@ -6,7 +6,7 @@ toolproof treats them as untrusted input. The policy is one frozen
 (``toolproof.yaml`` or ``--config``) and flags, and handed down to the layers
 that read files or run code:
 
-- ``allow_code``: the suite's Python (environment tools, gold-action replay)
+- ``allow_code``: the suite's code (environment tools, gold-action replay, MCP servers)
   runs only when this is true. A suite never sets it.
 - ``max_file_bytes``: every file a suite names is read up to this size.
 - ``max_depth`` and ``max_alias_nodes``: bounds on nesting and on YAML alias

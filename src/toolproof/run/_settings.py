@@ -8,7 +8,7 @@ The config file (``toolproof.yaml``) looks like::
       anthropic:claude-sonnet-4-5: {tool_choice: auto}
     pricing:
       my-finetune: {input: 1.0, output: 2.0}
-    allow_code: false      # true: run suites' own Python (environment tools)
+    allow_code: false      # true: run suites' own code (environment tools, MCP servers)
     max_file_mib: 16       # largest file a suite may name
     trusted_commands:      # MCP servers a suite may start although they run code from
       - npx -y @modelcontextprotocol/server-memory   # outside its folder (exact command)
