@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from toolproof.errors import SuiteError
+from toolproof.errors import SuiteError, UserError
 from toolproof.grade import Scorer
 from toolproof.providers._scripted import ScriptedProvider
 from toolproof.run import RunOptions, Target, run_suite
@@ -266,3 +266,13 @@ def test_a_server_that_cannot_start_stops_the_run_with_one_error(tmp_path: Path)
     suite = load_suite(path, CODE)
     with pytest.raises(Exception, match="did not start"):
         _run(suite, tmp_path)
+
+
+def test_without_the_mcp_sdk_the_run_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = load_suite(_folder(tmp_path, _suite_data(state_tool="files")), CODE)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` fails as if not installed
+    with pytest.raises(UserError, match=r"pip install 'toolproof\[mcp\]'"):
+        _run(suite, tmp_path)
+    assert not (tmp_path / "run").exists()
