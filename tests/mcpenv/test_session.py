@@ -116,3 +116,12 @@ def test_what_the_model_reads_and_the_state_a_call_gives() -> None:
     assert plain.state() == {"a": 1}
     prose = McpCall("s", {}, result={"content": [{"type": "text", "text": "all good"}]})
     assert prose.state() == "all good"
+
+
+async def test_a_server_that_dies_turns_each_later_call_into_an_error(workdir: Path) -> None:
+    async with McpSession(_spec(workdir, call_timeout_s=20), allow_code=True) as env:
+        died = await env.call("crash", {})
+        after = await env.call("read_file", {"path": "hello.txt"})
+    assert died.error is not None and "Connection closed" in died.error and not died.timed_out
+    assert after.failed and not after.timed_out and after.duration_ms < 10_000
+    assert after.answer().is_error

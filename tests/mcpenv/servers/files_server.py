@@ -38,6 +38,14 @@ def getenv(name: str) -> str:
 
 
 @app.tool()
+def crash() -> str:
+    """The server process dies."""
+    import os
+
+    os._exit(1)
+
+
+@app.tool()
 def explode() -> str:
     """Always fails."""
     raise RuntimeError("boom")
