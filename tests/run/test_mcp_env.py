@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from toolproof.errors import SuiteError, UserError
+from toolproof.errors import SuiteError, SuiteProblems, UserError
 from toolproof.grade import Scorer
 from toolproof.providers._scripted import ScriptedProvider
 from toolproof.run import RunOptions, Target, run_suite
@@ -276,3 +276,20 @@ def test_without_the_mcp_sdk_the_run_says_how_to_install_it(
     with pytest.raises(UserError, match=r"pip install 'toolproof\[mcp\]'"):
         _run(suite, tmp_path)
     assert not (tmp_path / "run").exists()
+
+
+def test_the_working_folder_is_the_one_the_suite_names(tmp_path: Path) -> None:
+    from toolproof.run._runner import mcp_spec
+
+    data = _suite_data(folder="srv", call_timeout=7, state_tool="files")
+    path = write_suite(tmp_path / "suite", data)
+    (path.parent / "srv").mkdir()
+    (path.parent / "srv" / "server.py").write_text("")
+    spec = mcp_spec(load_suite(path), CODE)
+    assert spec.workdir == path.parent / "srv" and spec.call_timeout_s == 7
+    assert spec.command == (PYTHON, "server.py")
+    # the command's files are looked up in that folder, not beside the suite file
+    (path.parent / "srv" / "server.py").unlink()
+    (path.parent / "server.py").write_text("")
+    with pytest.raises(SuiteProblems, match=r"environment\.mcp: .* names no file"):
+        load_suite(path)
