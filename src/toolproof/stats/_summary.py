@@ -7,7 +7,13 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+)
 
 from toolproof.grade import NO_CALL, Scorer, render_diff
 from toolproof.stats._metrics import RATE_METRICS, RATE_NAMES
@@ -233,6 +239,11 @@ class Summary(BaseModel):
     multistep: MultiStepStats | None = Field(
         default=None, description="Trajectory, end-state and behaviour figures of multi-step cases."
     )
+
+    @field_serializer("failures", mode="wrap")
+    def _all_failures(self, value: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        # an evaluation of many records keeps its failures in a file (a sequence, not a list)
+        return handler(value if isinstance(value, list) else list(value))
 
 
 def decision_scores(truth: list[bool], pred: list[bool]) -> tuple[float, float, float]:
