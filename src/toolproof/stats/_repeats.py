@@ -7,8 +7,12 @@ With ``n`` attempts of a case of which ``c`` passed:
 * pass^k = C(c, k) / C(n, k), the chance that all k drawn attempts pass
   (the estimator of tau-bench, Yao et al., 2024).
 
-Aggregate values are the mean over cases, with a 95% bootstrap interval over
-cases (``scipy.stats.bootstrap``).
+Aggregate values are the mean over cases, with a 95% percentile bootstrap
+interval over cases (``scipy.stats.bootstrap``, 2,000 resamples, fixed seed).
+Beyond 20,000 cases the resamples are drawn as multinomial counts of the
+cases' distinct values instead of case by case: the same bootstrap
+distribution, drawn in milliseconds instead of minutes, so the interval
+differs from scipy's only by the resampling noise (about 1e-4).
 """
 
 from __future__ import annotations
@@ -89,6 +93,15 @@ def mean_estimates(rows: Sequence[Sequence[float]], confidence: float = 0.95) ->
             pending[len(values)].append(i)
     for n, which in pending.items():
         import numpy as np
+
+        if n > _EXACT_UP_TO:
+            lows, highs = _counted_bootstrap(np.asarray([rows[i] for i in which]), confidence)
+            for row, i in enumerate(which):
+                values = rows[i]
+                out[i] = Estimate(
+                    value=sum(values) / n, low=float(lows[row]), high=float(highs[row]), n=n
+                )
+            continue
         from scipy.stats import bootstrap
 
         data = np.asarray([rows[i] for i in which], dtype=float)
@@ -112,6 +125,32 @@ def mean_estimates(rows: Sequence[Sequence[float]], confidence: float = 0.95) ->
                 value=sum(values) / n, low=float(low[row]), high=float(high[row]), n=n
             )
     return [e for e in out if e is not None]
+
+
+#: Up to this many values, intervals come from scipy's bootstrap itself.
+_EXACT_UP_TO = 20_000
+
+
+def _counted_bootstrap(data: Any, confidence: float) -> tuple[Any, Any]:
+    """Percentile bootstrap intervals of the mean of each row (one value per case in each).
+
+    A resample of n cases is n draws with replacement; what its mean depends on
+    is how many times each distinct combination of values was drawn, which is
+    multinomial. Drawing those counts costs per distinct combination, not per
+    case. The rows share their draws, as they do in :func:`mean_estimates`.
+    """
+    import numpy as np
+
+    n = data.shape[1]
+    levels, inverse = np.unique(data.T, axis=0, return_inverse=True)
+    freq = np.bincount(inverse.ravel(), minlength=len(levels)) / n
+    counts = np.random.default_rng(0).multinomial(n, freq, size=_RESAMPLES)
+    means = (counts @ levels) / n  # (resamples, rows)
+    alpha = (1 - confidence) / 2
+    return (
+        np.percentile(means, alpha * 100, axis=0),
+        np.percentile(means, (1 - alpha) * 100, axis=0),
+    )
 
 
 def _row_means(x: Any, axis: int = -1) -> Any:
