@@ -6,7 +6,6 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from toolproof.errors import SuiteError, UserError
 from toolproof.evaluate._failures import FailureLog, FileRecords, FileVerdicts, Segment
@@ -214,7 +213,7 @@ def evaluate(
 
 def _count(wanted: bool | _Wanted) -> int:
     if isinstance(wanted, _Wanted):
-        return int((wanted._entry >= 0).sum())
+        return sum(1 for entry in wanted._entry if entry >= 0)
     return 1 if wanted else 0
 
 
@@ -226,6 +225,7 @@ class _Target:
         self.records: list[Record] = []
         self.verdicts: list[Verdict] = []
         self.segments: list[Segment] = []
+        self._file = ""
 
     def where(self, record: Record, origin: tuple[str, int] | None) -> None:
         last = self.segments[-1] if self.segments else None
@@ -235,11 +235,11 @@ class _Target:
                 self.segments.append(last)
             last.append(record)
             return
-        path = Path(origin[0])
-        if isinstance(last, tuple) and last[0] == path:
+        if isinstance(last, tuple) and self._file == origin[0]:
             last[1].append(origin[1])
         else:
-            self.segments.append((path, array("q", [origin[1]])))
+            self._file = origin[0]
+            self.segments.append((Path(origin[0]), array("q", [origin[1]])))
 
 
 def _prepare(keep_raw: bool) -> Callable[[Record, Path | None], Record]:
@@ -264,16 +264,13 @@ def _regrade(scorer: Scorer, target: str) -> Callable[[Record], Verdict | None]:
 class _Wanted:
     """The winning lines of one records file, and the identity each had when its key was read."""
 
-    def __init__(self, latest: _Latest | None, entry_of_line: Any) -> None:
+    def __init__(self, latest: _Latest | None, entry_of_line: array[int]) -> None:
         self._latest = latest
         self._entry = entry_of_line
 
     def __contains__(self, number: object) -> bool:
-        return (
-            isinstance(number, int)
-            and 0 <= number < len(self._entry)
-            and bool(self._entry[number] >= 0)
-        )
+        entry = self._entry
+        return isinstance(number, int) and 0 <= number < len(entry) and entry[number] >= 0
 
     def identity(self, number: int) -> tuple[str, str, int] | None:
         if self._latest is None or number not in self:
@@ -342,7 +339,8 @@ class _Latest:
             numbers = lines[chosen]
             entry_of_line = np.full(int(numbers.max()) + 1, -1, dtype=np.int64)
             entry_of_line[numbers] = chosen
-            out[index] = _Wanted(self, entry_of_line)
+            # an array, not numpy: indexing it one line at a time is several times faster
+            out[index] = _Wanted(self, array("q", entry_of_line.tobytes()))
         return out
 
 
@@ -387,7 +385,7 @@ def _winning_records(
             continue
         if not isinstance(wanted, _Wanted):
             # no line wins (an empty file): still read it, for its errors
-            wanted = _Wanted(None, [])
+            wanted = _Wanted(None, array("q"))
         path = Path(item)
         for number, record in iter_records(path, only=wanted, check_skipped=True):
             if not record.target:

@@ -344,6 +344,17 @@ class SummaryBuilder:
         self._extracted = 0
         self._cached = 0
         self._metrics = {name: [0, 0] for name in RATE_NAMES}
+        # (counts, applies, success, slot in a slice's counts or -1) of each attempt metric
+        self._rates = [
+            (
+                self._metrics[name],
+                applies,
+                ok,
+                2 * _SLICE_METRICS.index(name) if name in _SLICE_METRICS else -1,
+            )
+            for name, (applies, ok) in RATE_METRICS.items()
+            if name != "schema_adherence"  # counts calls, not attempts
+        ]
         self._calls_valid = 0
         self._calls_checked = 0
         self._reply = [0, 0]
@@ -386,16 +397,16 @@ class SummaryBuilder:
 
     def add_verdict(self, v: Verdict) -> None:
         self.scored += 1
-        flags: dict[str, bool] = {}
-        for name, (applies, ok) in RATE_METRICS.items():
-            if name == "schema_adherence":
-                continue
-            counts = self._metrics[name]
+        # the slice metrics' (successes, attempts) increments, filled from the metrics table
+        inc = [0, 0, 0, 0, 0, 0]
+        for counts, applies, ok, slot in self._rates:
             if applies(v):
-                good = ok(v)
+                good = 1 if ok(v) else 0
                 counts[0] += good
                 counts[1] += 1
-                flags[name] = good
+                if slot >= 0:
+                    inc[slot] = good
+                    inc[slot + 1] = 1
         self._calls_valid += v.calls_schema_valid
         self._calls_checked += v.calls_checked
         if v.reply_ok is not None:
@@ -406,17 +417,23 @@ class SummaryBuilder:
         self._forbidden += len(v.forbidden_called)
         self._unsafe += v.unsafe_calls
         self._passed += v.passed
-        for keys, groups in zip(
-            (v.tags, v.expected_tools or (NO_CALL,), (v.risk.value,)), self._slices, strict=True
+        a, b, c, d, e, f = inc
+        by_tag, by_tool, by_risk = self._slices
+        for keys, groups in (
+            (v.tags, by_tag),
+            (v.expected_tools or (NO_CALL,), by_tool),
+            ((v.risk.value,), by_risk),
         ):
             for key in keys:
                 found = groups.get(key)
                 if found is None:
-                    found = groups[key] = [0] * 6
-                for i, name in enumerate(_SLICE_METRICS):
-                    if name in flags:
-                        found[2 * i] += flags[name]
-                        found[2 * i + 1] += 1
+                    found = groups[key] = [0, 0, 0, 0, 0, 0]
+                found[0] += a
+                found[1] += b
+                found[2] += c
+                found[3] += d
+                found[4] += e
+                found[5] += f
         truth = v.kind is Kind.call
         pred = bool(v.actual_tools)
         if truth and pred:
