@@ -48,6 +48,15 @@ class TargetEvaluation:
     verdicts: Sequence[Verdict]
     summary: Summary
 
+    def pairs(self) -> Iterator[tuple[Record, Verdict | None]]:
+        """Each record with its verdict (None for an unanswered attempt), one at a time."""
+        if isinstance(self.verdicts, FileVerdicts):
+            yield from self.verdicts.pairs()
+            return
+        by_attempt = {(v.case_id, v.attempt): v for v in self.verdicts}
+        for r in self.records:
+            yield r, by_attempt.get((r.case_id, r.attempt))
+
 
 @dataclass
 class Evaluation:

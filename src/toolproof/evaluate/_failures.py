@@ -161,10 +161,14 @@ class FileVerdicts(Sequence[Verdict]):
         return self._count
 
     def __iter__(self) -> Iterator[Verdict]:
-        for record in self._records:
-            verdict = self._grade(record)
+        for _, verdict in self.pairs():
             if verdict is not None:
                 yield verdict
+
+    def pairs(self) -> Iterator[tuple[Record, Verdict | None]]:
+        """Each record with its verdict, reading and grading each record once."""
+        for record in self._records:
+            yield record, self._grade(record)
 
     @overload
     def __getitem__(self, index: int) -> Verdict: ...
