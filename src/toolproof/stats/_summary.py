@@ -366,6 +366,7 @@ class SummaryBuilder:
         self._decision = [0, 0, 0]  # true positives, false positives, false negatives
         self._pairs: Counter[tuple[str, str]] = Counter()
         self._repeats = RepeatCounts()
+        self._expected: dict[tuple[str, int], str] = {}
         self._multistep = _MultiStepCounts()
 
     def add_record(self, r: Record) -> None:
@@ -459,7 +460,7 @@ class SummaryBuilder:
             risk=v.risk,
             failure=failure,
             reasons=[c.message for c in v.checks],
-            diff=render_diff(v, self.scorer.cases[v.case_id]),
+            diff=render_diff(v, self.scorer.cases[v.case_id], self._expected),
         )
 
     def _rate(self, name: str) -> Rate:
