@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Iterable, Iterator
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolproof._jsontext import _escape_surrogates, dumps, has_surrogates
+from pydantic_core import to_jsonable_python
+
+from toolproof._jsontext import _escape_surrogates, finite, has_surrogates
 from toolproof._version import __version__
 from toolproof.stats import FailureItem, Summary
 
@@ -28,25 +31,29 @@ def summary_json(summaries: dict[str, Summary]) -> dict[str, Any]:
 
 def write_summary_json(out: TextIO, summaries: dict[str, Summary]) -> None:
     """Write ``dumps(summary_json(summaries), indent=2)`` and a newline, the same text,
-    without building the failure lists in memory: they are written one item at a time."""
+    a piece at a time: neither the text nor the failure lists are ever whole in memory."""
     token = secrets.token_hex(8)
     markers: dict[str, Iterable[FailureItem]] = {}
     targets: dict[str, Any] = {}
     for i, (target, s) in enumerate(summaries.items()):
         data = s.model_dump(mode="json", exclude={"failures"})
         marker = f"toolproof-failures-{token}-{i}"
-        markers[marker] = s.failures
+        markers[f'"{marker}"'] = s.failures
         targets[target] = {f: marker if f == "failures" else data[f] for f in Summary.model_fields}
-    text = dumps({"format": REPORT_FORMAT, "toolproof": __version__, "targets": targets}, indent=2)
-    start = 0
-    for marker, items in markers.items():
-        at = text.index(f'"failures": "{marker}"', start)
-        indent = at - text.rindex("\n", 0, at) - 1
-        out.write(text[start : at + len('"failures": ')])
-        for chunk in _failure_list(items, indent):
-            out.write(chunk)
-        start = at + len(f'"failures": "{marker}"')
-    out.write(text[start:])
+    report = {"format": REPORT_FORMAT, "toolproof": __version__, "targets": targets}
+    encoder = json.JSONEncoder(
+        ensure_ascii=False, allow_nan=False, indent=2, default=to_jsonable_python
+    )  # what dumps(..., indent=2) uses
+    indent = 0
+    for chunk in encoder.iterencode(finite(report)):
+        items = markers.get(chunk)
+        if items is not None:  # a string value is a chunk of its own
+            for part in _failure_list(items, indent):
+                out.write(part)
+            continue
+        if "\n" in chunk:
+            indent = len(chunk) - chunk.rindex("\n") - 1
+        out.write(_escape_surrogates(chunk) if has_surrogates(chunk) else chunk)
     out.write("\n")
 
 
