@@ -110,9 +110,9 @@ def mean_estimates(rows: Sequence[Sequence[float]], confidence: float = 0.95) ->
             _row_means,
             confidence_level=confidence,
             n_resamples=_RESAMPLES,
-            # resamples in batches, so memory stays bounded however many cases there are
-            # (the interval is the same as drawing them all at once)
-            batch=max(1, min(_RESAMPLES, _BATCH_VALUES // n)),
+            # resamples in batches, so memory stays bounded however many cases and rows
+            # there are (the interval is the same as drawing them all at once)
+            batch=max(1, min(_RESAMPLES, _BATCH_VALUES // (n * len(which)))),
             method="percentile",
             random_state=np.random.default_rng(0),
             axis=-1,
