@@ -209,6 +209,7 @@ def evaluate(
                 ev.origins[(target, record.case_id, record.attempt)] = origin
         else:
             into.where(record, origin)
+    del winners  # the identities of every record: not needed once all are graded
     for target, into in grouped.items():
         summary = into.summary.build()
         if keep_records:
@@ -350,6 +351,7 @@ class _Latest:
             entry_of_line[numbers] = chosen
             # an array, not numpy: indexing it one line at a time is several times faster
             out[index] = _Wanted(self, array("q", entry_of_line.tobytes()))
+        self.source = self.line = array("q")  # where each record was: no longer needed
         return out
 
 
