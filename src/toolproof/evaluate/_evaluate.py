@@ -18,6 +18,8 @@ from toolproof.grade import (
 )
 from toolproof.judges import JUDGEMENTS_FILE, Judgement, read_judgements
 from toolproof.judges._store import latest_judgements
+from toolproof.match import Embeddings, MissingEmbeddings
+from toolproof.providers import TextEmbedder, load_embedder
 from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
 from toolproof.run._manifest import system_fingerprint, tools_fingerprint
@@ -178,11 +180,12 @@ def evaluate(
         sink = None if keep_records else FailureLog()
         return SummaryBuilder(suite, target, k=k, scorer=scorer, failures=sink)
 
+    embedder = _Embedder()
     grouped: dict[str, _Target] = {t: _Target(builder(t)) for t in targets}
     for record, origin in _winning_records(sources, winners):
         target = record.target or UNNAMED  # always set by _winning_records
         try:
-            verdict = scorer.grade(record)
+            verdict = _grade(scorer, record, embedder)
         except MissingExpectedState as exc:
             raise code_not_allowed(suite, f"case {exc.case_id}'s gold actions") from None
         except UngradableRecord as exc:
@@ -216,9 +219,33 @@ def evaluate(
             ev.targets[target] = TargetEvaluation(target, into.records, into.verdicts, summary)
             continue
         again = FileRecords(into.segments, summary.attempts, _prepare(keep_raw))
-        verdicts = FileVerdicts(again, summary.scored, _regrade(scorer, target))
+        verdicts = FileVerdicts(again, summary.scored, _regrade(scorer, target, embedder))
         ev.targets[target] = TargetEvaluation(target, again, verdicts, summary)
     return ev
+
+
+class _Embedder:
+    """Sentence embeddings for the semantic matcher, loaded on the first need."""
+
+    def __init__(self) -> None:
+        self._embedder: TextEmbedder | None = None
+
+    def fill(self, table: Embeddings, texts: Sequence[str]) -> None:
+        if self._embedder is None:
+            self._embedder = load_embedder()
+        self._embedder.fill(table, texts)
+
+
+def _grade(scorer: Scorer, record: Record, embedder: _Embedder) -> Verdict | None:
+    """The record's verdict; texts compared by meaning are embedded first, here at the edge."""
+    while True:
+        try:
+            return scorer.grade(record)
+        except MissingEmbeddings as exc:
+            before = len(scorer.embeddings.vectors)
+            embedder.fill(scorer.embeddings, exc.texts)
+            if len(scorer.embeddings.vectors) == before:  # pragma: no cover - a bug, not input
+                raise
 
 
 def _count(wanted: bool | _Wanted) -> int:
@@ -263,9 +290,11 @@ def _prepare(keep_raw: bool) -> Callable[[Record, Path | None], Record]:
     return prepare
 
 
-def _regrade(scorer: Scorer, target: str) -> Callable[[Record], Verdict | None]:
+def _regrade(
+    scorer: Scorer, target: str, embedder: _Embedder
+) -> Callable[[Record], Verdict | None]:
     def grade(record: Record) -> Verdict | None:
-        verdict = scorer.grade(record)
+        verdict = _grade(scorer, record, embedder)
         return verdict._replace(target=target) if verdict is not None else None
 
     return grade
