@@ -28,6 +28,7 @@ Usage: python bench/multistep_state.py [--cases 20] [--repeats 3] [--mb 3]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -184,7 +185,10 @@ def make_suite(folder: Path, cases: int, mb: float, seed: int) -> tuple[Path, Pa
         user_id = state["orders"][order_id]["user_id"]
         item = state["orders"][order_id]["items"][0]["item_id"]
         gold = [
-            {"tool": "cancel_order", "args": {"order_id": order_id, "reason": "ordered by mistake"}},
+            {
+                "tool": "cancel_order",
+                "args": {"order_id": order_id, "reason": "ordered by mistake"},
+            },
             {"tool": "add_note", "args": {"user_id": user_id, "note": f"cancelled {order_id}"}},
         ]
         if i % 2:
@@ -268,7 +272,9 @@ class Timers:
         setattr(owner, name, timed)
 
 
-def tool_code_alone(state: dict[str, Any], script: dict[str, Any], tools: Any, repeats: int) -> float:
+def tool_code_alone(
+    state: dict[str, Any], script: dict[str, Any], tools: Any, repeats: int
+) -> float:
     """Seconds the scripted tool calls take on plain in-memory copies (the copies not counted)."""
     total = 0.0
     for _ in range(repeats):
@@ -277,10 +283,8 @@ def tool_code_alone(state: dict[str, Any], script: dict[str, Any], tools: Any, r
             for step in answer["steps"]:
                 for call in step.get("tool_calls", []):
                     started = time.perf_counter()
-                    try:
+                    with contextlib.suppress(Exception):  # a tool's own error is an answer
                         getattr(tools, call["name"])(work, call["arguments"])
-                    except Exception:  # noqa: BLE001 - a tool's own error is an answer
-                        pass
                     total += time.perf_counter() - started
     return total
 
@@ -363,13 +367,17 @@ def main() -> None:
     grade_s = grade_timers.get("grade", 0.0)
     overhead = max(0.0, calls_s - alone)
     own = copy_s + overhead + snap_s + grade_s
-    print(f"state: {size / 1e6:.2f} MB JSON, {args.cases} cases x {args.repeats} repeats = "
-          f"{attempts} attempts, {run_calls.get('tool calls', 0)} tool calls")
+    print(
+        f"state: {size / 1e6:.2f} MB JSON, {args.cases} cases x {args.repeats} repeats = "
+        f"{attempts} attempts, {run_calls.get('tool calls', 0)} tool calls"
+    )
     print(f"verdicts: {passed} passed, {len(verdicts) - passed} failed")
     print("toolproof's own work per attempt:")
     print(f"  copy                       {ms(copy_s)}")
-    print(f"  tool calls, beyond tools   {ms(overhead)}   (calls {ms(calls_s).strip()}, "
-          f"the tools' own code {ms(alone).strip()})")
+    print(
+        f"  tool calls, beyond tools   {ms(overhead)}   (calls {ms(calls_s).strip()}, "
+        f"the tools' own code {ms(alone).strip()})"
+    )
     print(f"  snapshot/diff              {ms(snap_s)}")
     print(f"  grade                      {ms(grade_s)}")
     for label in ("grade: rebuild", "grade: compare"):
@@ -379,8 +387,10 @@ def main() -> None:
     print(f"expected states (once per case, {args.cases} cases): {expected_s * 1000:.1f} ms")
     print(f"run: {run_s:.2f} s; score (evaluate): {score_s:.2f} s")
     sizes = sorted(len(line) + 1 for line in lines)
-    print(f"records line: mean {sum(sizes) / len(sizes) / 1e3:.1f} KB, "
-          f"largest {sizes[-1] / 1e3:.1f} KB, file {sum(sizes) / 1e6:.2f} MB")
+    print(
+        f"records line: mean {sum(sizes) / len(sizes) / 1e3:.1f} KB, "
+        f"largest {sizes[-1] / 1e3:.1f} KB, file {sum(sizes) / 1e6:.2f} MB"
+    )
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"peak RSS: {rss / 1024:.0f} MB")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
