@@ -52,10 +52,13 @@ def _compare(
 ) -> None:
     if isinstance(expected, dict) and isinstance(actual, dict):
         for key, value in expected.items():
-            if key not in actual:
+            found = actual.get(key, _MISSING)
+            if found is value and type(value) in _CONTAINERS:
+                continue  # shared with the initial state on both sides: nothing changed here
+            if found is _MISSING:
                 out.append(StateDiff((*path, str(key)), value, _MISSING))
             else:
-                _compare(value, actual[key], (*path, str(key)), partial, out)
+                _compare(value, found, (*path, str(key)), partial, out)
         if not partial:
             out.extend(
                 StateDiff((*path, str(k)), _MISSING, v)
@@ -65,6 +68,9 @@ def _compare(
         return
     if not strict_equal(expected, actual):
         out.append(StateDiff(path, expected, actual))
+
+
+_CONTAINERS = (dict, list)
 
 
 def render_state_diff(diffs: list[StateDiff], limit: int = 20) -> str:

@@ -33,6 +33,7 @@ from toolproof.grade._multistep import (
     analyse_multi,
     multi_facts,
 )
+from toolproof.grade._statechanges import InitialState
 from toolproof.grade._trajectory import compile_multistep
 from toolproof.match import context, show
 from toolproof.types import (
@@ -56,6 +57,9 @@ class Scorer:
     ``expected_states`` maps a case ID to the expected end state its gold
     actions produce (computed outside, e.g. by ``toolproof.run.expected_states``).
     A state written in the case itself needs nothing from outside.
+    ``initial_state`` is the environment's initial state, which the state
+    changes in a record apply to (``toolproof.run.load_initial_state``); a
+    record that holds changes cannot be graded without it.
     ``checks`` are the suite's own checks, loaded with the user's consent; when
     the suite declares checks and none are given, each verdict they apply to
     carries a note saying they were not run.
@@ -66,8 +70,10 @@ class Scorer:
         suite: Suite,
         expected_states: Mapping[str, ExpectedState] | None = None,
         checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
+        initial_state: InitialState | None = None,
     ) -> None:
         self.suite = suite
+        self.initial_state = initial_state
         by_name = {t.name: t for t in suite.tools}
         self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
         ctx = context(suite)
@@ -119,6 +125,7 @@ class Scorer:
                 record,
                 self._inspect,
                 self.expected_state(record.case_id),
+                self.initial_state,
             )
             facts, notes, evidence = multi_facts(cc, answer)
             findings = run_checks(self._multi_checks[record.case_id], cc, answer)

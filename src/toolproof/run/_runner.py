@@ -802,6 +802,7 @@ class _TargetRun:
         from toolproof.run._agent import (
             DEFAULT_MAX_STEPS,
             Budget,
+            EndState,
             RecordedToolBox,
             ToolBox,
             run_agent,
@@ -817,7 +818,12 @@ class _TargetRun:
         recorded = self.provider.recording(case.id, base.attempt)
         toolbox: ToolBox | RecordedToolBox
         if recorded is not None and recorded.transcript is not None:
-            toolbox = RecordedToolBox(recorded.transcript, recorded.end_state)
+            end = EndState(
+                recorded.end_state,
+                None if recorded.state_changes is None else list(recorded.state_changes),
+                recorded.state_base,
+            )
+            toolbox = RecordedToolBox(recorded.transcript, end)
         else:
             toolbox = ToolBox(self.session.suite, case, self.session.environment())
         settings = request.settings
@@ -846,7 +852,9 @@ class _TargetRun:
             update={
                 "transcript": run.transcript,
                 "steps": run.steps,
-                "end_state": run.end_state,
+                "end_state": run.end.whole,
+                "state_changes": run.end.changes,
+                "state_base": run.end.base,
                 "stopped_by": run.stopped_by,
             }
         )

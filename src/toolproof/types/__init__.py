@@ -24,7 +24,14 @@ from toolproof.types._judge import (
     SuiteJudge,
 )
 from toolproof.types._message import Conversation, Message, Role, ToolCall
-from toolproof.types._record import RECORD_FORMAT, AttemptError, Outcome, Record
+from toolproof.types._record import (
+    RECORD_FORMAT,
+    RECORD_FORMATS,
+    AttemptError,
+    Outcome,
+    Record,
+    StateChange,
+)
 from toolproof.types._response import Response, Usage
 from toolproof.types._suite import (
     SUITE_FORMAT,
@@ -52,6 +59,7 @@ __all__ = [
     "BUILTIN_RUBRICS",
     "NO_EVIDENCE",
     "RECORD_FORMAT",
+    "RECORD_FORMATS",
     "STAGE_ORDER",
     "SUITE_FORMAT",
     "AttemptError",
@@ -79,6 +87,7 @@ __all__ = [
     "Order",
     "Outcome",
     "Record",
+    "StateChange",
     "Response",
     "Risk",
     "Role",

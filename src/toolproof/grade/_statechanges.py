@@ -1,0 +1,407 @@
+"""A state's changes against its initial state: made cheaply, stored small, applied exactly.
+
+A multi-step attempt starts from the environment's initial state (JSON data:
+mappings of tables of rows). Three pieces keep the cost of a large state
+proportional to what an attempt touches, not to the state's size:
+
+- :func:`cow` gives an attempt a private, copy-on-write view of the initial
+  state. A mapping is copied only when a tool reaches into it, one level at a
+  time: reading ``state["orders"]["#W1"]`` copies neither the other tables nor
+  the other orders, and the initial state is never changed.
+- :func:`state_changes` lists what differs between such a view (or any JSON
+  state) and the initial state, as ``["set", path, value]`` and
+  ``["remove", path]`` changes; a path is a list of mapping keys (strings) and
+  list indices (integers). Values are taken as JSON would write them (tuples
+  become lists, other objects their ``str``), like a full snapshot.
+- :func:`apply_changes` rebuilds the exact end state from the initial state
+  and the changes: key order included. It copies only the containers on the
+  changed paths and shares the rest with the initial state, so the rebuilt
+  state must be read, never changed (:func:`cow` gives a writable view).
+
+The views are ``dict`` subclasses: a tool sees a mapping that reads and
+writes like a dict (``json.dumps``, ``dict(...)``, ``**``, ``copy`` and
+``==`` all see its content). C code that reads a dict's storage directly
+without its methods (``orjson.dumps`` of a view not yet touched) sees an empty
+mapping; such code is expected in no tool.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ChangeError", "InitialState", "apply_changes", "cow", "plain", "state_changes"]
+
+Path = tuple[str | int, ...]
+#: ``("set", path, value)`` or ``("remove", path)``.
+Change = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class InitialState:
+    """An environment's initial state as JSON data, and its name (``sha256:`` + file hash).
+
+    Records store their changes against it (``Record.state_base`` names it).
+    """
+
+    state: Any
+    base: str
+
+
+class _Filled(dict[Any, Any]):
+    """A private mapping copied from ``_base`` (one level): it reads and writes as a dict."""
+
+    __slots__ = ("_base", "_got")
+
+    _base: dict[Any, Any]
+    _got: dict[Any, Any] | None
+
+    def __copy__(self) -> dict[Any, Any]:
+        return dict(self.items())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
+        return {copy.deepcopy(k, memo): copy.deepcopy(v, memo) for k, v in self.items()}
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (dict, (dict(self.items()),))
+
+    def copy(self) -> dict[Any, Any]:
+        return dict(self.items())
+
+    @classmethod
+    def fromkeys(cls, keys: Iterable[Any], value: Any = None) -> dict[Any, Any]:  # type: ignore[override]
+        return dict.fromkeys(keys, value)
+
+
+class _Pending(_Filled):
+    """A view of ``_base`` not copied yet: point reads copy only the child they reach.
+
+    Any other use fills it (one level) and turns it into a :class:`_Filled`.
+    """
+
+    __slots__ = ()
+
+    def __getitem__(self, key: Any) -> Any:
+        got = self._got
+        if got is not None and key in got:
+            return got[key]
+        value = self._base[key]
+        kind = type(value)
+        if kind is dict or kind is list:
+            if got is None:
+                got = self._got = {}
+            value = got[key] = _wrap(value)
+        return value
+
+    def get(self, key: Any, default: Any = None) -> Any:  # type: ignore[override]
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._base
+
+    def __len__(self) -> int:
+        return len(self._base)
+
+    def _fill(self) -> None:
+        got = self._got or {}
+        dict.clear(self)
+        for key, value in self._base.items():
+            child = got.get(key, _NOTHING)
+            if child is _NOTHING:
+                kind = type(value)
+                child = _wrap(value) if kind is dict or kind is list else value
+            dict.__setitem__(self, key, child)
+        self.__class__ = _Filled
+
+
+_NOTHING = object()
+
+
+class _Hole:
+    """The one entry of a view not copied yet, so that it never looks empty from C."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not copied yet>"
+
+
+_HOLE = _Hole()
+
+
+def _filling_own(method: Callable[..., Any]) -> Callable[..., Any]:
+    def call(self: _Pending, *args: Any) -> Any:
+        self._fill()
+        return method(self, *args)
+
+    call.__name__ = method.__name__
+    return call
+
+
+def _filling(name: str) -> Callable[..., Any]:
+    method = getattr(dict, name)
+
+    def call(self: _Pending, *args: Any, **kwargs: Any) -> Any:
+        self._fill()
+        return method(self, *args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+for _name in (
+    "__iter__",
+    "__reversed__",
+    "__repr__",
+    "__eq__",
+    "__ne__",
+    "__or__",
+    "__ror__",
+    "__ior__",
+    "__setitem__",
+    "__delitem__",
+    "__sizeof__",
+    "keys",
+    "values",
+    "items",
+    "pop",
+    "popitem",
+    "setdefault",
+    "update",
+    "clear",
+):
+    setattr(_Pending, _name, _filling(_name))
+for _name in ("__copy__", "__deepcopy__", "__reduce_ex__", "copy"):
+    setattr(_Pending, _name, _filling_own(getattr(_Filled, _name)))
+del _name
+_Pending.__hash__ = None  # type: ignore[assignment]
+
+
+def _wrap(value: Any) -> Any:
+    """A private copy-on-write view of a dict or list of the initial state."""
+    if type(value) is dict:
+        view = _Pending.__new__(_Pending)
+        view._base = value
+        view._got = None
+        dict.__setitem__(view, _HOLE, None)  # never empty: C code that sees it asks its methods
+        return view
+    return [_wrap(v) if type(v) is dict or type(v) is list else v for v in value]
+
+
+def cow(state: Any) -> Any:
+    """A private, writable view of ``state`` that copies only what is reached."""
+    kind = type(state)
+    if kind is dict or kind is list:
+        return _wrap(state)
+    return state
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON data, as a snapshot takes it (tuples as lists, others as ``str``)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def state_changes(state: Any, initial: Any) -> list[Change]:
+    """What differs in ``state`` (a :func:`cow` view of ``initial``, or any state) from ``initial``.
+
+    ``initial`` must be JSON data (as loaded from JSON). Applying the changes
+    to ``initial`` with :func:`apply_changes` gives ``state`` as JSON data.
+    """
+    out: list[Change] = []
+    _diff(state, initial, (), out)
+    return out
+
+
+def _diff(node: Any, base: Any, path: Path, out: list[Change]) -> None:
+    kind = type(node)
+    if kind is _Pending:
+        if node._base is base:  # untouched, except the children it handed out
+            got = node._got
+            if got:
+                for key, child in got.items():
+                    _diff(child, base[key], (*path, key), out)
+            return
+    elif kind is _Filled:
+        if node._base is base:
+            _diff_dict(node, base, path, out)
+            return
+    elif kind is dict and type(base) is dict:
+        _diff_dict(node, base, path, out)
+        return
+    elif kind is list and type(base) is list:
+        _diff_list(node, base, path, out)
+        return
+    if node is base:
+        return
+    value = plain(node)
+    if type(value) is dict and type(base) is dict:
+        _diff_dict(value, base, path, out)
+    elif not _same(value, base):
+        out.append(("set", list(path), value))
+
+
+def _diff_dict(node: dict[Any, Any], base: dict[Any, Any], path: Path, out: list[Change]) -> None:
+    if any(type(k) is not str for k in node):  # JSON would write these keys as strings
+        node = plain(node)
+        if type(node) is not dict:
+            out.append(("set", list(path), node))
+            return
+    # Keys that keep their place: the longest start of ``node`` in the initial order.
+    # The others (new keys, keys removed and set again) are set again at the end.
+    order = {k: i for i, k in enumerate(base)} if len(node) else {}
+    keys = list(node)
+    last, kept = -1, 0
+    for key in keys:
+        at = order.get(key, -1)
+        if at <= last:
+            break
+        last, kept = at, kept + 1
+    staying = set(keys[:kept]) if kept < len(base) else None
+    for key in base:
+        if staying is not None and key not in staying:
+            out.append(("remove", [*path, key]))
+    for key in keys[:kept]:
+        _diff(node[key], base[key], (*path, key), out)
+    for key in keys[kept:]:
+        out.append(("set", [*path, key], plain(node[key])))
+
+
+def _diff_list(node: list[Any], base: list[Any], path: Path, out: list[Change]) -> None:
+    if len(node) < len(base):
+        out.append(("set", list(path), plain(node)))
+        return
+    for i, old in enumerate(base):
+        _diff(node[i], old, (*path, i), out)
+    for i in range(len(base), len(node)):
+        out.append(("set", [*path, i], plain(node[i])))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same JSON value: same types, same key order."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        return len(a) == len(b) and all(
+            ka == kb and _same(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True)
+        )
+    if kind is list:
+        return len(a) == len(b) and all(map(_same, a, b))
+    return bool(a == b)
+
+
+class ChangeError(ValueError):
+    """A change that does not apply to the initial state; ``index`` is its place in the list."""
+
+    def __init__(self, index: int, message: str) -> None:
+        self.index = index
+        super().__init__(f"change {index}: {message}")
+
+
+def apply_changes(initial: Any, changes: Iterable[Any]) -> Any:
+    """The state ``changes`` lead to from ``initial``, which is never changed.
+
+    The containers on changed paths are copied; everything else is shared
+    with ``initial``. Each change is ``["set", path, value]`` or
+    ``["remove", path]`` (a list or tuple); anything else raises
+    :class:`ChangeError`.
+    """
+    root: list[Any] = [initial]
+    copied: set[int] = set()
+    for index, change in enumerate(changes):
+        op, path, value = _parse(index, change)
+        parent: Any = root
+        key: Any = 0
+        for depth, step in enumerate(path):
+            try:
+                child = _child(parent, key)
+            except _Missing:
+                raise ChangeError(index, f"{_show(path[:depth])}: no such place") from None
+            if id(child) not in copied:
+                kind = type(child)
+                if kind is dict:
+                    child = dict(child)
+                elif kind is list:
+                    child = list(child)
+                else:
+                    where = _show(path[:depth]) or "the state"
+                    raise ChangeError(index, f"{where} is not a mapping or a list")
+                copied.add(id(child))
+                parent[key] = child
+            parent, key = child, step
+            if type(parent) is dict and type(key) is not str:
+                raise ChangeError(index, f"{_show(path[: depth + 1])}: a mapping key must be text")
+            if type(parent) is list and type(key) is not int:
+                raise ChangeError(index, f"{_show(path[: depth + 1])}: a list index must be a number")
+        _apply(index, op, parent, key, value, path)
+    return root[0]
+
+
+def _child(parent: Any, key: Any) -> Any:
+    try:
+        return parent[key]
+    except (KeyError, IndexError):
+        raise _Missing from None
+
+
+class _Missing(Exception):
+    pass
+
+
+def _apply(index: int, op: str, parent: Any, key: Any, value: Any, path: list[Any]) -> None:
+    if not path:  # the whole state
+        if op == "remove":
+            raise ChangeError(index, "the state itself cannot be removed")
+        parent[0] = value
+        return
+    if type(parent) is list:
+        size = len(parent)
+        if op == "set" and 0 <= key <= size:
+            if key == size:
+                parent.append(value)
+            else:
+                parent[key] = value
+            return
+        if op == "remove" and 0 <= key < size:
+            del parent[key]
+            return
+        raise ChangeError(index, f"{_show(path)}: no such place in a list of {size}")
+    if op == "set":
+        parent[key] = value
+        return
+    if key not in parent:
+        raise ChangeError(index, f"{_show(path)}: nothing to remove")
+    del parent[key]
+
+
+def _parse(index: int, change: Any) -> tuple[str, list[Any], Any]:
+    if not isinstance(change, list | tuple) or not change:
+        raise ChangeError(index, "expected [op, path] or [op, path, value]")
+    op = change[0]
+    if op == "set" and len(change) == 3:
+        path = change[1]
+        value = change[2]
+    elif op == "remove" and len(change) == 2:
+        path, value = change[1], None
+    else:
+        raise ChangeError(index, "expected ['set', path, value] or ['remove', path]")
+    if not isinstance(path, list | tuple) or any(
+        type(step) is not str and type(step) is not int for step in path
+    ):
+        raise ChangeError(index, "the path must be a list of keys (text) and indices (numbers)")
+    return op, list(path), value
+
+
+def _show(path: Iterable[Any]) -> str:
+    return " / ".join(str(p) for p in path)
