@@ -126,18 +126,19 @@ def evaluate(
     """
     from toolproof.run import expected_states as compute_states
     from toolproof.run import load_checks
-    from toolproof.run._env import code_not_allowed
-
-    from toolproof.run._env import load_environment, load_initial_state
+    from toolproof.run._env import code_not_allowed, load_environment, load_initial_state
 
     env = None
-    if expected_states is None and trust.allow_code and suite.environment is not None:
+    gold = any(c.end_state is not None and c.end_state.actions for c in suite.cases)
+    if expected_states is None and trust.allow_code and gold:
         env = load_environment(suite, trust)
     if expected_states is None:
         # the gold actions are the suite's Python: run only with the user's consent
         expected_states = compute_states(suite, trust, env=env) if trust.allow_code else {}
-    # what records' state changes apply to: the same data the expected states share
-    initial = env.initial_state() if env is not None else load_initial_state(suite, trust)
+    # what records' state changes apply to; the expected states carry it when there are some
+    initial = None
+    if not any(s.initial is not None for s in expected_states.values()):
+        initial = load_initial_state(suite, trust)
     if checks is None and trust.allow_code:
         checks = load_checks(suite, allow_code=True)
     sources = [records] if isinstance(records, str | Path | Record) else list(records)

@@ -54,6 +54,9 @@ class ExpectedState:
     partial: bool
     warnings: tuple[str, ...] = ()
     """Gold actions that failed while the state was computed (case and action named)."""
+    initial: InitialState | None = None
+    """The initial state the gold actions started from (a state from gold actions shares
+    what they did not change with it)."""
 
 
 class MissingExpectedState(UserError):

@@ -58,8 +58,9 @@ class Scorer:
     actions produce (computed outside, e.g. by ``toolproof.run.expected_states``).
     A state written in the case itself needs nothing from outside.
     ``initial_state`` is the environment's initial state, which the state
-    changes in a record apply to (``toolproof.run.load_initial_state``); a
-    record that holds changes cannot be graded without it.
+    changes in a record apply to (``toolproof.run.load_initial_state``); by
+    default, the one the expected states were computed from. A record that
+    holds changes cannot be graded without one.
     ``checks`` are the suite's own checks, loaded with the user's consent; when
     the suite declares checks and none are given, each verdict they apply to
     carries a note saying they were not run.
@@ -73,7 +74,10 @@ class Scorer:
         initial_state: InitialState | None = None,
     ) -> None:
         self.suite = suite
-        self.initial_state = initial_state
+        states = dict(expected_states or {})
+        self.initial_state = initial_state or next(
+            (s.initial for s in states.values() if s.initial is not None), None
+        )
         by_name = {t.name: t for t in suite.tools}
         self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
         ctx = context(suite)
@@ -85,7 +89,7 @@ class Scorer:
             for c in suite.cases
             if c.multistep
         }
-        self._states = dict(expected_states or {})
+        self._states = states
         self._single: dict[str, tuple[CaseCheck, ...]] = {}
         self._multi_checks: dict[str, tuple[CaseCheck, ...]] = {}
         self._notes: dict[str, tuple[str, ...]] = {}

@@ -72,7 +72,7 @@ class _Filled(dict[Any, Any]):
         return dict(self.items())
 
     @classmethod
-    def fromkeys(cls, keys: Iterable[Any], value: Any = None) -> dict[Any, Any]:  # type: ignore[override]
+    def fromkeys(cls, keys: Iterable[Any], value: Any = None) -> dict[Any, Any]:
         return dict.fromkeys(keys, value)
 
 
@@ -96,7 +96,7 @@ class _Pending(_Filled):
             value = got[key] = _wrap(value)
         return value
 
-    def get(self, key: Any, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: Any, default: Any = None) -> Any:
         try:
             return self[key]
         except KeyError:
@@ -117,7 +117,7 @@ class _Pending(_Filled):
                 kind = type(value)
                 child = _wrap(value) if kind is dict or kind is list else value
             dict.__setitem__(self, key, child)
-        self.__class__ = _Filled
+        self.__class__ = _Filled  # type: ignore[assignment]
 
 
 _NOTHING = object()
@@ -180,7 +180,6 @@ for _name in (
 for _name in ("__copy__", "__deepcopy__", "__reduce_ex__", "copy"):
     setattr(_Pending, _name, _filling_own(getattr(_Filled, _name)))
 del _name
-_Pending.__hash__ = None  # type: ignore[assignment]
 
 
 def _wrap(value: Any) -> Any:
@@ -294,7 +293,8 @@ def _same(a: Any, b: Any) -> bool:
         return False
     if kind is dict:
         return len(a) == len(b) and all(
-            ka == kb and _same(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True)
+            ka == kb and _same(va, vb)
+            for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True)
         )
     if kind is list:
         return len(a) == len(b) and all(map(_same, a, b))
@@ -343,7 +343,9 @@ def apply_changes(initial: Any, changes: Iterable[Any]) -> Any:
             if type(parent) is dict and type(key) is not str:
                 raise ChangeError(index, f"{_show(path[: depth + 1])}: a mapping key must be text")
             if type(parent) is list and type(key) is not int:
-                raise ChangeError(index, f"{_show(path[: depth + 1])}: a list index must be a number")
+                raise ChangeError(
+                    index, f"{_show(path[: depth + 1])}: a list index must be a number"
+                )
         _apply(index, op, parent, key, value, path)
     return root[0]
 

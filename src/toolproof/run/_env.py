@@ -231,7 +231,7 @@ class EnvSession:
         return result_of(value)
 
     def changes(self) -> list[tuple[Any, ...]]:
-        """What the attempt changed in the initial state (see :func:`toolproof.grade.state_changes`).
+        """What the attempt changed in the initial state (:func:`toolproof.grade.state_changes`).
 
         A JSON state compares only what the tools reached; an SQLite state is
         read whole and compared table by table.
@@ -370,6 +370,7 @@ def expected_states(
     if env is None:
         raise UserError(f"case {chosen[0].id}: gold actions need a suite 'environment'")
     out: dict[str, ExpectedState] = {}
+    initial = env.initial_state()
     for case in chosen:
         assert case.end_state is not None and case.end_state.actions is not None
         actions = case.end_state.actions
@@ -380,7 +381,7 @@ def expected_states(
             f"while the expected state was computed: {' '.join(text.split())[:200]}"
             for i, text in failed
         )
-        out[case.id] = ExpectedState(state, False, warnings)
+        out[case.id] = ExpectedState(state, False, warnings, initial)
     return out
 
 
