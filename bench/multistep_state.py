@@ -1,8 +1,9 @@
 """Multi-step attempts on a large state: toolproof's own work per attempt.
 
 Generates a retail-like environment: a JSON state of tables of rows (orders,
-users, products; about 3 MB), a tools module (lookups, and tools that change a
-few rows: cancel an order, change its address, add a note, create a return),
+users, products; about 3 MB), a tools module (lookups, a search that scans the
+whole orders table in half the cases, and tools that change a few rows: cancel
+an order, change its address, add a note, create a return),
 and a suite of multi-step cases whose expected end states come from gold
 actions. A scripted model makes the gold calls (one case in four also makes a
 wrong change, so some verdicts fail on the end state). The attempts run
@@ -64,6 +65,10 @@ def get_user(state, args):
     return user
 
 
+def find_orders(state, args):
+    return [o["order_id"] for o in state["orders"].values() if o["user_id"] == args["user_id"]]
+
+
 def get_product(state, args):
     return state["products"][args["product_id"]]
 
@@ -106,6 +111,7 @@ TOOL_SCHEMAS = {
     "get_order": {"order_id": {"type": "string"}},
     "get_user": {"user_id": {"type": "string"}},
     "get_product": {"product_id": {"type": "string"}},
+    "find_orders": {"user_id": {"type": "string"}},
     "cancel_order": {"order_id": {"type": "string"}, "reason": {"type": "string"}},
     "modify_address": {"order_id": {"type": "string"}, "address": {"type": "object"}},
     "add_note": {"user_id": {"type": "string"}, "note": {"type": "string"}},
@@ -213,6 +219,10 @@ def make_suite(folder: Path, cases: int, mb: float, seed: int) -> tuple[Path, Pa
             {"tool_calls": [{"name": "get_order", "arguments": {"order_id": order_id}}]},
             {"tool_calls": [{"name": "get_user", "arguments": {"user_id": user_id}}]},
         ]
+        if i % 2 == 0:  # a scan of the whole orders table
+            steps.append(
+                {"tool_calls": [{"name": "find_orders", "arguments": {"user_id": user_id}}]}
+            )
         steps += [{"tool_calls": [{"name": g["tool"], "arguments": g["args"]}]} for g in gold]
         if i % 4 == 3:  # a wrong extra change: fails on the end state
             steps.append(

@@ -31,6 +31,8 @@ import copy
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import is_, is_not
 from typing import Any
 
 __all__ = ["ChangeError", "InitialState", "apply_changes", "cow", "plain", "state_changes"]
@@ -51,13 +53,31 @@ class InitialState:
     base: str
 
 
-class _Filled(dict[Any, Any]):
-    """A private mapping copied from ``_base`` (one level): it reads and writes as a dict."""
+class _Hole:
+    """The key under which a view not copied yet keeps the mapping it views."""
 
-    __slots__ = ("_base", "_got")
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not copied yet>"
+
+
+_HOLE = _Hole()
+_base_of = dict.__getitem__
+
+
+class _Filled(dict[Any, Any]):
+    """A private mapping copied from ``_base`` (one level): it reads and writes as a dict.
+
+    ``_vals`` are the children put in when it was copied: while they are all
+    still in place, only the children that were reached can hold changes.
+    """
+
+    __slots__ = ("_base", "_got", "_vals")
 
     _base: dict[Any, Any]
-    _got: dict[Any, Any] | None
+    _got: dict[Any, Any]
+    _vals: list[Any]
 
     def __copy__(self) -> dict[Any, Any]:
         return dict(self.items())
@@ -77,23 +97,22 @@ class _Filled(dict[Any, Any]):
 
 
 class _Pending(_Filled):
-    """A view of ``_base`` not copied yet: point reads copy only the child they reach.
+    """A view of a mapping not copied yet: its one entry is ``{_HOLE: the mapping}``.
 
-    Any other use fills it (one level) and turns it into a :class:`_Filled`.
+    Reading a plain value reads the mapping. Reading a mapping or a list makes
+    it :class:`_Reached`; any other use fills it (one level) and makes it
+    :class:`_Filled`. Untouched views are told apart by their class alone.
     """
 
     __slots__ = ()
 
     def __getitem__(self, key: Any) -> Any:
-        got = self._got
-        if got is not None and key in got:
-            return got[key]
-        value = self._base[key]
+        value = _base_of(self, _HOLE)[key]
         kind = type(value)
         if kind is dict or kind is list:
-            if got is None:
-                got = self._got = {}
-            value = got[key] = _wrap(value)
+            self.__class__ = _Reached
+            self._got = {}
+            return self[key]
         return value
 
     def get(self, key: Any, default: Any = None) -> Any:
@@ -103,36 +122,43 @@ class _Pending(_Filled):
             return default
 
     def __contains__(self, key: object) -> bool:
-        return key in self._base
+        return key in _base_of(self, _HOLE)
 
     def __len__(self) -> int:
-        return len(self._base)
+        return len(_base_of(self, _HOLE))
 
     def _fill(self) -> None:
-        got = self._got or {}
+        base = _base_of(self, _HOLE)
+        got = self._got if type(self) is _Reached else None
         dict.clear(self)
-        for key, value in self._base.items():
-            child = got.get(key, _NOTHING)
-            if child is _NOTHING:
-                kind = type(value)
-                child = _wrap(value) if kind is dict or kind is list else value
-            dict.__setitem__(self, key, child)
+        items = {
+            k: _Pending({_HOLE: v}) if type(v) is dict else _wrap(v) if type(v) is list else v
+            for k, v in base.items()
+        }
+        if got:
+            items.update(got)  # the children already handed out stay the same objects
+        dict.update(self, items)
+        self._base = base
+        self._vals = list(items.values())
         self.__class__ = _Filled  # type: ignore[assignment]
 
 
-_NOTHING = object()
-
-
-class _Hole:
-    """The one entry of a view not copied yet, so that it never looks empty from C."""
+class _Reached(_Pending):
+    """A view not copied yet that has handed out children (kept in ``_got``)."""
 
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        return "<not copied yet>"
-
-
-_HOLE = _Hole()
+    def __getitem__(self, key: Any) -> Any:
+        got = self._got
+        if key in got:
+            return got[key]
+        value = _base_of(self, _HOLE)[key]
+        kind = type(value)
+        if kind is dict:
+            value = got[key] = _Pending({_HOLE: value})
+        elif kind is list:
+            value = got[key] = _wrap(value)
+        return value
 
 
 def _filling_own(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -185,12 +211,11 @@ del _name
 def _wrap(value: Any) -> Any:
     """A private copy-on-write view of a dict or list of the initial state."""
     if type(value) is dict:
-        view = _Pending.__new__(_Pending)
-        view._base = value
-        view._got = None
-        dict.__setitem__(view, _HOLE, None)  # never empty: C code that sees it asks its methods
-        return view
-    return [_wrap(v) if type(v) is dict or type(v) is list else v for v in value]
+        return _Pending({_HOLE: value})
+    return [
+        _Pending({_HOLE: v}) if type(v) is dict else _wrap(v) if type(v) is list else v
+        for v in value
+    ]
 
 
 def cow(state: Any) -> Any:
@@ -223,15 +248,16 @@ def state_changes(state: Any, initial: Any) -> list[Change]:
 def _diff(node: Any, base: Any, path: Path, out: list[Change]) -> None:
     kind = type(node)
     if kind is _Pending:
-        if node._base is base:  # untouched, except the children it handed out
-            got = node._got
-            if got:
-                for key, child in got.items():
-                    _diff(child, base[key], (*path, key), out)
+        if _base_of(node, _HOLE) is base:
+            return  # untouched
+    elif kind is _Reached:
+        if _base_of(node, _HOLE) is base:  # untouched, except the children it handed out
+            for key, child in node._got.items():
+                _diff(child, base[key], (*path, key), out)
             return
     elif kind is _Filled:
         if node._base is base:
-            _diff_dict(node, base, path, out)
+            _diff_filled(node, base, path, out)
             return
     elif kind is dict and type(base) is dict:
         if not _flat_same(node, base):
@@ -247,6 +273,19 @@ def _diff(node: Any, base: Any, path: Path, out: list[Change]) -> None:
         _diff_dict(value, base, path, out)
     elif not _same(value, base):
         out.append(("set", list(path), value))
+
+
+def _diff_filled(node: _Filled, base: dict[Any, Any], path: Path, out: list[Change]) -> None:
+    keys = list(node)
+    if keys != list(base):
+        _diff_dict(node, base, path, out)
+        return
+    values = list(node.values())
+    if all(map(is_, values, node._vals)):
+        # every child is the one put in: only those no longer untouched views can differ
+        keys = list(compress(keys, map(is_not, map(type, values), repeat(_Pending))))
+    for key in keys:
+        _diff(node[key], base[key], (*path, key), out)
 
 
 def _diff_dict(node: dict[Any, Any], base: dict[Any, Any], path: Path, out: list[Change]) -> None:
