@@ -10,6 +10,8 @@ independent calls.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
+from operator import is_not
 from typing import Any
 
 from toolproof.match._matchers import show, strict_equal
@@ -51,6 +53,13 @@ def _compare(
     expected: Any, actual: Any, path: tuple[str, ...], partial: bool, out: list[StateDiff]
 ) -> None:
     if isinstance(expected, dict) and isinstance(actual, dict):
+        keys = list(expected)
+        if keys == list(actual):
+            # the same keys in the same order: only values that are not the same object
+            # can differ (a rebuilt state shares what did not change with the initial one)
+            for key in compress(keys, map(is_not, expected.values(), actual.values())):
+                _compare(expected[key], actual[key], (*path, str(key)), partial, out)
+            return
         for key, value in expected.items():
             found = actual.get(key, _MISSING)
             if found is value and type(value) in _CONTAINERS:
