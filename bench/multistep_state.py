@@ -10,7 +10,9 @@ wrong change, so some verdicts fail on the end state). The attempts run
 through the real runner (``run_suite`` with the scripted provider) and are
 graded by ``evaluate()``.
 
-toolproof's own work is timed by wrapping its functions, per attempt:
+toolproof's own work is timed by wrapping its functions, per attempt, in CPU
+time of the thread that runs them (``time.thread_time``: the machine's load
+does not inflate it the way it does wall time):
 
 - copy: giving the attempt its private state (``LoadedEnvironment.session``);
 - tool calls: the environment's tool calls, minus the same calls on a plain
@@ -272,11 +274,11 @@ class Timers:
         timers = self
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
+            started = time.thread_time()
             try:
                 return original(*args, **kwargs)
             finally:
-                timers.seconds[label] += time.perf_counter() - started
+                timers.seconds[label] += time.thread_time() - started
                 timers.calls[label] += 1
 
         setattr(owner, name, timed)
@@ -292,10 +294,10 @@ def tool_code_alone(
             work = copy.deepcopy(state)
             for step in answer["steps"]:
                 for call in step.get("tool_calls", []):
-                    started = time.perf_counter()
+                    started = time.thread_time()
                     with contextlib.suppress(Exception):  # a tool's own error is an answer
                         getattr(tools, call["name"])(work, call["arguments"])
-                    total += time.perf_counter() - started
+                    total += time.thread_time() - started
     return total
 
 
@@ -382,7 +384,7 @@ def main() -> None:
         f"{attempts} attempts, {run_calls.get('tool calls', 0)} tool calls"
     )
     print(f"verdicts: {passed} passed, {len(verdicts) - passed} failed")
-    print("toolproof's own work per attempt:")
+    print("toolproof's own work per attempt (CPU time):")
     print(f"  copy                       {ms(copy_s)}")
     print(
         f"  tool calls, beyond tools   {ms(overhead)}   (calls {ms(calls_s).strip()}, "
