@@ -174,7 +174,9 @@ _json = st.recursive(
 _ops = st.lists(
     st.tuples(
         st.lists(st.one_of(_keys, st.integers(0, 3)), max_size=3),
-        st.sampled_from(["set", "del", "append", "pop", "update", "setdefault", "clear", "read"]),
+        st.sampled_from(
+            ["set", "del", "append", "pop", "update", "setdefault", "clear", "read", "move", "alias"]
+        ),
         _keys,
         _json,
     ),
@@ -211,6 +213,10 @@ def _do(state: Any, op: tuple[list[Any], str, str, Any]) -> None:
             target.clear()
         elif kind == "read":
             json.dumps(target)
+        elif kind == "move" and target:
+            target[key] = target.pop(next(iter(target)))
+        elif kind == "alias" and target:
+            target[key] = target[next(iter(target))]  # one object under two keys
     elif isinstance(target, list):
         if kind == "append":
             target.append(value)
@@ -236,3 +242,15 @@ def test_any_operations_rebuild_exactly(initial: dict[str, Any], ops: list[Any])
     # the same changes come from a plain end state, as an SQLite state gives one
     assert dumped(apply_changes(initial, state_changes(plain_copy, initial))) == dumped(plain_copy)
     assert dumped(initial) == before
+
+
+def test_methods_taken_before_a_view_is_copied_still_work_after() -> None:
+    orders = cow(INITIAL)["orders"]
+    get, contains, size, getitem = orders.get, orders.__contains__, orders.__len__, orders.__getitem__
+    orders["A"]  # the view hands out a child
+    reached_get = orders.__getitem__
+    assert list(orders) == ["A", "B"]  # iterating copies the table
+    assert get("B")["status"] == "shipped" and contains("A") and size() == 2
+    assert getitem("A") is orders["A"] and reached_get("A") is orders["A"]
+    orders.pop("A")
+    assert get("A") is None and not contains("A") and size() == 1

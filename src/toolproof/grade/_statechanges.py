@@ -19,10 +19,12 @@ proportional to what an attempt touches, not to the state's size:
   state must be read, never changed (:func:`cow` gives a writable view).
 
 The views are ``dict`` subclasses: a tool sees a mapping that reads and
-writes like a dict (``json.dumps``, ``dict(...)``, ``**``, ``copy`` and
-``==`` all see its content). C code that reads a dict's storage directly
-without its methods (``orjson.dumps`` of a view not yet touched) sees an empty
-mapping; such code is expected in no tool.
+writes like a dict (``json.dumps``, ``dict(...)``, ``**``, ``copy``,
+``pickle`` and ``==`` all see its content). A view not copied yet keeps the
+mapping it views as its one entry, under a private key: C code that reads a
+dict's storage without its methods (``orjson.dumps``, ``dict.values(view)``)
+sees that entry, not the content, and must not change what it finds there.
+Such code is expected in no tool.
 """
 
 from __future__ import annotations
@@ -79,6 +81,9 @@ class _Filled(dict[Any, Any]):
     _got: dict[Any, Any]
     _vals: list[Any]
 
+    def _fill(self) -> None:
+        """Already filled (a method taken from the view before it was filled may call this)."""
+
     def __copy__(self) -> dict[Any, Any]:
         return dict(self.items())
 
@@ -106,7 +111,12 @@ class _Pending(_Filled):
 
     __slots__ = ()
 
+    # A method taken from a view stays bound to it after the view changes class,
+    # so each one first checks that the view is still what it was made for.
+
     def __getitem__(self, key: Any) -> Any:
+        if type(self) is not _Pending:
+            return self[key]
         value = _base_of(self, _HOLE)[key]
         kind = type(value)
         if kind is dict or kind is list:
@@ -122,12 +132,18 @@ class _Pending(_Filled):
             return default
 
     def __contains__(self, key: object) -> bool:
+        if type(self) is _Filled:
+            return dict.__contains__(self, key)
         return key in _base_of(self, _HOLE)
 
     def __len__(self) -> int:
+        if type(self) is _Filled:
+            return dict.__len__(self)
         return len(_base_of(self, _HOLE))
 
     def _fill(self) -> None:
+        if type(self) is _Filled:
+            return
         base = _base_of(self, _HOLE)
         got = self._got if type(self) is _Reached else None
         dict.clear(self)
@@ -149,6 +165,8 @@ class _Reached(_Pending):
     __slots__ = ()
 
     def __getitem__(self, key: Any) -> Any:
+        if type(self) is not _Reached:
+            return self[key]
         got = self._got
         if key in got:
             return got[key]
