@@ -245,9 +245,9 @@ class EnvSession:
     def snapshot(self) -> Any:
         """The state as JSON data. Rebuilt from the changes, it shares what did not
         change with the initial state: read it, never change it."""
-        if isinstance(self.state, sqlite3.Connection):
-            return dump_sqlite(self.state)
         if self.env is None:
+            if isinstance(self.state, sqlite3.Connection):
+                return dump_sqlite(self.state)
             return json.loads(json.dumps(self.state, default=str))
         return apply_changes(self.env.initial, self.changes())
 
