@@ -254,3 +254,22 @@ def test_methods_taken_before_a_view_is_copied_still_work_after() -> None:
     assert getitem("A") is orders["A"] and reached_get("A") is orders["A"]
     orders.pop("A")
     assert get("A") is None and not contains("A") and size() == 1
+
+
+def test_tables_of_plain_rows_compare_strictly() -> None:
+    """An end state read whole (an SQLite database): equal rows are skipped, types still count."""
+    initial = {"t": {str(i): {"id": str(i), "n": i, "x": None} for i in range(50)}, "u": {}}
+    end = copy.deepcopy(initial)
+    end["t"]["3"]["n"] = 3.0  # equal in Python, not the same value
+    end["t"]["7"]["x"] = "set"
+    assert state_changes(end, initial) == [
+        ("set", ["t", "3", "n"], 3.0),
+        ("set", ["t", "7", "x"], "set"),
+    ]
+    end = copy.deepcopy(initial)
+    end["t"]["9"]["n"] = 10  # the same shape: found among the equal rows
+    assert state_changes(end, initial) == [("set", ["t", "9", "n"], 10)]
+    del end["t"]["0"]
+    end["t"]["new"] = {"id": "new", "n": 0, "x": None}
+    assert dumped(apply_changes(initial, state_changes(end, initial))) == dumped(end)
+    assert state_changes(copy.deepcopy(initial), initial) == []

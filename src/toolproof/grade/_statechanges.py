@@ -33,8 +33,8 @@ import copy
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import is_, is_not
+from itertools import chain, compress, repeat
+from operator import is_, is_not, ne
 from typing import Any
 
 __all__ = ["ChangeError", "InitialState", "apply_changes", "cow", "plain", "state_changes"]
@@ -279,7 +279,7 @@ def _diff(node: Any, base: Any, path: Path, out: list[Change]) -> None:
             return
     elif kind is dict and type(base) is dict:
         if not _flat_same(node, base):
-            _diff_dict(node, base, path, out)
+            _diff_table(node, base, path, out)
         return
     elif kind is list and type(base) is list:
         _diff_list(node, base, path, out)
@@ -349,6 +349,30 @@ def _flat_same(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
         return False
     types = list(map(type, a.values()))
     return types == list(map(type, b.values())) and dict not in types and list not in types
+
+
+def _diff_table(node: dict[Any, Any], base: dict[Any, Any], path: Path, out: list[Change]) -> None:
+    """Two plain mappings. When both are tables of rows of plain values with the same
+    keys, field names and types in the same order (an SQLite table whose values
+    changed), only the rows that are not equal can differ: they are found at C speed."""
+    keys = list(node)
+    if keys == list(base) and _same_shape(node, base):
+        keys = list(compress(keys, map(ne, node.values(), base.values())))
+        for key in keys:
+            _diff(node[key], base[key], (*path, key), out)
+        return
+    _diff_dict(node, base, path, out)
+
+
+def _same_shape(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
+    rows = list(map(type, a.values()))
+    if rows != list(map(type, b.values())) or rows.count(dict) != len(rows):
+        return False
+    if list(chain.from_iterable(a.values())) != list(chain.from_iterable(b.values())):
+        return False  # the rows' field names differ, or their order
+    types = list(map(type, chain.from_iterable(map(dict.values, a.values()))))
+    same = types == list(map(type, chain.from_iterable(map(dict.values, b.values()))))
+    return same and dict not in types and list not in types
 
 
 def _same(a: Any, b: Any) -> bool:
