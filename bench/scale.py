@@ -1,7 +1,8 @@
 """Scale: big suites and big records files through validate, score and evaluate().
 
 Generates suites with 300 distinct tools (nested objects, enums, optional
-parameters) and single-step cases in a JSONL case file, and records for them
+parameters; no two parameter schemas alike) and single-step cases in JSONL
+case files of at most 10,000 cases each, and records for them
 (about 40% of the answers fail: wrong tool, wrong value, schema violation,
 missing call), each with a raw request and response as a provider would
 have recorded them. Each command runs as its own process, timed from start
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 TOOLS = 300
+PER_FILE = 10_000  # cases per file: a file stays well under the default size limit
 PY = sys.executable
 TOOLPROOF = str(Path(PY).parent / "toolproof")
 
@@ -52,7 +54,8 @@ def _tool(i: int) -> dict[str, Any]:
                     },
                     "additionalProperties": False,
                 },
-                "note": {"type": "string"},
+                "note": {"type": "string", "description": f"Free text for operation {i}."},
+                f"extra_{i}": {"type": "boolean"},
             },
             "required": ["id"],
             "additionalProperties": False,
@@ -117,15 +120,17 @@ def make(n: int, folder: Path, attempts: int = 1) -> tuple[Path, Path]:
     )
     records = folder / "records.jsonl"
     by_name = {t["name"]: t for t in tools}
-    with (suite_dir / "cases" / "all.jsonl").open("w") as cf, records.open("w") as rf:
-        _write(n, attempts, rng, cf, rf, by_name)
+    with records.open("w") as rf:
+        for start in range(0, n, PER_FILE):
+            with (suite_dir / "cases" / f"part{start // PER_FILE:04d}.jsonl").open("w") as cf:
+                _write(range(start, min(n, start + PER_FILE)), attempts, rng, cf, rf, by_name)
     return suite_dir, records
 
 
 def _write(
-    n: int, attempts: int, rng: random.Random, cf: Any, rf: Any, by_name: dict[str, Any]
+    ids: range, attempts: int, rng: random.Random, cf: Any, rf: Any, by_name: dict[str, Any]
 ) -> None:
-    for i in range(n):
+    for i in ids:
         case, answer = _case(i, rng)
         cf.write(json.dumps(case) + "\n")
         for attempt in range(attempts):

@@ -56,3 +56,33 @@ def test_local_refs_and_lookaround_patterns_work() -> None:
     assert schema_problems(schema) == []
     assert check_value(schema, {"p": "abc1"}) is None
     assert check_value(schema, {"p": "abc"}) is not None
+
+
+def test_validators_and_checks_are_cached_by_content() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}
+    same = json.loads(json.dumps(schema))  # equal content, another object
+    assert rs_validator(same) is rs_validator(schema)
+    assert schema_problems(same) == schema_problems(schema) == []
+    assert rs_validator({**schema, "required": ["n"]}) is not rs_validator(schema)
+    # schemas that compare equal in Python (1 == True == 1.0) are different schemas
+    ones = {"enum": [1]}
+    assert rs_validator({"enum": [True]}) is not rs_validator(ones)
+    assert check_value({"enum": [True]}, True) is None
+    assert check_value(ones, True) is not None
+    assert check_value({"enum": [True]}, 1) is not None
+    assert schema_problems({"properties": {"n": {"minimum": True}}}) == [
+        (("properties", "n", "minimum"), "invalid JSON Schema: True is not of type 'number'")
+    ]
+    assert check_value({"minimum": 1}, 0.5) is not None
+    assert check_value({"minimum": 0.5}, 0.5) is None
+
+
+def test_a_refused_schema_is_refused_every_time() -> None:
+    schema = {"$ref": "#/$defs/missing"}
+    messages = set()
+    for _ in range(3):
+        with pytest.raises(ValueError) as info:
+            rs_validator(schema)
+        messages.add(str(info.value))
+        assert check_value(schema, 1) == str(info.value).splitlines()[0]
+    assert len(messages) == 1

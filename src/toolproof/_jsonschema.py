@@ -13,12 +13,20 @@ that need lookaround, so a hostile pattern cannot hang a run.
 
 :func:`schema_problems` lists what is wrong with a schema, each at its path,
 so that ``validate`` can point at the line instead of raising a traceback.
+
+Both the meta-schema check and the compiled validator are cached by the
+schema's content (a hash of its ``repr``, which tells ``1`` from ``1.0``
+and ``True``, and keeps key order, on which the first problem reported
+depends): a schema that many tools or cases share is checked and compiled
+once, and two schemas that differ are never confused, whatever they are
+called.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jsonschema
@@ -27,7 +35,7 @@ from jsonschema.exceptions import SchemaError
 from referencing import Registry
 from referencing.exceptions import NoSuchResource
 
-__all__ = ["check_value", "rs_validator", "schema_problems"]
+__all__ = ["check_value", "content_key", "rs_validator", "schema_problems", "value_checker"]
 
 #: Steps fancy-regex may backtrack before it gives up on a match.
 BACKTRACK_LIMIT = 1_000_000
@@ -54,28 +62,110 @@ def _refuse(uri: str) -> Any:
 _REGISTRY: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
 
 
+#: Entries each cache keeps before it starts afresh (a bound for long-lived processes).
+CACHE_SIZE = 4096
+
+
+def content_key(schema: Any) -> bytes | None:
+    """A digest of a schema's content: equal for equal schemas written alike.
+
+    None for a schema nested too deeply to write out (it is not cached).
+    """
+    try:
+        text = repr(schema)
+    except RecursionError:
+        return None
+    return hashlib.sha256(text.encode("utf-8", "backslashreplace")).digest()
+
+
+class _Cache:
+    """Results by content key, bounded: at CACHE_SIZE entries it is emptied."""
+
+    def __init__(self) -> None:
+        self.entries: dict[bytes, Any] = {}
+
+    def get(self, schema: Any, make: Callable[[Any], Any]) -> Any:
+        key = content_key(schema)
+        if key is None:
+            return make(schema)
+        try:
+            return self.entries[key]
+        except KeyError:
+            pass
+        value = make(schema)
+        if len(self.entries) >= CACHE_SIZE:
+            self.entries.clear()
+        self.entries[key] = value
+        return value
+
+
+class _Failed:
+    """A schema jsonschema-rs refused, kept so that the refusal is cached too."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+_VALIDATORS = _Cache()
+_PROBLEMS = _Cache()
+
+
+def _compile(schema: Any) -> Any:
+    try:
+        return jsonschema_rs.validator_for(
+            schema,
+            offline=True,
+            pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT),
+        )
+    except _RS_ERRORS as exc:
+        return _Failed(exc)
+
+
 def rs_validator(schema: Any) -> Any:
-    """A ``jsonschema-rs`` validator that never retrieves a reference (network or file)."""
-    return jsonschema_rs.validator_for(
-        schema,
-        offline=True,
-        pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT),
-    )
+    """A ``jsonschema-rs`` validator that never retrieves a reference (network or file).
+
+    Compiled once per distinct schema; a schema it refuses raises the same
+    error each time it is asked for.
+    """
+    validator = _VALIDATORS.get(schema, _compile)
+    if isinstance(validator, _Failed):
+        raise validator.error.with_traceback(None)
+    return validator
 
 
 def check_value(schema: Any, value: Any) -> str | None:
     """The first reason ``value`` violates ``schema``, or None; same engine as the scorer."""
+    return value_checker(schema)(value)
+
+
+def value_checker(schema: Any) -> Callable[[Any], str | None]:
+    """``check_value`` for one schema, compiled once: for checking many values against it."""
     try:
         validator = rs_validator(schema)
-        for error in validator.iter_errors(value):
-            return str(error.message)
     except _RS_ERRORS as exc:
-        return _first_line(exc)
-    return None
+        message = _first_line(exc)
+        return lambda value: message
+
+    def check(value: Any) -> str | None:
+        try:
+            for error in validator.iter_errors(value):
+                return str(error.message)
+        except _RS_ERRORS as exc:
+            return _first_line(exc)
+        return None
+
+    return check
 
 
 def schema_problems(schema: Any) -> list[tuple[Path_, str]]:
-    """What is wrong with a tool's parameters schema: (path inside it, message)."""
+    """What is wrong with a tool's parameters schema: (path inside it, message).
+
+    Checked once per distinct schema (the meta-schema check is slow).
+    """
+    return list(_PROBLEMS.get(schema, _schema_problems))
+
+
+def _schema_problems(schema: Any) -> list[tuple[Path_, str]]:
     if not isinstance(schema, dict):
         return [((), "the parameters schema must be a mapping")]
     problems = list(_type_problems(schema))

@@ -7,6 +7,7 @@ short reason when it does not. Matching never changes the model's value.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -474,7 +475,13 @@ def matcher(
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:
     """ " (did you mean 'x'?)" for a close known word, else ""."""
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.8)
+    return _did_you_mean(word, tuple(known))
+
+
+@functools.lru_cache(maxsize=4096)
+def _did_you_mean(word: str, known: tuple[str, ...]) -> str:
+    # asked again and again for the same keys (every literal object in every case)
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.8)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
@@ -482,7 +489,7 @@ def matcher_name(spec: Any) -> str | None:
     """The matcher a mapping names, or None if it is a literal object."""
     if not isinstance(spec, dict) or not spec:
         return None
-    names = [k for k in spec if k in OPTIONS]
+    names = [k for k in spec if k in REGISTRY]  # the names OPTIONS has, read directly
     if len(names) != 1:
         if len(names) > 1:
             raise SpecError(
@@ -499,7 +506,9 @@ def matcher_name(spec: Any) -> str | None:
                 )
         return None
     name = names[0]
-    unknown = sorted(set(spec) - {name} - OPTIONS[name])
+    if len(spec) == 1:
+        return str(name)
+    unknown = sorted(set(spec) - {name} - REGISTRY[name].options)
     if unknown:
         allowed = ", ".join(sorted(OPTIONS[name])) or "none"
         raise SpecError(
