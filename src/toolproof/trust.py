@@ -155,8 +155,8 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
 
 
 #: A run of digits orjson would read as a float (it reads integers up to 64 bits).
-_LONG_DIGITS = re.compile(r"\d{19}")
-_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
 
 
 def loads_json(text: str | bytes, limit: int = MAX_DEPTH) -> Any:

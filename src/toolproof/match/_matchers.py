@@ -485,6 +485,12 @@ def _did_you_mean(word: str, known: tuple[str, ...]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+@functools.lru_cache(maxsize=4096)
+def _matcher_hint(key: str, registered: int) -> str:
+    # by the registry's size too: it only grows, as builders register themselves
+    return did_you_mean(key, REGISTRY)
+
+
 def matcher_name(spec: Any) -> str | None:
     """The matcher a mapping names, or None if it is a literal object."""
     if not isinstance(spec, dict) or not spec:
@@ -498,7 +504,7 @@ def matcher_name(spec: Any) -> str | None:
             )
         if len(spec) == 1:
             (key,) = spec
-            hint = did_you_mean(str(key), REGISTRY)
+            hint = _matcher_hint(str(key), len(REGISTRY))
             if hint:
                 raise SpecError(
                     f"unknown matcher '{key}'{hint}; "
@@ -518,8 +524,14 @@ def matcher_name(spec: Any) -> str | None:
     return str(name)
 
 
+#: Plain values that compile to Exact as they are (float is not: NaN can never match).
+_PLAIN = (str, int, bool, type(None))
+
+
 def compile_value(spec: Any, ctx: Context, extra: bool = False) -> Matcher:
     """Compile an expected value (a literal or a matcher mapping) into a Matcher."""
+    if isinstance(spec, _PLAIN):
+        return Exact(spec)
     name = matcher_name(spec)
     if name is not None:
         return REGISTRY[name].build(spec, ctx)
@@ -677,6 +689,8 @@ def literal_options(spec: Any) -> list[tuple[tuple[str | int, ...], Any]]:
     A plain literal (or ``exact``) is one; the options of ``one_of`` and the
     value of ``optional`` are each one. Other matchers pin no literal.
     """
+    if not isinstance(spec, dict | list):
+        return [((), spec)]
     name = matcher_name(spec)
     if name == "one_of" and isinstance(spec["one_of"], list):
         return [
