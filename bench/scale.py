@@ -170,19 +170,30 @@ def _record(
 
 def measure(argv: list[str]) -> tuple[float, float]:
     """Run argv in a wrapper process that reports its child's peak RSS alone."""
+    wall, rss, _ = measure_cpu(argv)
+    return wall, rss
+
+
+def measure_cpu(argv: list[str]) -> tuple[float, float, float]:
+    """Wall time, peak RSS and CPU time (user + system) of argv in its own process.
+
+    The CPU time is the steadier figure on a shared machine: other people's
+    work stretches the wall time of a CPU-bound command far more.
+    """
     wrapper = (
         "import resource, subprocess, sys, time, json\n"
         "t = time.perf_counter()\n"
         "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
         "w = time.perf_counter() - t\n"
-        "r = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
-        "print(json.dumps([p.returncode, w, r, p.stderr.decode()[-800:]]))\n"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "r, c = u.ru_maxrss / 1024, u.ru_utime + u.ru_stime\n"
+        "print(json.dumps([p.returncode, w, r, c, p.stderr.decode()[-800:]]))\n"
     )
     out = subprocess.run([PY, "-c", wrapper, *argv], capture_output=True, text=True, check=True)
-    code, wall, rss, err = json.loads(out.stdout)
+    code, wall, rss, cpu, err = json.loads(out.stdout)
     if code not in (0, 1):
         raise SystemExit(f"failed (exit {code}): {' '.join(argv)}\n{err}")
-    return wall, rss
+    return wall, rss, cpu
 
 
 EVALUATE = (
@@ -202,7 +213,7 @@ def main() -> None:
     suites = _sizes("--suites", "10000,100000")
     record_counts = _sizes("--records", "10000,100000")
     floor_py, _ = min(measure([PY, "-c", "pass"]) for _ in range(3))
-    floor_help, rss_help = min(measure([TOOLPROOF, "--help"]) for _ in range(3))
+    floor_help, rss_help, cpu_help = min(measure_cpu([TOOLPROOF, "--help"]) for _ in range(3))
     print(
         f"floor: python -c pass {floor_py:.3f} s; toolproof --help {floor_help:.3f} s "
         f"({floor_help / floor_py:.1f}x), {rss_help:.0f} MB"
@@ -210,11 +221,12 @@ def main() -> None:
     for n in suites:
         with tempfile.TemporaryDirectory() as tmp:
             suite, _ = make(n, Path(tmp), attempts=0)
-            wall, rss = measure([TOOLPROOF, "validate", str(suite)])
+            wall, rss, cpu = measure_cpu([TOOLPROOF, "validate", str(suite)])
             per = (wall - floor_help) / n * 1e6
+            per_cpu = (cpu - cpu_help) / n * 1e6
             print(
                 f"suite of {n:>9,} cases  validate {wall:8.2f} s  {per:8.1f} µs/case  "
-                f"peak RSS {rss:6.0f} MB"
+                f"(CPU {cpu:.2f} s, {per_cpu:.1f} µs/case)  peak RSS {rss:6.0f} MB"
             )
     for r in record_counts:
         with tempfile.TemporaryDirectory() as tmp:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,7 +36,14 @@ from jsonschema.exceptions import SchemaError
 from referencing import Registry
 from referencing.exceptions import NoSuchResource
 
-__all__ = ["check_value", "content_key", "rs_validator", "schema_problems", "value_checker"]
+__all__ = [
+    "check_value",
+    "content_key",
+    "rs_validator",
+    "schema_problems",
+    "surely_meta_valid",
+    "value_checker",
+]
 
 #: Steps fancy-regex may backtrack before it gives up on a match.
 BACKTRACK_LIMIT = 1_000_000
@@ -173,7 +181,8 @@ def _schema_problems(schema: Any) -> list[tuple[Path_, str]]:
     if problems:
         return problems
     try:
-        jsonschema.Draft202012Validator(schema, registry=_REGISTRY).check_schema(schema)
+        if not surely_meta_valid(schema):
+            jsonschema.Draft202012Validator(schema, registry=_REGISTRY).check_schema(schema)
     except SchemaError as exc:
         return [(tuple(exc.path), f"invalid JSON Schema: {exc.message}")]
     except RecursionError:
@@ -186,6 +195,68 @@ def _schema_problems(schema: Any) -> list[tuple[Path_, str]]:
     except _RS_ERRORS as exc:
         return [((), f"invalid JSON Schema: {_first_line(exc)}")]
     return []
+
+
+#: Keywords whose values the 2020-12 meta-schema checks with a ``format`` (test-checked).
+#: A schema naming one of the first set goes the slow way; the others are checked here.
+_META_FORMAT_KEYS = frozenset({"$schema", "$id", "$vocabulary", "$dynamicRef", "$recursiveRef"})
+_LIMIT = 2**63
+_FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+
+def surely_meta_valid(schema: dict[str, Any]) -> bool:
+    """True when ``jsonschema``'s meta-schema check would find nothing, known fast.
+
+    ``jsonschema``'s check is the reference (its first problem is the message
+    toolproof shows), and it is slow: milliseconds a schema. ``jsonschema-rs``
+    checks against the same 2020-12 meta-schema in microseconds, but skips the
+    ``format`` checks and reads some values differently. So its "valid" is
+    trusted only for a schema of plain JSON values (str keys, no tuples, no
+    integers beyond 64 bits, no NaN), with no keyword that switches dialect or
+    base URI, whose ``pattern`` and ``patternProperties`` keys compile as
+    Python regexes and whose ``$ref`` values pass the format checks jsonschema
+    would run. Anything else is left to jsonschema: False means "not known".
+    """
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if not isinstance(key, str) or key in _META_FORMAT_KEYS:
+                    return False
+                stack.append(value)
+            if not _formats_pass(node):
+                return False
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, bool | str) or node is None:
+            continue
+        elif isinstance(node, int):
+            if not -_LIMIT <= node < _LIMIT:
+                return False
+        elif not (isinstance(node, float) and math.isfinite(node)):
+            return False  # a tuple, a set, a NaN, anything not read from JSON
+    try:
+        return bool(jsonschema_rs.meta.is_valid(schema))
+    except (ValueError, RecursionError, TypeError, OverflowError):
+        return False
+
+
+def _formats_pass(node: dict[str, Any]) -> bool:
+    """The format checks the meta-schema puts on this mapping's keywords, over-applied.
+
+    Every mapping is checked as if it were a subschema, so nothing the
+    meta-schema would check is missed (checking more only sends a schema
+    the slow way).
+    """
+    patterns = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+    if isinstance(node.get("patternProperties"), dict):
+        patterns.extend(node["patternProperties"])
+    for pattern in patterns:
+        if not _FORMATS.conforms(pattern, "regex"):
+            return False
+    ref = node.get("$ref")
+    return not isinstance(ref, str) or _FORMATS.conforms(ref, "uri-reference")
 
 
 def _first_line(exc: BaseException) -> str:

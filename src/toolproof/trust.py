@@ -154,9 +154,10 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-#: A run of digits orjson would read as a float (it reads integers up to 64 bits).
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
-_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
+#: A run of digits orjson would read as a float (it reads integers up to 64 bits);
+#: written out, the pattern searches faster than with a repeat count.
+_LONG_DIGITS = re.compile("[0-9]" * 19)
+_LONG_DIGITS_BYTES = re.compile(b"[0-9]" * 19)
 
 
 def loads_json(text: str | bytes, limit: int = MAX_DEPTH) -> Any:

@@ -691,6 +691,10 @@ def literal_options(spec: Any) -> list[tuple[tuple[str | int, ...], Any]]:
     """
     if not isinstance(spec, dict | list):
         return [((), spec)]
+    return _literal_options(spec)
+
+
+def _literal_options(spec: Any) -> list[tuple[tuple[str | int, ...], Any]]:
     name = matcher_name(spec)
     if name == "one_of" and isinstance(spec["one_of"], list):
         return [
