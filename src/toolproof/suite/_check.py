@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from toolproof._gcpause import gc_paused
@@ -9,7 +10,14 @@ from toolproof._jsonschema import schema_problems, value_checker
 from toolproof._locate import Locator, Path_
 from toolproof.errors import SuiteError
 from toolproof.grade import ToolIndex, compile_case
-from toolproof.match import OPTIONS, SpecError, context, did_you_mean, literal_options
+from toolproof.match import (
+    OPTIONS,
+    Embeddings,
+    SpecError,
+    context,
+    did_you_mean,
+    literal_options,
+)
 from toolproof.suite._load import LoadedSuite
 from toolproof.trust import Trust
 from toolproof.types import Case, Suite, SuiteTool
@@ -29,13 +37,18 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
     suite, origin = loaded.suite, loaded.origin
     root = origin.suite or Locator(suite.source or "<suite>")
     errors: list[SuiteError] = []
-    if trust is not None and not trust.allow_code and suite.environment is not None:
+    env = suite.environment
+    if trust is not None and not trust.allow_code and env is not None:
         errors.append(
             root.error(
-                ("environment", "tools"),
-                f"'{suite.environment.tools}' is Python from the suite; toolproof runs suite "
-                "code only with --allow-code or allow_code: true in your own toolproof.yaml "
-                "(never for untrusted pull requests)",
+                ("environment", "mcp" if env.mcp is not None else "tools"),
+                (
+                    f"'{env.mcp}' starts a real MCP server whose tools run real code"
+                    if env.mcp is not None
+                    else f"'{env.tools}' is Python from the suite"
+                )
+                + "; toolproof runs suite code only with --allow-code or allow_code: true "
+                "in your own toolproof.yaml (never for untrusted pull requests)",
             )
         )
 
@@ -62,6 +75,9 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
     except ValueError as exc:
         errors.append(root.error(("timezone",), str(exc)))
         return errors
+    # expectations are graded against answers, so they may compare text by meaning;
+    # mock rules answer calls during a run, where no embeddings are computed
+    graded = replace(ctx, embeddings=Embeddings())
     by_name = ToolIndex(suite.tools)
     args: dict[int, _ToolArgs] = {}
     seen_cases: dict[str, int] = {}
@@ -72,11 +88,11 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
         seen_cases[case.id] = 1
         _check_case(case, by_name, args, case_error)
         try:
-            compile_case(case, suite, by_name, ctx)
+            compile_case(case, suite, by_name, graded)
         except SpecError as exc:
             case_error(case, exc.path, str(exc))
         if case.multistep:
-            _check_multistep(case, suite, by_name, ctx, case_error)
+            _check_multistep(case, suite, by_name, ctx, graded, case_error)
     for name in suite.mocks:
         if name not in by_name:
             errors.append(root.error(("mocks", name), f"mock for unknown tool '{name}'"))
@@ -84,7 +100,7 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
 
 
 def _check_multistep(
-    case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Any, report: Any
+    case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Any, graded: Any, report: Any
 ) -> None:
     """Mocks, trajectory and gold actions of a multi-step case name real tools and compile."""
     from toolproof.grade._trajectory import compile_trajectory
@@ -104,12 +120,29 @@ def _check_multistep(
                     if name not in by_name:
                         report(case, ("trajectory", "steps", g), f"unknown tool '{name}'")
         try:
-            compile_trajectory(case.trajectory, by_name, ctx, suite.defaults.extra_args)
+            compile_trajectory(case.trajectory, by_name, graded, suite.defaults.extra_args)
         except SpecError as exc:
             report(case, exc.path, str(exc))
     actions = case.end_state.actions if case.end_state is not None else None
-    if actions is not None and suite.environment is None:
+    env = suite.environment
+    if actions is not None and env is None:
         report(case, ("end_state", "actions"), "gold actions need a suite 'environment'")
+    elif actions is not None and env is not None and env.mcp is not None:
+        report(
+            case,
+            ("end_state", "actions"),
+            "gold actions are not replayed on an MCP environment: give the expected "
+            "'end_state.state' (read with the environment's state_tool), or check the "
+            "trajectory and the reply",
+        )
+    state = case.end_state.state if case.end_state is not None else None
+    if state is not None and env is not None and env.mcp is not None and env.state_tool is None:
+        report(
+            case,
+            ("end_state", "state"),
+            "an MCP environment has no end state to compare unless 'environment.state_tool' "
+            "names a server tool that returns it; check the trajectory and the reply instead",
+        )
     for i, action in enumerate(actions or []):
         if action.tool not in by_name:
             report(case, ("end_state", "actions", i, "tool"), f"unknown tool '{action.tool}'")
