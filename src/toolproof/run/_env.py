@@ -75,7 +75,7 @@ class CodeNotAllowed(SuiteError):
 def code_not_allowed(suite: Suite, why: str | None = None) -> CodeNotAllowed:
     """The error for a suite whose environment tools may not run."""
     env = suite.environment
-    need = f" ({why} needs it)" if why else ""
+    need = f" (needed by {why})" if why else ""
     if env is not None and env.mcp is not None:
         what, field = f"'{env.mcp}' starts a real MCP server whose tools run real code", "mcp"
     else:
