@@ -12,7 +12,7 @@ from toolproof.grade._checks import (
     AnswerView,
     CaseCheck,
 )
-from toolproof.grade._compile import CompiledCall, CompiledCase, compile_case
+from toolproof.grade._compile import CompiledCall, CompiledCase, ToolIndex, compile_case
 from toolproof.grade._custom import Finding, FunctionCheck
 from toolproof.grade._diff import render_diff
 from toolproof.grade._endstate import StateDiff, compare_states, render_state_diff
@@ -62,6 +62,7 @@ __all__ = [
     "SingleAnswer",
     "SpecError",
     "StateDiff",
+    "ToolIndex",
     "TrajectoryResult",
     "UngradableRecord",
     "apply_changes",

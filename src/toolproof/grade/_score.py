@@ -25,7 +25,7 @@ from toolproof._jsonschema import rs_validator
 from toolproof.grade._answer import NO_CALL, CallInfo, analyse
 from toolproof.grade._assemble import assemble, single_facts
 from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks
-from toolproof.grade._compile import CompiledCase, compile_case
+from toolproof.grade._compile import CompiledCase, ToolIndex, compile_case
 from toolproof.grade._diff import render_diff
 from toolproof.grade._multistep import (
     MULTI_STEP_CHECKS,
@@ -87,7 +87,7 @@ class Scorer:
         self.initial_state = initial_state or next(
             (s.initial for s in states.values() if s.initial is not None), None
         )
-        by_name = {t.name: t for t in suite.tools}
+        by_name = ToolIndex(suite.tools)
         self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
         ctx = replace(context(suite), embeddings=self.embeddings)
         self.cases: dict[str, CompiledCase] = {
