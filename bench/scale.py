@@ -1,7 +1,8 @@
 """Scale: big suites and big records files through validate, score and evaluate().
 
 Generates suites with 300 distinct tools (nested objects, enums, optional
-parameters) and single-step cases in a JSONL case file, and records for them
+parameters; no two parameter schemas alike) and single-step cases in JSONL
+case files of at most 10,000 cases each, and records for them
 (about 40% of the answers fail: wrong tool, wrong value, schema violation,
 missing call), each with a raw request and response as a provider would
 have recorded them. Each command runs as its own process, timed from start
@@ -10,12 +11,18 @@ to last line, with its peak RSS:
 - the floor: ``python -c pass`` and ``toolproof --help``;
 - suites: ``toolproof validate`` on a suite of N cases (µs per case beyond
   ``toolproof --help``);
-- records: ``toolproof score`` and ``evaluate()`` on R records of a fixed
-  1,000-case suite (R/1000 attempts per case; µs per record beyond scoring
-  no records at all, which pays start-up and loading the suite).
+- records: ``toolproof score`` (with ``--json``) and ``evaluate(...,
+  keep_records=False)`` in-process on R records of a fixed 1,000-case suite
+  (R/1000 attempts per case). µs per record is counted beyond scoring 1,000
+  records (one per case), which pays start-up, loading the suite and the
+  statistics' fixed costs; wall-clock and CPU (user + system) both.
+
+Records are generated one line at a time (1,000,000 records make an 840 MB
+file and take a few minutes).
 
 Usage: python bench/scale.py [--suites N,...] [--records R,...]
-       (default --suites 10000,100000 --records 10000,100000)
+       (default --suites 10000,100000 --records 10000,100000;
+       P5 figures: --suites "" --records 10000,100000,1000000)
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 TOOLS = 300
+PER_FILE = 10_000  # cases per file: a file stays well under the default size limit
 PY = sys.executable
 TOOLPROOF = str(Path(PY).parent / "toolproof")
 
@@ -52,7 +60,8 @@ def _tool(i: int) -> dict[str, Any]:
                     },
                     "additionalProperties": False,
                 },
-                "note": {"type": "string"},
+                "note": {"type": "string", "description": f"Free text for operation {i}."},
+                f"extra_{i}": {"type": "boolean"},
             },
             "required": ["id"],
             "additionalProperties": False,
@@ -117,15 +126,17 @@ def make(n: int, folder: Path, attempts: int = 1) -> tuple[Path, Path]:
     )
     records = folder / "records.jsonl"
     by_name = {t["name"]: t for t in tools}
-    with (suite_dir / "cases" / "all.jsonl").open("w") as cf, records.open("w") as rf:
-        _write(n, attempts, rng, cf, rf, by_name)
+    with records.open("w") as rf:
+        for start in range(0, n, PER_FILE):
+            with (suite_dir / "cases" / f"part{start // PER_FILE:04d}.jsonl").open("w") as cf:
+                _write(range(start, min(n, start + PER_FILE)), attempts, rng, cf, rf, by_name)
     return suite_dir, records
 
 
 def _write(
-    n: int, attempts: int, rng: random.Random, cf: Any, rf: Any, by_name: dict[str, Any]
+    ids: range, attempts: int, rng: random.Random, cf: Any, rf: Any, by_name: dict[str, Any]
 ) -> None:
-    for i in range(n):
+    for i in ids:
         case, answer = _case(i, rng)
         cf.write(json.dumps(case) + "\n")
         for attempt in range(attempts):
@@ -165,24 +176,31 @@ def _record(
 
 def measure(argv: list[str]) -> tuple[float, float]:
     """Run argv in a wrapper process that reports its child's peak RSS alone."""
+    wall, _, rss = measure_cpu(argv)
+    return wall, rss
+
+
+def measure_cpu(argv: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS MB) of argv, run in a wrapper process."""
     wrapper = (
         "import resource, subprocess, sys, time, json\n"
         "t = time.perf_counter()\n"
         "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
         "w = time.perf_counter() - t\n"
-        "r = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
-        "print(json.dumps([p.returncode, w, r, p.stderr.decode()[-800:]]))\n"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(json.dumps([p.returncode, w, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024,\n"
+        "                  p.stderr.decode()[-800:]]))\n"
     )
     out = subprocess.run([PY, "-c", wrapper, *argv], capture_output=True, text=True, check=True)
-    code, wall, rss, err = json.loads(out.stdout)
+    code, wall, cpu, rss, err = json.loads(out.stdout)
     if code not in (0, 1):
         raise SystemExit(f"failed (exit {code}): {' '.join(argv)}\n{err}")
-    return wall, rss
+    return wall, cpu, rss
 
 
 EVALUATE = (
     "import sys; from toolproof.suite import load_suite; from toolproof.evaluate import evaluate\n"
-    "ev = evaluate(load_suite(sys.argv[1]), [sys.argv[2]], keep_raw=False)\n"
+    "ev = evaluate(load_suite(sys.argv[1]), [sys.argv[2]], keep_raw=False, keep_records=False)\n"
     "print(sum(t.summary.attempts for t in ev.targets.values()))\n"
 )
 
@@ -197,7 +215,7 @@ def main() -> None:
     suites = _sizes("--suites", "10000,100000")
     record_counts = _sizes("--records", "10000,100000")
     floor_py, _ = min(measure([PY, "-c", "pass"]) for _ in range(3))
-    floor_help, rss_help = min(measure([TOOLPROOF, "--help"]) for _ in range(3))
+    floor_help, cpu_help, rss_help = min(measure_cpu([TOOLPROOF, "--help"]) for _ in range(3))
     print(
         f"floor: python -c pass {floor_py:.3f} s; toolproof --help {floor_help:.3f} s "
         f"({floor_help / floor_py:.1f}x), {rss_help:.0f} MB"
@@ -205,40 +223,34 @@ def main() -> None:
     for n in suites:
         with tempfile.TemporaryDirectory() as tmp:
             suite, _ = make(n, Path(tmp), attempts=0)
-            wall, rss = measure([TOOLPROOF, "validate", str(suite)])
+            wall, cpu, rss = measure_cpu([TOOLPROOF, "validate", str(suite)])
             per = (wall - floor_help) / n * 1e6
+            per_cpu = (cpu - cpu_help) / n * 1e6
             print(
                 f"suite of {n:>9,} cases  validate {wall:8.2f} s  {per:8.1f} µs/case  "
-                f"peak RSS {rss:6.0f} MB"
+                f"(CPU {cpu:.2f} s, {per_cpu:.1f} µs/case)  peak RSS {rss:6.0f} MB"
             )
     for r in record_counts:
         with tempfile.TemporaryDirectory() as tmp:
             suite, records = make(1000, Path(tmp), attempts=max(1, r // 1000))
-            empty = Path(tmp) / "empty.jsonl"
-            empty.write_text("")
+            small = Path(tmp) / "small.jsonl"
+            with records.open() as src, small.open("w") as dst:
+                for _, line in zip(range(1000), src, strict=False):
+                    dst.write(line)
             out = Path(tmp) / "report.json"
             mb = records.stat().st_size / 1e6
-            base, _ = measure([TOOLPROOF, "score", str(suite), str(empty), "--no-failures"])
             for name, argv in [
-                (
-                    "score",
-                    [
-                        TOOLPROOF,
-                        "score",
-                        str(suite),
-                        str(records),
-                        "--no-failures",
-                        "--json",
-                        str(out),
-                    ],
-                ),
-                ("evaluate()", [PY, "-c", EVALUATE, str(suite), str(records)]),
+                ("score", [TOOLPROOF, "score", str(suite), "{}", "--no-failures", "--json", str(out)]),
+                ("evaluate()", [PY, "-c", EVALUATE, str(suite), "{}"]),
             ]:
-                wall, rss = measure(argv)
-                per = (wall - base) / r * 1e6
+                base_wall, base_cpu, _ = measure_cpu([a.format(small) for a in argv])
+                wall, cpu, rss = measure_cpu([a.format(records) for a in argv])
+                n = max(1, r - 1000)
                 print(
-                    f"{r:>9,} records ({mb:5.0f} MB)  {name:<10} {wall:8.2f} s  "
-                    f"{per:8.1f} µs/record beyond {base:.2f} s  peak RSS {rss:6.0f} MB"
+                    f"{r:>9,} records ({mb:5.0f} MB)  {name:<10} {wall:8.2f} s wall "
+                    f"{(wall - base_wall) / n * 1e6:7.1f} µs/record, {cpu:8.2f} s CPU "
+                    f"{(cpu - base_cpu) / n * 1e6:7.1f} µs/record (beyond 1,000 records: "
+                    f"{base_wall:.2f} s wall, {base_cpu:.2f} s CPU)  peak RSS {rss:6.0f} MB"
                 )
 
 

@@ -54,6 +54,6 @@ def test_the_example_is_refused_without_allow_code(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("error: examples/mcp/suite.yaml: environment.mcp: ")
+    assert line.startswith("error: examples/mcp/suite.yaml:12:3: environment.mcp: ")
     assert "real MCP server" in line and "--allow-code" in line
     assert not (tmp_path / "run").exists()
