@@ -71,3 +71,20 @@ def test_a_passing_target_gets_a_check_mark() -> None:
     s = b.suite()
     text = _render(evaluate(s, b.records(s, "good")).summaries, 80)
     assert text.rstrip("\n").split("\n")[-1] == "✓ good: all 22 scored attempts passed"
+
+
+def test_a_long_failure_list_shows_the_first_ones_and_counts_the_rest() -> None:
+    summaries = _summaries(TARGETS[:3])  # the third target has three failures
+    out = io.StringIO()
+    console = Console(file=out, width=120, color_system=None, force_terminal=False)
+    render_terminal(summaries, console, tags=False, max_failures=2)
+    text = out.getvalue()
+    third = TARGETS[2]
+    assert f"… and 1 more failures of {third}, not shown" in text
+    assert f"more failures of {TARGETS[1]}" not in text  # two failures: all shown
+    assert text.count("✗ l0") == 1 + 2 + 2  # 1, 2 and (of 3) 2 failures listed
+    everything = io.StringIO()
+    console = Console(file=everything, width=120, color_system=None, force_terminal=False)
+    render_terminal(summaries, console, tags=False, max_failures=None)
+    assert "not shown" not in everything.getvalue()
+    assert everything.getvalue().count("✗ l0") == 1 + 2 + 3

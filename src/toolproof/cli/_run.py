@@ -145,7 +145,7 @@ def run_command(
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
-    _report(result, quiet, opts.trust, html)
+    ev = _report(result, quiet, opts.trust, html)
     if judge is not None:
         from toolproof.cli._judge import after_run
 
@@ -154,7 +154,10 @@ def run_command(
         )
     from toolproof.store._hooks import storing_run
 
-    with storing_run(result, store, not no_store, opts.trust):  # stores it with its exit code
+    # stores it with its exit code, and the evaluation the report was made from
+    # (made again after judging, which may change it)
+    reported = ev if judge is None else None
+    with storing_run(result, store, not no_store, opts.trust, evaluation=reported):
         _exit_code(result, max_infra_errors)
 
 
@@ -288,7 +291,9 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     return result
 
 
-def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> None:
+def _report(
+    result: RunResult, quiet: bool, trust: Trust, html: Path | None = None
+) -> Evaluation:
     from rich.console import Console
 
     console = Console()
@@ -311,6 +316,7 @@ def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = No
         size = write_html(html, ev, run_gate(ev))
         console.print(f"HTML report: {term_text(str(html))} ({size:,} bytes)")
     render_terminal(summaries, console)  # ends with the headline and the verdict
+    return ev
 
 
 #: The settings worth showing in the report header, in this order, with their units.

@@ -29,6 +29,10 @@ def _short_rate(r: Rate) -> str:
 
 RateFormat = Callable[[Rate], str]
 
+#: Failures shown per target in the terminal: past a few dozen they scroll away unread,
+#: and printing thousands costs seconds.
+MAX_FAILURES = 50
+
 
 def _num(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
@@ -323,12 +327,15 @@ def render_terminal(
     failures: bool = True,
     tags: bool = True,
     headline: bool = True,
+    max_failures: int | None = MAX_FAILURES,
 ) -> None:
     """Print the report for one or more targets, side by side.
 
     It ends with the headline figures and a one-line verdict per target, after
     the failure list, so they are the last thing shown (``headline=False``
-    leaves them out, for a caller that prints its own decision).
+    leaves them out, for a caller that prints its own decision). Each target
+    shows its first ``max_failures`` failures (all with None) and a count of
+    the rest, which the JSON summary lists.
     """
     lay = _layout(list(summaries), console.width)
     for line in lay.legend:
@@ -346,7 +353,7 @@ def render_terminal(
         if table is not None:
             console.print(table)
     if failures:
-        _print_failures(summaries, console)
+        _print_failures(summaries, console, max_failures)
     if headline:
         console.print()
         for line in lay.legend:  # again: the first one has scrolled away
@@ -356,12 +363,15 @@ def render_terminal(
             console.print(_verdict(term_text(target), s), highlight=False)
 
 
-def _print_failures(summaries: dict[str, Summary], console: Console) -> None:
+def _print_failures(
+    summaries: dict[str, Summary], console: Console, limit: int | None = MAX_FAILURES
+) -> None:
     for target, s in summaries.items():
         if not s.failures:
             continue
         console.print(f"\n[bold]failures · {term_text(target)}[/bold] ({len(s.failures)})")
-        for item in s.failures:
+        shown = s.failures if limit is None else s.failures[:limit]
+        for item in shown:
             attempt = f" #{item.attempt}" if item.attempt else ""
             console.print(
                 f"[red]✗[/red] {term_text(item.case_id)}{attempt} [dim]({item.risk.value})[/dim] "
@@ -371,3 +381,9 @@ def _print_failures(summaries: dict[str, Summary], console: Console) -> None:
                 console.print(f"    {term_text(reason)}", highlight=False)
             for line in item.diff.split("\n"):
                 console.print(f"    [dim]{term_text(line)}[/dim]", highlight=False)
+        if len(shown) < len(s.failures):
+            console.print(
+                f"[dim]… and {len(s.failures) - len(shown)} more failures of "
+                f"{term_text(target)}, not shown; the JSON summary lists them all[/dim]",
+                highlight=False,
+            )
