@@ -291,9 +291,7 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     return result
 
 
-def _report(
-    result: RunResult, quiet: bool, trust: Trust, html: Path | None = None
-) -> Evaluation:
+def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> Evaluation:
     from rich.console import Console
 
     console = Console()
