@@ -26,7 +26,8 @@ A 429 pauses every worker of the target for its Retry-After, except a lone
 one while requests are already spaced (the answer before it was accepted):
 that is jitter at the edge of the limit, or a probe upwards that went too far.
 Then only the refused request waits (a whole-second Retry-After would idle
-the server for most of a second otherwise), and the spacing widens a little.
+the server for most of a second otherwise), and the spacing widens a little,
+to narrow back slowly as answers are accepted.
 
 The token estimate made before a request is calibrated with the usage the
 provider reports, so that it reserves about what a request really costs.
@@ -53,6 +54,8 @@ _RELAX = 0.99
 #: up to _MAX_WIDEN the one the server stated).
 _WIDEN = 1.05
 _MAX_WIDEN = 1.10
+#: Each accepted answer takes back this much of the widening of a stated spacing.
+_NARROW = 0.998
 _MIN_SPAN_S = 0.1
 #: Requests are spaced this much wider than the limit, so that jitter between
 #: toolproof and the server does not cross a limit right at its edge.
@@ -161,6 +164,8 @@ class Pacer:
         self._refused_last = False
         if self._adaptive:
             self._adaptive *= _RELAX
+        if self._widened > 1.0:  # jitter that has passed: narrow back, slowly
+            self._widened = max(1.0, self._widened * _NARROW)
 
     def rate_limited(self, pause_s: float) -> None:
         """The server said 429: pause everyone and, unless it states its rate, learn one.
@@ -171,7 +176,7 @@ class Pacer:
         self._refused_last = True
         if lone:
             if self._told:
-                self._widened = min(self._widened * 1.01, _MAX_WIDEN)
+                self._widened = min(self._widened * 1.02, _MAX_WIDEN)
             else:
                 self._adaptive *= _WIDEN
             return
