@@ -149,7 +149,7 @@ def run_command(
             suite,
             opts.trust,
         )
-    _report(result, quiet, opts.trust, html)
+    ev = _report(result, quiet, opts.trust, html)
     if judge is not None:
         from toolproof.cli._judge import after_run
 
@@ -158,7 +158,10 @@ def run_command(
         )
     from toolproof.store._hooks import storing_run
 
-    with storing_run(result, store, not no_store, opts.trust):  # stores it with its exit code
+    # stores it with its exit code, and the evaluation the report was made from
+    # (made again after judging, which may change it)
+    reported = ev if judge is None else None
+    with storing_run(result, store, not no_store, opts.trust, evaluation=reported):
         _exit_code(result, max_infra_errors)
 
 
@@ -307,7 +310,7 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     return result
 
 
-def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> None:
+def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> Evaluation:
     from rich.console import Console
 
     console = Console()
@@ -330,6 +333,7 @@ def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = No
         size = write_html(html, ev, run_gate(ev))
         console.print(f"HTML report: {term_text(str(html))} ({size:,} bytes)")
     render_terminal(summaries, console)  # ends with the headline and the verdict
+    return ev
 
 
 #: The settings worth showing in the report header, in this order, with their units.

@@ -29,7 +29,6 @@ def _short_rate(r: Rate) -> str:
 
 RateFormat = Callable[[Rate], str]
 
-
 def _num(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 

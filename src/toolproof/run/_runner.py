@@ -27,6 +27,7 @@ from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
 from toolproof.providers._base import with_defaults
 from toolproof.providers._registry import split_spec
+from toolproof.providers._transport import parse_rate_limits
 from toolproof.records import RecordsWriteError, RecordWriter, latest_records, read_records
 from toolproof.run._cache import Fingerprinter, ResponseCache, default_cache_dir
 from toolproof.run._context import ATTEMPT, AttemptInfo
@@ -941,17 +942,21 @@ class _TargetRun:
         )
 
     async def _call(self, request: ProviderRequest, retries: list[str] | None = None) -> Exchange:
-        estimate = _estimate_tokens(request) if self.target.settings.tpm else 0
+        estimate = 0
         retry = 0
         limited, limited_s = 0, 0.0  # 429s that said when to come back, and the time waited
         policy = self.session.opts.retry
         await self._prepare()
         while True:
-            await self.pacer.acquire(estimate)
+            if not estimate and self.pacer.counts_tokens:
+                estimate = _estimate_tokens(request)
+            charged = await self.pacer.acquire(estimate)
             try:
                 exchange = await self.provider.generate(request)
             except TransportError as exc:
-                self.pacer.settle(estimate, 0)
+                self.pacer.settle(charged, 0)
+                if exc.headers:
+                    self.pacer.observe(parse_rate_limits(exc.headers), accepted=False)
                 # A 429 that says when to come back does not use up max_retries (its waits
                 # have their own budget); "Retry-After: 0" says nothing, and would spin.
                 told = (
@@ -978,10 +983,14 @@ class _TargetRun:
                 else:
                     retry += 1
                 continue
+            except BaseException:
+                self.pacer.settle(charged, 0)
+                raise
             self.pacer.answered()
+            self.pacer.observe(exchange.limits, accepted=True)
             usage = exchange.response.usage
             used = None if usage is None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
-            self.pacer.settle(estimate, used)
+            self.pacer.settle(charged, used, estimate)
             return exchange
 
 
