@@ -145,7 +145,7 @@ def run_command(
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
         result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
-    _report(result, quiet, opts.trust, html)
+    ev = _report(result, quiet, opts.trust, html)
     if judge is not None:
         from toolproof.cli._judge import after_run
 
@@ -154,7 +154,8 @@ def run_command(
         )
     from toolproof.store._hooks import storing_run
 
-    with storing_run(result, store, not no_store, opts.trust):  # stores it with its exit code
+    # stores the run with its exit code, from the evaluation the report was made of
+    with storing_run(result, store, not no_store, opts.trust, evaluation=ev):
         _exit_code(result, max_infra_errors)
 
 
@@ -288,7 +289,10 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     return result
 
 
-def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> None:
+def _report(
+    result: RunResult, quiet: bool, trust: Trust, html: Path | None = None
+) -> Evaluation:
+    """Write summary.json (and the HTML report), print the report; the evaluation."""
     from rich.console import Console
 
     console = Console()
@@ -311,6 +315,7 @@ def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = No
         size = write_html(html, ev, run_gate(ev))
         console.print(f"HTML report: {term_text(str(html))} ({size:,} bytes)")
     render_terminal(summaries, console)  # ends with the headline and the verdict
+    return ev
 
 
 #: The settings worth showing in the report header, in this order, with their units.

@@ -329,11 +329,15 @@ def _latencies(records: Iterable[Record]) -> list[float]:
 
 
 def target_view(t: TargetEvaluation) -> TargetView:
-    s = t.summary
+    return summary_view(t.target, t.summary, _latencies(t.records))
+
+
+def summary_view(target: str, s: Summary, latencies: Sequence[float]) -> TargetView:
+    """One target's figures from its summary and its attempts' latencies."""
     top = max((c for row in s.confusion.matrix for c in row), default=0)
     st = s.stability
     return TargetView(
-        target=t.target,
+        target=target,
         summary=s,
         metrics=_metrics(s),
         failures=sorted(s.failure_counts.items(), key=lambda kv: (-kv[1], kv[0])),
@@ -351,7 +355,7 @@ def target_view(t: TargetEvaluation) -> TargetView:
         pass_hat_k=(st.pass_hat_k.value, st.pass_hat_k.low, st.pass_hat_k.high)
         if st
         else (None, None, None),
-        latency=histogram(_latencies(t.records)),
+        latency=histogram(latencies),
     )
 
 

@@ -134,6 +134,25 @@ class AttemptRow:
 
 
 @dataclass(frozen=True)
+class CaseRow:
+    """One case of one target in a run: its attempts summed up (what a case list shows)."""
+
+    target: str
+    case_id: str
+    attempts: int
+    scored: int
+    """Attempts with a model answer (graded)."""
+    passes: int
+    risk: str | None
+    kind: str | None
+    tags: list[str]
+    failures: list[str]
+    """The failure classes of its failed attempts, sorted."""
+    first_line: int | None
+    """The records line of its first attempt (the order it was run in)."""
+
+
+@dataclass(frozen=True)
 class HistoryPoint:
     """One run in a metric history: the run and its figures for one target."""
 
@@ -347,6 +366,51 @@ def list_attempts(
         for r in rows
     ]
     return Page(items, total, offset, limit)
+
+
+def case_rows(db: Database, run_pk: int) -> list[CaseRow]:
+    """Every case × target of a run, summed over its attempts, by target and case ID."""
+    failures: dict[tuple[str, str], list[str]] = {}
+    for target, case_id, failure in db.all(
+        "SELECT DISTINCT target, case_id, failure FROM attempts "
+        "WHERE run_pk = ? AND failure IS NOT NULL",
+        (run_pk,),
+    ):
+        failures.setdefault((target, case_id), []).append(failure)
+    rows = db.all(
+        "SELECT target, case_id, COUNT(*), SUM(scored), SUM(COALESCE(passed, 0)), MIN(risk), "
+        "MIN(kind), MIN(tags), MIN(records_line) FROM attempts WHERE run_pk = ? "
+        "GROUP BY target, case_id ORDER BY target, case_id",
+        (run_pk,),
+    )
+    return [
+        CaseRow(
+            target=r[0], case_id=r[1], attempts=int(r[2]), scored=int(r[3] or 0),
+            passes=int(r[4] or 0), risk=r[5], kind=r[6], tags=_loads(r[7], []),
+            failures=sorted(failures.get((r[0], r[1]), [])),
+            first_line=None if r[8] is None else int(r[8]),
+        )
+        for r in rows
+    ]  # fmt: skip
+
+
+def latencies(db: Database, run_pk: int, target: str) -> list[float]:
+    """The latencies (ms) of a target's attempts in a run, where recorded."""
+    rows = db.all(
+        "SELECT latency_ms FROM attempts WHERE run_pk = ? AND target = ? "
+        "AND latency_ms IS NOT NULL",
+        (run_pk, target),
+    )
+    return [float(r[0]) for r in rows]
+
+
+def series(db: Database) -> list[tuple[str, str]]:
+    """Every (suite, target) with stored runs, sorted: what has a history."""
+    rows = db.all(
+        "SELECT DISTINCT r.suite_name, t.target FROM runs r JOIN run_targets t ON t.run_pk = r.id "
+        "ORDER BY 1, 2"
+    )
+    return [(r[0], r[1]) for r in rows]
 
 
 def history(

@@ -14,7 +14,7 @@ from toolproof.errors import UserError
 from toolproof.store import _read
 from toolproof.store._db import Database, connect, resolve_location
 from toolproof.store._events import read_events
-from toolproof.store._read import AttemptRow, HistoryPoint, Page, RunDetail, RunRow
+from toolproof.store._read import AttemptRow, CaseRow, HistoryPoint, Page, RunDetail, RunRow
 from toolproof.store._schema import migrate
 
 if TYPE_CHECKING:  # the write path imports the scorer: only when it is used
@@ -207,9 +207,7 @@ class Store:
         limit: int = 100,
     ) -> Page[AttemptRow]:
         """A page of a run's attempts, ordered by target, case and attempt."""
-        pk = _read.find_run(self.db, run)
-        if pk is None:
-            raise UserError(f"no run {run!r} in the store {self.location}")
+        pk = self._pk(run)
         return _read.list_attempts(
             self.db,
             pk,
@@ -221,6 +219,24 @@ class Store:
             offset=offset,
             limit=limit,
         )
+
+    def cases(self, run: int | str) -> list[CaseRow]:
+        """Every case × target of a run, summed over its attempts (by target and case ID)."""
+        return _read.case_rows(self.db, self._pk(run))
+
+    def latencies(self, run: int | str, target: str) -> list[float]:
+        """The recorded latencies (ms) of one target's attempts in a run."""
+        return _read.latencies(self.db, self._pk(run), target)
+
+    def series(self) -> list[tuple[str, str]]:
+        """Every (suite, target) pair with stored runs: the histories there are."""
+        return _read.series(self.db)
+
+    def _pk(self, run: int | str) -> int:
+        pk = _read.find_run(self.db, run)
+        if pk is None:
+            raise UserError(f"no run {run!r} in the store {self.location}")
+        return pk
 
     def history(
         self,
