@@ -1,30 +1,13 @@
 """The offline commands, run as a user would, on the bundled example suite."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.cli.cli_support import toolproof
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support"
-
-
-def toolproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolproof", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={
-            "COLUMNS": "160",
-            "PATH": "/usr/bin:/bin",
-            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
-        },
-        check=False,
-    )
 
 
 def test_validate_example_suite() -> None:

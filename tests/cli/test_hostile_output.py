@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from tests.cli.cli_support import toolproof as run_toolproof
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support"
@@ -19,19 +18,7 @@ HOSTILE_TEXT = (
 
 
 def toolproof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolproof", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={
-            "COLUMNS": "200",
-            "PATH": "/usr/bin:/bin",
-            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
-        },
-        check=False,
-        timeout=120,
-    )
+    return run_toolproof(*args, cwd=cwd, columns=200, timeout=120)
 
 
 @pytest.fixture

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli.cli_support import toolproof
+
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support"
-
-
-def toolproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolproof", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={
-            "COLUMNS": "160",
-            "PATH": "/usr/bin:/bin",
-            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
-        },
-        check=False,
-    )
 
 
 def test_run_and_report_write_the_same_html(tmp_path: Path) -> None:

@@ -2,31 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.cli.cli_support import toolproof
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "importers" / "data"
-
-
-def toolproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolproof", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        env={
-            "COLUMNS": "160",
-            "PATH": "/usr/bin:/bin",
-            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
-        },
-        check=False,
-    )
 
 
 def test_import_writes_a_tools_file_and_reports_notes(tmp_path: Path) -> None:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
+from tests.cli.cli_support import toolproof
 from toolproof.importers import import_tools
 from toolproof.scaffold import TODO_TAG, scaffold_suite, unfinished
 from toolproof.scaffold._templates import example_args
@@ -17,22 +15,6 @@ from toolproof.suite import load_suite_checked
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "importers" / "data"
-
-
-def toolproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolproof", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        env={
-            "COLUMNS": "160",
-            "PATH": "/usr/bin:/bin",
-            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
-        },
-        check=False,
-    )
 
 
 def _script_for(suite_dir: Path) -> dict[str, object]:

@@ -1,0 +1,33 @@
+"""Run the toolproof command line in a subprocess, as a user would, with a minimal environment.
+
+The environment keeps only PATH, a fixed terminal width and the session's throwaway
+history store (``TOOLPROOF_STORE``), so no test writes a store into the checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def toolproof(
+    *args: str, cwd: Path = ROOT, columns: int = 160, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolproof", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        env={
+            "COLUMNS": str(columns),
+            "PATH": "/usr/bin:/bin",
+            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
+        },
+        check=False,
+        timeout=timeout,
+    )
