@@ -95,8 +95,9 @@ def _missing_browser() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One browser per module: Playwright's loop stops with it, so asyncio tests after it run."""
     missing = _missing_browser()
     if missing is not None:
         if os.environ.get("TOOLPROOF_REQUIRE_BROWSER") == "1":

@@ -200,19 +200,29 @@ class CaseEntry:
     pass_hat_k: float | None
     case: Case | None = field(default=None, repr=False, compare=False)
     details: list[AttemptView] = field(default_factory=list)
+    texts: tuple[str | None, str | None, str | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """(prompt, contract, reason) as a history store keeps them, when there is no ``case``."""
 
     @cached_property
     def prompt(self) -> str:
-        return case_prompt(self.case) if self.case is not None else ""
+        if self.case is None:
+            return (self.texts[0] or "") if self.texts else ""
+        return case_prompt(self.case)
 
     @cached_property
     def contract(self) -> str:
         """The expectation as YAML (rendered when first shown: a page shows few)."""
-        return contract_text(self.case) if self.case is not None else ""
+        if self.case is None:
+            return (self.texts[1] or "") if self.texts else ""
+        return contract_text(self.case)
 
     @property
     def reason(self) -> str | None:
-        return self.case.reason if self.case is not None else None
+        if self.case is None:
+            return self.texts[2] if self.texts else None
+        return self.case.reason
 
     @property
     def status(self) -> str:

@@ -91,6 +91,8 @@ class TargetRow:
     model_versions: list[str]
     summary: dict[str, Any] = field(repr=False)
     """The target's :class:`toolproof.stats.Summary` as JSON (``Summary.model_validate``)."""
+    latency_histogram: dict[str, Any] | None = field(repr=False, default=None)
+    """The run page's latency histogram (``toolproof.report._htmlview.Histogram`` fields)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,12 @@ class CaseRow:
     """The failure classes of its failed attempts, sorted."""
     first_line: int | None
     """The records line of its first attempt (the order it was run in)."""
+    position: int | None = None
+    """Its place in the suite (None from a store written before schema version 3)."""
+    pass_at_k: float | None = None
+    pass_hat_k: float | None = None
+    flaky: bool | None = None
+    """With repeats: pass@k, pass^k and whether its outcome changed between attempts."""
 
 
 @dataclass(frozen=True)
@@ -302,10 +310,11 @@ def get_run(db: Database, ref: int | str) -> RunDetail | None:
     targets = [
         TargetRow(
             target=r[0], kind=r[1], settings=_loads(r[2], None), model_versions=_loads(r[3], []),
-            summary=_loads(r[4], {}),
+            summary=_loads(r[4], {}), latency_histogram=_loads(r[5], None),
         )
         for r in db.all(
-            "SELECT target, kind, settings, model_versions, summary FROM run_targets "
+            "SELECT target, kind, settings, model_versions, summary, latency_histogram "
+            "FROM run_targets "
             "WHERE run_pk = ? ORDER BY position",
             (pk,),
         )
@@ -369,7 +378,53 @@ def list_attempts(
 
 
 def case_rows(db: Database, run_pk: int) -> list[CaseRow]:
-    """Every case × target of a run, summed over its attempts, by target and case ID."""
+    """Every case × target of a run, summed over its attempts, in suite order
+    (by target and case ID for a run stored before schema version 3)."""
+    stored = db.all(
+        "SELECT target, case_id, position, attempts, scored, passes, risk, kind, tags, failures, "
+        "pass_at_k, pass_hat_k, flaky FROM case_results WHERE run_pk = ? ORDER BY position",
+        (run_pk,),
+    )
+    if stored:
+        texts: dict[str, list[str]] = {}  # few distinct tag and failure lists: decoded once
+
+        def listed(text: str | None) -> list[str]:
+            if text is None:
+                return []
+            if text not in texts:
+                texts[text] = json.loads(text)
+            return list(texts[text])
+
+        return [
+            CaseRow(
+                target=r[0], case_id=r[1], attempts=int(r[3]), scored=int(r[4]),
+                passes=int(r[5]), risk=r[6], kind=r[7], tags=listed(r[8]), failures=listed(r[9]),
+                first_line=None, position=int(r[2]), pass_at_k=r[10], pass_hat_k=r[11],
+                flaky=None if r[12] is None else bool(r[12]),
+            )
+            for r in stored
+        ]  # fmt: skip
+    return _summed_case_rows(db, run_pk)
+
+
+def case_texts(
+    db: Database, suite_fingerprint: str, case_ids: Sequence[str]
+) -> dict[str, tuple[str | None, str | None, str | None]]:
+    """The prompt, contract and reason of cases of a suite, as stored with its runs."""
+    out: dict[str, tuple[str | None, str | None, str | None]] = {}
+    ids = list(dict.fromkeys(case_ids))
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        for r in db.all(
+            "SELECT case_id, prompt, contract, reason FROM suite_cases "
+            f"WHERE suite_fingerprint = ? AND case_id IN ({_marks(len(chunk))})",
+            [suite_fingerprint, *chunk],
+        ):
+            out[r[0]] = (r[1], r[2], r[3])
+    return out
+
+
+def _summed_case_rows(db: Database, run_pk: int) -> list[CaseRow]:
     failures: dict[tuple[str, str], list[str]] = {}
     for target, case_id, failure in db.all(
         "SELECT DISTINCT target, case_id, failure FROM attempts "

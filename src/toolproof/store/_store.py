@@ -172,9 +172,14 @@ class Store:
                 gates = f"SELECT id FROM gate_decisions WHERE run_pk IN ({marks})"
                 self.db.execute(f"DELETE FROM gate_targets WHERE gate_pk IN ({gates})", chunk)
                 for table in ("gate_decisions", "judge_results", "attempts", "metrics",
-                              "run_targets"):  # fmt: skip
+                              "case_results", "run_targets"):  # fmt: skip
                     self.db.execute(f"DELETE FROM {table} WHERE run_pk IN ({marks})", chunk)
                 self.db.execute(f"DELETE FROM runs WHERE id IN ({marks})", chunk)
+            if ids:  # the cases of suites no run refers to any more
+                self.db.execute(
+                    "DELETE FROM suite_cases WHERE suite_fingerprint NOT IN "
+                    "(SELECT suite_fingerprint FROM runs)"
+                )
         return len(ids)
 
     # -- reading ---------------------------------------------------------------
@@ -223,6 +228,12 @@ class Store:
     def cases(self, run: int | str) -> list[CaseRow]:
         """Every case × target of a run, summed over its attempts (by target and case ID)."""
         return _read.case_rows(self.db, self._pk(run))
+
+    def case_texts(
+        self, suite_fingerprint: str, case_ids: Sequence[str]
+    ) -> dict[str, tuple[str | None, str | None, str | None]]:
+        """Case ID → (prompt, contract as YAML, reason), for a suite stored with its runs."""
+        return _read.case_texts(self.db, suite_fingerprint, case_ids)
 
     def latencies(self, run: int | str, target: str) -> list[float]:
         """The recorded latencies (ms) of one target's attempts in a run."""

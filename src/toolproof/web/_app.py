@@ -249,6 +249,8 @@ async def stored_run_page(request: web.Request) -> web.Response:
     params = {k: request.query.get(k, "") for k in FILTERS}
     chosen = filter_entries(run.view, params)
     page = paginate(chosen, _int(request, "page", 1), request.app[PAGE_SIZE])
+    source = request.app[STORE]
+    page = replace(page, items=await _blocking(lambda: source.with_texts(run, page.items)))
     return _page(
         "run.html", index=run, view=run.view, page=page, params=params,
         opened="from the store", note=run.suite_note,
@@ -276,7 +278,9 @@ async def stored_case_page(request: web.Request) -> web.Response:
 
     total, attempts = await _blocking(load)
     page = Page(attempts, number, max(1, -(-total // ATTEMPTS_PER_PAGE)), total, ATTEMPTS_PER_PAGE)
-    shown = replace(row, details=attempts)
+    found = row
+    (texted,) = await _blocking(lambda: source.with_texts(run, [found]))
+    shown = replace(texted, details=attempts)
     return _page("case.html", index=run, row=row, shown=shown, page=page, note=run.suite_note)
 
 
@@ -387,10 +391,12 @@ def serve(
     """Serve the history store (``store``: as ``--store`` takes it), or the run
     folders under ``runs`` when given, until interrupted; prints the URL."""
     if runs is None:
-        source = StoreSource(store_location(store), trust)
+        source = StoreSource(store_location(store), trust, suites_in_background=True)
         source.store()  # a store that cannot be opened is one error line, before serving
         app = make_app(source, page_size=page_size)
         where = f"the history store {source.store().location}"
+        if warm:
+            threading.Thread(target=lambda: warm_store(source), daemon=True).start()
     else:
         app = make_app(
             FolderSource(runs, suite, trust),
@@ -407,6 +413,16 @@ def serve(
         print(f"toolproof view: {url}  ({where}; Ctrl-C to stop)", flush=True)
 
     asyncio.run(_serve(app, host, port, ready))
+
+
+def warm_store(source: StoreSource) -> None:
+    """What a server does once it listens: load the newest runs' suites (for contracts),
+    and the statistics library the diff's McNemar test uses."""
+    import contextlib
+
+    with contextlib.suppress(UserError):
+        source.preload()
+    import scipy.stats  # noqa: F401
 
 
 def store_location(store: str | None) -> str:

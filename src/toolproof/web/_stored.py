@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,9 +20,12 @@ from typing import TYPE_CHECKING, Any
 from toolproof.errors import UserError
 from toolproof.report._htmlview import (
     AttemptView,
+    Bar,
     CaseEntry,
+    Histogram,
     RateView,
     RunView,
+    StabilityRow,
     TargetView,
     attempt_view,
     summary_view,
@@ -93,19 +96,13 @@ def _entries(
     summaries: dict[str, Summary],
 ) -> list[CaseEntry]:
     """Case rows as the case list shows them: by target, then in suite order."""
-    position = {cid: i for i, cid in enumerate(cases)}
-    rank = {t: i for i, t in enumerate(order)}
-    far = 1 << 30
-
-    def key(r: CaseRow) -> tuple[int, int, int, str]:
-        return (rank.get(r.target, far), position.get(r.case_id, far), r.first_line or 0, r.case_id)
-
+    lines: dict[tuple[str, str], int] = {}
     phk: dict[tuple[str, str], float] = {}
     for target, s in summaries.items():
         for c in s.stability.per_case if s.stability else []:
             phk[(target, c.case_id)] = c.pass_hat_k
     out = []
-    for r in sorted(rows, key=key):
+    for r in rows:
         case = cases.get(r.case_id)
         risk = r.risk or (case.risk.value if case is not None and case.risk else "low")
         out.append(
@@ -113,17 +110,44 @@ def _entries(
                 case_id=r.case_id,
                 target=r.target,
                 risk=risk,
-                tags=list(case.tags) if case is not None else list(r.tags),
+                tags=list(r.tags) or _tags(case),
                 kind=r.kind or "",
                 attempts=r.attempts,
                 passes=r.passes,
                 errors=r.attempts - r.scored,
                 failures=r.failures,
-                pass_hat_k=phk.get((r.target, r.case_id)),
+                pass_hat_k=(
+                    r.pass_hat_k if r.position is not None else phk.get((r.target, r.case_id))
+                ),
                 case=case,
             )
         )
-    return out
+        lines[(r.target, r.case_id)] = r.position if r.position is not None else r.first_line or 0
+    return _ordered(out, order, cases, lines)
+
+
+def _ordered(
+    entries: list[CaseEntry],
+    order: list[str],
+    cases: dict[str, Case],
+    lines: dict[tuple[str, str], int] | None = None,
+) -> list[CaseEntry]:
+    """By target, then in suite order (without the suite: in the order they were run)."""
+    position = {cid: i for i, cid in enumerate(cases)}
+    rank = {t: i for i, t in enumerate(order)}
+    far = 1 << 30
+    if lines is None:
+        lines = {(e.target, e.case_id): i for i, e in enumerate(entries)}
+
+    def key(e: CaseEntry) -> tuple[int, int, int, str]:
+        return (
+            rank.get(e.target, far),
+            position.get(e.case_id, far),
+            lines.get((e.target, e.case_id), 0) if lines else 0,
+            e.case_id,
+        )
+
+    return sorted(entries, key=key)
 
 
 def _fingerprint(run: RunRow) -> dict[str, str | int | None]:
@@ -143,15 +167,23 @@ class StoreSource:
 
     ``trust`` is what the runs' suites may do when they are loaded, for the
     contracts and the expected-against-actual diffs (default: the safe default).
+    A run's figures and case rows need no suite; its contracts do. With
+    ``suites_in_background`` (what ``toolproof view`` does) a run opens at once
+    and its suite is loaded in a thread: until it is, pages say so and show no
+    contracts. Without, opening a run loads its suite first.
     """
 
-    def __init__(self, location: str, trust: Trust | None = None) -> None:
+    def __init__(
+        self, location: str, trust: Trust | None = None, *, suites_in_background: bool = False
+    ) -> None:
         self.location = location
         self.trust = trust
+        self.background = suites_in_background
         self._local = threading.local()
         self._lock = threading.Lock()
         self._runs: dict[int, tuple[datetime | None, StoredRun]] = {}
-        self._suites: dict[tuple[str, str], Suite | str] = {}
+        self._suites: dict[tuple[str, str], Suite | str | None] = {}
+        """Loaded suites, why one could not be, or None while it is being loaded."""
         self._scorers: dict[int, Scorer | None] = {}
 
     def store(self) -> Store:
@@ -199,55 +231,101 @@ class StoreSource:
         opened.seconds = time.perf_counter() - start
         with self._lock:
             self._runs[pk] = (detail.run.stored_at, opened)
+        self._attach(opened)  # the suite may have been loaded meanwhile
         return opened
 
+    def preload(self, limit: int = 50) -> None:
+        """Load the suites of the newest runs (in the background, with ``suites_in_background``)."""
+        for run in self.runs(limit=limit, offset=0).items:
+            detail = self.store().get_run(run.id)
+            if detail is not None:
+                self._suite(detail)
+
     def _suite(self, detail: RunDetail) -> tuple[Suite | None, str | None]:
+        """The run's suite, or None and why the contracts are not shown."""
         source = _suite_source(detail)
         if source is None:
             return None, "the run's manifest names no suite, so contracts are not shown"
         key = (source, detail.run.suite_fingerprint)
         with self._lock:
+            loading = key in self._suites
             known = self._suites.get(key)
+            if not loading:
+                self._suites[key] = None
+        if not loading:
+            if self.background:
+                threading.Thread(target=self._load, args=(key,), daemon=True).start()
+                return None, f"loading the suite {source}: reload for the contracts"
+            known = self._load(key)
         if known is None:
-            known = self._load_suite(source, detail.run.suite_fingerprint)
-            with self._lock:
-                self._suites[key] = known
+            return None, f"loading the suite {source}: reload for the contracts"
         if isinstance(known, str):
             return None, known
         return known, None
 
-    def _load_suite(self, source: str, fingerprint: str) -> Suite | str:
-        from toolproof.suite import load_suite
-        from toolproof.trust import DEFAULT_TRUST
+    def _load(self, key: tuple[str, str]) -> Suite | str:
+        loaded = _load_suite(key[0], key[1], self.trust)
+        with self._lock:
+            self._suites[key] = loaded
+            runs = [run for _, run in self._runs.values()]
+        for run in runs:
+            self._attach(run)
+        return loaded
 
-        if not Path(source).exists():
-            return f"the run's suite {source} is not found here, so contracts are not shown"
-        try:
-            suite = load_suite(source, self.trust or DEFAULT_TRUST)
-        except UserError as exc:
-            return f"the run's suite could not be loaded, so contracts are not shown: {exc}"
-        if suite.fingerprint() != fingerprint:
-            return (
-                f"the suite {source} has changed since the run, so contracts are not shown"
-            )
-        return suite
+    def _attach(self, run: StoredRun) -> None:
+        """Give an opened run its suite, once loaded: contracts, and the suite's case order."""
+        if run.suite is not None:
+            return
+        source = _suite_source(run.detail)
+        if source is None:
+            return
+        with self._lock:
+            known = self._suites.get((source, run.detail.run.suite_fingerprint))
+        if known is None:
+            return
+        if isinstance(known, str):
+            run.suite_note = known
+            return
+        cases = {c.id: c for c in known.cases}
+        entries = [
+            replace(e, case=cases.get(e.case_id), tags=e.tags or _tags(cases.get(e.case_id)))
+            for e in run.view.entries
+        ]
+        run.cases, run.suite = cases, known
+        run.view.entries = _ordered(entries, list(run.summaries), cases)
+        run.suite_note = None
 
     def _open(self, store: Store, detail: RunDetail) -> StoredRun:
         run = detail.run
-        suite, note = self._suite(detail)
+        rows = store.cases(run.id)
+        # Stored since schema version 3: per-case results, the suite's case texts and the
+        # latency histogram. Then opening a run needs neither the suite nor the attempts.
+        full = bool(rows) and rows[0].position is not None
+        suite, note = (None, None) if full else self._suite(detail)
         cases = {c.id: c for c in suite.cases} if suite is not None else {}
-        summaries = {t.target: Summary.model_validate(t.summary) for t in detail.targets}
+        summaries = {t.target: _summary(t.summary, light=full) for t in detail.targets}
         order = [t.target for t in detail.targets]
         gate = detail.gates[-1] if detail.gates else None
         decided = _gate_targets(gate.result) if gate is not None else {}
         targets: list[TargetView] = []
-        for name in order:
-            tv = summary_view(name, summaries[name], store.latencies(run.id, name))
+        for t in detail.targets:
+            name = t.target
+            if full:
+                tv = summary_view(name, summaries[name], [])
+                tv.latency = _histogram(t.latency_histogram)
+                tv.stability = [
+                    StabilityRow(r.case_id, r.scored, r.passes, r.pass_at_k, r.pass_hat_k,
+                                 bool(r.flaky))
+                    for r in rows
+                    if r.target == name and r.pass_at_k is not None and r.pass_hat_k is not None
+                ]  # fmt: skip
+            else:
+                tv = summary_view(name, summaries[name], store.latencies(run.id, name))
             if name in decided:
                 tv.gate = "pass" if decided[name][0] else "fail"
                 tv.gate_findings = decided[name][1]
             targets.append(tv)
-        entries = _entries(store.cases(run.id), order, cases, summaries)
+        entries = _entries(rows, order, cases, summaries)
         view = RunView(
             title=run.run_id,
             suite=run.suite_name,
@@ -270,6 +348,20 @@ class StoreSource:
             stored_at=run.stored_at,
         )
         return StoredRun(info, view, summaries, detail, cases, note, 0.0, suite)
+
+    def with_texts(self, run: StoredRun, entries: list[CaseEntry]) -> list[CaseEntry]:
+        """Entries with their prompt, contract and reason (from the store, where the run's
+        suite has no case loaded): what a page of them shows."""
+        wanted = [e.case_id for e in entries if e.case is None and e.texts is None]
+        if not wanted:
+            return entries
+        texts = self.store().case_texts(run.detail.run.suite_fingerprint, wanted)
+        return [
+            replace(e, texts=texts[e.case_id])
+            if e.case is None and e.texts is None and e.case_id in texts
+            else e
+            for e in entries
+        ]
 
     # -- one case -----------------------------------------------------------------
 
@@ -328,6 +420,8 @@ class StoreSource:
     def _scorer(self, run: StoredRun) -> Scorer | None:
         suite = run.suite
         if suite is None:
+            suite, _ = self._suite(run.detail)  # in the background: a later page has it
+        if suite is None:
             return None
         key = id(suite)
         with self._lock:
@@ -347,6 +441,47 @@ class StoreSource:
         with self._lock:
             self._scorers[key] = scorer
         return scorer
+
+
+def _load_suite(source: str, fingerprint: str, trust: Trust | None) -> Suite | str:
+    from toolproof.suite import load_suite
+    from toolproof.trust import DEFAULT_TRUST
+
+    if not Path(source).exists():
+        return f"the run's suite {source} is not found here, so contracts are not shown"
+    try:
+        suite = load_suite(source, trust or DEFAULT_TRUST)
+    except UserError as exc:
+        return f"the run's suite could not be loaded, so contracts are not shown: {exc}"
+    if suite.fingerprint() != fingerprint:
+        return f"the suite {source} has changed since the run, so contracts are not shown"
+    return suite
+
+
+def _summary(data: dict[str, Any], *, light: bool) -> Summary:
+    """A stored summary; ``light``: without its per-case lists (the failure list and the
+    per-case stability), which the store's per-case results hold for the pages."""
+    if light:
+        data = {**data, "failures": []}
+        if isinstance(data.get("stability"), dict):
+            data["stability"] = {**data["stability"], "per_case": []}
+    return Summary.model_validate(data)
+
+
+def _histogram(data: dict[str, Any] | None) -> Histogram | None:
+    if not data:
+        return None
+    return Histogram(
+        width=int(data["width"]),
+        height=int(data["height"]),
+        bars=[Bar(**b) for b in data["bars"]],
+        ticks=[(float(x), str(label)) for x, label in data["ticks"]],
+        n=int(data["n"]),
+    )
+
+
+def _tags(case: Case | None) -> list[str]:
+    return list(case.tags) if case is not None else []
 
 
 def _reasons(a: AttemptRow) -> list[str]:
