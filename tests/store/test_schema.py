@@ -47,6 +47,7 @@ def _as_version_2(store_url: str) -> None:
         db.execute("DROP TABLE case_results")
         db.execute("DROP TABLE suite_cases")
         db.execute("ALTER TABLE run_targets DROP COLUMN latency_histogram")
+        db.execute("ALTER TABLE run_targets DROP COLUMN figures")
         db.execute("DELETE FROM schema_version WHERE version = 3")
     db.close()
 

@@ -294,7 +294,20 @@ def find_run(db: Database, ref: int | str) -> int | None:
     return int(row[0]) if row is not None else None
 
 
-def get_run(db: Database, ref: int | str) -> RunDetail | None:
+def run_version(db: Database, ref: int | str) -> tuple[int, Any, int | None] | None:
+    """(id, when it was stored, its latest gate decision's id): changes when it does."""
+    pk = find_run(db, ref)
+    if pk is None:
+        return None
+    row = db.one(
+        "SELECT r.stored_at, (SELECT MAX(g.id) FROM gate_decisions g WHERE g.run_pk = r.id) "
+        "FROM runs r WHERE r.id = ?",
+        (pk,),
+    )
+    return (pk, row[0], None if row[1] is None else int(row[1])) if row else None
+
+
+def get_run(db: Database, ref: int | str, *, light: bool = False) -> RunDetail | None:
     pk = find_run(db, ref)
     if pk is None:
         return None
@@ -313,7 +326,8 @@ def get_run(db: Database, ref: int | str) -> RunDetail | None:
             summary=_loads(r[4], {}), latency_histogram=_loads(r[5], None),
         )
         for r in db.all(
-            "SELECT target, kind, settings, model_versions, summary, latency_histogram "
+            "SELECT target, kind, settings, model_versions, "
+            f"{'COALESCE(figures, summary)' if light else 'summary'}, latency_histogram "
             "FROM run_targets "
             "WHERE run_pk = ? ORDER BY position",
             (pk,),

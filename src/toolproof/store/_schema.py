@@ -189,6 +189,8 @@ STEPS: tuple[Step, ...] = (
                 PRIMARY KEY (suite_fingerprint, case_id)
             )""",
             "ALTER TABLE run_targets ADD COLUMN latency_histogram TEXT",
+            # the summary without its per-case lists (failures, per-case stability)
+            "ALTER TABLE run_targets ADD COLUMN figures TEXT",
         ),
     ),
 )

@@ -195,9 +195,19 @@ class Store:
         """Runs, newest first, with strict pass per target and the latest gate decision."""
         return _read.list_runs(self.db, suite=suite, target=target, limit=limit, offset=offset)
 
-    def get_run(self, ref: int | str) -> RunDetail | None:
-        """One run by id, key or run ID: targets with summaries, every metric, gate decisions."""
-        return _read.get_run(self.db, ref)
+    def get_run(self, ref: int | str, *, light: bool = False) -> RunDetail | None:
+        """One run by id, key or run ID: targets with summaries, every metric, gate decisions.
+
+        ``light``: the summaries without their per-case lists (``failures`` and the
+        stability's ``per_case`` are empty) where the store has them so, as ``cases``
+        holds those: far less to read for a large run.
+        """
+        return _read.get_run(self.db, ref, light=light)
+
+    def run_version(self, ref: int | str) -> tuple[int, Any, int | None] | None:
+        """A run's (id, stored at, latest gate decision id), or None: cheap to ask, and it
+        changes whenever what :meth:`get_run` returns does."""
+        return _read.run_version(self.db, ref)
 
     def attempts(
         self,

@@ -197,7 +197,7 @@ def save_evaluation(
                 position, spec, entry.kind if entry else None,
                 _dumps(entry.settings.model_dump(mode="json")) if entry else None,
                 _dumps(entry.model_versions) if entry else None, t.summary.model_dump_json(),
-                latency_histogram(t.records),
+                latency_histogram(t.records), figures(t.summary),
             )
         )  # fmt: skip
         metrics += [(spec, *row) for row in metric_rows(t.summary)]
@@ -220,7 +220,8 @@ def save_evaluation(
             db.execute(f"DELETE FROM {table} WHERE run_pk = ?", (pk,))
         db.executemany(
             "INSERT INTO run_targets (run_pk, position, target, kind, settings, "
-            "model_versions, summary, latency_histogram) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "model_versions, summary, latency_histogram, figures) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(pk, *row) for row in targets],
         )
         db.executemany(
@@ -314,6 +315,16 @@ def suite_cases(ev: Evaluation, fingerprint: str) -> Callable[[], list[tuple[Any
         ]
 
     return rows
+
+
+def figures(summary: Summary) -> str:
+    """A summary without its per-case lists (the failure list, per-case stability),
+    which ``case_results`` holds: what a run page reads, a few kB for any run size."""
+    data = summary.model_dump(mode="json")
+    data["failures"] = []
+    if isinstance(data.get("stability"), dict):
+        data["stability"]["per_case"] = []
+    return _dumps(data)
 
 
 def latency_histogram(records: Iterable[Record]) -> str | None:

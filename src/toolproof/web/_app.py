@@ -416,12 +416,9 @@ def serve(
 
 
 def warm_store(source: StoreSource) -> None:
-    """What a server does once it listens: load the newest runs' suites (for contracts),
-    and the statistics library the diff's McNemar test uses."""
-    import contextlib
-
-    with contextlib.suppress(UserError):
-        source.preload()
+    """What a server does once it listens: import the statistics library the diff's
+    McNemar test uses (seconds, once). A run's suite is loaded only when a case page
+    needs it for expected-against-actual diffs."""
     import scipy.stats  # noqa: F401
 
 

@@ -181,7 +181,7 @@ class StoreSource:
         self.background = suites_in_background
         self._local = threading.local()
         self._lock = threading.Lock()
-        self._runs: dict[int, tuple[datetime | None, StoredRun]] = {}
+        self._runs: dict[int, tuple[Any, StoredRun]] = {}
         self._suites: dict[tuple[str, str], Suite | str | None] = {}
         """Loaded suites, why one could not be, or None while it is being loaded."""
         self._scorers: dict[int, Scorer | None] = {}
@@ -215,31 +215,24 @@ class StoreSource:
         KeyError: no such run.
         """
         store = self.store()
-        detail = store.get_run(ref) if ref else None
-        if detail is None:
+        version = store.run_version(ref) if ref else None
+        if version is None:
             raise KeyError(ref)
-        pk = detail.run.id
+        pk = version[0]
         with self._lock:
             cached = self._runs.get(pk)
-        if cached is not None and cached[0] == detail.run.stored_at:
-            gate = detail.gates[-1].id if detail.gates else None
-            opened = cached[1]
-            if gate == (opened.detail.gates[-1].id if opened.detail.gates else None):
-                return opened
+        if cached is not None and cached[0] == version:
+            return cached[1]
         start = time.perf_counter()
+        detail = store.get_run(pk, light=True)
+        if detail is None:
+            raise KeyError(ref)
         opened = self._open(store, detail)
         opened.seconds = time.perf_counter() - start
         with self._lock:
-            self._runs[pk] = (detail.run.stored_at, opened)
+            self._runs[pk] = (version, opened)
         self._attach(opened)  # the suite may have been loaded meanwhile
         return opened
-
-    def preload(self, limit: int = 50) -> None:
-        """Load the suites of the newest runs (in the background, with ``suites_in_background``)."""
-        for run in self.runs(limit=limit, offset=0).items:
-            detail = self.store().get_run(run.id)
-            if detail is not None:
-                self._suite(detail)
 
     def _suite(self, detail: RunDetail) -> tuple[Suite | None, str | None]:
         """The run's suite, or None and why the contracts are not shown."""
@@ -461,7 +454,7 @@ def _load_suite(source: str, fingerprint: str, trust: Trust | None) -> Suite | s
 def _summary(data: dict[str, Any], *, light: bool) -> Summary:
     """A stored summary; ``light``: without its per-case lists (the failure list and the
     per-case stability), which the store's per-case results hold for the pages."""
-    if light:
+    if light:  # a store before schema version 3 has only the whole summary
         data = {**data, "failures": []}
         if isinstance(data.get("stability"), dict):
             data["stability"] = {**data["stability"], "per_case": []}
