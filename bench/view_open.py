@@ -12,9 +12,9 @@ of the HTML).
 
 Printed:
 - the import (grade 100,000 records and write the store), once per run;
-- the run page's first request to a viewer that has just started: it opens the
-  run from the store (nothing is graded; the suite, for the contracts, loads in
-  the background, as `toolproof view` does it);
+- the viewer's start (the statistics library the diff uses is imported once);
+- the run page's first request: it opens the run from the store (nothing is
+  graded, and neither the suite nor the attempts are read);
 - the run page, first page of cases, then page 50 and a filtered page;
 - a case page (ten attempts, each read back from the records file);
 - the runs list, the diff of the run with itself and its trend;
@@ -181,12 +181,15 @@ def main() -> None:
               f"{time.perf_counter() - t0:7.1f} s")
         source = StoreSource(store, TRUST, suites_in_background=True)
         app = make_app(source, page_size=50)
+        t0 = time.perf_counter()
         server = Server(app)
-        threading.Thread(target=lambda: warm_store(source), daemon=True).start()
+        warm_store(source)  # `toolproof view` does it in a thread as it starts listening
+        print(f"{'viewer started and warmed up':<44} {time.perf_counter() - t0:7.1f} s")
         base = f"{server.url}/run?id={run.name}"
         first, size, _ = fetch(base)
         print(f"{'run page, first request (opens the run)':<44} {1000 * first:7.1f} ms "
-              f"({size / 1000:.0f} kB HTML)")
+              f"({size / 1000:.0f} kB HTML; opening it took "
+              f"{1000 * app[STORE].open(run.name).seconds:.0f} ms of that)")
         timed("run page (page 1 of cases)", base)
         timed("run page, page 50", base + "&page=50")
         timed("run page, filtered (failure, target)",

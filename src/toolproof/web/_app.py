@@ -237,9 +237,14 @@ async def stored_runs(request: web.Request) -> web.Response:
         "stored_runs.html",
         page=page,
         series=series,
-        location=source.store().location,
+        location=_shown_location(source.store().location),
         headline=lambda r, t: metric_view(r.headline.get(t)),
     )
+
+
+def _shown_location(location: str) -> str:
+    """A PostgreSQL store by its URL (without password), a SQLite store by its file name."""
+    return location if "://" in location else Path(location).name
 
 
 async def stored_run_page(request: web.Request) -> web.Response:
