@@ -16,6 +16,8 @@ from toolproof.grade import (
 )
 from toolproof.judges import JUDGEMENTS_FILE, Judgement, read_judgements
 from toolproof.judges._store import latest_judgements
+from toolproof.match import Embeddings, MissingEmbeddings
+from toolproof.providers import TextEmbedder, load_embedder
 from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
 from toolproof.run._manifest import system_fingerprint, tools_fingerprint
@@ -144,11 +146,12 @@ def evaluate(
         warnings=[w for state in expected_states.values() for w in state.warnings],
         scorer=scorer,
     )
+    embedder = _Embedder()
     grouped: dict[str, tuple[list[Record], list[Verdict]]] = {t: ([], []) for t in targets}
     for record, origin in _winning_records(sources, winners):
         target = record.target or UNNAMED  # always set by _winning_records
         try:
-            verdict = scorer.grade(record)
+            verdict = _grade(scorer, record, embedder)
         except MissingExpectedState as exc:
             raise code_not_allowed(suite, f"case {exc.case_id}'s gold actions") from None
         except UngradableRecord as exc:
@@ -167,6 +170,30 @@ def evaluate(
         summary = summarize(suite, recs, verdicts, target=target, k=k, scorer=scorer)
         ev.targets[target] = TargetEvaluation(target, recs, verdicts, summary)
     return ev
+
+
+class _Embedder:
+    """Sentence embeddings for the semantic matcher, loaded on the first need."""
+
+    def __init__(self) -> None:
+        self._embedder: TextEmbedder | None = None
+
+    def fill(self, table: Embeddings, texts: Sequence[str]) -> None:
+        if self._embedder is None:
+            self._embedder = load_embedder()
+        self._embedder.fill(table, texts)
+
+
+def _grade(scorer: Scorer, record: Record, embedder: _Embedder) -> Verdict | None:
+    """The record's verdict; texts compared by meaning are embedded first, here at the edge."""
+    while True:
+        try:
+            return scorer.grade(record)
+        except MissingEmbeddings as exc:
+            before = len(scorer.embeddings.vectors)
+            embedder.fill(scorer.embeddings, exc.texts)
+            if len(scorer.embeddings.vectors) == before:  # pragma: no cover - a bug, not input
+                raise
 
 
 _Key = tuple[str, str, int]

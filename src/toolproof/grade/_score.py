@@ -19,6 +19,7 @@ produce, a suite's own checks) is handed in as data.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from toolproof._jsonschema import rs_validator
 from toolproof.grade._answer import NO_CALL, CallInfo, analyse
@@ -34,7 +35,7 @@ from toolproof.grade._multistep import (
     multi_facts,
 )
 from toolproof.grade._trajectory import compile_multistep
-from toolproof.match import context, show
+from toolproof.match import Embeddings, MissingEmbeddings, context, show, similarity_notes
 from toolproof.types import (
     NO_EVIDENCE,
     Evidence,
@@ -59,6 +60,12 @@ class Scorer:
     ``checks`` are the suite's own checks, loaded with the user's consent; when
     the suite declares checks and none are given, each verdict they apply to
     carries a note saying they were not run.
+
+    ``embeddings`` holds the sentence vectors the ``semantic`` matcher reads
+    (a fresh, empty table when not given). Grading an answer whose texts have
+    no vector yet raises :class:`MissingEmbeddings` naming them: compute them
+    into :attr:`embeddings` (``toolproof.providers.TextEmbedder``) and grade
+    again. A verdict notes the similarity of each semantic comparison made.
     """
 
     def __init__(
@@ -66,11 +73,13 @@ class Scorer:
         suite: Suite,
         expected_states: Mapping[str, ExpectedState] | None = None,
         checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
+        embeddings: Embeddings | None = None,
     ) -> None:
         self.suite = suite
+        self.embeddings = embeddings if embeddings is not None else Embeddings()
         by_name = {t.name: t for t in suite.tools}
         self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
-        ctx = context(suite)
+        ctx = replace(context(suite), embeddings=self.embeddings)
         self.cases: dict[str, CompiledCase] = {
             c.id: compile_case(c, suite, by_name, ctx) for c in suite.cases
         }
@@ -108,9 +117,33 @@ class Scorer:
         return case_id in self._multi
 
     def grade(self, record: Record) -> Verdict | None:
-        """A verdict for a model answer; None for an infrastructure or harness outcome."""
+        """A verdict for a model answer; None for an infrastructure or harness outcome.
+
+        Raises :class:`MissingEmbeddings` when a semantic comparison lacks vectors.
+        """
         if record.outcome != "ok" or record.response is None:
             return None
+        self.embeddings.seen.clear()
+        return self._finish(self._grade(record, record.response))
+
+    def grade_response(
+        self, case_id: str, response: Response, record: Record | None = None
+    ) -> Verdict:
+        """The verdict of one model response to a single-step case (see :meth:`grade`)."""
+        self.embeddings.seen.clear()
+        return self._finish(self._grade_response(case_id, response, record))
+
+    def _finish(self, verdict: Verdict) -> Verdict:
+        missing = self.embeddings.take_missing()
+        if missing:
+            raise MissingEmbeddings(missing)
+        if self.embeddings.seen:
+            notes = similarity_notes(self.embeddings.seen)
+            verdict = verdict._replace(notes=(*verdict.notes, *notes))
+            self.embeddings.seen.clear()
+        return verdict
+
+    def _grade(self, record: Record, response: Response) -> Verdict:
         if record.case_id in self._multi:
             cc = self.cases[record.case_id]
             answer = analyse_multi(
@@ -124,9 +157,9 @@ class Scorer:
             findings = run_checks(self._multi_checks[record.case_id], cc, answer)
             notes += self._notes.get(cc.case.id, ())
             return assemble(cc, facts, findings, record, notes, evidence)
-        return self.grade_response(record.case_id, record.response, record)
+        return self._grade_response(record.case_id, response, record)
 
-    def grade_response(
+    def _grade_response(
         self, case_id: str, response: Response, record: Record | None = None
     ) -> Verdict:
         cc = self.cases[case_id]
