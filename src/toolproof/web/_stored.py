@@ -28,6 +28,7 @@ from toolproof.report._htmlview import (
     StabilityRow,
     TargetView,
     attempt_view,
+    readable_diff,
     summary_view,
 )
 from toolproof.stats import Summary
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from toolproof.grade import Scorer
     from toolproof.store import AttemptRow, CaseRow, HistoryPoint, Page, RunDetail, RunRow, Store
     from toolproof.trust import Trust
-    from toolproof.types import Case, Suite
+    from toolproof.types import Case, Suite, Verdict
 
 _RISKS = ("critical", "high", "medium", "low")
 
@@ -391,24 +392,31 @@ class StoreSource:
             record = record.model_copy(update={"target": a.target})
         view = attempt_view(record, None)
         view.passed, view.failure, view.reasons = a.passed, a.failure, _reasons(a)
-        if a.passed is False:
-            view.diff = self._diff(run, record, a)
+        if a.scored:
+            verdict, scorer = self._regraded(run, record, a)
+            if verdict is not None and scorer is not None:
+                view.notes = list(verdict.notes)
+                if not verdict.passed:
+                    view.diff = readable_diff(scorer.diff(verdict))
         return view
 
-    def _diff(self, run: StoredRun, record: Any, a: AttemptRow) -> list[Any]:
-        """Expected against actual, from the suite's scorer, when it agrees with the store."""
-        from toolproof.report._htmlview import readable_diff
-
+    def _regraded(
+        self, run: StoredRun, record: Any, a: AttemptRow
+    ) -> tuple[Verdict | None, Scorer | None]:
+        """The attempt graded again by the suite's scorer (for its expected-against-actual
+        diff and notes), when the suite is loaded and agrees with the stored verdict."""
         scorer = self._scorer(run)
         if scorer is None:
-            return []
+            return None, None
         try:
             verdict = scorer.grade(record)
         except Exception:  # a record the scorer refuses now: the stored reasons still show
-            return []
-        if verdict is None or verdict.passed or (verdict.failure or "") != (a.failure or ""):
-            return []
-        return readable_diff(scorer.diff(verdict))
+            return None, None
+        if verdict is None or verdict.passed != a.passed:
+            return None, None
+        if (verdict.failure or "") != (a.failure or ""):
+            return None, None
+        return verdict, scorer
 
     def _scorer(self, run: StoredRun) -> Scorer | None:
         suite = run.suite
