@@ -307,7 +307,7 @@ def suite_cases(ev: Evaluation, fingerprint: str) -> Callable[[], list[tuple[Any
         return None
 
     def rows() -> list[tuple[Any, ...]]:
-        from toolproof.report._htmlview import case_prompt, contract_text
+        from toolproof.suite._text import case_prompt, contract_text
 
         return [
             (fingerprint, c.id, i, case_prompt(c), contract_text(c), c.reason)
@@ -331,9 +331,9 @@ def latency_histogram(records: Iterable[Record]) -> str | None:
     """The latency histogram the run page draws, as JSON (None: no latency recorded)."""
     from dataclasses import asdict
 
-    from toolproof.report._htmlview import _latencies, histogram
+    from toolproof.stats._latency import histogram, latencies
 
-    made = histogram(_latencies(records))
+    made = histogram(latencies(records))
     return None if made is None else _dumps(asdict(made))
 
 

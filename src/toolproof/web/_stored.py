@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any
 from toolproof.errors import UserError
 from toolproof.report._htmlview import (
     AttemptView,
-    Bar,
     CaseEntry,
-    Histogram,
     RateView,
     RunView,
     StabilityRow,
@@ -32,6 +30,7 @@ from toolproof.report._htmlview import (
     summary_view,
 )
 from toolproof.stats import Summary
+from toolproof.stats._latency import Bar, Histogram
 
 if TYPE_CHECKING:
     from toolproof.grade import Scorer
