@@ -10,12 +10,18 @@ to last line, with its peak RSS:
 - the floor: ``python -c pass`` and ``toolproof --help``;
 - suites: ``toolproof validate`` on a suite of N cases (µs per case beyond
   ``toolproof --help``);
-- records: ``toolproof score`` and ``evaluate()`` on R records of a fixed
-  1,000-case suite (R/1000 attempts per case; µs per record beyond scoring
-  no records at all, which pays start-up and loading the suite).
+- records: ``toolproof score`` (with ``--json``) and ``evaluate(...,
+  keep_records=False)`` in-process on R records of a fixed 1,000-case suite
+  (R/1000 attempts per case). µs per record is counted beyond scoring 1,000
+  records (one per case), which pays start-up, loading the suite and the
+  statistics' fixed costs; wall-clock and CPU (user + system) both.
+
+Records are generated one line at a time (1,000,000 records make an 840 MB
+file and take a few minutes).
 
 Usage: python bench/scale.py [--suites N,...] [--records R,...]
-       (default --suites 10000,100000 --records 10000,100000)
+       (default --suites 10000,100000 --records 10000,100000;
+       P5 figures: --suites "" --records 10000,100000,1000000)
 """
 
 from __future__ import annotations
@@ -165,24 +171,31 @@ def _record(
 
 def measure(argv: list[str]) -> tuple[float, float]:
     """Run argv in a wrapper process that reports its child's peak RSS alone."""
+    wall, _, rss = measure_cpu(argv)
+    return wall, rss
+
+
+def measure_cpu(argv: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS MB) of argv, run in a wrapper process."""
     wrapper = (
         "import resource, subprocess, sys, time, json\n"
         "t = time.perf_counter()\n"
         "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
         "w = time.perf_counter() - t\n"
-        "r = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
-        "print(json.dumps([p.returncode, w, r, p.stderr.decode()[-800:]]))\n"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(json.dumps([p.returncode, w, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024,\n"
+        "                  p.stderr.decode()[-800:]]))\n"
     )
     out = subprocess.run([PY, "-c", wrapper, *argv], capture_output=True, text=True, check=True)
-    code, wall, rss, err = json.loads(out.stdout)
+    code, wall, cpu, rss, err = json.loads(out.stdout)
     if code not in (0, 1):
         raise SystemExit(f"failed (exit {code}): {' '.join(argv)}\n{err}")
-    return wall, rss
+    return wall, cpu, rss
 
 
 EVALUATE = (
     "import sys; from toolproof.suite import load_suite; from toolproof.evaluate import evaluate\n"
-    "ev = evaluate(load_suite(sys.argv[1]), [sys.argv[2]], keep_raw=False)\n"
+    "ev = evaluate(load_suite(sys.argv[1]), [sys.argv[2]], keep_raw=False, keep_records=False)\n"
     "print(sum(t.summary.attempts for t in ev.targets.values()))\n"
 )
 
@@ -214,31 +227,24 @@ def main() -> None:
     for r in record_counts:
         with tempfile.TemporaryDirectory() as tmp:
             suite, records = make(1000, Path(tmp), attempts=max(1, r // 1000))
-            empty = Path(tmp) / "empty.jsonl"
-            empty.write_text("")
+            small = Path(tmp) / "small.jsonl"
+            with records.open() as src, small.open("w") as dst:
+                for _, line in zip(range(1000), src, strict=False):
+                    dst.write(line)
             out = Path(tmp) / "report.json"
             mb = records.stat().st_size / 1e6
-            base, _ = measure([TOOLPROOF, "score", str(suite), str(empty), "--no-failures"])
             for name, argv in [
-                (
-                    "score",
-                    [
-                        TOOLPROOF,
-                        "score",
-                        str(suite),
-                        str(records),
-                        "--no-failures",
-                        "--json",
-                        str(out),
-                    ],
-                ),
-                ("evaluate()", [PY, "-c", EVALUATE, str(suite), str(records)]),
+                ("score", [TOOLPROOF, "score", str(suite), "{}", "--no-failures", "--json", str(out)]),
+                ("evaluate()", [PY, "-c", EVALUATE, str(suite), "{}"]),
             ]:
-                wall, rss = measure(argv)
-                per = (wall - base) / r * 1e6
+                base_wall, base_cpu, _ = measure_cpu([a.format(small) for a in argv])
+                wall, cpu, rss = measure_cpu([a.format(records) for a in argv])
+                n = max(1, r - 1000)
                 print(
-                    f"{r:>9,} records ({mb:5.0f} MB)  {name:<10} {wall:8.2f} s  "
-                    f"{per:8.1f} µs/record beyond {base:.2f} s  peak RSS {rss:6.0f} MB"
+                    f"{r:>9,} records ({mb:5.0f} MB)  {name:<10} {wall:8.2f} s wall "
+                    f"{(wall - base_wall) / n * 1e6:7.1f} µs/record, {cpu:8.2f} s CPU "
+                    f"{(cpu - base_cpu) / n * 1e6:7.1f} µs/record (beyond 1,000 records: "
+                    f"{base_wall:.2f} s wall, {base_cpu:.2f} s CPU)  peak RSS {rss:6.0f} MB"
                 )
 
 

@@ -71,3 +71,27 @@ def test_a_passing_target_gets_a_check_mark() -> None:
     s = b.suite()
     text = _render(evaluate(s, b.records(s, "good")).summaries, 80)
     assert text.rstrip("\n").split("\n")[-1] == "✓ good: all 22 scored attempts passed"
+
+
+def test_a_long_failure_list_is_cut_with_a_count_of_the_rest() -> None:
+    from toolproof.stats import FailureItem
+    from toolproof.types import FailureClass, Risk
+
+    s = next(iter(_summaries(TARGETS[:1]).values()))
+    items = [
+        FailureItem(
+            case_id=f"case-{i}", attempt=0, risk=Risk.low, failure=FailureClass.wrong_tool,
+            reasons=["wrong"], diff="",
+        )
+        for i in range(7)
+    ]  # fmt: skip
+    many = {"m": s.model_copy(update={"failures": items})}
+    out = io.StringIO()
+    render_terminal(many, Console(file=out, width=120, color_system=None), max_failures=3)
+    text = out.getvalue()
+    assert "failures · m (7)" in text
+    assert "case-2" in text and "case-3" not in text
+    assert "… and 4 more failures" in text
+    out = io.StringIO()
+    render_terminal(many, Console(file=out, width=120, color_system=None), max_failures=None)
+    assert "case-6" in out.getvalue() and "more failures" not in out.getvalue()

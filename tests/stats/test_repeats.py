@@ -5,6 +5,7 @@ import pytest
 from tests.grade.conftest import call, make_suite, reply
 from toolproof.evaluate import evaluate
 from toolproof.stats import mean_estimate, pass_at_k, pass_hat_k, rate
+from toolproof.stats._repeats import mean_estimates
 from toolproof.types import Record
 
 # Hand-computed: C(3,2)=3, C(5,2)=10, C(4,5)=0.
@@ -152,3 +153,48 @@ def test_tokens_and_cost_per_success() -> None:
     assert c is not None and c.successes == 5
     assert c.tokens_per_success == 9 * 15 / 5
     assert c.cost_usd_per_success is not None and math.isclose(c.cost_usd_per_success, 0.09 / 5)
+
+
+def test_estimates_drawn_together_equal_each_drawn_alone() -> None:
+    import random
+
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    from toolproof.stats._repeats import mean_estimates
+
+    rng = random.Random(3)
+    for n in (2, 9, 1000, 2500):
+        rows = [[rng.randrange(11) / 10 for _ in range(n)] for _ in range(3)]
+        for values, got in zip(rows, mean_estimates(rows), strict=True):
+            alone = bootstrap(
+                (np.asarray(values),),
+                np.mean,
+                n_resamples=2000,
+                batch=max(1, min(2000, 2_000_000 // n)),
+                method="percentile",
+                random_state=np.random.default_rng(0),
+            ).confidence_interval
+            assert (got.low, got.high) == (float(alone.low), float(alone.high))
+            assert got == mean_estimate(values)
+
+
+def test_many_cases_draw_counts_and_land_within_resampling_noise_of_scipy() -> None:
+    import random
+
+    from toolproof.stats import _repeats
+
+    rng = random.Random(5)
+    n = _repeats._EXACT_UP_TO + 1
+    rows = [[rng.randrange(11) / 10 for _ in range(n)] for _ in range(2)]
+    counted = mean_estimates(rows)
+    exact_up_to, _repeats._EXACT_UP_TO = _repeats._EXACT_UP_TO, 10**9
+    try:
+        exact = mean_estimates(rows)
+    finally:
+        _repeats._EXACT_UP_TO = exact_up_to
+    for got, want in zip(counted, exact, strict=True):
+        assert got.value == want.value and got.n == want.n == n
+        assert got.low != want.low  # drawn another way
+        assert abs(got.low - want.low) < 1e-3 and abs(got.high - want.high) < 1e-3
+        assert got.low < got.value < got.high

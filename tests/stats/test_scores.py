@@ -1,4 +1,4 @@
-"""Decision and confusion scores (scikit-learn), by hand, and without its single-label warning."""
+"""Decision and confusion scores: by hand, against scikit-learn, and without a single-label warning."""
 
 from __future__ import annotations
 
@@ -60,3 +60,28 @@ def test_score_on_a_small_suite_prints_no_warning(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "Warning" not in out.stderr and "single label" not in out.stderr
+
+
+def test_scores_are_scikit_learns_to_the_last_bit() -> None:
+    import random
+
+    from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
+
+    rng = random.Random(7)
+    names = ["a", "b", "c", "d", "(none)"]
+    for size in (1, 2, 5, 40, 333):
+        truth = [rng.choice(names[: rng.randint(1, 5)]) for _ in range(size)]
+        pred = [rng.choice(names) for _ in range(size)]
+        labels, matrix, macro = confusion_scores(truth, pred)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert matrix == confusion_matrix(truth, pred, labels=labels).tolist()
+            assert macro == float(
+                f1_score(truth, pred, labels=labels, average="macro", zero_division=0)
+            )
+            t = [x != "(none)" for x in truth]
+            p = [x != "(none)" for x in pred]
+            want = precision_recall_fscore_support(
+                t, p, labels=[False, True], average="binary", pos_label=True, zero_division=0
+            )[:3]
+        assert decision_scores(t, p) == tuple(float(x) for x in want)

@@ -87,21 +87,20 @@ def score(
 
     from toolproof.evaluate import evaluate
     from toolproof.evaluate._evaluate import records_path
-    from toolproof.report import render_terminal, summary_json
+    from toolproof.report import render_terminal, write_summary_json
     from toolproof.suite import load_suite
 
     trust, _ = trust_for(config, allow_code)
     s = load_suite(suite, trust)
     files = [records_path(p) for p in records]
-    ev = evaluate(s, files, keep_raw=False, trust=trust)
+    ev = evaluate(s, files, keep_raw=False, trust=trust, keep_records=False)
     for warning in ev.warnings:
         typer.echo(f"warning: {warning}", err=True)
     summaries = ev.summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
-        from toolproof._jsontext import dumps
-
-        json_out.write_text(dumps(summary_json(summaries), indent=2) + "\n", encoding="utf-8")
+        with json_out.open("w", encoding="utf-8") as out:
+            write_summary_json(out, summaries)
     from toolproof.store._hooks import store_score
 
     store_score(ev, files, store, not no_store)

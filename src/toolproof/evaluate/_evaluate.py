@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolproof.errors import SuiteError, UserError
+from toolproof.evaluate._failures import FailureLog, FileRecords, FileVerdicts, Segment
 from toolproof.grade import (
     CaseCheck,
     ExpectedState,
@@ -21,7 +23,7 @@ from toolproof.providers import TextEmbedder, load_embedder
 from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
 from toolproof.run._manifest import system_fingerprint, tools_fingerprint
-from toolproof.stats import Summary, summarize
+from toolproof.stats import Summary, SummaryBuilder
 from toolproof.suite import load_suite
 from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import Record, Suite, Verdict
@@ -36,12 +38,26 @@ RecordSource = str | Path | Record
 
 @dataclass(frozen=True)
 class TargetEvaluation:
-    """One target's latest records, their verdicts and the summary of both."""
+    """One target's latest records, their verdicts and the summary of both.
+
+    From ``evaluate(..., keep_records=False)``, ``records`` and ``verdicts``
+    are read (and graded) again from the records files each time they are
+    iterated, and the summary's failures are kept in a temporary file.
+    """
 
     target: str
-    records: list[Record]
-    verdicts: list[Verdict]
+    records: Sequence[Record]
+    verdicts: Sequence[Verdict]
     summary: Summary
+
+    def pairs(self) -> Iterator[tuple[Record, Verdict | None]]:
+        """Each record with its verdict (None for an unanswered attempt), one at a time."""
+        if isinstance(self.verdicts, FileVerdicts):
+            yield from self.verdicts.pairs()
+            return
+        by_attempt = {(v.case_id, v.attempt): v for v in self.verdicts}
+        for r in self.records:
+            yield r, by_attempt.get((r.case_id, r.attempt))
 
 
 @dataclass
@@ -62,6 +78,8 @@ class Evaluation:
     """What LLM judges said about these records (a run folder's judgements.jsonl)."""
     scorer: Scorer | None = None
     """The scorer the verdicts came from: it renders their diffs (:meth:`diff`)."""
+    max_attempt: int | None = None
+    """The highest attempt number of any record (None: none was read)."""
 
     def diff(self, verdict: Verdict) -> str:
         """Expected against actual for a failed verdict ("" for a pass)."""
@@ -78,7 +96,11 @@ class Evaluation:
     def fingerprint(self) -> dict[str, str | int | None]:
         """What the run was measured against, apart from the targets and their settings."""
         m = self.manifest
-        attempts = max((r.attempt for r in self.records), default=0)
+        attempts = (
+            self.max_attempt
+            if self.max_attempt is not None
+            else max((r.attempt for r in self.records), default=0)
+        )
         return {
             "suite name": m.suite_name if m else self.suite.name,
             "suite version": m.suite_version if m else self.suite.version,
@@ -102,6 +124,7 @@ def evaluate(
     keep_raw: bool = True,
     checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
     trust: Trust = DEFAULT_TRUST,
+    keep_records: bool = True,
 ) -> Evaluation:
     """Grade and summarise records against a suite.
 
@@ -125,6 +148,13 @@ def evaluate(
     raw payloads (request, provider response, steps, end state) once graded,
     so memory does not grow with their size; :attr:`Evaluation.origins` says
     where each one can be read again.
+
+    Each target's summary is built as the records are graded, from counts.
+    With ``keep_records=False`` nothing grows with the number of records but
+    a few bytes per attempt: the result holds no records or verdicts (each
+    target's ``records`` and ``verdicts`` read the files again when iterated),
+    the failures wait in a temporary file, and :attr:`Evaluation.origins`
+    stays empty.
     """
     from toolproof.run import expected_states as compute_states
     from toolproof.run import load_checks
@@ -142,12 +172,16 @@ def evaluate(
         suite=suite,
         source=Path(source) if source is not None else None,
         manifest=manifest,
-        superseded=total - sum(len(w) for w in winners),
+        superseded=total - sum(_count(w) for w in winners),
         warnings=[w for state in expected_states.values() for w in state.warnings],
         scorer=scorer,
     )
+    def builder(target: str) -> SummaryBuilder:
+        sink = None if keep_records else FailureLog()
+        return SummaryBuilder(suite, target, k=k, scorer=scorer, failures=sink)
+
     embedder = _Embedder()
-    grouped: dict[str, tuple[list[Record], list[Verdict]]] = {t: ([], []) for t in targets}
+    grouped: dict[str, _Target] = {t: _Target(builder(t)) for t in targets}
     for record, origin in _winning_records(sources, winners):
         target = record.target or UNNAMED  # always set by _winning_records
         try:
@@ -158,17 +192,35 @@ def evaluate(
             if origin is None:
                 raise
             raise SuiteError(origin[0], str(exc), line=origin[1]) from None
-        if not keep_raw:
-            record = _without_raw(record, owned=origin is not None)
-        recs, verdicts = grouped.setdefault(target, ([], []))
-        recs.append(record)
         if verdict is not None:
-            verdicts.append(verdict._replace(target=target))
-        if origin is not None:
-            ev.origins[(target, record.case_id, record.attempt)] = origin
-    for target, (recs, verdicts) in grouped.items():
-        summary = summarize(suite, recs, verdicts, target=target, k=k, scorer=scorer)
-        ev.targets[target] = TargetEvaluation(target, recs, verdicts, summary)
+            verdict = verdict._replace(target=target)
+        into = grouped.get(target)
+        if into is None:
+            into = grouped[target] = _Target(builder(target))
+        into.summary.add_record(record)
+        if verdict is not None:
+            into.summary.add_verdict(verdict)
+        if ev.max_attempt is None or record.attempt > ev.max_attempt:
+            ev.max_attempt = record.attempt
+        if keep_records:
+            if not keep_raw:
+                record = _without_raw(record, owned=origin is not None)
+            into.records.append(record)
+            if verdict is not None:
+                into.verdicts.append(verdict)
+            if origin is not None:
+                ev.origins[(target, record.case_id, record.attempt)] = origin
+        else:
+            into.where(record, origin)
+    del winners  # the identities of every record: not needed once all are graded
+    for target, into in grouped.items():
+        summary = into.summary.build()
+        if keep_records:
+            ev.targets[target] = TargetEvaluation(target, into.records, into.verdicts, summary)
+            continue
+        again = FileRecords(into.segments, summary.attempts, _prepare(keep_raw))
+        verdicts = FileVerdicts(again, summary.scored, _regrade(scorer, target, embedder))
+        ev.targets[target] = TargetEvaluation(target, again, verdicts, summary)
     return ev
 
 
@@ -196,50 +248,194 @@ def _grade(scorer: Scorer, record: Record, embedder: _Embedder) -> Verdict | Non
                 raise
 
 
-_Key = tuple[str, str, int]
+def _count(wanted: bool | _Wanted) -> int:
+    if isinstance(wanted, _Wanted):
+        return sum(1 for entry in wanted._entry if entry >= 0)
+    return 1 if wanted else 0
 
 
-def _latest(suite: Suite, sources: list[RecordSource]) -> tuple[list[set[int]], int]:
-    """For each source, the positions (line numbers, or list indexes) of the latest records."""
-    known = {c.id for c in suite.cases}
-    latest: dict[_Key, tuple[int, int]] = {}
-    total = 0
+class _Target:
+    """One target's summary in the making, and its records or where they are."""
+
+    def __init__(self, summary: SummaryBuilder) -> None:
+        self.summary = summary
+        self.records: list[Record] = []
+        self.verdicts: list[Verdict] = []
+        self.segments: list[Segment] = []
+        self._file = ""
+
+    def where(self, record: Record, origin: tuple[str, int] | None) -> None:
+        last = self.segments[-1] if self.segments else None
+        if origin is None:
+            if not isinstance(last, list):
+                last = []
+                self.segments.append(last)
+            last.append(record)
+            return
+        if isinstance(last, tuple) and self._file == origin[0]:
+            last[1].append(origin[1])
+        else:
+            self._file = origin[0]
+            self.segments.append((Path(origin[0]), array("q", [origin[1]])))
+
+
+def _prepare(keep_raw: bool) -> Callable[[Record, Path | None], Record]:
+    def prepare(record: Record, path: Path | None) -> Record:
+        if path is None:  # kept as _winning_records gave it: its target is set
+            return record if keep_raw else _without_raw(record, owned=False)
+        if not record.target:
+            record = record.model_copy(update={"target": path.stem})
+        return record if keep_raw else _without_raw(record, owned=True)
+
+    return prepare
+
+
+def _regrade(
+    scorer: Scorer, target: str, embedder: _Embedder
+) -> Callable[[Record], Verdict | None]:
+    def grade(record: Record) -> Verdict | None:
+        verdict = _grade(scorer, record, embedder)
+        return verdict._replace(target=target) if verdict is not None else None
+
+    return grade
+
+
+class _Wanted:
+    """The winning lines of one records file, and the identity each had when its key was read."""
+
+    def __init__(self, latest: _Latest | None, entry_of_line: array[int]) -> None:
+        self._latest = latest
+        self._entry = entry_of_line
+
+    def __contains__(self, number: object) -> bool:
+        entry = self._entry
+        return isinstance(number, int) and 0 <= number < len(entry) and entry[number] >= 0
+
+    def identity(self, number: int) -> tuple[str, str, int] | None:
+        if self._latest is None or number not in self:
+            return None
+        return self._latest.identity(int(self._entry[number]))
+
+
+class _Latest:
+    """Which record of each (case, target, attempt) is the latest, found with a few
+    bytes per record (numbers in arrays, not a dictionary of keys)."""
+
+    def __init__(self, suite: Suite) -> None:
+        self.case_ids = [c.id for c in suite.cases]
+        self.known = {c: i for i, c in enumerate(self.case_ids)}
+        self.targets: dict[str, int] = {}
+        self.target_names: list[str] = []
+        self.cases: array[int] = array("q")
+        self.target: array[int] = array("q")
+        self.attempt: array[int] = array("q")
+        self.source: array[int] = array("q")
+        self.line: array[int] = array("q")
+
+    def add(self, source: int, line: int, case: int, target: str, attempt: int) -> None:
+        index = self.targets.get(target)
+        if index is None:
+            index = self.targets[target] = len(self.target_names)
+            self.target_names.append(target)
+        self.attempt.append(attempt)  # first: the one that can overflow
+        self.cases.append(case)
+        self.target.append(index)
+        self.source.append(source)
+        self.line.append(line)
+
+    def identity(self, entry: int) -> tuple[str, str, int]:
+        return (
+            self.case_ids[self.cases[entry]],
+            self.target_names[self.target[entry]],
+            self.attempt[entry],
+        )
+
+    def winners(self, sources: list[RecordSource]) -> list[bool | _Wanted]:
+        """Per source: for a record, whether it wins; for a file, its winning lines."""
+        import numpy as np
+
+        out: list[bool | _Wanted] = [False] * len(sources)
+        total = len(self.cases)
+        if not total:
+            return out
+        cases = np.frombuffer(self.cases, dtype=np.int64)
+        target = np.frombuffer(self.target, dtype=np.int64)
+        attempt = np.frombuffer(self.attempt, dtype=np.int64)
+        order = np.lexsort((np.arange(total), attempt, target, cases))
+        c, t, a = cases[order], target[order], attempt[order]
+        last = np.ones(total, dtype=bool)
+        last[:-1] = (c[1:] != c[:-1]) | (t[1:] != t[:-1]) | (a[1:] != a[:-1])
+        win = np.sort(order[last])  # entries in reading order: by source, then line
+        win_source = np.frombuffer(self.source, dtype=np.int64)[win]
+        lines = np.frombuffer(self.line, dtype=np.int64)
+        present, starts = np.unique(win_source, return_index=True)
+        ends = [*starts[1:], len(win)]
+        for index, begin, end in zip(present.tolist(), starts.tolist(), ends, strict=True):
+            chosen = win[begin:end]
+            if isinstance(sources[index], Record):
+                out[index] = True
+                continue
+            numbers = lines[chosen]
+            entry_of_line = np.full(int(numbers.max()) + 1, -1, dtype=np.int64)
+            entry_of_line[numbers] = chosen
+            # an array, not numpy: indexing it one line at a time is several times faster
+            out[index] = _Wanted(self, array("q", entry_of_line.tobytes()))
+        self.source = self.line = array("q")  # where each record was: no longer needed
+        return out
+
+
+def _latest(suite: Suite, sources: list[RecordSource]) -> tuple[list[bool | _Wanted], int]:
+    """For each source, whether it (a record) or which of its lines (a file) are latest."""
+    latest = _Latest(suite)
+    known = latest.known
     for index, item in enumerate(sources):
         if isinstance(item, Record):
-            if item.case_id not in known:
+            case = known.get(item.case_id)
+            if case is None:
                 raise UserError(f"record for unknown case '{item.case_id}'")
-            latest[(item.case_id, item.target or UNNAMED, item.attempt)] = (index, 0)
-            total += 1
+            latest.add(index, 0, case, item.target or UNNAMED, item.attempt)
             continue
         path = Path(item)
+        stem = path.stem
         for number, case_id, target, attempt in iter_keys(path):
-            if case_id not in known:
+            case = known.get(case_id)
+            if case is None:
                 raise SuiteError(
                     str(path),
                     f"record for unknown case '{case_id}'",
                     line=number,
                     path=("case_id",),
                 )
-            latest[(case_id, target or path.stem, attempt)] = (index, number)
-            total += 1
-    winners: list[set[int]] = [set() for _ in sources]
-    for index, position in latest.values():
-        winners[index].add(position)
-    return winners, total
+            try:
+                latest.add(index, number, case, target or stem, attempt)
+            except OverflowError:
+                raise SuiteError(
+                    str(path), "attempt number too large", line=number, path=("attempt",)
+                ) from None
+    return latest.winners(sources), len(latest.cases)
 
 
 def _winning_records(
-    sources: list[RecordSource], winners: list[set[int]]
+    sources: list[RecordSource], winners: list[bool | _Wanted]
 ) -> Iterator[tuple[Record, tuple[str, int] | None]]:
     for item, wanted in zip(sources, winners, strict=True):
         if isinstance(item, Record):
             if wanted:
                 yield (item if item.target else item.model_copy(update={"target": UNNAMED})), None
             continue
+        if not isinstance(wanted, _Wanted):
+            # no line wins (an empty file): still read it, for its errors
+            wanted = _Wanted(None, array("q"))
         path = Path(item)
-        for number, record in iter_records(path, only=wanted):
+        for number, record in iter_records(path, only=wanted, check_skipped=True):
             if not record.target:
                 record = record.model_copy(update={"target": path.stem})
+            if (record.case_id, record.target, record.attempt) != wanted.identity(number):
+                raise SuiteError(
+                    str(path),
+                    "case_id, target or attempt read two ways (is a key given twice?)",
+                    line=number,
+                )
             yield record, (str(path), number)
 
 

@@ -16,28 +16,43 @@ def render_call(call: ToolCall) -> str:
     return f"{call.name}({inner})"
 
 
-def render_diff(verdict: Verdict, cc: CompiledCase) -> str:
-    """The diff of a failed verdict ("" for a pass). Model output is shown with ``show``."""
+def render_diff(
+    verdict: Verdict, cc: CompiledCase, expected: dict[tuple[str, int], str] | None = None
+) -> str:
+    """The diff of a failed verdict ("" for a pass). Model output is shown with ``show``.
+
+    ``expected`` keeps the expected side of each case (and closest alternative)
+    once rendered, for a caller that renders many diffs of the same cases.
+    """
     if verdict.passed:
         return ""
     if verdict.multistep is not None:
         return _transcript_diff(verdict.evidence.transcript, verdict.evidence.end_state_diff)
     response = verdict.evidence.answer
-    if cc.kind is Kind.call:
-        sets = cc.call_sets
-        exp = describe_calls(sets[verdict.evidence.closest] if sets else [])
-        if len(sets) > 1:
-            exp += f"   (closest of {len(sets)} alternatives)"
-    elif cc.kind is Kind.none:
-        exp = "no call"
-    else:
-        exp = f"no call; reply: {cc.kind.value}"
+    key = (cc.case.id, verdict.evidence.closest)
+    exp = expected.get(key) if expected is not None else None
+    if exp is None:
+        exp = _expected(cc, verdict.evidence.closest)
+        if expected is not None:
+            expected[key] = exp
     calls = response.tool_calls if response is not None else []
     act = "; ".join(render_call(c) for c in calls) if calls else "(no call)"
     text = (response.refusal or response.text) if response is not None else None
     if text:
         act += f"; reply: {show(' '.join(text.split()), 100)}"
     return f"expected: {exp}\nactual:   {act}"
+
+
+def _expected(cc: CompiledCase, closest: int) -> str:
+    if cc.kind is Kind.call:
+        sets = cc.call_sets
+        exp = describe_calls(sets[closest] if sets else [])
+        if len(sets) > 1:
+            exp += f"   (closest of {len(sets)} alternatives)"
+        return exp
+    if cc.kind is Kind.none:
+        return "no call"
+    return f"no call; reply: {cc.kind.value}"
 
 
 def _transcript_diff(messages: tuple[Message, ...], end_diff: str) -> str:

@@ -10,6 +10,7 @@ from toolproof.report._json import (
     compare_json,
     gate_json,
     summary_json,
+    write_summary_json,
 )
 from toolproof.report._junit import render_junit
 from toolproof.report._markdown import render_markdown
@@ -33,4 +34,5 @@ __all__ = [
     "render_terminal",
     "run_view",
     "summary_json",
+    "write_summary_json",
 ]

@@ -1,9 +1,16 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import json
+import secrets
+from collections.abc import Iterable, Iterator
+from json.encoder import encode_basestring
+from typing import TYPE_CHECKING, Any, TextIO
 
+from pydantic_core import to_jsonable_python
+
+from toolproof._jsontext import _escape_surrogates, finite, has_surrogates
 from toolproof._version import __version__
-from toolproof.stats import Summary
+from toolproof.stats import FailureItem, Summary
 
 if TYPE_CHECKING:
     from toolproof.gate import Comparison, GateResult
@@ -20,6 +27,61 @@ def summary_json(summaries: dict[str, Summary]) -> dict[str, Any]:
         "toolproof": __version__,
         "targets": {t: s.model_dump(mode="json") for t, s in summaries.items()},
     }
+
+
+def write_summary_json(out: TextIO, summaries: dict[str, Summary]) -> None:
+    """Write ``dumps(summary_json(summaries), indent=2)`` and a newline, the same text,
+    a piece at a time: neither the text nor the failure lists are ever whole in memory."""
+    token = secrets.token_hex(8)
+    markers: dict[str, Iterable[FailureItem]] = {}
+    targets: dict[str, Any] = {}
+    for i, (target, s) in enumerate(summaries.items()):
+        data = s.model_dump(mode="json", exclude={"failures"})
+        marker = f"toolproof-failures-{token}-{i}"
+        markers[f'"{marker}"'] = s.failures
+        targets[target] = {f: marker if f == "failures" else data[f] for f in Summary.model_fields}
+    report = {"format": REPORT_FORMAT, "toolproof": __version__, "targets": targets}
+    encoder = json.JSONEncoder(
+        ensure_ascii=False, allow_nan=False, indent=2, default=to_jsonable_python
+    )  # what dumps(..., indent=2) uses
+    indent = 0
+    for chunk in encoder.iterencode(finite(report)):
+        items = markers.get(chunk)
+        if items is not None:  # a string value is a chunk of its own
+            for part in _failure_list(items, indent):
+                out.write(part)
+            continue
+        if "\n" in chunk:
+            indent = len(chunk) - chunk.rindex("\n") - 1
+        out.write(_escape_surrogates(chunk) if has_surrogates(chunk) else chunk)
+    out.write("\n")
+
+
+def _failure_list(items: Iterable[FailureItem], indent: int) -> Iterator[str]:
+    """A failure list as ``dumps(..., indent=2)`` writes it at this indentation."""
+    pad = " " * (indent + 2)
+    inner = pad + "  "
+    first = True
+    for item in items:
+        reasons = (
+            "[\n" + ",\n".join(f"{inner}  {encode_basestring(r)}" for r in item.reasons)
+            + f"\n{inner}]"
+            if item.reasons
+            else "[]"
+        )
+        text = (
+            f"{',' if not first else '['}\n{pad}{{\n"
+            f'{inner}"case_id": {encode_basestring(item.case_id)},\n'
+            f'{inner}"attempt": {int(item.attempt)!r},\n'
+            f'{inner}"risk": {encode_basestring(item.risk.value)},\n'
+            f'{inner}"failure": {encode_basestring(item.failure.value)},\n'
+            f'{inner}"reasons": {reasons},\n'
+            f'{inner}"diff": {encode_basestring(item.diff)}\n'
+            f"{pad}}}"
+        )
+        first = False
+        yield _escape_surrogates(text) if has_surrogates(text) else text
+    yield "[]" if first else "\n" + " " * indent + "]"
 
 
 def gate_json(result: GateResult) -> dict[str, Any]:

@@ -316,6 +316,10 @@ def _verdict(target: str, s: Summary) -> str:
     return f"[red]✗[/red] {target}: {failed} of {s.scored} scored attempts failed{tail}"
 
 
+#: Failures listed per target; the rest are counted (every one is in the JSON report).
+MAX_FAILURES = 200
+
+
 def render_terminal(
     summaries: dict[str, Summary],
     console: Console,
@@ -323,8 +327,12 @@ def render_terminal(
     failures: bool = True,
     tags: bool = True,
     headline: bool = True,
+    max_failures: int | None = MAX_FAILURES,
 ) -> None:
     """Print the report for one or more targets, side by side.
+
+    The failure list shows at most ``max_failures`` failures per target (None:
+    all), then how many more there are.
 
     It ends with the headline figures and a one-line verdict per target, after
     the failure list, so they are the last thing shown (``headline=False``
@@ -346,7 +354,7 @@ def render_terminal(
         if table is not None:
             console.print(table)
     if failures:
-        _print_failures(summaries, console)
+        _print_failures(summaries, console, max_failures)
     if headline:
         console.print()
         for line in lay.legend:  # again: the first one has scrolled away
@@ -356,12 +364,20 @@ def render_terminal(
             console.print(_verdict(term_text(target), s), highlight=False)
 
 
-def _print_failures(summaries: dict[str, Summary], console: Console) -> None:
+def _print_failures(summaries: dict[str, Summary], console: Console, most: int | None) -> None:
     for target, s in summaries.items():
         if not s.failures:
             continue
-        console.print(f"\n[bold]failures · {term_text(target)}[/bold] ({len(s.failures)})")
-        for item in s.failures:
+        count = len(s.failures)
+        console.print(f"\n[bold]failures · {term_text(target)}[/bold] ({count})")
+        for shown, item in enumerate(s.failures):
+            if most is not None and shown >= most:
+                console.print(
+                    f"[dim]… and {count - most} more failures (every one is in the JSON "
+                    "report)[/dim]",
+                    highlight=False,
+                )
+                break
             attempt = f" #{item.attempt}" if item.attempt else ""
             console.print(
                 f"[red]✗[/red] {term_text(item.case_id)}{attempt} [dim]({item.risk.value})[/dim] "

@@ -16,10 +16,12 @@ from toolproof.stats._summary import (
     Confusion,
     Decision,
     FailureItem,
+    FailureSink,
     MultiStepSlice,
     MultiStepStats,
     SliceStats,
     Summary,
+    SummaryBuilder,
     summarize,
 )
 
@@ -33,6 +35,7 @@ __all__ = [
     "Decision",
     "Estimate",
     "FailureItem",
+    "FailureSink",
     "Metric",
     "MultiStepSlice",
     "MultiStepStats",
@@ -40,6 +43,7 @@ __all__ = [
     "SliceStats",
     "Stability",
     "Summary",
+    "SummaryBuilder",
     "mean_estimate",
     "metric_rate",
     "pass_at_k",

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
-import warnings
+from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+)
 
 from toolproof.grade import NO_CALL, Scorer, render_diff
-from toolproof.stats._metrics import metric_rate
+from toolproof.stats._metrics import RATE_METRICS, RATE_NAMES
 from toolproof.stats._rates import Rate, rate
-from toolproof.stats._repeats import Costs, Stability, stability
-from toolproof.stats._repeats import costs as per_success_costs
+from toolproof.stats._repeats import Costs, RepeatCounts, Stability
 from toolproof.types import FailureClass, Kind, Outcome, Record, Risk, Suite, Verdict
 
 
@@ -83,50 +87,112 @@ class MultiStepStats(MultiStepSlice):
     by_risk: dict[str, MultiStepSlice]
 
 
-def _ms_slice(verdicts: list[Verdict]) -> dict[str, Any]:
-    ms = [v.multistep for v in verdicts if v.multistep is not None]
-    traj = [m.trajectory_ok for m in ms if m.trajectory_ok is not None]
-    end = [m.end_state_ok for m in ms if m.end_state_ok is not None]
-    clar = [m.clarified for m in ms if m.clarified is not None]
-    grace = [m.graceful for m in ms if m.graceful is not None]
-    return {
-        "success": rate(sum(v.passed for v in verdicts), len(verdicts)),
-        "trajectory": rate(sum(traj), len(traj)),
-        "end_state": rate(sum(end), len(end)),
-        "clarification": rate(sum(clar), len(clar)),
-        "graceful_failure": rate(sum(grace), len(grace)),
-        "unsafe_calls": sum(m.unsafe_calls for m in ms),
-        "unsafe_rate": rate(sum(1 for m in ms if m.unsafe_calls), len(ms)),
-    }
+class _MsCounts:
+    """The counts behind one multi-step slice, added to one verdict at a time."""
+
+    __slots__ = ("clar", "end", "grace", "ms", "n", "passed", "traj", "unsafe", "unsafe_calls")
+
+    def __init__(self) -> None:
+        self.n = self.passed = self.ms = self.unsafe_calls = self.unsafe = 0
+        self.traj = [0, 0]
+        self.end = [0, 0]
+        self.clar = [0, 0]
+        self.grace = [0, 0]
+
+    def add(self, v: Verdict) -> None:
+        self.n += 1
+        self.passed += v.passed
+        m = v.multistep
+        if m is None:
+            return
+        self.ms += 1
+        for flag, counts in (
+            (m.trajectory_ok, self.traj),
+            (m.end_state_ok, self.end),
+            (m.clarified, self.clar),
+            (m.graceful, self.grace),
+        ):
+            if flag is not None:
+                counts[0] += flag
+                counts[1] += 1
+        self.unsafe_calls += m.unsafe_calls
+        self.unsafe += 1 if m.unsafe_calls else 0
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            "success": rate(self.passed, self.n),
+            "trajectory": rate(*self.traj),
+            "end_state": rate(*self.end),
+            "clarification": rate(*self.clar),
+            "graceful_failure": rate(*self.grace),
+            "unsafe_calls": self.unsafe_calls,
+            "unsafe_rate": rate(self.unsafe, self.ms),
+        }
 
 
-def _ms_group(
-    verdicts: list[Verdict], keys: Callable[[Verdict], Iterable[str]]
-) -> dict[str, MultiStepSlice]:
-    groups: dict[str, list[Verdict]] = defaultdict(list)
-    for v in verdicts:
-        for key in keys(v):
-            groups[key].append(v)
-    return {k: MultiStepSlice(**_ms_slice(groups[k])) for k in sorted(groups)}
+class _MultiStepCounts:
+    """Everything :class:`MultiStepStats` needs, without the verdicts."""
+
+    def __init__(self) -> None:
+        self.all = _MsCounts()
+        self.won = 0
+        self.won_steps = 0
+        self.won_calls = 0
+        self.redundant = 0
+        self.limit_hits = 0
+        self.by_tag: dict[str, _MsCounts] = defaultdict(_MsCounts)
+        self.by_tool: dict[str, _MsCounts] = defaultdict(_MsCounts)
+        self.by_risk: dict[str, _MsCounts] = defaultdict(_MsCounts)
+
+    def add(self, v: Verdict) -> None:
+        m = v.multistep
+        if m is None:
+            return
+        self.all.add(v)
+        if v.passed:
+            self.won += 1
+            self.won_steps += m.steps
+            self.won_calls += m.calls
+        self.redundant += m.redundant_calls
+        self.limit_hits += 1 if m.step_limit else 0
+        for tag in v.tags:
+            self.by_tag[tag].add(v)
+        for tool in v.expected_tools or (NO_CALL,):
+            self.by_tool[tool].add(v)
+        self.by_risk[v.risk.value].add(v)
+
+    def stats(self) -> MultiStepStats | None:
+        if not self.all.n:
+            return None
+
+        def group(groups: dict[str, _MsCounts]) -> dict[str, MultiStepSlice]:
+            return {k: MultiStepSlice(**groups[k].figures()) for k in sorted(groups)}
+
+        return MultiStepStats(
+            **self.all.figures(),
+            attempts=self.all.n,
+            steps_per_success=self.won_steps / self.won if self.won else None,
+            calls_per_success=self.won_calls / self.won if self.won else None,
+            redundant_calls=self.redundant,
+            step_limit_hits=self.limit_hits,
+            by_tag=group(self.by_tag),
+            by_tool=group(self.by_tool),
+            by_risk=group(self.by_risk),
+        )
 
 
-def multistep_stats(verdicts: list[Verdict]) -> MultiStepStats | None:
+def multistep_stats(verdicts: Iterable[Verdict]) -> MultiStepStats | None:
     """The multi-step figures, or None when no verdict is of a multi-step case."""
-    multi = [v for v in verdicts if v.multistep is not None]
-    if not multi:
-        return None
-    won = [v.multistep for v in multi if v.passed and v.multistep is not None]
-    return MultiStepStats(
-        **_ms_slice(multi),
-        attempts=len(multi),
-        steps_per_success=sum(m.steps for m in won) / len(won) if won else None,
-        calls_per_success=sum(m.calls for m in won) / len(won) if won else None,
-        redundant_calls=sum(v.multistep.redundant_calls for v in multi if v.multistep),
-        step_limit_hits=sum(1 for v in multi if v.multistep and v.multistep.step_limit),
-        by_tag=_ms_group(multi, lambda v: v.tags),
-        by_tool=_ms_group(multi, lambda v: v.expected_tools or (NO_CALL,)),
-        by_risk=_ms_group(multi, lambda v: (v.risk.value,)),
-    )
+    counts = _MultiStepCounts()
+    for v in verdicts:
+        counts.add(v)
+    return counts.stats()
+
+
+class FailureSink(Protocol):
+    """Where a summary's failures go as they are found (a list will do)."""
+
+    def append(self, item: FailureItem, /) -> None: ...
 
 
 class Summary(BaseModel):
@@ -174,84 +240,303 @@ class Summary(BaseModel):
         default=None, description="Trajectory, end-state and behaviour figures of multi-step cases."
     )
 
-
-def _slice(verdicts: list[Verdict]) -> SliceStats:
-    return SliceStats(
-        strict_pass=metric_rate("strict_pass", verdicts),
-        selection=metric_rate("selection", verdicts),
-        arguments=metric_rate("arguments", verdicts),
-    )
-
-
-def _group(
-    verdicts: list[Verdict], keys: Callable[[Verdict], Iterable[str]]
-) -> dict[str, SliceStats]:
-    groups: dict[str, list[Verdict]] = defaultdict(list)
-    for v in verdicts:
-        for key in keys(v):
-            groups[key].append(v)
-    return {k: _slice(groups[k]) for k in sorted(groups)}
+    @field_serializer("failures", mode="wrap")
+    def _all_failures(self, value: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        # an evaluation of many records keeps its failures in a file (a sequence, not a list)
+        return handler(value if isinstance(value, list) else list(value))
 
 
 def decision_scores(truth: list[bool], pred: list[bool]) -> tuple[float, float, float]:
-    """Precision, recall and F1 of "call" as the positive class (scikit-learn, zero_division=0)."""
-    from sklearn.metrics import precision_recall_fscore_support
+    """Precision, recall and F1 of "call" as the positive class (zero when undefined)."""
+    tp = sum(1 for t, p in zip(truth, pred, strict=True) if t and p)
+    return decision_from_counts(tp, sum(pred) - tp, sum(truth) - tp)
 
-    with _quiet_single_label():
-        p, r, f, _ = precision_recall_fscore_support(
-            truth, pred, labels=[False, True], average="binary", pos_label=True, zero_division=0
-        )
-    return float(p), float(r), float(f)
+
+def decision_from_counts(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    """Precision, recall and F1 from true positives, false positives and false negatives.
+
+    The arithmetic is scikit-learn's (``precision_recall_fscore_support``,
+    ``zero_division=0``), so the figures are the same to the last bit.
+    """
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    denom = 1.0 * (tp + fn) + (tp + fp)
+    return precision, recall, (2.0 * tp) / denom if denom else 0.0
 
 
 def confusion_scores(truth: list[str], pred: list[str]) -> tuple[list[str], list[list[int]], float]:
-    """Labels, confusion matrix (rows expected, columns called) and macro-F1 (scikit-learn)."""
-    from sklearn.metrics import confusion_matrix, f1_score
-
-    labels = sorted(set(truth) | set(pred), key=lambda x: (x == NO_CALL, x))
-    with _quiet_single_label():
-        matrix = confusion_matrix(truth, pred, labels=labels).tolist()
-        macro = float(f1_score(truth, pred, labels=labels, average="macro", zero_division=0))
-    return labels, matrix, macro
+    """Labels, confusion matrix (rows expected, columns called) and macro-F1."""
+    return confusion_from_counts(Counter(zip(truth, pred, strict=True)))
 
 
-@contextlib.contextmanager
-def _quiet_single_label() -> Iterator[None]:
-    """scikit-learn warns when a small suite has one label only; the figures are still right."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*single label", category=UserWarning)
-        yield
+def confusion_from_counts(
+    pairs: Counter[tuple[str, str]],
+) -> tuple[list[str], list[list[int]], float]:
+    """Labels, confusion matrix and macro-F1 from counts of (expected, called) pairs.
+
+    The macro-F1 is scikit-learn's (``f1_score(average="macro", zero_division=0)``),
+    computed the same way from the matrix.
+    """
+    import numpy as np
+
+    labels = sorted({e for e, _ in pairs} | {a for _, a in pairs}, key=lambda x: (x == NO_CALL, x))
+    index = {label: i for i, label in enumerate(labels)}
+    matrix = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for (expected, called), count in pairs.items():
+        matrix[index[expected], index[called]] += count
+    tp = np.diag(matrix)
+    true_sum = matrix.sum(axis=1)
+    pred_sum = matrix.sum(axis=0)
+    denom = 1.0 * true_sum.astype(np.float64) + pred_sum.astype(np.float64)
+    zero = denom == 0
+    denom[zero] = 1
+    f1 = (2.0 * tp.astype(np.float64)) / denom
+    f1[zero] = 0.0
+    return labels, matrix.tolist(), float(np.nanmean(f1))
 
 
-def _decision(verdicts: list[Verdict]) -> Decision:
-    if not verdicts:
-        return Decision(precision=None, recall=None, f1=None)
-    truth = [v.kind is Kind.call for v in verdicts]
-    pred = [bool(v.actual_tools) for v in verdicts]
-    p, r, f = decision_scores(truth, pred)
-    return Decision(precision=p, recall=r, f1=f)
-
-
-def _confusion(verdicts: list[Verdict]) -> tuple[Confusion, float | None]:
-    pairs = [p for v in verdicts for p in v.pairs if p[0] != "(any)"]
-    if not pairs:
-        return Confusion(labels=[], matrix=[]), None
-    labels, matrix, macro = confusion_scores([e for e, _ in pairs], [a for _, a in pairs])
-    return Confusion(labels=labels, matrix=matrix), macro
-
-
-def _percentile(values: list[float], q: float) -> float | None:
+def _percentile(values: Sequence[float], q: float) -> float | None:
     if not values:
         return None
     import numpy as np
 
-    return float(np.percentile(values, q))
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+_SLICE_METRICS = ("strict_pass", "selection", "arguments")
+
+
+class SummaryBuilder:
+    """A target's summary, built from one record and one verdict at a time.
+
+    Only what the figures need is kept: counts per metric and slice, counts of
+    (expected, called) tool pairs, one small entry per attempt for the
+    stability figures, the latencies, and the failures (rendered as they come,
+    into ``failures``, a list unless another sink is given). Neither records
+    nor verdicts are held, so memory does not grow with their payloads.
+    """
+
+    def __init__(
+        self,
+        suite: Suite,
+        target: str | None = None,
+        *,
+        k: int | None = None,
+        scorer: Scorer | None = None,
+        failures: FailureSink | None = None,
+    ) -> None:
+        self.suite = suite
+        self.target = target
+        self.k = k
+        self.scorer = scorer
+        self.failures: FailureSink = failures if failures is not None else []
+        self._first_target: str | None = None
+        self.attempts = 0
+        self.scored = 0
+        self._infra: Counter[str] = Counter()
+        self._harness = 0
+        self._latencies: array[float] = array("d")
+        self._input_tokens = 0
+        self._output_tokens = 0
+        self._usage_tokens = 0
+        self._cost = 0.0
+        self._priced = 0
+        self._extracted = 0
+        self._cached = 0
+        self._metrics = {name: [0, 0] for name in RATE_NAMES}
+        # (counts, applies, success, slot in a slice's counts or -1) of each attempt metric
+        self._rates = [
+            (
+                self._metrics[name],
+                applies,
+                ok,
+                2 * _SLICE_METRICS.index(name) if name in _SLICE_METRICS else -1,
+            )
+            for name, (applies, ok) in RATE_METRICS.items()
+            if name != "schema_adherence"  # counts calls, not attempts
+        ]
+        self._calls_valid = 0
+        self._calls_checked = 0
+        self._reply = [0, 0]
+        self._failure_counts: Counter[str] = Counter()
+        self._forbidden = 0
+        self._unsafe = 0
+        self._passed = 0
+        self._slices: tuple[dict[str, list[int]], ...] = ({}, {}, {})
+        self._decision = [0, 0, 0]  # true positives, false positives, false negatives
+        self._pairs: Counter[tuple[str, str]] = Counter()
+        self._repeats = RepeatCounts()
+        self._expected: dict[tuple[str, int], str] = {}
+        self._multistep = _MultiStepCounts()
+
+    def add_record(self, r: Record) -> None:
+        self.attempts += 1
+        if self._first_target is None and r.target:
+            self._first_target = r.target
+        if r.outcome.is_infrastructure:
+            self._infra[r.outcome.value] += 1
+        elif r.outcome is Outcome.harness_error:
+            self._harness += 1
+        response = r.response
+        latency = r.latency_ms if r.latency_ms is not None else (
+            response.latency_ms if response else None
+        )
+        if latency is not None:
+            self._latencies.append(latency)
+        if response is not None:
+            usage = response.usage
+            if usage is not None:
+                self._input_tokens += usage.input_tokens or 0
+                self._output_tokens += usage.output_tokens or 0
+                self._usage_tokens += (usage.input_tokens or 0) + (usage.output_tokens or 0)
+            self._extracted += sum(1 for c in response.tool_calls if c.extracted_from_text)
+        if r.cost_usd is not None:
+            self._cost += r.cost_usd
+            self._priced += 1
+        if r.cached:
+            self._cached += 1
+
+    def add_verdict(self, v: Verdict) -> None:
+        self.scored += 1
+        # the slice metrics' (successes, attempts) increments, filled from the metrics table
+        inc = [0, 0, 0, 0, 0, 0]
+        for counts, applies, ok, slot in self._rates:
+            if applies(v):
+                good = 1 if ok(v) else 0
+                counts[0] += good
+                counts[1] += 1
+                if slot >= 0:
+                    inc[slot] = good
+                    inc[slot + 1] = 1
+        self._calls_valid += v.calls_schema_valid
+        self._calls_checked += v.calls_checked
+        if v.reply_ok is not None:
+            self._reply[0] += v.reply_ok
+            self._reply[1] += 1
+        if v.failure:
+            self._failure_counts[v.failure.value] += 1
+        self._forbidden += len(v.forbidden_called)
+        self._unsafe += v.unsafe_calls
+        self._passed += v.passed
+        a, b, c, d, e, f = inc
+        by_tag, by_tool, by_risk = self._slices
+        for keys, groups in (
+            (v.tags, by_tag),
+            (v.expected_tools or (NO_CALL,), by_tool),
+            ((v.risk.value,), by_risk),
+        ):
+            for key in keys:
+                found = groups.get(key)
+                if found is None:
+                    found = groups[key] = [0, 0, 0, 0, 0, 0]
+                found[0] += a
+                found[1] += b
+                found[2] += c
+                found[3] += d
+                found[4] += e
+                found[5] += f
+        truth = v.kind is Kind.call
+        pred = bool(v.actual_tools)
+        if truth and pred:
+            self._decision[0] += 1
+        elif pred:
+            self._decision[1] += 1
+        elif truth:
+            self._decision[2] += 1
+        for pair in v.pairs:
+            if pair[0] != "(any)":
+                self._pairs[pair] += 1
+        self._repeats.add(v)
+        self._multistep.add(v)
+        if v.failure is not None:
+            self.failures.append(self._failure_item(v, v.failure))
+
+    def _failure_item(self, v: Verdict, failure: FailureClass) -> FailureItem:
+        if self.scorer is None:
+            self.scorer = Scorer(self.suite, checks=())
+        return FailureItem(
+            case_id=v.case_id,
+            attempt=v.attempt,
+            risk=v.risk,
+            failure=failure,
+            reasons=[c.message for c in v.checks],
+            diff=render_diff(v, self.scorer.cases[v.case_id], self._expected),
+        )
+
+    def _rate(self, name: str) -> Rate:
+        return rate(*self._metrics[name])
+
+    def build(self) -> Summary:
+        target = self.target
+        if target is None:
+            target = self._first_target or self.suite.name
+        if self._pairs:
+            labels, matrix, macro = confusion_from_counts(self._pairs)
+            confusion, macro_f1 = Confusion(labels=labels, matrix=matrix), macro
+        else:
+            confusion, macro_f1 = Confusion(labels=[], matrix=[]), None
+        if self.scored:
+            p, r, f = decision_from_counts(*self._decision)
+            decision = Decision(precision=p, recall=r, f1=f)
+        else:
+            decision = Decision(precision=None, recall=None, f1=None)
+        by_tag, by_tool, by_risk = (
+            {
+                key: SliceStats(
+                    strict_pass=rate(c[0], c[1]),
+                    selection=rate(c[2], c[3]),
+                    arguments=rate(c[4], c[5]),
+                )
+                for key, c in sorted(groups.items())
+            }
+            for groups in self._slices
+        )
+        successes = self._passed
+        return Summary.model_construct(
+            target=target,
+            attempts=self.attempts,
+            scored=self.scored,
+            infrastructure=dict(sorted(self._infra.items())),
+            harness_errors=self._harness,
+            strict_pass=self._rate("strict_pass"),
+            selection=self._rate("selection"),
+            macro_f1=macro_f1,
+            decision=decision,
+            no_call_accuracy=self._rate("no_call_accuracy"),
+            schema_adherence=rate(self._calls_valid, self._calls_checked),
+            arguments=self._rate("arguments"),
+            reply=rate(*self._reply),
+            failure_counts=dict(self._failure_counts.most_common()),
+            forbidden_calls=self._forbidden,
+            extracted_calls=self._extracted,
+            by_tag=by_tag,
+            by_tool=by_tool,
+            by_risk=by_risk,
+            confusion=confusion,
+            latency_ms_p50=_percentile(self._latencies, 50),
+            latency_ms_p95=_percentile(self._latencies, 95),
+            input_tokens=self._input_tokens,
+            output_tokens=self._output_tokens,
+            cost_usd=self._cost if self._priced else None,
+            failures=self.failures,
+            cached=self._cached,
+            unsafe_calls=self._unsafe,
+            stability=self._repeats.stability(self.k),
+            per_success=Costs(
+                successes=successes,
+                tokens_per_success=(
+                    self._usage_tokens / successes if successes and self._usage_tokens else None
+                ),
+                cost_usd_per_success=self._cost / successes if successes and self._priced else None,
+            ),
+            multistep=self._multistep.stats(),
+        )
 
 
 def summarize(
     suite: Suite,
-    records: list[Record],
-    verdicts: list[Verdict],
+    records: Iterable[Record],
+    verdicts: Iterable[Verdict],
     target: str | None = None,
     *,
     k: int | None = None,
@@ -263,71 +548,9 @@ def summarize(
     ``scorer`` (the one that made the verdicts) renders the diffs of failures;
     without it the suite's cases are compiled again for that.
     """
-    if target is None:
-        target = next((r.target for r in records if r.target), None) or suite.name
-    infra = Counter(r.outcome.value for r in records if r.outcome.is_infrastructure)
-    harness = sum(1 for r in records if r.outcome is Outcome.harness_error)
-    replies = [v for v in verdicts if v.reply_ok is not None]
-    confusion, macro = _confusion(verdicts)
-    latencies = [
-        lat
-        for r in records
-        if (
-            lat := r.latency_ms
-            if r.latency_ms is not None
-            else (r.response.latency_ms if r.response else None)
-        )
-        is not None
-    ]
-    usage = [r.response.usage for r in records if r.response is not None and r.response.usage]
-    costs = [r.cost_usd for r in records if r.cost_usd is not None]
-    failed = [v for v in verdicts if v.failure is not None]
-    if failed and scorer is None:
-        scorer = Scorer(suite, checks=())
-    failures = [
-        FailureItem(
-            case_id=v.case_id,
-            attempt=v.attempt,
-            risk=v.risk,
-            failure=v.failure,
-            reasons=[c.message for c in v.checks],
-            diff=render_diff(v, scorer.cases[v.case_id]) if scorer is not None else "",
-        )
-        for v in failed
-        if v.failure is not None
-    ]
-    return Summary(
-        target=target,
-        attempts=len(records),
-        scored=len(verdicts),
-        infrastructure=dict(sorted(infra.items())),
-        harness_errors=harness,
-        strict_pass=metric_rate("strict_pass", verdicts),
-        selection=metric_rate("selection", verdicts),
-        macro_f1=macro,
-        decision=_decision(verdicts),
-        no_call_accuracy=metric_rate("no_call_accuracy", verdicts),
-        schema_adherence=metric_rate("schema_adherence", verdicts),
-        arguments=metric_rate("arguments", verdicts),
-        reply=rate(sum(1 for v in replies if v.reply_ok), len(replies)),
-        failure_counts=dict(Counter(v.failure.value for v in verdicts if v.failure).most_common()),
-        forbidden_calls=sum(len(v.forbidden_called) for v in verdicts),
-        extracted_calls=sum(
-            1 for r in records if r.response for c in r.response.tool_calls if c.extracted_from_text
-        ),
-        by_tag=_group(verdicts, lambda v: v.tags),
-        by_tool=_group(verdicts, lambda v: v.expected_tools or (NO_CALL,)),
-        by_risk=_group(verdicts, lambda v: (v.risk.value,)),
-        confusion=confusion,
-        latency_ms_p50=_percentile(latencies, 50),
-        latency_ms_p95=_percentile(latencies, 95),
-        input_tokens=sum(u.input_tokens or 0 for u in usage),
-        output_tokens=sum(u.output_tokens or 0 for u in usage),
-        cost_usd=sum(costs) if costs else None,
-        failures=failures,
-        cached=sum(1 for r in records if r.cached),
-        unsafe_calls=sum(v.unsafe_calls for v in verdicts),
-        stability=stability(verdicts, k),
-        per_success=per_success_costs(records, sum(v.passed for v in verdicts)),
-        multistep=multistep_stats(verdicts),
-    )
+    builder = SummaryBuilder(suite, target, k=k, scorer=scorer)
+    for r in records:
+        builder.add_record(r)
+    for v in verdicts:
+        builder.add_verdict(v)
+    return builder.build()

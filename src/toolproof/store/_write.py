@@ -174,7 +174,11 @@ def save_evaluation(
     specs = list(ev.targets)
     entries = {t.spec: t for t in m.targets} if m is not None else {}
     settings = {s: entries[s].settings.model_dump(mode="json") for s in specs if s in entries}
-    started = m.started_at if m is not None else _first_start(ev.records)
+    started = (
+        m.started_at
+        if m is not None
+        else _first_start(r for t in ev.targets.values() for r in t.records)
+    )
     attempts = sum(len(t.records) for t in ev.targets.values())
     run_row = (
         source.key, source.run_id, str(source.folder), str(fp["suite name"]),
@@ -189,7 +193,6 @@ def save_evaluation(
     default_file = os.path.relpath(source.files[0], source.folder) if source.files else ""
     targets: list[tuple[Any, ...]] = []
     metrics: list[tuple[Any, ...]] = []
-    pending: list[tuple[Record, Verdict | None]] = []
     for position, (spec, t) in enumerate(ev.targets.items()):
         entry = entries.get(spec)
         targets.append(
@@ -201,13 +204,11 @@ def save_evaluation(
             )
         )  # fmt: skip
         metrics += [(spec, *row) for row in metric_rows(t.summary)]
-        by_attempt = {(v.case_id, v.attempt): v for v in t.verdicts}
-        pending += [(r, by_attempt.get((r.case_id, r.attempt))) for r in t.records]
     rows = [
         _attempt_row(0, db, r, v, index.get((r.target or "", r.case_id, r.attempt)), default_file)
-        for r, v in pending
+        for t in ev.targets.values()
+        for r, v in t.pairs()
     ]
-    del pending
     results = case_results(ev, rows)
     make_suite_rows = suite_cases(ev, str(fp["suite fingerprint"]))
     known = db.one(

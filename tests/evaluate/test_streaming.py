@@ -1,0 +1,151 @@
+"""Evaluating without keeping records: the same figures, failures and verdicts as keeping them."""
+
+from __future__ import annotations
+
+import io
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from toolproof._jsontext import dumps
+from toolproof.errors import SuiteError
+from toolproof.evaluate import evaluate
+from toolproof.evaluate._failures import FailureLog
+from toolproof.records import read_records
+from toolproof.report import summary_json, write_summary_json
+from toolproof.stats import FailureItem, summarize
+from toolproof.suite import load_suite
+from toolproof.trust import Trust
+from toolproof.types import FailureClass, Outcome, Risk
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "examples" / "support"
+CODE = Trust(allow_code=True)
+
+
+@pytest.fixture(scope="module")
+def records_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both demo models' records, three attempts each, with superseded server errors."""
+    out = tmp_path_factory.mktemp("stream") / "records.jsonl"
+    lines = []
+    for name in ("records.jsonl", "records-b.jsonl"):
+        for record in read_records(SUITE / name):
+            for attempt in range(3):
+                data = record.model_dump(mode="json", exclude_none=True)
+                data["attempt"] = attempt
+                if attempt == 1:  # an error first, then the answer for the same attempt
+                    lines.append(json.dumps({**data, "outcome": "server_error", "response": None}))
+                lines.append(json.dumps(data))
+    lines.append(json.dumps({"case_id": lines and json.loads(lines[0])["case_id"],
+                             "target": "other", "outcome": "rate_limited"}))  # fmt: skip
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def _report(ev: object) -> str:
+    return dumps(summary_json(ev.summaries), indent=2)  # type: ignore[attr-defined]
+
+
+def test_kept_and_streamed_evaluations_agree(records_file: Path) -> None:
+    suite = load_suite(SUITE, CODE)
+    kept = evaluate(suite, [records_file], trust=CODE)
+    streamed = evaluate(suite, [records_file], trust=CODE, keep_records=False)
+    assert _report(kept) == _report(streamed)
+    assert kept.superseded == streamed.superseded > 0
+    assert kept.fingerprint() == streamed.fingerprint()
+    failing = 0
+    for name, t in kept.targets.items():
+        s = streamed.targets[name]
+        assert isinstance(s.summary.failures, FailureLog)
+        assert list(s.summary.failures) == t.summary.failures
+        failing += len(t.summary.failures)
+        # read and graded again from the file: the same records and verdicts, in order
+        assert len(s.records) == len(t.records) and len(s.verdicts) == len(t.verdicts)
+        assert [r.model_dump() for r in s.records] == [r.model_dump() for r in t.records]
+        assert [v._replace(evidence=None) for v in s.verdicts] == [
+            v._replace(evidence=None) for v in t.verdicts
+        ]
+    assert failing > 0
+    # the summary on its own (summarize over lists) agrees as well
+    t = kept.targets[next(iter(kept.targets))]
+    alone = summarize(suite, t.records, t.verdicts, target=t.target, scorer=kept.scorer)
+    assert alone.model_dump() == t.summary.model_dump()
+
+
+def test_the_streamed_json_report_is_the_same_text(records_file: Path) -> None:
+    suite = load_suite(SUITE, CODE)
+    ev = evaluate(suite, [records_file], trust=CODE, keep_records=False)
+    out = io.StringIO()
+    write_summary_json(out, ev.summaries)
+    assert out.getvalue() == _report(ev) + "\n"
+
+
+def test_written_failures_keep_odd_text_and_an_empty_list() -> None:
+    suite = load_suite(SUITE, CODE)
+    ev = evaluate(suite, [SUITE / "records.jsonl"], trust=CODE)
+    s = next(iter(ev.summaries.values()))
+    odd = FailureItem(
+        case_id='quote " back\\ slash\u2028',
+        attempt=2,
+        risk=Risk.high,
+        failure=FailureClass.wrong_tool,
+        reasons=["tab\there", "lone \ud800 surrogate", "é ☃ \x01"],
+        diff="line 1\nline 2",
+    )
+    log = FailureLog()
+    log.append(odd)
+    log.append(odd.model_copy(update={"reasons": []}))
+    summaries = {
+        "a": s.model_copy(update={"failures": log}),
+        "b": s.model_copy(update={"failures": []}),
+        "c": s.model_copy(update={"failures": [odd]}),
+    }
+    out = io.StringIO()
+    write_summary_json(out, summaries)
+    assert out.getvalue() == dumps(summary_json(summaries), indent=2) + "\n"
+    assert list(log) == [odd, odd.model_copy(update={"reasons": []})]
+
+
+def test_a_broken_line_is_refused_even_when_a_later_record_replaces_it(tmp_path: Path) -> None:
+    suite = load_suite(SUITE, CODE)
+    good = (SUITE / "records.jsonl").read_text().splitlines()[0]
+    broken = good[:-1] + ', "oops": }'  # the identity reads fine, the line is not JSON
+    path = tmp_path / "r.jsonl"
+    path.write_text(f"{broken}\n{good}\n")
+    for keep in (True, False):
+        with pytest.raises(SuiteError) as err:
+            evaluate(suite, [path], trust=CODE, keep_records=keep)
+        assert err.value.line == 1 and "not valid JSON" in str(err.value)
+
+
+def test_a_record_whose_identity_reads_two_ways_is_refused(tmp_path: Path) -> None:
+    suite = load_suite(SUITE, CODE)
+    data = json.loads((SUITE / "records.jsonl").read_text().splitlines()[0])
+    other = next(c.id for c in suite.cases if c.id != data["case_id"])
+    head = json.dumps({k: data[k] for k in ("format", "case_id", "target", "attempt")})
+    # the same key twice: JSON readers keep the last one
+    line = head[:-1] + ", " + json.dumps({"case_id": other})[1:-1] + ", " + json.dumps(
+        {k: v for k, v in data.items() if k not in ("format", "case_id", "target", "attempt")}
+    )[1:]
+    path = tmp_path / "r.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(SuiteError) as err:
+        evaluate(suite, [path], trust=CODE)
+    assert err.value.line == 1 and "read two ways" in str(err.value)
+
+
+def test_a_torn_last_line_leaves_the_earlier_record_in_place(tmp_path: Path) -> None:
+    suite = load_suite(SUITE, CODE)
+    good = (SUITE / "records.jsonl").read_text().splitlines()[0]
+    data = json.loads(good)
+    error = json.dumps({**data, "outcome": "server_error", "response": None})
+    path = tmp_path / "r.jsonl"
+    path.write_text(f"{error}\n{good}\n{error[:40]}")  # the writer was killed mid-line
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        ev = evaluate(suite, [path], trust=CODE, keep_records=False)
+    records = list(next(iter(ev.targets.values())).records)
+    assert [r.outcome for r in records] == [Outcome.ok]
+    assert ev.superseded == 1
