@@ -1,7 +1,8 @@
 """Scale: big suites and big records files through validate, score and evaluate().
 
 Generates suites with 300 distinct tools (nested objects, enums, optional
-parameters) and single-step cases in a JSONL case file, and records for them
+parameters; no two parameter schemas alike) and single-step cases in JSONL
+case files of at most 10,000 cases each, and records for them
 (about 40% of the answers fail: wrong tool, wrong value, schema violation,
 missing call), each with a raw request and response as a provider would
 have recorded them. Each command runs as its own process, timed from start
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 TOOLS = 300
+PER_FILE = 10_000  # cases per file: a file stays well under the default size limit
 PY = sys.executable
 TOOLPROOF = str(Path(PY).parent / "toolproof")
 
@@ -58,7 +60,8 @@ def _tool(i: int) -> dict[str, Any]:
                     },
                     "additionalProperties": False,
                 },
-                "note": {"type": "string"},
+                "note": {"type": "string", "description": f"Free text for operation {i}."},
+                f"extra_{i}": {"type": "boolean"},
             },
             "required": ["id"],
             "additionalProperties": False,
@@ -123,15 +126,17 @@ def make(n: int, folder: Path, attempts: int = 1) -> tuple[Path, Path]:
     )
     records = folder / "records.jsonl"
     by_name = {t["name"]: t for t in tools}
-    with (suite_dir / "cases" / "all.jsonl").open("w") as cf, records.open("w") as rf:
-        _write(n, attempts, rng, cf, rf, by_name)
+    with records.open("w") as rf:
+        for start in range(0, n, PER_FILE):
+            with (suite_dir / "cases" / f"part{start // PER_FILE:04d}.jsonl").open("w") as cf:
+                _write(range(start, min(n, start + PER_FILE)), attempts, rng, cf, rf, by_name)
     return suite_dir, records
 
 
 def _write(
-    n: int, attempts: int, rng: random.Random, cf: Any, rf: Any, by_name: dict[str, Any]
+    ids: range, attempts: int, rng: random.Random, cf: Any, rf: Any, by_name: dict[str, Any]
 ) -> None:
-    for i in range(n):
+    for i in ids:
         case, answer = _case(i, rng)
         cf.write(json.dumps(case) + "\n")
         for attempt in range(attempts):
@@ -210,7 +215,7 @@ def main() -> None:
     suites = _sizes("--suites", "10000,100000")
     record_counts = _sizes("--records", "10000,100000")
     floor_py, _ = min(measure([PY, "-c", "pass"]) for _ in range(3))
-    floor_help, rss_help = min(measure([TOOLPROOF, "--help"]) for _ in range(3))
+    floor_help, cpu_help, rss_help = min(measure_cpu([TOOLPROOF, "--help"]) for _ in range(3))
     print(
         f"floor: python -c pass {floor_py:.3f} s; toolproof --help {floor_help:.3f} s "
         f"({floor_help / floor_py:.1f}x), {rss_help:.0f} MB"
@@ -218,11 +223,12 @@ def main() -> None:
     for n in suites:
         with tempfile.TemporaryDirectory() as tmp:
             suite, _ = make(n, Path(tmp), attempts=0)
-            wall, rss = measure([TOOLPROOF, "validate", str(suite)])
+            wall, cpu, rss = measure_cpu([TOOLPROOF, "validate", str(suite)])
             per = (wall - floor_help) / n * 1e6
+            per_cpu = (cpu - cpu_help) / n * 1e6
             print(
                 f"suite of {n:>9,} cases  validate {wall:8.2f} s  {per:8.1f} µs/case  "
-                f"peak RSS {rss:6.0f} MB"
+                f"(CPU {cpu:.2f} s, {per_cpu:.1f} µs/case)  peak RSS {rss:6.0f} MB"
             )
     for r in record_counts:
         with tempfile.TemporaryDirectory() as tmp:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -77,6 +78,33 @@ def test_json_depth_is_bounded_without_recursion_error() -> None:
         loads_json("[[[1]]]", 2)
     with pytest.raises(TooDeep):
         loads_json("[" * 100_000 + "]" * 100_000)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 2}',
+        "[1e400, -0, -0.0, 0.1e-400, 1.0, 12345678901234567890123]",
+        '["\\ud800", "\\ud83d\\ude00", NaN, Infinity]',
+        '{"deep": ' + "[" * 60 + "]" * 60 + "}",
+    ],
+)
+def test_loads_json_reads_what_json_loads_reads(text: str) -> None:
+    expected = json.loads(text)
+    for given in (text, text.encode("utf-8"), text.encode("utf-16")):
+        value = loads_json(given)
+        assert repr(value) == repr(expected)  # NaN, -0.0 and int/float kinds included
+
+
+def test_json_depth_is_checked_whatever_the_brackets_inside_strings() -> None:
+    # more brackets than the limit, but shallow: accepted
+    assert loads_json('["' + "[" * 200 + '"]', 2) == ["[" * 200]
+    # deep, with the brackets counted exactly at the limit and one more
+    assert loads_json("[" * 5 + "]" * 5, 5) == [[[[[]]]]]
+    with pytest.raises(TooDeep):
+        loads_json("[" * 6 + "]" * 6, 5)
+    with pytest.raises(TooDeep):
+        loads_json(("[" * 6 + "]" * 6).encode("utf-16"), 5)
 
 
 @pytest.mark.parametrize(

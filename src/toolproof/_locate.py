@@ -6,11 +6,13 @@ layer with the types and errors.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
+import re
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -160,6 +162,83 @@ def _located(
     elif "input" in err and kind not in ("model_type",):
         msg += f", got {_describe(err['input'])}"
     return where.error(full, msg)
+
+
+class LazyLocator(Locator):
+    """A :class:`Locator` whose positions are worked out only when an error needs them."""
+
+    def __init__(self, file: str, positions: Callable[[], Positions]):
+        super().__init__(file)
+        self._compute: Callable[[], Positions] | None = positions
+
+    def _where(self, path: Path_) -> tuple[int | None, int | None]:
+        if self._compute is not None:
+            self.positions, self._compute = self._compute(), None
+        return super()._where(path)
+
+
+#: Line breaks as YAML counts them, so that a JSON file's errors point where they always did.
+_BREAK = re.compile(r"\r\n|[\n\r\x85\u2028\u2029]")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def json_positions(text: str) -> Positions:
+    """Where each value of a valid JSON document starts: path -> (line, column), 1-based.
+
+    The same marks as the YAML reader gives (JSON is YAML): a mapping entry is
+    located at its key, a list item and the whole document at their first
+    character.
+    """
+    starts = [0, *(m.end() for m in _BREAK.finditer(text))]
+    pos: Positions = {}
+
+    def at(i: int) -> tuple[int, int]:
+        line = bisect.bisect_right(starts, i) - 1
+        return line + 1, i - starts[line] + 1
+
+    def space(i: int) -> int:
+        match = _SPACE.match(text, i)
+        return match.end() if match else i
+
+    def value(i: int, path: Path_) -> int:
+        pos.setdefault(path, at(i))
+        char = text[i]
+        if char == "{":
+            i = space(i + 1)
+            if text[i] == "}":
+                return i + 1
+            while True:
+                key, end = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+                pos[(*path, key)] = at(i)
+                i = value(space(space(end) + 1), (*path, key))
+                i = space(i)
+                if text[i] != ",":
+                    return i + 1
+                i = space(i + 1)
+        if char == "[":
+            i = space(i + 1)
+            if text[i] == "]":
+                return i + 1
+            index = 0
+            while True:
+                i = space(value(i, (*path, index)))
+                index += 1
+                if text[i] != ",":
+                    return i + 1
+                i = space(i + 1)
+        if char == '"':
+            return int(json.decoder.scanstring(text, i + 1)[1])  # type: ignore[attr-defined]
+        for word in ("true", "false", "null"):
+            if text.startswith(word, i):
+                return i + len(word)
+        match = _NUMBER.match(text, i)
+        if match is None:
+            raise ValueError(f"not JSON at offset {i}")
+        return match.end()
+
+    value(space(0), ())
+    return pos
 
 
 class JsonLineLocator(Locator):

@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+import orjson
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -195,11 +198,41 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
+#: A run of digits orjson would read as a float (it reads integers up to 64 bits);
+#: written out, the pattern searches faster than with a repeat count.
+_LONG_DIGITS = re.compile("[0-9]" * 19)
+_LONG_DIGITS_BYTES = re.compile(b"[0-9]" * 19)
+
+
 def loads_json(text: str | bytes, limit: int = MAX_DEPTH) -> Any:
-    """``json.loads`` with a nesting limit: :class:`TooDeep`, never a RecursionError."""
+    """``json.loads`` with a nesting limit: :class:`TooDeep`, never a RecursionError.
+
+    orjson parses first, where it reads the same values: whatever it refuses
+    (NaN, lone surrogates, deep nesting, other encodings, invalid JSON), and
+    text with a run of 19 or more digits, goes to :func:`json.loads`, so the
+    values and the error messages are the standard library's. The value is
+    walked for its depth only when the text holds more brackets than the limit.
+    """
     try:
-        value = json.loads(text)
+        value = _loads(text)
     except RecursionError:
         raise TooDeep(f"nested deeper than {limit} levels") from None
-    check_depth(value, limit)
+    if isinstance(text, str):
+        brackets = text.count("{") + text.count("[")
+    else:  # every '{' of any encoding json.loads reads holds the byte b'{'
+        brackets = text.count(b"{") + text.count(b"[")
+    if brackets > limit:  # a nesting deeper than the limit needs more brackets than that
+        check_depth(value, limit)
     return value
+
+
+def _loads(text: str | bytes) -> Any:
+    long_digits = (
+        _LONG_DIGITS.search(text) if isinstance(text, str) else _LONG_DIGITS_BYTES.search(text)
+    )
+    if long_digits is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)

@@ -66,7 +66,7 @@ def test_complete_last_line_without_newline_is_read(tmp_path: Path) -> None:
         (
             '{"format": "toolproof.record/9", "case_id": "a"}\n',
             "r.jsonl:1:1: format: unknown records format 'toolproof.record/9' (this toolproof reads "
-            "toolproof.record/1)",
+            "toolproof.record/1, toolproof.record/2)",
         ),
         ("[1, 2]\n", "r.jsonl:1:1: expected a JSON object (one record per line)"),
         (

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from toolproof.grade import Scorer
+from toolproof.grade import Scorer, rebuild_end_state
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.providers._scripted import ScriptedProvider
-from toolproof.run import RunOptions, Target, expected_states, run_suite
+from toolproof.run import RunOptions, Target, expected_states, load_initial_state, run_suite
 from toolproof.run._agent import ToolBox, run_agent
 from toolproof.run._limits import RetryPolicy
 from toolproof.suite import load_suite
@@ -155,7 +155,14 @@ def test_the_loop_feeds_results_back_and_records_every_step(tmp_path: Path) -> N
     # the second request carried the first tool result (raw request kept per step)
     sent = record.steps[1]["request"]["messages"]
     assert sent[-1]["role"] == "tool" and sent[-1]["name"] == "lookup"
-    assert record.end_state == {"orders": {"A": {"status": "closed"}, "DOWN": {"status": "open"}}}
+    # the record stores what changed, not the whole state; the initial state gives the rest
+    assert record.end_state is None
+    assert record.state_changes == [("set", ["orders", "A", "status"], "closed")]
+    initial = load_initial_state(suite)
+    assert initial is not None and record.state_base == initial.base
+    assert rebuild_end_state(record, initial) == {
+        "orders": {"A": {"status": "closed"}, "DOWN": {"status": "open"}}
+    }
     # the suite's files are untouched
     state = json.loads((tmp_path / "suite" / "state.json").read_text())
     assert state["orders"]["A"]["status"] == "open"
@@ -303,7 +310,7 @@ def test_a_multistep_record_without_end_state_is_refused_not_judged(tmp_path: Pa
     opts = RunOptions(trust=CODE, out=tmp_path / "run", cache=False, fsync=False)
     result = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts)
     record = next(r for r in result.records if r.case_id == "close-it")
-    stripped = record.model_copy(update={"end_state": None})
+    stripped = record.model_copy(update={"end_state": None, "state_changes": None})
     scorer = Scorer(suite, expected_states(suite, CODE))
     assert scorer.grade(record) is not None and scorer.grade(record).passed  # type: ignore[union-attr]
     with pytest.raises(UngradableRecord) as info:
@@ -366,7 +373,7 @@ def test_evaluate_locates_a_multistep_record_without_end_state(tmp_path: Path) -
     lines = []
     for r in result.records:
         if r.case_id == "close-it":
-            r = r.model_copy(update={"end_state": None})
+            r = r.model_copy(update={"end_state": None, "state_changes": None})
         lines.append(r.model_dump_json())
     path = tmp_path / "stripped.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -487,4 +494,4 @@ def test_multistep_attempts_are_cached_step_by_step(tmp_path: Path) -> None:
     assert _CountingScript.calls == 5  # no model call at all
     assert all(r.cached for r in second)
     assert [r.transcript for r in second] == [r.transcript for r in first]
-    assert [r.end_state for r in second] == [r.end_state for r in first]
+    assert [r.state_changes for r in second] == [r.state_changes for r in first]

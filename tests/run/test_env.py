@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from toolproof.errors import UserError
-from toolproof.run._env import load_environment
+from toolproof.grade import apply_changes
+from toolproof.run._env import load_environment, load_initial_state
 from toolproof.trust import Trust
 from toolproof.types import Environment, GoldAction, Suite, SuiteTool
 
@@ -129,3 +130,39 @@ def test_missing_files_and_unknown_state_formats_are_user_errors(tmp_path: Path)
 
 def test_no_environment_is_none() -> None:
     assert load_environment(Suite(name="s", tools=[], cases=[])) is None
+
+
+def test_a_session_ends_with_its_changes_only(json_suite: Suite) -> None:
+    env = load_environment(json_suite, CODE)
+    assert env is not None
+    session = env.session()
+    session.call("get", {"id": "a"})
+    assert session.changes() == []
+    session.call("set_status", {"id": "a", "status": "closed"})
+    assert session.changes() == [("set", ["items", "a", "status"], "closed")]
+    assert env.initial == {"items": {"a": {"status": "open"}}}
+    assert env.base.startswith("sha256:") and len(env.base) == 7 + 64
+
+
+def test_sqlite_sessions_end_with_their_changes_too(tmp_path: Path) -> None:
+    (tmp_path / "state.sql").write_text(
+        "CREATE TABLE items (id TEXT PRIMARY KEY, status TEXT);"
+        "INSERT INTO items VALUES ('a', 'open'), ('b', 'open');"
+    )
+    (tmp_path / "tools.py").write_text(SQL_TOOLS_PY)
+    env = load_environment(_suite(tmp_path, "state.sql", "tools.py"), CODE)
+    assert env is not None
+    session = env.session()
+    session.call("set_status", {"id": "b", "status": "closed"})
+    changes = session.changes()
+    assert changes == [("set", ["items", "b", "status"], "closed")]
+    assert apply_changes(env.initial, changes) == session.snapshot()
+    session.close()
+
+
+def test_the_initial_state_is_read_without_running_the_suite_code(json_suite: Suite) -> None:
+    initial = load_initial_state(json_suite)  # default trust: no code allowed
+    env = load_environment(json_suite, CODE)
+    assert initial is not None and env is not None
+    assert initial.state == {"items": {"a": {"status": "open"}}}
+    assert initial.base == env.base

@@ -87,7 +87,8 @@ def test_replay_reproduces_every_step_and_tool_result(
             continue
         again = replayed[record.case_id]
         assert again.transcript == record.transcript
-        assert again.end_state == record.end_state
+        assert again.state_changes == record.state_changes
+        assert again.state_base == record.state_base
         assert again.steps is not None and record.steps is not None
         assert [s["response"] for s in again.steps] == [s["response"] for s in record.steps]
         steps_seen += len(record.steps)

@@ -70,3 +70,43 @@ def test_misspelt_matcher_names_get_did_you_mean(tmp_path: Path) -> None:
         "tools[0].match.city: unknown matcher 'normalised' (did you mean 'normalized'?)" in p
         for p in problems
     ), problems
+
+
+def _one_tool_suite(schema: str, value: str) -> str:
+    return f"""\
+suite: same-name
+tools:
+  - name: lookup
+    parameters: {schema}
+cases:
+  - id: a
+    prompt: Look it up.
+    expect:
+      call: lookup
+      args: {{code: {value}}}
+"""
+
+
+def test_schema_checks_are_cached_by_content_not_by_tool_name(tmp_path: Path) -> None:
+    """The same tool name with different schemas: each schema is checked as written."""
+    strings = "{type: object, properties: {code: {type: string}}}"
+    integers = "{type: object, properties: {code: {type: integer}}}"
+    broken = "{type: object, properties: {code: {type: integer, minimum: low}}}"
+    for first, second in [(strings, integers), (integers, strings)]:
+        for schema in (first, second):
+            problems = _problems(tmp_path, _one_tool_suite(schema, "'7'"))
+            if schema == strings:
+                assert problems == []
+            else:
+                assert problems == [
+                    "suite.yaml:10:14: cases[0].expect.args.code: expected value '7' violates "
+                    'the schema of lookup.code: "7" is not of type "integer"'
+                ]
+    # the meta-schema check too: a valid schema first, then a broken one of the same name
+    assert _problems(tmp_path, _one_tool_suite(integers, "7")) == []
+    problems = _problems(tmp_path, _one_tool_suite(broken, "7"))
+    assert problems[0] == (
+        "suite.yaml:4:67: tools[0].parameters.properties.code.minimum: "
+        "invalid JSON Schema: 'low' is not of type 'number'"
+    )
+    assert _problems(tmp_path, _one_tool_suite(integers, "7")) == []

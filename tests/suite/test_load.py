@@ -204,3 +204,70 @@ def test_published_schema_describes_the_format() -> None:
     import jsonschema
 
     jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def _tools_file_problems(tmp_path: Path, name: str, text: str) -> list[str]:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    suite = BASE.replace(BASE.split("cases:\n")[0].split("tools:\n")[1], "").replace(
+        "tools:\n", f"tools: {name}\n"
+    )
+    (tmp_path / "suite.yaml").write_text(suite, encoding="utf-8")
+    try:
+        _, errors = load_suite_checked(tmp_path)
+    except SuiteProblems as exc:
+        errors = exc.errors
+    return [str(e).replace(str(tmp_path) + "/", "") for e in errors]
+
+
+_BAD_TOOLS = [
+    {"name": "lookup_order", "parameters": {"type": "objekt"}},
+    {"name": "other", "paramters": {}, "risk": "huge"},
+    {"name": "third", "parameters": {"type": "object", "properties": {"a": {"minimum": "x"}}}},
+]
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_json_tools_file_is_located_as_the_yaml_reader_located_it(
+    tmp_path: Path, wrapped: bool, indent: int | None
+) -> None:
+    import json
+
+    data: object = {"tools": _BAD_TOOLS} if wrapped else _BAD_TOOLS
+    text = json.dumps(data, indent=indent)
+    from_json = _tools_file_problems(tmp_path, "tools.json", text)
+    from_yaml = _tools_file_problems(tmp_path, "tools.yaml", text)
+    assert from_json == [p.replace("tools.yaml", "tools.json") for p in from_yaml]
+    assert len(from_json) == 4, from_json
+    if indent == 2 and not wrapped:
+        assert from_json[0] == (
+            "tools.json:5:7: [0].parameters.type: unknown JSON Schema type 'objekt'; "
+            "did you mean 'object'?"
+        )
+
+
+def test_a_json_tools_file_the_json_reader_refuses_is_read_as_before(tmp_path: Path) -> None:
+    """Duplicate keys, NaN, broken JSON, YAML: the YAML reader says what is wrong, as it did."""
+    for text, first in [
+        ('[{"name": "a", "name": "b", "parameters": {}}]', "1:16: [0]: duplicate key 'name'"),
+        ('[{"name": "a",\n  "parameters": {]}]', "2:18: invalid YAML: expected the node"),
+        ('[{"name": "a", "parameters": {"maximum": NaN}}]', "1:31: [0].parameters.maximum"),
+        ("- name: a\n  risk: huge\n", "2:3: [0].risk: Input should be"),
+    ]:
+        from_json = _tools_file_problems(tmp_path, "tools.json", text)
+        from_yaml = _tools_file_problems(tmp_path, "tools.yaml", text)
+        assert from_json == [p.replace("tools.yaml", "tools.json") for p in from_yaml]
+        assert from_json[0].startswith(f"tools.json:{first}"), from_json
+    # YAML in a file named .json still loads as it always did
+    assert _tools_file_problems(tmp_path, "tools.json", "- name: lookup_order\n") == []
+
+
+def test_a_json_tools_file_indented_with_tabs_loads(tmp_path: Path) -> None:
+    text = '[\n\t{\n\t\t"name": "lookup_order",\n\t\t"description": "Find \\ud83d\\udce6"\n\t}\n]'
+    assert _tools_file_problems(tmp_path, "tools.json", text) == []
+    (tmp_path / "suite.yaml").write_text(
+        BASE.replace(BASE.split("cases:\n")[0].split("tools:\n")[1], "").replace(
+            "tools:\n", "tools: tools.json\n"
+        )
+    )
+    assert load_suite(tmp_path).tools[0].description == "Find \U0001f4e6"

@@ -48,10 +48,12 @@ _register()
 
 def main() -> None:
     """Entry point: user errors become one line on stderr and exit code 2."""
+    from toolproof._gcpause import frozen_after_pauses
     from toolproof.errors import UserError
 
     try:
-        app()
+        with frozen_after_pauses():  # a command ends soon: its suite need not be collected
+            app()
     except UserError as exc:
         from toolproof._secrets import redactor
         from toolproof.report._escape import visible

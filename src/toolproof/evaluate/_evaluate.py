@@ -158,16 +158,24 @@ def evaluate(
     """
     from toolproof.run import expected_states as compute_states
     from toolproof.run import load_checks
-    from toolproof.run._env import code_not_allowed
+    from toolproof.run._env import code_not_allowed, load_environment, load_initial_state
 
+    env = None
+    gold = any(c.end_state is not None and c.end_state.actions for c in suite.cases)
+    if expected_states is None and trust.allow_code and gold:
+        env = load_environment(suite, trust)
     if expected_states is None:
         # the gold actions are the suite's Python: run only with the user's consent
-        expected_states = compute_states(suite, trust) if trust.allow_code else {}
+        expected_states = compute_states(suite, trust, env=env) if trust.allow_code else {}
+    # what records' state changes apply to; the expected states carry it when there are some
+    initial = None
+    if not any(s.initial is not None for s in expected_states.values()):
+        initial = load_initial_state(suite, trust)
     if checks is None and trust.allow_code:
         checks = load_checks(suite, allow_code=True)
     sources = [records] if isinstance(records, str | Path | Record) else list(records)
     winners, total = _latest(suite, sources)
-    scorer = Scorer(suite, expected_states, checks)
+    scorer = Scorer(suite, expected_states, checks, initial_state=initial)
     ev = Evaluation(
         suite=suite,
         source=Path(source) if source is not None else None,
@@ -444,6 +452,7 @@ def _without_raw(record: Record, *, owned: bool) -> Record:
     response = record.response
     if owned:
         record.request = record.steps = record.end_state = record.transcript = None
+        record.state_changes = None
         if response is not None:
             response.raw = None
         return record
@@ -452,6 +461,7 @@ def _without_raw(record: Record, *, owned: bool) -> Record:
             "request": None,
             "steps": None,
             "end_state": None,
+            "state_changes": None,
             "transcript": None,
             "response": response.model_copy(update={"raw": None}) if response else None,
         }

@@ -12,7 +12,7 @@ from toolproof.grade._checks import (
     AnswerView,
     CaseCheck,
 )
-from toolproof.grade._compile import CompiledCall, CompiledCase, compile_case
+from toolproof.grade._compile import CompiledCall, CompiledCase, ToolIndex, compile_case
 from toolproof.grade._custom import Finding, FunctionCheck
 from toolproof.grade._diff import render_diff
 from toolproof.grade._endstate import StateDiff, compare_states, render_state_diff
@@ -22,8 +22,16 @@ from toolproof.grade._multistep import (
     MissingExpectedState,
     MultiAnswer,
     UngradableRecord,
+    rebuild_end_state,
 )
 from toolproof.grade._score import Scorer
+from toolproof.grade._statechanges import (
+    ChangeError,
+    InitialState,
+    apply_changes,
+    cow,
+    state_changes,
+)
 from toolproof.grade._trajectory import (
     CompiledTrajectory,
     TrajectoryResult,
@@ -39,12 +47,14 @@ __all__ = [
     "AnswerView",
     "CallInfo",
     "CaseCheck",
+    "ChangeError",
     "CompiledCall",
     "CompiledCase",
     "CompiledTrajectory",
     "ExpectedState",
     "Finding",
     "FunctionCheck",
+    "InitialState",
     "Matcher",
     "MissingExpectedState",
     "MultiAnswer",
@@ -52,16 +62,21 @@ __all__ = [
     "SingleAnswer",
     "SpecError",
     "StateDiff",
+    "ToolIndex",
     "TrajectoryResult",
     "UngradableRecord",
+    "apply_changes",
     "compare_states",
     "compile_case",
     "compile_trajectory",
     "compile_value",
     "context",
+    "cow",
     "match_trajectory",
     "normalize_text",
+    "rebuild_end_state",
     "render_diff",
     "render_state_diff",
+    "state_changes",
     "strict_equal",
 ]

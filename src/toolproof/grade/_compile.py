@@ -44,6 +44,36 @@ class CompiledCase:
     """The final reply is judged: a reply matcher is given, or the kind asks for a reply."""
 
 
+class ToolIndex(dict[str, SuiteTool]):
+    """A suite's tools by name, with what every case of the suite asks of them.
+
+    ``compile_case`` takes any mapping of tools by name; given this one, it
+    does not go through all the tools again for each case.
+    """
+
+    def __init__(self, tools: list[SuiteTool]) -> None:
+        super().__init__((t.name, t) for t in tools)
+        self.names = frozenset(self)
+        self.guarded = frozenset(
+            t.name for t in tools if t.requires_confirmation or t.effect == "destructive"
+        )
+
+
+def _tool_sets(
+    case: Case, suite: Suite, by_name: dict[str, SuiteTool]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The names offered in the case, and the names that need confirmation."""
+    if isinstance(by_name, ToolIndex):
+        names, guarded = by_name.names, by_name.guarded
+        offered = names if case.tools is None else names.intersection(case.tools)
+        return offered, guarded
+    offered = frozenset(t.name for t in suite.tools if case.tools is None or t.name in case.tools)
+    guarded = frozenset(
+        t.name for t in suite.tools if t.requires_confirmation or t.effect == "destructive"
+    )
+    return offered, guarded
+
+
 def _compile_args(
     args: dict[str, Any], tool_defaults: dict[str, Any], extra: bool, ctx: Context
 ) -> ObjectMatcher:
@@ -109,7 +139,7 @@ def compile_case(
         except SpecError as exc:
             raise SpecError(str(exc), ("expect", "text", *exc.path)) from None
     named = {t for cs in call_sets for c in cs for t in c.tools} | set(expect.forbidden)
-    offered = frozenset(t.name for t in suite.tools if case.tools is None or t.name in case.tools)
+    offered, guarded = _tool_sets(case, suite, by_name)
     expected_tools = tuple(dict.fromkeys(c.tools[0] for c in call_sets[0])) if call_sets else ()
     single = None
     plain = count is None and text is None and expect.resolved_kind is Kind.call
@@ -128,9 +158,7 @@ def compile_case(
         tags=tuple(case.tags),
         offered=offered,
         expected_tools=expected_tools,
-        guarded=frozenset(
-            t.name for t in suite.tools if t.requires_confirmation or t.effect == "destructive"
-        ),
+        guarded=guarded,
         single=single,
         reply_judged=text is not None or expect.resolved_kind not in (Kind.call, Kind.none),
     )
@@ -140,4 +168,12 @@ def describe_calls(calls: list[CompiledCall]) -> str:
     return "; ".join(c.describe() for c in calls) if calls else "(no call)"
 
 
-__all__ = ["CompiledCall", "CompiledCase", "compile_case", "context", "describe_calls", "show"]
+__all__ = [
+    "CompiledCall",
+    "CompiledCase",
+    "ToolIndex",
+    "compile_case",
+    "context",
+    "describe_calls",
+    "show",
+]

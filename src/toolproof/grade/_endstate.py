@@ -10,6 +10,8 @@ independent calls.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
+from operator import is_not
 from typing import Any
 
 from toolproof.match._matchers import show, strict_equal
@@ -51,11 +53,21 @@ def _compare(
     expected: Any, actual: Any, path: tuple[str, ...], partial: bool, out: list[StateDiff]
 ) -> None:
     if isinstance(expected, dict) and isinstance(actual, dict):
+        keys = list(expected)
+        if keys == list(actual):
+            # the same keys in the same order: only values that are not the same object
+            # can differ (a rebuilt state shares what did not change with the initial one)
+            for key in compress(keys, map(is_not, expected.values(), actual.values())):
+                _compare(expected[key], actual[key], (*path, str(key)), partial, out)
+            return
         for key, value in expected.items():
-            if key not in actual:
+            found = actual.get(key, _MISSING)
+            if found is value and type(value) in _CONTAINERS:
+                continue  # shared with the initial state on both sides: nothing changed here
+            if found is _MISSING:
                 out.append(StateDiff((*path, str(key)), value, _MISSING))
             else:
-                _compare(value, actual[key], (*path, str(key)), partial, out)
+                _compare(value, found, (*path, str(key)), partial, out)
         if not partial:
             out.extend(
                 StateDiff((*path, str(k)), _MISSING, v)
@@ -65,6 +77,9 @@ def _compare(
         return
     if not strict_equal(expected, actual):
         out.append(StateDiff(path, expected, actual))
+
+
+_CONTAINERS = (dict, list)
 
 
 def render_state_diff(diffs: list[StateDiff], limit: int = 20) -> str:

@@ -20,6 +20,7 @@ from toolproof.grade._behaviour import unsafe_calls as count_unsafe
 from toolproof.grade._checks import CaseCheck, reply_applies, reply_findings
 from toolproof.grade._compile import CompiledCase
 from toolproof.grade._endstate import StateDiff, compare_states, render_state_diff
+from toolproof.grade._statechanges import ChangeError, InitialState, apply_changes, cow
 from toolproof.grade._trajectory import MultiStepCase, TrajectoryResult, best_flat, best_trajectory
 from toolproof.types import (
     Check,
@@ -41,6 +42,7 @@ __all__ = [
     "MultiAnswer",
     "UngradableRecord",
     "analyse_multi",
+    "rebuild_end_state",
 ]
 
 
@@ -52,6 +54,9 @@ class ExpectedState:
     partial: bool
     warnings: tuple[str, ...] = ()
     """Gold actions that failed while the state was computed (case and action named)."""
+    initial: InitialState | None = None
+    """The initial state the gold actions started from (a state from gold actions shares
+    what they did not change with it)."""
 
 
 class MissingExpectedState(UserError):
@@ -89,6 +94,7 @@ class MultiAnswer:
     infos: list[CallInfo]
     best: TrajectoryResult | None
     end_state: Any
+    """A private, writable view (checks may change it: the rebuilt state is shared)."""
     state_diffs: list[StateDiff] | None
     """None: the end state is not checked."""
     step_limit: bool
@@ -106,34 +112,72 @@ class MultiAnswer:
         return tuple(self.all_messages[self.start :])
 
 
+def rebuild_end_state(record: Record, initial: InitialState | None) -> Any:
+    """A record's end state as JSON data; None when it has none.
+
+    A record of format ``/1`` holds it whole. A newer one holds its changes
+    against the environment's initial state, applied here; the result shares
+    what did not change with ``initial`` (read it, never change it). A record
+    whose changes apply to another initial state, or do not apply, is
+    :class:`UngradableRecord`.
+    """
+    if record.end_state is not None or record.state_changes is None:
+        return record.end_state
+    if initial is None:
+        raise UngradableRecord(
+            record,
+            "state_changes",
+            "the record holds the changes to the environment's initial state, but the "
+            "initial state was not given to the scorer (toolproof.run.load_initial_state)",
+        )
+    if record.state_base is not None and record.state_base != initial.base:
+        raise UngradableRecord(
+            record,
+            "state_base",
+            f"the record's changes apply to the initial state {record.state_base[:19]}..., "
+            f"not to the suite's environment state ({initial.base[:19]}...); the state file "
+            "changed since the run: re-run the case",
+        )
+    try:
+        return apply_changes(initial.state, record.state_changes)
+    except ChangeError as exc:
+        raise UngradableRecord(
+            record,
+            f"state_changes[{exc.index}]",
+            f"{str(exc).partition(': ')[2]} in the environment's initial state",
+        ) from None
+
+
 def analyse_multi(
     cc: CompiledCase,
     ms: MultiStepCase,
     record: Record,
     inspect: Callable[[ToolCall, CompiledCase], CallInfo],
     expected: ExpectedState | None,
+    initial: InitialState | None = None,
 ) -> MultiAnswer:
     assert record.response is not None
     response = record.response
     messages, start = _transcript(record, cc, ms)
     calls = [c for _, c in model_calls(messages, start)]
     diffs = None
+    end_state = rebuild_end_state(record, initial)
     if expected is not None:
-        if record.end_state is None:
+        if end_state is None:
             raise UngradableRecord(
                 record,
                 "end_state",
                 "the case checks the end state, but the record has none (it was not "
                 "recorded by a multi-step run); re-run the case",
             )
-        diffs = compare_states(expected.state, record.end_state, partial=expected.partial)
+        diffs = compare_states(expected.state, end_state, partial=expected.partial)
     return MultiAnswer(
         response=response,
         all_messages=messages,
         start=start,
         infos=[inspect(c, cc) for c in calls],
         best=best_trajectory(ms, calls),
-        end_state=record.end_state,
+        end_state=cow(end_state),
         state_diffs=diffs,
         step_limit=bool(response.tool_calls),
         grace=graceful(messages, start, response.text or "", ms.data_words),

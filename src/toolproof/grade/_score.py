@@ -25,7 +25,7 @@ from toolproof._jsonschema import rs_validator
 from toolproof.grade._answer import NO_CALL, CallInfo, analyse
 from toolproof.grade._assemble import assemble, single_facts
 from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks
-from toolproof.grade._compile import CompiledCase, compile_case
+from toolproof.grade._compile import CompiledCase, ToolIndex, compile_case
 from toolproof.grade._diff import render_diff
 from toolproof.grade._multistep import (
     MULTI_STEP_CHECKS,
@@ -34,6 +34,7 @@ from toolproof.grade._multistep import (
     analyse_multi,
     multi_facts,
 )
+from toolproof.grade._statechanges import InitialState
 from toolproof.grade._trajectory import compile_multistep
 from toolproof.match import Embeddings, MissingEmbeddings, context, show, similarity_notes
 from toolproof.types import (
@@ -57,6 +58,10 @@ class Scorer:
     ``expected_states`` maps a case ID to the expected end state its gold
     actions produce (computed outside, e.g. by ``toolproof.run.expected_states``).
     A state written in the case itself needs nothing from outside.
+    ``initial_state`` is the environment's initial state, which the state
+    changes in a record apply to (``toolproof.run.load_initial_state``); by
+    default, the one the expected states were computed from. A record that
+    holds changes cannot be graded without one.
     ``checks`` are the suite's own checks, loaded with the user's consent; when
     the suite declares checks and none are given, each verdict they apply to
     carries a note saying they were not run.
@@ -74,10 +79,15 @@ class Scorer:
         expected_states: Mapping[str, ExpectedState] | None = None,
         checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
         embeddings: Embeddings | None = None,
+        initial_state: InitialState | None = None,
     ) -> None:
         self.suite = suite
         self.embeddings = embeddings if embeddings is not None else Embeddings()
-        by_name = {t.name: t for t in suite.tools}
+        states = dict(expected_states or {})
+        self.initial_state = initial_state or next(
+            (s.initial for s in states.values() if s.initial is not None), None
+        )
+        by_name = ToolIndex(suite.tools)
         self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
         ctx = replace(context(suite), embeddings=self.embeddings)
         self.cases: dict[str, CompiledCase] = {
@@ -88,7 +98,7 @@ class Scorer:
             for c in suite.cases
             if c.multistep
         }
-        self._states = dict(expected_states or {})
+        self._states = states
         self._single: dict[str, tuple[CaseCheck, ...]] = {}
         self._multi_checks: dict[str, tuple[CaseCheck, ...]] = {}
         self._notes: dict[str, tuple[str, ...]] = {}
@@ -152,6 +162,7 @@ class Scorer:
                 record,
                 self._inspect,
                 self.expected_state(record.case_id),
+                self.initial_state,
             )
             facts, notes, evidence = multi_facts(cc, answer)
             findings = run_checks(self._multi_checks[record.case_id], cc, answer)

@@ -75,6 +75,8 @@ def record_digest(record: Record) -> str:
         "transcript": [m.model_dump(mode="json") for m in record.transcript or []],
         "end_state": record.end_state,
     }
+    if record.state_changes is not None:
+        payload["state_changes"] = [list(c) for c in record.state_changes]
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 

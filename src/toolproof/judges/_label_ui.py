@@ -57,6 +57,9 @@ def show(console: Console, data: dict[str, Any], header: str) -> None:
     console.print(Panel("\n".join(lines) or "(nothing)", title="what the model did"))
     if "end_state" in data:
         console.print(Panel(safe(data["end_state"]), title="end state"))
+    if "end_state_changes" in data:
+        changes = "\n".join(safe(c) for c in data["end_state_changes"])
+        console.print(Panel(changes or "(none)", title="end state: changes"))
 
 
 def _tool_line(t: dict[str, Any]) -> str:

@@ -107,6 +107,8 @@ def transcript_data(suite: Suite, case: Case, record: Record) -> dict[str, Any]:
         data["final_reply"] = record.response.text
     if record.end_state is not None:
         data["end_state"] = record.end_state
+    if record.state_changes is not None:  # what the attempt changed in the initial state
+        data["end_state_changes"] = [list(c) for c in record.state_changes]
     return data
 
 

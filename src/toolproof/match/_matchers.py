@@ -7,6 +7,7 @@ short reason when it does not. Matching never changes the model's value.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -506,15 +507,27 @@ def matcher(
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:
     """ " (did you mean 'x'?)" for a close known word, else ""."""
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.8)
+    return _did_you_mean(word, tuple(known))
+
+
+@functools.lru_cache(maxsize=4096)
+def _did_you_mean(word: str, known: tuple[str, ...]) -> str:
+    # asked again and again for the same keys (every literal object in every case)
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.8)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _matcher_hint(key: str, registered: int) -> str:
+    # by the registry's size too: it only grows, as builders register themselves
+    return did_you_mean(key, REGISTRY)
 
 
 def matcher_name(spec: Any) -> str | None:
     """The matcher a mapping names, or None if it is a literal object."""
     if not isinstance(spec, dict) or not spec:
         return None
-    names = [k for k in spec if k in OPTIONS]
+    names = [k for k in spec if k in REGISTRY]  # the names OPTIONS has, read directly
     if len(names) != 1:
         if len(names) > 1:
             raise SpecError(
@@ -523,7 +536,7 @@ def matcher_name(spec: Any) -> str | None:
             )
         if len(spec) == 1:
             (key,) = spec
-            hint = did_you_mean(str(key), REGISTRY)
+            hint = _matcher_hint(str(key), len(REGISTRY))
             if hint:
                 raise SpecError(
                     f"unknown matcher '{key}'{hint}; "
@@ -531,7 +544,9 @@ def matcher_name(spec: Any) -> str | None:
                 )
         return None
     name = names[0]
-    unknown = sorted(set(spec) - {name} - OPTIONS[name])
+    if len(spec) == 1:
+        return str(name)
+    unknown = sorted(set(spec) - {name} - REGISTRY[name].options)
     if unknown:
         allowed = ", ".join(sorted(OPTIONS[name])) or "none"
         raise SpecError(
@@ -541,8 +556,14 @@ def matcher_name(spec: Any) -> str | None:
     return str(name)
 
 
+#: Plain values that compile to Exact as they are (float is not: NaN can never match).
+_PLAIN = (str, int, bool, type(None))
+
+
 def compile_value(spec: Any, ctx: Context, extra: bool = False) -> Matcher:
     """Compile an expected value (a literal or a matcher mapping) into a Matcher."""
+    if isinstance(spec, _PLAIN):
+        return Exact(spec)
     name = matcher_name(spec)
     if name is not None:
         return REGISTRY[name].build(spec, ctx)
@@ -718,6 +739,12 @@ def literal_options(spec: Any) -> list[tuple[tuple[str | int, ...], Any]]:
     A plain literal (or ``exact``) is one; the options of ``one_of`` and the
     value of ``optional`` are each one. Other matchers pin no literal.
     """
+    if not isinstance(spec, dict | list):
+        return [((), spec)]
+    return _literal_options(spec)
+
+
+def _literal_options(spec: Any) -> list[tuple[tuple[str | int, ...], Any]]:
     name = matcher_name(spec)
     if name == "one_of" and isinstance(spec["one_of"], list):
         return [

@@ -1,10 +1,12 @@
 """Records files: the one place that reads, writes and versions them.
 
 A records file holds one JSON object per line, one line per attempt
-(``toolproof.record/1``). Writing is append-only and durable; reading streams,
-skips a torn last line with a warning and refuses any other damage with a
-located error; :func:`latest_records` keeps the last record written for each
-(case, target, attempt), which is what ``--resume --retry-failed`` relies on.
+(``toolproof.record/2``; ``toolproof.record/1`` lines, which hold a multi-step
+attempt's whole end state rather than its changes, are still read). Writing
+is append-only and durable; reading streams, skips a torn last line with a
+warning and refuses any other damage with a located error;
+:func:`latest_records` keeps the last record written for each (case, target,
+attempt), which is what ``--resume --retry-failed`` relies on.
 """
 
 from toolproof.records._read import (

@@ -15,9 +15,11 @@ from pydantic import ValidationError
 from toolproof._locate import JsonLineLocator, first_error
 from toolproof.errors import SuiteError
 from toolproof.types import Record, ToolCall
-from toolproof.types._record import RECORD_FORMAT
+from toolproof.types._record import RECORD_FORMAT, RECORD_FORMATS
 
-_KNOWN_FORMATS = (RECORD_FORMAT,)
+_KNOWN_FORMATS = RECORD_FORMATS
+#: Fields a format does not have: a line of that format that carries one is refused.
+_NOT_IN = {"toolproof.record/1": ("state_changes", "state_base")}
 
 
 #: Every ASCII digit to "0", every other byte to "a": a run of 19 digits becomes 19 zeros.
@@ -228,7 +230,7 @@ def _parse_line(file: str, number: int, line: str) -> Record:
         raise SuiteError(
             file, "expected a JSON object (one record per line)", line=number, column=1
         )
-    fmt = data.get("format", _KNOWN_FORMATS[0])
+    fmt = data.get("format", RECORD_FORMAT)
     if fmt not in _KNOWN_FORMATS:
         raise SuiteError(
             file,
@@ -237,6 +239,15 @@ def _parse_line(file: str, number: int, line: str) -> Record:
             column=1,
             path=("format",),
         )
+    for name in _NOT_IN.get(fmt, ()):
+        if name in data:
+            raise SuiteError(
+                file,
+                f"'{name}' is not a field of records format {fmt}",
+                line=number,
+                column=1,
+                path=(name,),
+            )
     _normalise_calls(data)
     try:
         return Record.model_validate(data)

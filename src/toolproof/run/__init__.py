@@ -11,7 +11,7 @@ The library API behind ``toolproof run``::
 from toolproof.run._cache import ResponseCache, fingerprint
 from toolproof.run._checks import load_checks
 from toolproof.run._context import AttemptInfo, current_attempt
-from toolproof.run._env import expected_states, gold_action_warnings
+from toolproof.run._env import expected_states, gold_action_warnings, load_initial_state
 from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import MANIFEST_FORMAT, Manifest, TargetEntry, read_manifest
 from toolproof.run._pricing import Price, Pricing
@@ -59,6 +59,7 @@ __all__ = [
     "gold_action_warnings",
     "load_checks",
     "load_config",
+    "load_initial_state",
     "load_suite_file",
     "read_manifest",
     "resolve_settings",

@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_MAX_STEPS",
     "AgentRun",
     "Budget",
+    "EndState",
     "McpToolBox",
     "RecordedToolBox",
     "ToolBox",
@@ -82,8 +83,11 @@ class ToolBox:
             return _error(f"no tool named {call.name} is available")
         return _error(f"{call.name} is not implemented (no mock and no environment function)")
 
-    def snapshot(self) -> Any:
-        return self.env.snapshot() if self.env is not None else None
+    def end(self) -> EndState:
+        """The environment's changes against its initial state (none without an environment)."""
+        if self.env is None or self.env.env is None:
+            return EndState()
+        return EndState(changes=self.env.changes(), base=self.env.env.base)
 
     def close(self) -> None:
         if self.env is not None:
@@ -119,14 +123,15 @@ class McpToolBox(ToolBox):
 class RecordedToolBox:
     """Answers tool calls with the results of a recorded transcript, in order (replay).
 
-    Nothing runs: the end state is the recorded one. A call the recording does
-    not have (the replayed model diverged) gets an error result naming it.
+    Nothing runs: the end state is the recorded one (whole, or its changes). A
+    call the recording does not have (the replayed model diverged) gets an
+    error result naming it.
     """
 
-    def __init__(self, transcript: list[Message], end_state: Any) -> None:
+    def __init__(self, transcript: list[Message], end: EndState) -> None:
         self._results = [m for m in transcript if m.role == "tool"]
         self._next = 0
-        self._end_state = end_state
+        self._end = end
 
     def call(self, call: ToolCall) -> ToolResult:
         if self._next >= len(self._results):
@@ -140,8 +145,8 @@ class RecordedToolBox:
     async def answer(self, call: ToolCall) -> ToolResult:
         return self.call(call)
 
-    def snapshot(self) -> Any:
-        return self._end_state
+    def end(self) -> EndState:
+        return self._end
 
     def close(self) -> None:
         pass
@@ -151,6 +156,16 @@ def _error(message: str) -> ToolResult:
     return ToolResult(json.dumps({"error": message}), is_error=True, fault="error")
 
 
+@dataclass(frozen=True, slots=True)
+class EndState:
+    """How an attempt left the environment: its changes (and the initial state they apply
+    to), or, replayed from a records format /1 line, the whole state."""
+
+    whole: Any = None
+    changes: list[tuple[Any, ...]] | None = None
+    base: str | None = None
+
+
 @dataclass
 class AgentRun:
     """What a multi-step attempt produced."""
@@ -158,7 +173,7 @@ class AgentRun:
     transcript: list[Message]
     response: Response
     steps: list[dict[str, Any]] = field(default_factory=list)
-    end_state: Any = None
+    end: EndState = field(default_factory=lambda: EndState())
     #: The budget that ended the attempt ("steps", "tokens", "seconds"), or None.
     stopped_by: str | None = None
 
@@ -229,12 +244,12 @@ async def run_agent(
                 break
         else:
             stopped_by = "steps"
-        end_state = toolbox.snapshot()
+        end = toolbox.end()
     finally:
         toolbox.close()
     assert response is not None  # max_steps >= 1
     final = response.model_copy(update={"usage": _total_usage(steps)})
-    return AgentRun(transcript, final, steps, end_state, stopped_by)
+    return AgentRun(transcript, final, steps, end, stopped_by)
 
 
 def _tokens(steps: list[dict[str, Any]]) -> int:

@@ -3,7 +3,12 @@
 The state is a JSON file (a mapping of tables) loaded into memory, or an SQLite
 database (``.db``/``.sqlite``/``.sqlite3``, or a ``.sql`` script) copied into an
 in-memory database. Each attempt gets a fresh copy, so nothing on disk changes:
-tool functions ``name(state, args) -> result`` only change the copy.
+tool functions ``name(state, args) -> result`` only change the copy. A JSON
+state's copy is copy-on-write (:func:`toolproof.grade.cow`): a table or a row
+is copied only when a tool reaches it, so an attempt costs what it touches,
+not the size of the state. An attempt ends with its changes against the
+initial state (:meth:`EnvSession.changes`); the full end state is rebuilt
+from the initial state and the changes when it is needed.
 
 The tool functions are Python from the suite, so they are loaded only when the
 user allows code (``--allow-code``, or ``allow_code: true`` in their own
@@ -18,7 +23,7 @@ keyed by the table's first column.
 
 from __future__ import annotations
 
-import copy
+import hashlib
 import json
 import sqlite3
 import time
@@ -28,7 +33,7 @@ from types import ModuleType
 from typing import Any
 
 from toolproof.errors import SuiteError, UserError
-from toolproof.grade import ExpectedState
+from toolproof.grade import ExpectedState, InitialState, apply_changes, cow, state_changes
 from toolproof.match import ToolResult, result_of
 from toolproof.trust import (
     DEFAULT_TRUST,
@@ -49,6 +54,7 @@ __all__ = [
     "expected_states",
     "gold_action_warnings",
     "load_environment",
+    "load_initial_state",
     "safe_sqlite",
 ]
 
@@ -132,7 +138,10 @@ class LoadedEnvironment:
         self.state_path = state_path
         self.tools = tools
         self._json: Any = None
+        self._dump: Any = None
         self._bytes = state if state is not None else state_path.read_bytes()
+        #: Names the initial state a record's changes apply to: the hash of the state file.
+        self.base = state_base(self._bytes)
         if state_path.suffix == ".json":
             try:
                 self._json = loads_json(self._bytes)
@@ -143,10 +152,28 @@ class LoadedEnvironment:
         else:
             self.session().close()  # a broken database or script is an error now, not per attempt
 
-    def session(self) -> EnvSession:
-        """A fresh, private copy of the initial state."""
+    @property
+    def initial(self) -> Any:
+        """The initial state as JSON data (shared: read it, never change it)."""
         if self._json is not None:
-            return EnvSession(copy.deepcopy(self._json), self.tools)
+            return self._json
+        if self._dump is None:
+            session = self.session()
+            try:
+                assert isinstance(session.state, sqlite3.Connection)
+                self._dump = dump_sqlite(session.state)
+            finally:
+                session.close()
+        return self._dump
+
+    def initial_state(self) -> InitialState:
+        """The initial state and its hash, for rebuilding end states from records."""
+        return InitialState(self.initial, self.base)
+
+    def session(self) -> EnvSession:
+        """A fresh, private copy of the initial state (copy-on-write for a JSON state)."""
+        if self._json is not None:
+            return EnvSession(cow(self._json), self.tools, self)
         if self.state_path.suffix == ".sql":
             db = safe_sqlite()
             _run_script(db, self._bytes.decode("utf-8", "replace"), str(self.state_path))
@@ -157,7 +184,7 @@ class LoadedEnvironment:
             except sqlite3.Error as exc:
                 raise UserError(f"{self.state_path}: not an SQLite database: {exc}") from None
         db.row_factory = sqlite3.Row
-        return EnvSession(db, self.tools)
+        return EnvSession(db, self.tools, self)
 
     def replay(self, actions: list[GoldAction]) -> Any:
         """The state after running the gold actions on a fresh copy (pure: nothing persists)."""
@@ -183,9 +210,12 @@ class LoadedEnvironment:
 class EnvSession:
     """One attempt's private state and the tools that act on it."""
 
-    def __init__(self, state: Any, tools: dict[str, ToolFn]) -> None:
+    def __init__(
+        self, state: Any, tools: dict[str, ToolFn], env: LoadedEnvironment | None = None
+    ) -> None:
         self.state = state
         self.tools = tools
+        self.env = env
 
     def has(self, name: str) -> bool:
         return name in self.tools
@@ -204,11 +234,26 @@ class EnvSession:
             self.state.commit()
         return result_of(value)
 
-    def snapshot(self) -> Any:
-        """The state as JSON data (a deep copy)."""
+    def changes(self) -> list[tuple[Any, ...]]:
+        """What the attempt changed in the initial state (:func:`toolproof.grade.state_changes`).
+
+        A JSON state compares only what the tools reached; an SQLite state is
+        read whole and compared table by table.
+        """
+        if self.env is None:
+            raise ValueError("a session made without its environment has no initial state")
         if isinstance(self.state, sqlite3.Connection):
-            return dump_sqlite(self.state)
-        return json.loads(json.dumps(self.state, default=str))
+            return state_changes(dump_sqlite(self.state), self.env.initial)
+        return state_changes(self.state, self.env.initial)
+
+    def snapshot(self) -> Any:
+        """The state as JSON data. Rebuilt from the changes, it shares what did not
+        change with the initial state: read it, never change it."""
+        if self.env is None:
+            if isinstance(self.state, sqlite3.Connection):
+                return dump_sqlite(self.state)
+            return json.loads(json.dumps(self.state, default=str))
+        return apply_changes(self.env.initial, self.changes())
 
     def close(self) -> None:
         if isinstance(self.state, sqlite3.Connection):
@@ -227,6 +272,42 @@ def dump_sqlite(db: sqlite3.Connection) -> dict[str, dict[str, dict[str, Any]]]:
         columns = [d[0] for d in cursor.description]
         out[table] = {str(row[0]): dict(zip(columns, row, strict=True)) for row in cursor}
     return out
+
+
+def state_base(data: bytes) -> str:
+    """The name of an initial state: ``sha256:`` and the hash of its file."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def load_initial_state(suite: Suite, trust: Trust = DEFAULT_TRUST) -> InitialState | None:
+    """The suite's initial environment state, read as data (no suite code runs); None without one.
+
+    It is what a record's state changes apply to (see :class:`toolproof.grade.InitialState`).
+    """
+    env: Environment | None = suite.environment
+    if env is None or env.mcp is not None or env.state is None:  # an MCP server: read whole
+        return None
+    path, data = _read_env_file(suite, "state", env.state, trust)
+    return LoadedEnvironment(path, {}, data).initial_state()
+
+
+def _read_env_file(suite: Suite, key: str, name: str, trust: Trust) -> tuple[Path, bytes]:
+    base = Path(suite.source).parent if suite.source else Path.cwd()
+    try:
+        path = resolve_inside(base, name)
+        return path, read_capped(path, trust.max_file_bytes, name)
+    except UnsafePath as exc:
+        raise SuiteError(suite.source or "suite", str(exc), path=("environment", key)) from None
+    except FileNotFoundError:
+        raise SuiteError(
+            suite.source or "suite", f"no such file '{name}'", path=("environment", key)
+        ) from None
+    except OSError as exc:
+        raise SuiteError(
+            suite.source or "suite",
+            f"cannot read '{name}': {exc.strerror or exc}",
+            path=("environment", key),
+        ) from None
 
 
 def _load_module(path: Path, source: bytes) -> ModuleType:
@@ -254,25 +335,10 @@ def load_environment(
         return None
     if not trust.allow_code:
         raise code_not_allowed(suite, why)
-    base = Path(suite.source).parent if suite.source else Path.cwd()
     files: dict[str, tuple[Path, bytes]] = {}
     for key, name in (("state", env.state), ("tools", env.tools)):
         assert name is not None  # the model checks a Python environment has both
-        try:
-            path = resolve_inside(base, name)
-            files[key] = (path, read_capped(path, trust.max_file_bytes, name))
-        except UnsafePath as exc:
-            raise SuiteError(suite.source or "suite", str(exc), path=("environment", key)) from None
-        except FileNotFoundError:
-            raise SuiteError(
-                suite.source or "suite", f"no such file '{name}'", path=("environment", key)
-            ) from None
-        except OSError as exc:
-            raise SuiteError(
-                suite.source or "suite",
-                f"cannot read '{name}': {exc.strerror or exc}",
-                path=("environment", key),
-            ) from None
+        files[key] = _read_env_file(suite, key, name, trust)
     module = _load_module(*files["tools"])
     names = [t.name for t in suite.tools]
     fns = {n: getattr(module, n) for n in names if callable(getattr(module, n, None))}
@@ -308,6 +374,7 @@ def expected_states(
     if env is None:
         raise UserError(f"case {chosen[0].id}: gold actions need a suite 'environment'")
     out: dict[str, ExpectedState] = {}
+    initial = env.initial_state()
     for case in chosen:
         assert case.end_state is not None and case.end_state.actions is not None
         actions = case.end_state.actions
@@ -318,7 +385,7 @@ def expected_states(
             f"while the expected state was computed: {' '.join(text.split())[:200]}"
             for i, text in failed
         )
-        out[case.id] = ExpectedState(state, False, warnings)
+        out[case.id] = ExpectedState(state, False, warnings, initial)
     return out
 
 

@@ -852,6 +852,7 @@ class _TargetRun:
         from toolproof.run._agent import (
             DEFAULT_MAX_STEPS,
             Budget,
+            EndState,
             RecordedToolBox,
             ToolBox,
             run_agent,
@@ -870,7 +871,12 @@ class _TargetRun:
         async with contextlib.AsyncExitStack() as stack:
             toolbox: ToolBox | RecordedToolBox
             if recorded is not None and recorded.transcript is not None:
-                toolbox = RecordedToolBox(recorded.transcript, recorded.end_state)
+                end = EndState(
+                    recorded.end_state,
+                    None if recorded.state_changes is None else list(recorded.state_changes),
+                    recorded.state_base,
+                )
+                toolbox = RecordedToolBox(recorded.transcript, end)
             elif (spec := self.session.mcp()) is not None:
                 from toolproof.mcpenv import McpSession
                 from toolproof.run._agent import McpToolBox
@@ -900,7 +906,7 @@ class _TargetRun:
             env = self.session.suite.environment
             if server is not None and env is not None and env.state_tool is not None:
                 read = await server.call(env.state_tool, {}, purpose="state")
-                run.end_state = read.state()
+                run.end = EndState(whole=read.state())  # a server's state is read whole
         cached = bool(hits) and all(hits)
         record = self._ok(
             base, Exchange(run.steps[0]["request"], run.response), cached=cached, latency_ms=latency
@@ -908,7 +914,9 @@ class _TargetRun:
         update: dict[str, Any] = {
             "transcript": run.transcript,
             "steps": run.steps,
-            "end_state": run.end_state,
+            "end_state": run.end.whole,
+            "state_changes": run.end.changes,
+            "state_base": run.end.base,
             "stopped_by": run.stopped_by,
         }
         if server is not None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from toolproof._jsonschema import check_value, schema_problems
+from toolproof._gcpause import gc_paused
+from toolproof._jsonschema import schema_problems, value_checker
 from toolproof._locate import Locator, Path_
 from toolproof.errors import SuiteError
-from toolproof.grade import compile_case
+from toolproof.grade import ToolIndex, compile_case
 from toolproof.match import (
     OPTIONS,
     Embeddings,
@@ -28,6 +29,11 @@ def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteEr
     With ``trust``, a suite that runs its own Python is a problem unless
     ``trust.allow_code``: it could not run as the user asked.
     """
+    with gc_paused():
+        return _check_suite(loaded, trust)
+
+
+def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
     suite, origin = loaded.suite, loaded.origin
     root = origin.suite or Locator(suite.source or "<suite>")
     errors: list[SuiteError] = []
@@ -72,14 +78,15 @@ def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteEr
     # expectations are graded against answers, so they may compare text by meaning;
     # mock rules answer calls during a run, where no embeddings are computed
     graded = replace(ctx, embeddings=Embeddings())
-    by_name = {t.name: t for t in suite.tools}
+    by_name = ToolIndex(suite.tools)
+    args: dict[int, _ToolArgs] = {}
     seen_cases: dict[str, int] = {}
     for case in suite.cases:
         if case.id in seen_cases:
             case_error(case, ("id",), f"duplicate case id '{case.id}'")
             continue
         seen_cases[case.id] = 1
-        _check_case(case, by_name, case_error)
+        _check_case(case, by_name, args, case_error)
         try:
             compile_case(case, suite, by_name, graded)
         except SpecError as exc:
@@ -170,7 +177,9 @@ def _check_tool(tool: SuiteTool, report: Any) -> None:
             )
 
 
-def _check_case(case: Case, by_name: dict[str, SuiteTool], report: Any) -> None:
+def _check_case(
+    case: Case, by_name: dict[str, SuiteTool], args: dict[int, _ToolArgs], report: Any
+) -> None:
     expect = case.expect
     for i, name in enumerate(case.tools or []):
         if name not in by_name:
@@ -198,20 +207,42 @@ def _check_case(case: Case, by_name: dict[str, SuiteTool], report: Any) -> None:
                     continue
                 if case.tools is not None and name not in case.tools:
                     report(case, (*base, "tool"), f"tool '{name}' is not offered in this case")
-                _check_args(tool, spec.args, base, case, report)
+                facts = args.get(id(tool))
+                if facts is None:
+                    facts = args[id(tool)] = _ToolArgs(tool)
+                _check_args(facts, spec.args, base, case, report)
+
+
+class _ToolArgs:
+    """One tool's parameters, read once for checking the expected values of every case."""
+
+    def __init__(self, tool: SuiteTool) -> None:
+        self.tool = tool
+        schema = tool.parameters
+        props = schema.get("properties", {})
+        self.props: dict[str, Any] = props if isinstance(props, dict) else {}
+        self.closed = schema.get("additionalProperties") is False
+        self.defs = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
+        self.checkers: dict[str, Any] = {}
+
+    def checker(self, key: str) -> Any:
+        """The check of a value against parameter ``key``'s schema (with the $defs)."""
+        check = self.checkers.get(key)
+        if check is None:
+            prop = self.props[key]
+            sub = {**prop, **self.defs} if isinstance(prop, dict) else prop
+            check = self.checkers[key] = value_checker(sub)
+        return check
 
 
 def _check_args(
-    tool: SuiteTool, args: dict[str, Any], base: Path_, case: Case, report: Any
+    facts: _ToolArgs, args: dict[str, Any], base: Path_, case: Case, report: Any
 ) -> None:
-    schema = tool.parameters
-    props = schema.get("properties", {}) if isinstance(schema.get("properties"), dict) else {}
-    closed = schema.get("additionalProperties") is False
-    defs = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
+    tool, props = facts.tool, facts.props
     for key, spec in args.items():
         where = (*base, "args", key)
         if key not in props:
-            if closed:
+            if facts.closed:
                 known = ", ".join(props) or "none"
                 report(
                     case, where, f"'{key}' is not a parameter of {tool.name} (parameters: {known})"
@@ -221,9 +252,11 @@ def _check_args(
             literals = literal_options(spec)
         except SpecError:
             continue  # reported when the case is compiled
-        sub = {**props[key], **defs} if isinstance(props[key], dict) else props[key]
+        if not literals:
+            continue
+        check = facts.checker(key)
         for inner, value in literals:
-            error = check_value(sub, value)
+            error = check(value)
             if error is not None:
                 what = "expected value" if not inner else "option"
                 report(

@@ -10,8 +10,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolproof._gcpause import gc_paused
 from toolproof._jsonschema import schema_problems
-from toolproof._locate import JsonLineLocator, Locator, Path_, Positions, all_errors
+from toolproof._locate import (
+    JsonLineLocator,
+    LazyLocator,
+    Locator,
+    Path_,
+    Positions,
+    all_errors,
+    json_positions,
+)
 from toolproof.errors import SuiteError, SuiteProblems
 from toolproof.suite._yaml import load_yaml
 from toolproof.trust import (
@@ -20,6 +29,7 @@ from toolproof.trust import (
     TooDeep,
     Trust,
     UnsafePath,
+    check_depth,
     loads_json,
     read_capped,
     resolve_inside,
@@ -182,31 +192,78 @@ def _load_tools(
         return tools
     path = reader.path(where, ("tools",), value)
     text = None if path is None else reader.text(where, ("tools",), path, value)
-    parsed = None if text is None or path is None else reader.yaml(text, str(path))
-    if parsed is None or path is None:
+    if text is None or path is None:
         return []
-    data, positions = parsed
-    if isinstance(data, dict) and "tools" in data:
-        data, positions = (
-            data["tools"],
-            {k[1:]: v for k, v in positions.items() if k[:1] == ("tools",)},
-        )
-    tools_where = Locator(str(path), positions)
+    data = _json_document(text, reader.trust) if path.suffix == ".json" else _NOT_JSON
+    tools_where: Locator
+    if data is not _NOT_JSON:
+        nested = isinstance(data, dict) and "tools" in data
+        data = data["tools"] if nested else data
+
+        def positions() -> Positions:
+            found = json_positions(text)
+            return _under("tools", found) if nested else found
+
+        tools_where = LazyLocator(str(path), positions)
+    else:  # YAML, or a .json file that only the YAML reader reads (it says what is wrong)
+        parsed = reader.yaml(text, str(path))
+        if parsed is None:
+            return []
+        data, found = parsed
+        if isinstance(data, dict) and "tools" in data:
+            data, found = data["tools"], _under("tools", found)
+        tools_where = Locator(str(path), found)
     if not isinstance(data, list):
         reader.add(tools_where.error((), "expected a list of tools"))
         return []
     tools = []
     for i, item in enumerate(data):
-        tool = reader.validate(SuiteTool, item, Locator(str(path), _shift(positions, i)), (i,))
+        tool = reader.validate(SuiteTool, item, tools_where, (i,))
         if tool is not None:
             origin.tools.setdefault(tool.name, (tools_where, (i,)))
             tools.append(tool)
     return tools
 
 
-def _shift(positions: dict[Path_, tuple[int, int]], index: int) -> dict[Path_, tuple[int, int]]:
-    """Positions of the item at ``index``, re-rooted so its errors keep their full path."""
-    return {k: v for k, v in positions.items() if k[:1] == (index,) or k == ()}
+def _under(key: str, positions: Positions) -> Positions:
+    """The positions inside ``key``, re-rooted there."""
+    return {k[1:]: v for k, v in positions.items() if k[:1] == (key,)}
+
+
+class _NotJson:
+    pass
+
+
+_NOT_JSON: Any = _NotJson()
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _DuplicateKey
+    return out
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_document(text: str, trust: Trust) -> Any:
+    """A JSON file's data, or _NOT_JSON when the JSON reader will not take it as it stands.
+
+    Duplicate keys, NaN or Infinity, and nesting beyond the limit are left to
+    the YAML reader (JSON is YAML), which reports each at its line.
+    """
+    try:
+        data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_refuse_constant)
+        check_depth(data, trust.max_depth)
+    except (ValueError, RecursionError):  # JSONDecodeError and TooDeep are ValueErrors
+        return _NOT_JSON
+    return data
 
 
 def _load_case_file(path: Path, text: str, reader: _Reader, origin: Origin) -> list[Case]:
@@ -270,6 +327,11 @@ def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Lo
     ``trust.max_file_bytes``. All the problems found are raised together as
     :class:`~toolproof.errors.SuiteProblems`.
     """
+    with gc_paused():
+        return _load_suite_with_origin(path, trust)
+
+
+def _load_suite_with_origin(path: str | Path, trust: Trust) -> LoadedSuite:
     file = resolve_suite_path(path)
     reader = _Reader(file.parent, trust)
     try:

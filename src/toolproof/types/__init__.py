@@ -24,7 +24,15 @@ from toolproof.types._judge import (
     SuiteJudge,
 )
 from toolproof.types._message import Conversation, Message, Role, ToolCall
-from toolproof.types._record import RECORD_FORMAT, AttemptError, McpToolRun, Outcome, Record
+from toolproof.types._record import (
+    RECORD_FORMAT,
+    RECORD_FORMATS,
+    AttemptError,
+    McpToolRun,
+    Outcome,
+    Record,
+    StateChange,
+)
 from toolproof.types._response import Response, Usage
 from toolproof.types._suite import (
     SUITE_FORMAT,
@@ -52,6 +60,7 @@ __all__ = [
     "BUILTIN_RUBRICS",
     "NO_EVIDENCE",
     "RECORD_FORMAT",
+    "RECORD_FORMATS",
     "STAGE_ORDER",
     "SUITE_FORMAT",
     "AttemptError",
@@ -86,6 +95,7 @@ __all__ = [
     "Rubric",
     "RubricField",
     "Stage",
+    "StateChange",
     "Suite",
     "SuiteJudge",
     "SuiteTool",

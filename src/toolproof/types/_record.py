@@ -2,14 +2,25 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from toolproof.types._message import Message
 from toolproof.types._response import Response
 
-RECORD_FORMAT = "toolproof.record/1"
+RECORD_FORMAT = "toolproof.record/2"
+#: Every records format this toolproof reads. ``/1`` stores a multi-step attempt's whole
+#: end state (``end_state``); ``/2`` stores its changes (``state_changes``).
+RECORD_FORMATS = ("toolproof.record/1", RECORD_FORMAT)
+
+StatePath = list[StrictStr | StrictInt]
+#: One change of the environment's state: ``["set", path, value]`` or ``["remove", path]``;
+#: a path lists mapping keys (text) and list indices (numbers) from the state's top.
+StateChange = Annotated[
+    tuple[Literal["set"], StatePath, Any] | tuple[Literal["remove"], StatePath],
+    Field(union_mode="left_to_right"),
+]
 
 
 class Outcome(StrEnum):
@@ -69,7 +80,7 @@ class Record(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal["toolproof.record/1"] = "toolproof.record/1"
+    format: Literal["toolproof.record/1", "toolproof.record/2"] = "toolproof.record/2"
     case_id: str
     target: str | None = None
     attempt: int = Field(default=0, ge=0)
@@ -92,7 +103,19 @@ class Record(BaseModel):
         description="Multi-step: the raw request and normalised response of every model call.",
     )
     end_state: Any = Field(
-        default=None, description="Multi-step: the environment's state when the attempt ended."
+        default=None,
+        description="Multi-step, records format /1 (read, no longer written): the "
+        "environment's whole state when the attempt ended.",
+    )
+    state_changes: list[StateChange] | None = Field(
+        default=None,
+        description="Multi-step: what the attempt changed in the environment's initial state, "
+        "in order; the initial state and these give the end state (toolproof.grade.apply_changes).",
+    )
+    state_base: str | None = Field(
+        default=None,
+        description="Multi-step: the initial state the changes apply to (sha256: and the hash "
+        "of the state file).",
     )
     stopped_by: Literal["steps", "tokens", "seconds"] | None = Field(
         default=None,

@@ -1,0 +1,54 @@
+"""Pausing the cyclic garbage collector while a big suite is built.
+
+Loading and checking a suite of 100,000 cases makes millions of objects that
+all live on, and few cycles. Each automatic collection walks the objects made
+so far again, which costs more than the loading itself; paused, the collector
+runs at the usual thresholds again as soon as the work is done.
+
+The first collection after a pause still walks everything the pause built,
+and later full collections walk it again. A short-lived process (the command
+line) runs inside :func:`frozen_after_pauses`: the objects standing when a
+pause ends are then moved out of the collector's sight (``gc.freeze``),
+where reference counting still frees them; only cycles among them would
+outlive their use, which a command that ends soon can afford. When the
+block ends, they are handed back to the collector (``gc.unfreeze``). A
+library caller's objects are never frozen unless it asks.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["frozen_after_pauses", "gc_paused"]
+
+_freeze = False
+
+
+@contextmanager
+def frozen_after_pauses() -> Iterator[None]:
+    """Inside the block, what stands when a pause ends is frozen (for a short-lived command)."""
+    global _freeze
+    before, _freeze = _freeze, True
+    frozen_already = gc.get_freeze_count()
+    try:
+        yield
+    finally:
+        _freeze = before
+        if not before and not frozen_already:  # never thaw what someone else froze
+            gc.unfreeze()
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No automatic collection inside the block (nests; leaves a disabled collector alone)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            if _freeze:
+                gc.freeze()
+            gc.enable()

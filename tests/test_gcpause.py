@@ -1,0 +1,41 @@
+"""toolproof._gcpause: the collector is paused, frozen only when asked, and always restored."""
+
+from __future__ import annotations
+
+import gc
+
+from toolproof._gcpause import frozen_after_pauses, gc_paused
+
+
+def test_a_pause_restores_the_collector_and_freezes_nothing() -> None:
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner pause leaves the outer one paused
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_disabled_collector_stays_disabled() -> None:
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_inside_frozen_after_pauses_a_pause_freezes_and_the_block_thaws() -> None:
+    built: list[object] = []
+    with frozen_after_pauses():
+        with gc_paused():
+            built.extend({"n": i} for i in range(1000))
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= 1000
+    assert gc.get_freeze_count() == 0
+    with gc_paused():  # outside the block, no freezing again
+        built.append({})
+    assert gc.get_freeze_count() == 0
