@@ -311,6 +311,7 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
 
 
 def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> Evaluation:
+    """Write summary.json (and the HTML report), print the report; the evaluation."""
     from rich.console import Console
 
     console = Console()

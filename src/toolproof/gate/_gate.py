@@ -168,6 +168,12 @@ def run_gate(
     warnings = fingerprint_warnings(baseline, run) if baseline is not None else []
     coverage = run_coverage(run)
     refused = not coverage.complete and not opts.allow_partial
+    if coverage.shard is not None:
+        warnings.append(
+            f"this run is shard {coverage.shard} of the cases: gated on its own "
+            f"{coverage.expected} attempts; merge the shards (toolproof merge) to gate the "
+            "whole run"
+        )
     if not coverage.complete and opts.allow_partial:
         warnings.append(f"gated although incomplete (allow partial): {coverage.message()}")
     pairs: list[tuple[TargetEvaluation, TargetEvaluation | None]]

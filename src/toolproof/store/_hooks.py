@@ -103,14 +103,16 @@ def store_run(
     with _store(location, enabled) as store:
         if store is None:
             return
-        order = [t.spec for t in result.manifest.targets]
-        ev = evaluation or evaluate(
-            result.suite,
-            result.records,
-            manifest=result.manifest,
-            targets=order,
-            trust=trust or DEFAULT_TRUST,
-        )
+        ev = evaluation
+        if ev is None:
+            order = [t.spec for t in result.manifest.targets]
+            ev = evaluate(
+                result.suite,
+                result.records,
+                manifest=result.manifest,
+                targets=order,
+                trust=trust or DEFAULT_TRUST,
+            )
         store.save(ev, [result.run_dir / "records.jsonl"], exit_code=exit_code)
 
 
