@@ -75,8 +75,13 @@ def _risk(case: Case, names: set[str], by_name: dict[str, SuiteTool]) -> Risk:
 def compile_case(
     case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Context
 ) -> CompiledCase:
-    """Compile one case. Raises SpecError with a path relative to the case."""
+    """Compile one case. Raises SpecError with a path relative to the case.
+
+    ``by_name`` is the suite's tools by name; a case's own tool definitions
+    take the place of the suite's tools of the same name.
+    """
     expect = case.expect
+    by_name = suite.tool_index(case, by_name)
     default_extra = suite.defaults.extra_args
     call_sets: list[list[CompiledCall]] = []
     for s, specs in enumerate(expect.call_sets()):
@@ -108,7 +113,7 @@ def compile_case(
         except SpecError as exc:
             raise SpecError(str(exc), ("expect", "text", *exc.path)) from None
     named = {t for cs in call_sets for c in cs for t in c.tools} | set(expect.forbidden)
-    offered = frozenset(t.name for t in suite.tools if case.tools is None or t.name in case.tools)
+    offered = frozenset(t.name for t in suite.case_tools(case))
     expected_tools = tuple(dict.fromkeys(c.tools[0] for c in call_sets[0])) if call_sets else ()
     single = None
     plain = count is None and text is None and expect.resolved_kind is Kind.call
@@ -128,7 +133,7 @@ def compile_case(
         offered=offered,
         expected_tools=expected_tools,
         guarded=frozenset(
-            t.name for t in suite.tools if t.requires_confirmation or t.effect == "destructive"
+            t.name for t in by_name.values() if t.requires_confirmation or t.effect == "destructive"
         ),
         single=single,
         reply_judged=text is not None or expect.resolved_kind not in (Kind.call, Kind.none),

@@ -18,7 +18,9 @@ produce, a suite's own checks) is handed in as data.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from toolproof._jsonschema import rs_validator
 from toolproof.grade._answer import NO_CALL, CallInfo, analyse
@@ -50,6 +52,20 @@ from toolproof.types import (
 __all__ = ["NO_CALL", "Scorer"]
 
 
+class _SchemaCache:
+    """Validators by schema content: equal schemas share one, whatever the tool's name."""
+
+    def __init__(self) -> None:
+        self._by_text: dict[str, Any] = {}
+
+    def get(self, schema: dict[str, Any]) -> Any:
+        key = json.dumps(schema, sort_keys=True, ensure_ascii=False, default=str)
+        validator = self._by_text.get(key)
+        if validator is None:
+            validator = self._by_text[key] = rs_validator(schema)
+        return validator
+
+
 class Scorer:
     """Grades records against a suite. Compiles every case and schema once.
 
@@ -69,7 +85,14 @@ class Scorer:
     ) -> None:
         self.suite = suite
         by_name = {t.name: t for t in suite.tools}
-        self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
+        self._schemas = _SchemaCache()
+        self._validators = {t.name: self._schemas.get(t.parameters) for t in suite.tools}
+        # a case with its own tool definitions validates against the schemas sent in it
+        self._case_validators = {
+            c.id: {t.name: self._schemas.get(t.parameters) for t in suite.case_tools(c)}
+            for c in suite.cases
+            if c.definitions
+        }
         ctx = context(suite)
         self.cases: dict[str, CompiledCase] = {
             c.id: compile_case(c, suite, by_name, ctx) for c in suite.cases
@@ -188,7 +211,7 @@ class Scorer:
         if call.parse_error is not None or call.name not in expected.tools:
             return None
         try:
-            if not self._validators[call.name].is_valid(call.arguments):
+            if not self._validator(cc, call.name).is_valid(call.arguments):
                 return None
         except (ValueError, RecursionError):
             return None
@@ -231,6 +254,13 @@ class Scorer:
             attempt=record.attempt if record is not None else 0,
         )
 
+    def _validator(self, cc: CompiledCase, name: str) -> Any:
+        """The validator of the schema tool ``name`` was offered with in this case."""
+        own = self._case_validators.get(cc.case.id)
+        if own is not None and name in own:
+            return own[name]
+        return self._validators[name]
+
     def _inspect(self, call: ToolCall, cc: CompiledCase) -> CallInfo:
         known = call.name in cc.offered
         if call.parse_error is not None:
@@ -243,7 +273,7 @@ class Scorer:
             )
         if not known:
             return CallInfo(call, known, None, "")
-        validator = self._validators[call.name]
+        validator = self._validator(cc, call.name)
         try:
             if validator.is_valid(call.arguments):
                 return CallInfo(call, known, None, "")

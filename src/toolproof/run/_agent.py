@@ -43,7 +43,7 @@ class ToolBox:
             {n: CompiledMock(m, ctx) for n, m in suite.mocks.items()},
         ]
         self.env: EnvSession | None = env.session() if env is not None else None
-        self.known = frozenset(t.name for t in suite.tools)
+        self.known = frozenset(suite.tool_index(case))
 
     def call(self, call: ToolCall) -> ToolResult:
         if call.parse_error is not None:

@@ -95,8 +95,18 @@ def _sha(data: Any) -> str:
 
 
 def tools_fingerprint(suite: Suite) -> str:
-    """A hash of the tool schemas exactly as offered to models."""
-    return _sha([t.canonical().model_dump(mode="json") for t in suite.tools])
+    """A hash of the tool schemas exactly as offered to models.
+
+    The suite's tools, and the cases' own definitions when any case has them
+    (a suite without them keeps the hash it always had).
+    """
+    data: list[Any] = [t.canonical().model_dump(mode="json") for t in suite.tools]
+    own = [
+        {"case": c.id, "tools": [t.canonical().model_dump(mode="json") for t in c.definitions]}
+        for c in suite.cases
+        if c.definitions
+    ]
+    return _sha([data, own] if own else data)
 
 
 def system_fingerprint(suite: Suite) -> str | None:

@@ -590,7 +590,7 @@ class _Session:
         self.retries = 0
         self.versions: dict[str, str] = {}
         self._writer: RecordWriter | None = None
-        self._tools: dict[tuple[str, ...] | None, list[Tool]] = {}
+        self._tools: dict[Any, list[Tool]] = {}
         self._providers: list[Provider] = []
         self._transport: Any = None
         self._connections = 256
@@ -623,7 +623,11 @@ class _Session:
 
     def tools_for(self, case: Case) -> list[Tool]:
         """The tools offered in a case, built once per distinct tool list."""
-        key = None if case.tools is None else tuple(case.tools)
+        key: Any = None
+        if case.definitions:  # the case's own definitions: built for this case
+            key = ("case", case.id)
+        elif case.tools is not None:
+            key = tuple(case.tool_names or ())
         tools = self._tools.get(key)
         if tools is None:
             tools = self._tools[key] = self.suite.tools_for(case)
