@@ -86,13 +86,14 @@ def score(
     from rich.console import Console
 
     from toolproof.evaluate import evaluate
-    from toolproof.evaluate._evaluate import records_path
+    from toolproof.evaluate._evaluate import records_path, with_sent_tools
     from toolproof.report import render_terminal, summary_json
     from toolproof.suite import load_suite
 
     trust, _ = trust_for(config, allow_code)
     s = load_suite(suite, trust)
     files = [records_path(p) for p in records]
+    s = with_sent_tools(s, files, trust)  # a run made with --tools: the tools it sent
     ev = evaluate(s, files, keep_raw=False, trust=trust)
     for warning in ev.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -18,7 +18,7 @@ from toolproof.judges import JUDGEMENTS_FILE, Judgement, read_judgements
 from toolproof.judges._store import latest_judgements
 from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
-from toolproof.run._manifest import system_fingerprint, tools_fingerprint
+from toolproof.run._manifest import system_fingerprint, tools_fingerprint, with_run_tools
 from toolproof.stats import Summary, summarize
 from toolproof.suite import load_suite
 from toolproof.trust import DEFAULT_TRUST, Trust
@@ -82,10 +82,15 @@ class Evaluation:
             "suite version": m.suite_version if m else self.suite.version,
             "suite fingerprint": m.suite_fingerprint if m else self.suite.fingerprint(),
             "tool schemas": m.tools_fingerprint if m else tools_fingerprint(self.suite),
+            "tools from": _tools_from(m.tools_source if m else self.suite.tools_source),
             "system prompt": m.system_fingerprint if m else system_fingerprint(self.suite),
             "repeats": m.repeats if m else attempts + 1,
             "toolproof version": m.toolproof_version if m else None,
         }
+
+
+def _tools_from(source: str | None) -> str:
+    return "the suite" if source is None else f"--tools {source}"
 
 
 def evaluate(
@@ -264,11 +269,15 @@ def load_run(
     """Evaluate a run folder (records.jsonl + manifest.json) or a records file.
 
     The suite is ``suite`` or, failing that, the one the run's manifest names
-    (a manifest beside a records file counts too).
+    (a manifest beside a records file counts too). When the run's tools
+    replaced the suite's (``run --tools``), the tools it kept in its folder
+    replace them again, so the records are graded against what was sent.
     """
     file = records_path(path)
     manifest = read_manifest(file.parent) if (file.parent / MANIFEST_FILE).is_file() else None
     loaded = suite if isinstance(suite, Suite) else _suite(Path(path), suite, manifest, trust)
+    if manifest is not None:  # a run made with --tools is scored against the tools it sent
+        loaded = with_run_tools(loaded, file.parent, manifest, trust)
     order = [t.spec for t in manifest.targets] if manifest is not None else []
     ev = evaluate(
         loaded,
@@ -286,6 +295,30 @@ def load_run(
     if (file.parent / JUDGEMENTS_FILE).is_file():
         ev.judgements = latest_judgements(read_judgements(file.parent / JUDGEMENTS_FILE))
     return ev
+
+
+def with_sent_tools(suite: Suite, files: Sequence[Path], trust: Trust = DEFAULT_TRUST) -> Suite:
+    """The suite to grade these records files with: with the tools their run sent.
+
+    A records file whose run replaced the suite's tools (``run --tools``) is
+    graded against the tools kept in its run folder. Records of runs that
+    sent different tools cannot be graded together: they are refused.
+    """
+    runs = [
+        (file, read_manifest(file.parent) if (file.parent / MANIFEST_FILE).is_file() else None)
+        for file in files
+    ]
+    replaced = [(file, m) for file, m in runs if m is not None and m.tools_source is not None]
+    if not replaced:
+        return suite
+    fingerprints = {m.tools_fingerprint if m is not None else None for _, m in runs}
+    if len(runs) > 1 and len(fingerprints) > 1:
+        raise UserError(
+            f"{replaced[0][0].parent}: its run sent other tools (--tools) than the other "
+            "records given; score them one at a time"
+        )
+    file, manifest = replaced[0]
+    return with_run_tools(suite, file.parent, manifest, trust)
 
 
 def _suite(path: Path, suite: str | Path | None, manifest: Manifest | None, trust: Trust) -> Suite:

@@ -186,27 +186,27 @@ def _load_tools(
     if parsed is None or path is None:
         return []
     data, positions = parsed
-    if isinstance(data, dict) and "tools" in data:
-        data, positions = (
-            data["tools"],
-            {k[1:]: v for k, v in positions.items() if k[:1] == ("tools",)},
-        )
+    root: Path_ = ()
+    if isinstance(data, dict) and "tools" in data:  # a tools file: `tools: [...]`
+        data, root = data["tools"], ("tools",)
     tools_where = Locator(str(path), positions)
     if not isinstance(data, list):
-        reader.add(tools_where.error((), "expected a list of tools"))
+        reader.add(tools_where.error(root, "expected a list of tools"))
         return []
     tools = []
     for i, item in enumerate(data):
-        tool = reader.validate(SuiteTool, item, Locator(str(path), _shift(positions, i)), (i,))
+        where_i = Locator(str(path), _shift(positions, (*root, i)))
+        tool = reader.validate(SuiteTool, item, where_i, (*root, i))
         if tool is not None:
-            origin.tools.setdefault(tool.name, (tools_where, (i,)))
+            origin.tools.setdefault(tool.name, (tools_where, (*root, i)))
             tools.append(tool)
     return tools
 
 
-def _shift(positions: dict[Path_, tuple[int, int]], index: int) -> dict[Path_, tuple[int, int]]:
-    """Positions of the item at ``index``, re-rooted so its errors keep their full path."""
-    return {k: v for k, v in positions.items() if k[:1] == (index,) or k == ()}
+def _shift(positions: dict[Path_, tuple[int, int]], at: Path_) -> dict[Path_, tuple[int, int]]:
+    """Positions of the item at path ``at`` (and the root), so its errors keep their full path."""
+    n = len(at)
+    return {k: v for k, v in positions.items() if k[:n] == at or k == ()}
 
 
 def _load_case_file(path: Path, text: str, reader: _Reader, origin: Origin) -> list[Case]:
@@ -263,12 +263,45 @@ def _load_jsonl_cases(path: Path, text: str, reader: _Reader, origin: Origin) ->
     return cases
 
 
-def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> LoadedSuite:
+def _tools_file(path: str | Path, reader: _Reader, origin: Origin) -> list[SuiteTool] | None:
+    """The tools of a tools file the user named; None (and a problem) when it cannot be read.
+
+    The file is the user's choice (``run --tools FILE``), so it is read from
+    where it is named, not confined to the suite's folder; its content is
+    still untrusted YAML 1.2 (JSON is YAML), size-capped like the suite.
+    """
+    file = Path(path)
+    if not file.is_file():
+        reader.add(SuiteError(str(file), "no such tools file"))
+        return None
+    own = _Reader(file.parent, reader.trust)
+    tools = _load_tools(file.name, own, Locator(str(file)), origin)
+    reader.problems.extend(own.problems)
+    return None if own.problems else tools
+
+
+def load_tools_file(path: str | Path, trust: Trust = DEFAULT_TRUST) -> list[SuiteTool]:
+    """The tools of a tools file (a list, or ``tools: [...]``, as ``tools import`` writes).
+
+    Problems are raised together as :class:`~toolproof.errors.SuiteProblems`.
+    """
+    reader = _Reader(Path(path).parent, trust)
+    tools = _tools_file(path, reader, Origin())
+    if tools is None or reader.problems:
+        raise SuiteProblems(reader.problems)
+    return tools
+
+
+def load_suite_with_origin(
+    path: str | Path, trust: Trust = DEFAULT_TRUST, *, tools: str | Path | None = None
+) -> LoadedSuite:
     """Load a suite and remember where each piece came from.
 
     Every file the suite names must be inside the suite's folder and within
     ``trust.max_file_bytes``. All the problems found are raised together as
-    :class:`~toolproof.errors.SuiteProblems`.
+    :class:`~toolproof.errors.SuiteProblems`. ``tools``: a tools file whose
+    tools replace the suite's (``run --tools FILE``); the cases' own
+    definitions are kept.
     """
     file = resolve_suite_path(path)
     reader = _Reader(file.parent, trust)
@@ -287,9 +320,14 @@ def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Lo
     origin = Origin(suite=where)
     raw = _top_level(data, reader, where)
     _check_settings(data.get("settings"), where, reader)
-    tools = _load_tools(
+    replacement, tools_source = tools, None
+    suite_tools = _load_tools(
         data["tools"] if isinstance(data.get("tools"), list) else raw.tools, reader, where, origin
     )
+    if replacement is not None:
+        origin.tools = {}
+        suite_tools = _tools_file(replacement, reader, origin) or []
+        tools_source = str(Path(replacement).resolve())
     cases = _inline_cases(data.get("cases"), reader, where, origin)
     cases.extend(_cases_from(raw.cases_from, reader, where, origin))
     system = raw.system
@@ -304,7 +342,8 @@ def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Lo
     digest = _environment_digest(raw.environment, reader, where)
     _check_judges(raw.judge, cases, origin, where, reader)
     if reader.problems:
-        for tool in tools:  # independent of the rest, so listed too (check_suite will not run)
+        # independent of the rest, so listed too (check_suite will not run)
+        for tool in suite_tools:
             at, prefix = origin.tools.get(tool.name, (where, ()))
             for sub, message in schema_problems(tool.parameters):
                 reader.add(at.error((*prefix, "parameters", *sub), message))
@@ -318,7 +357,7 @@ def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Lo
         now=raw.now,
         timezone=raw.timezone,
         system=system,
-        tools=tools,
+        tools=suite_tools,
         defaults=raw.defaults,
         thresholds={str(k): v for k, v in raw.thresholds.items()},
         settings=raw.settings,
@@ -329,6 +368,7 @@ def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Lo
         environment_digest=digest,
         judge=raw.judge,
         source=str(file),
+        tools_source=tools_source,
     )
     return LoadedSuite(suite, origin)
 

@@ -108,6 +108,11 @@ class Suite(BaseModel):
         default=None, description="LLM judges: default judge and rubrics, custom rubrics."
     )
     source: str | None = Field(default=None, description="Where the suite was loaded from.")
+    tools_source: str | None = Field(
+        default=None,
+        description="Where the tools came from when they replace the suite's own "
+        "(`run --tools FILE`); None: the suite's.",
+    )
 
     def tool(self, name: str) -> SuiteTool | None:
         for t in self.tools:
@@ -150,13 +155,17 @@ class Suite(BaseModel):
         """The canonical tools offered to the model in a case."""
         return [t.canonical() for t in self.case_tools(case)]
 
-    def with_tools(self, tools: list[SuiteTool]) -> Suite:
-        """The suite with another list of tools (the cases' own definitions are kept)."""
-        return self.model_copy(update={"tools": list(tools)})
+    def with_tools(self, tools: list[SuiteTool], source: str) -> Suite:
+        """The suite with another list of tools, from ``source`` (e.g. a tools file).
+
+        Case entries that name a tool pick it from the new list; the cases' own
+        definitions are kept. A run of the result records the tools it sent.
+        """
+        return self.model_copy(update={"tools": list(tools), "tools_source": source})
 
     def fingerprint(self) -> str:
         """A hash of everything that changes what the model is asked."""
-        payload = self.model_dump(mode="json", exclude={"source", "thresholds"})
+        payload = self.model_dump(mode="json", exclude={"source", "tools_source", "thresholds"})
         # judges never change what the target model is asked
         payload.pop("judge", None)
         _drop_unset(payload, ("mocks", "environment", "environment_digest"))
