@@ -13,13 +13,14 @@ from toolproof.grade import (
     MissingExpectedState,
     Scorer,
     UngradableRecord,
+    recovered_calls,
 )
 from toolproof.judges import JUDGEMENTS_FILE, Judgement, read_judgements
 from toolproof.judges._store import latest_judgements
 from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
 from toolproof.run._manifest import system_fingerprint, tools_fingerprint, with_run_tools
-from toolproof.stats import Summary, summarize
+from toolproof.stats import Summary, repaired_figures, summarize
 from toolproof.suite import load_suite
 from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import Record, Suite, Verdict
@@ -40,6 +41,9 @@ class TargetEvaluation:
     records: list[Record]
     verdicts: list[Verdict]
     summary: Summary
+    repaired: TargetEvaluation | None = None
+    """The same target with calls recovered from text counted as calls (semantic
+    repair); None when no call was. ``verdicts`` and ``summary`` are raw."""
 
 
 @dataclass
@@ -150,28 +154,53 @@ def evaluate(
         scorer=scorer,
     )
     grouped: dict[str, tuple[list[Record], list[Verdict]]] = {t: ([], []) for t in targets}
+    repairs: dict[str, _Repairs] = {}
     for record, origin in _winning_records(sources, winners):
         target = record.target or UNNAMED  # always set by _winning_records
         try:
             verdict = scorer.grade(record)
+            raw = scorer.grade_native(record) if verdict is not None else None
         except MissingExpectedState as exc:
             raise code_not_allowed(suite, f"case {exc.case_id}'s gold actions") from None
         except UngradableRecord as exc:
             if origin is None:
                 raise
             raise SuiteError(origin[0], str(exc), line=origin[1]) from None
+        recovered = recovered_calls(record) if raw is not None else 0
         if not keep_raw:
             record = _without_raw(record, owned=origin is not None)
         recs, verdicts = grouped.setdefault(target, ([], []))
         recs.append(record)
         if verdict is not None:
-            verdicts.append(verdict._replace(target=target))
+            # the headline is raw: a call printed as text counts as no call
+            verdicts.append((raw or verdict)._replace(target=target))
+            if raw is not None:
+                rep = repairs.setdefault(target, _Repairs())
+                rep.verdicts[len(verdicts) - 1] = verdict._replace(target=target)
+                rep.calls += recovered
         if origin is not None:
             ev.origins[(target, record.case_id, record.attempt)] = origin
     for target, (recs, verdicts) in grouped.items():
         summary = summarize(suite, recs, verdicts, target=target, k=k, scorer=scorer)
-        ev.targets[target] = TargetEvaluation(target, recs, verdicts, summary)
+        repaired = None
+        if target in repairs:
+            rep = repairs[target]
+            fixed = [rep.verdicts.get(i, v) for i, v in enumerate(verdicts)]
+            fixed_summary = summarize(suite, recs, fixed, target=target, k=k, scorer=scorer)
+            repaired = TargetEvaluation(target, recs, fixed, fixed_summary)
+            figures = repaired_figures(fixed_summary, rep.calls, len(rep.verdicts))
+            summary = summary.model_copy(update={"repaired": figures})
+        ev.targets[target] = TargetEvaluation(target, recs, verdicts, summary, repaired)
     return ev
+
+
+@dataclass
+class _Repairs:
+    """A target's verdicts with semantic repair, where they differ from the raw ones."""
+
+    verdicts: dict[int, Verdict] = field(default_factory=dict)
+    """Index in the target's verdicts → the repaired verdict."""
+    calls: int = 0
 
 
 _Key = tuple[str, str, int]

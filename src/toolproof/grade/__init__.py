@@ -23,6 +23,7 @@ from toolproof.grade._multistep import (
     MultiAnswer,
     UngradableRecord,
 )
+from toolproof.grade._repair import NativeView, native_view, recovered_calls
 from toolproof.grade._score import Scorer
 from toolproof.grade._trajectory import (
     CompiledTrajectory,
@@ -48,6 +49,7 @@ __all__ = [
     "Matcher",
     "MissingExpectedState",
     "MultiAnswer",
+    "NativeView",
     "Scorer",
     "SingleAnswer",
     "SpecError",
@@ -60,7 +62,9 @@ __all__ = [
     "compile_value",
     "context",
     "match_trajectory",
+    "native_view",
     "normalize_text",
+    "recovered_calls",
     "render_diff",
     "render_state_diff",
     "strict_equal",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from toolproof._jsonschema import rs_validator
@@ -35,15 +36,18 @@ from toolproof.grade._multistep import (
     analyse_multi,
     multi_facts,
 )
+from toolproof.grade._repair import native_view
 from toolproof.grade._trajectory import compile_multistep
 from toolproof.match import context, show
 from toolproof.types import (
     NO_EVIDENCE,
+    Check,
     Evidence,
     FailureClass,
     Kind,
     Record,
     Response,
+    Stage,
     Suite,
     ToolCall,
     Verdict,
@@ -135,19 +139,47 @@ class Scorer:
         if record.outcome != "ok" or record.response is None:
             return None
         if record.case_id in self._multi:
-            cc = self.cases[record.case_id]
-            answer = analyse_multi(
-                cc,
-                self._multi[record.case_id],
-                record,
-                self._inspect,
-                self.expected_state(record.case_id),
-            )
-            facts, notes, evidence = multi_facts(cc, answer)
-            findings = run_checks(self._multi_checks[record.case_id], cc, answer)
-            notes += self._notes.get(cc.case.id, ())
-            return assemble(cc, facts, findings, record, notes, evidence)
+            return self._grade_multi(record, self.expected_state(record.case_id))
         return self.grade_response(record.case_id, record.response, record)
+
+    def _grade_multi(
+        self, record: Record, expected: ExpectedState | None, unreached: Check | None = None
+    ) -> Verdict:
+        """A multi-step verdict; ``unreached``: the end state check fails with this reason."""
+        cc = self.cases[record.case_id]
+        answer = analyse_multi(cc, self._multi[record.case_id], record, self._inspect, expected)
+        facts, notes, evidence = multi_facts(cc, answer)
+        findings = run_checks(self._multi_checks[record.case_id], cc, answer)
+        if unreached is not None and facts.multistep is not None:
+            findings = [*findings, unreached]
+            facts = facts._replace(multistep=replace(facts.multistep, end_state_ok=False))
+        notes += self._notes.get(cc.case.id, ())
+        return assemble(cc, facts, findings, record, notes, evidence)
+
+    def grade_native(self, record: Record) -> Verdict | None:
+        """The raw verdict: calls recovered from text count as no call.
+
+        None when no call of the record was recovered from text (the raw
+        verdict is then :meth:`grade`'s). See :mod:`toolproof.grade._repair`.
+        """
+        if record.outcome != "ok":
+            return None
+        view = native_view(record)
+        if view is None:
+            return None
+        raw = view.record
+        if raw.case_id not in self._multi:
+            assert raw.response is not None
+            return self.grade_response(raw.case_id, raw.response, raw)
+        if view.stopped_at is None or self.cases[raw.case_id].case.end_state is None:
+            return self._grade_multi(raw, self.expected_state(raw.case_id))
+        unreached = Check(
+            Stage.contract,
+            FailureClass.wrong_end_state,
+            f"raw view: without the calls recovered from text the attempt ends at step "
+            f"{view.stopped_at}, whose end state was not recorded: not reached",
+        )
+        return self._grade_multi(raw, None, unreached)
 
     def grade_response(
         self, case_id: str, response: Response, record: Record | None = None

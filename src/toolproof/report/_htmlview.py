@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from toolproof.report._repaired import repaired_line
 from toolproof.stats import RATE_NAMES, Rate, Summary
 from toolproof.types import Record, Verdict
 
@@ -134,6 +135,8 @@ class TargetView:
     k: int | None
     pass_hat_k: tuple[float | None, float | None, float | None]
     latency: Histogram | None
+    repaired: str = ""
+    """The repaired figures (calls recovered from text counted as calls); "" when none was."""
     gate: str | None = None
     """"pass", "fail" or None when the run was not gated."""
     gate_findings: list[str] = field(default_factory=list)
@@ -347,6 +350,7 @@ def target_view(t: TargetEvaluation) -> TargetView:
             for c in (st.per_case if st else [])
         ],
         flaky=list(st.flaky) if st else [],
+        repaired=repaired_line(s),
         k=st.k if st else None,
         pass_hat_k=(st.pass_hat_k.value, st.pass_hat_k.low, st.pass_hat_k.high)
         if st
