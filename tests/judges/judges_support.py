@@ -5,28 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.providers.providers_support import FAKE_KEYS, SPECS, settings_for
 from toolproof.judges import Judge, builtin_rubric
-from toolproof.providers import ModelSettings
 from toolproof.testing import StubServer
 from toolproof.types import Message, Record, Response, Suite, SuiteTool, ToolCall
 from toolproof.types._case import Case, Expect
 
-FAKE_KEYS = {
-    "OPENAI_API_KEY": "sk-test-openai-0123456789secret",
-    "OPENROUTER_API_KEY": "sk-or-test-0123456789secret",
-    "ANTHROPIC_API_KEY": "sk-ant-test-0123456789secret",
-    "GEMINI_API_KEY": "AIza-test-0123456789secret",
-    "LOCAL_SERVER_KEY": "local-test-0123456789secret",
-}
-
-SPECS = {
-    "openai": "openai:gpt-4.1-mini",
-    "openrouter": "openrouter:anthropic/claude-sonnet-4.5",
-    "openai-compatible": "openai-compatible:qwen3-8b",
-    "openai-responses": "openai-responses:gpt-5-mini",
-    "anthropic": "anthropic:claude-sonnet-4-5",
-    "gemini": "gemini:gemini-2.5-flash",
-}
+__all__ = ["FAKE_KEYS", "SPECS", "multistep_record", "record", "stub_judge", "suite", "verdict"]
 
 LOOKUP = SuiteTool(
     name="lookup_order",
@@ -100,17 +85,7 @@ def multistep_record(case_id: str) -> Record:
 
 
 def stub_judge(provider: str, stub: StubServer, rubric: str = "selection") -> Judge:
-    extra: dict[str, Any] = {}
-    if provider == "openai-compatible":
-        extra["api_key_env"] = "LOCAL_SERVER_KEY"
-    settings = ModelSettings(
-        base_url=stub.base_url(provider),
-        timeout_s=5.0,
-        max_retries=1,
-        temperature=0,
-        max_tokens=256,
-        **extra,
-    )
+    settings = settings_for(provider, stub, max_retries=1, temperature=0, max_tokens=256)
     return Judge(SPECS[provider], rubric, builtin_rubric(rubric), settings)
 
 
