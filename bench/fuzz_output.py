@@ -48,6 +48,9 @@ VALUE = st.recursive(
 BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 failures: Counter[str] = Counter()
+#: The first few failing examples of each check, printed at the end to be looked at.
+failing: dict[str, list[str]] = {}
+current: list[str] = [""]
 tried = 0
 
 
@@ -58,16 +61,23 @@ def _strict(text: str) -> Any:
     return json.loads(text, parse_constant=refuse)
 
 
+def _fail(name: str, why: str) -> None:
+    failures[name] += 1
+    kept = failing.setdefault(name, [])
+    if len(kept) < 3:
+        kept.append(f"{why}: {current[0]}")
+
+
 def _check(name: str, ok: bool) -> None:
     if not ok:
-        failures[name] += 1
+        _fail(name, "check failed")
 
 
 def _safe(fn: Any, name: str) -> None:
     try:
         _check(name, bool(fn()))
-    except Exception:
-        failures[name] += 1
+    except Exception as exc:
+        _fail(name, f"{type(exc).__name__}: {exc}"[:300])
 
 
 def _records(text: str, value: Any) -> bool:
@@ -122,6 +132,7 @@ def main() -> None:
     def fuzz(text: str, value: Any) -> None:
         global tried
         tried += 1
+        current[0] = ascii((text, value))[:400]
         _safe(lambda: _records(text, value), "records round trip")
         _safe(lambda: (s := dumps(value)) and (s.encode("utf-8"), _strict(s)), "JSON report")
         _safe(lambda: _terminal(text), "terminal")
@@ -134,6 +145,10 @@ def main() -> None:
     print(f"examples tried: {tried} in {elapsed:.0f} s")
     for name in ("records round trip", "JSON report", "terminal", "markdown", "junit"):
         print(f"  {name:<20} failures: {failures[name]}")
+    for name, kept in failing.items():
+        print(f"first failures of {name}:")
+        for line in kept:
+            print(f"  {line}")
 
 
 if __name__ == "__main__":
