@@ -181,3 +181,15 @@ def test_resume_takes_the_tools_from_the_run(
     assert "--resume takes the suite, its tools" in capsys.readouterr().err
     # resumed without the flag, the run's own tools are used: nothing is left to run
     assert toolproof(monkeypatch, "run", "--resume", "runs/new", "-q", "--no-store") == 0
+
+
+def test_validate_checks_a_tools_file_with_the_suite(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert toolproof(monkeypatch, "validate", "suite", "--tools", "new-tools.yaml") == 0
+    (workdir / "other.json").write_text(
+        json.dumps({"tools": [{"name": "get_forecast", "parameters": {"type": "object"}}]})
+    )
+    capsys.readouterr()
+    assert toolproof(monkeypatch, "validate", "suite", "--tools", "other.json") == 2
+    assert "unknown tool 'get_weather'" in capsys.readouterr().err

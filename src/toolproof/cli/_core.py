@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 def validate(
     suite: Path = typer.Argument(..., help="Suite directory or file."),
+    tools: Path | None = typer.Option(
+        None,
+        "--tools",
+        help="Check the suite with this tools file in place of its tools (as `run --tools`).",
+    ),
     allow_code: bool = ALLOW_CODE,
     config: Path | None = CONFIG,
 ) -> None:
@@ -29,7 +34,7 @@ def validate(
 
     trust, _ = trust_for(config, allow_code)
     try:
-        loaded, errors = load_suite_checked(suite, trust)
+        loaded, errors = load_suite_checked(suite, trust, tools=tools)
     except SuiteProblems as exc:
         _problems(exc.errors, str(suite))
     if errors:
