@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from toolproof.types import Record, Response, ToolCall
@@ -66,13 +67,13 @@ def assert_tool_call(
         raise AssertionError(f"expected {times} call(s) to {tool}, got {len(named)}")
     if args is None:
         return named[0]
-    matcher = _compile(args, extra_args, now, timezone)
+    matcher, table = _compile(args, extra_args, now, timezone)
     reasons = []
     for c in named:
         if c.parse_error is not None:
             reasons.append(f"{tool}: arguments are not JSON ({c.parse_error})")
             continue
-        reason = matcher.check(c.arguments)
+        reason = _check(matcher, table, c.arguments)
         if reason is None:
             return c
         reasons.append(f"{tool}: {reason}")
@@ -89,11 +90,32 @@ def assert_no_tool_call(response: Any) -> None:
         raise AssertionError(f"expected no tool call, got {_show(calls)}")
 
 
-def _compile(args: Mapping[str, Any], extra: bool, now: datetime | None, timezone: str) -> Any:
-    from toolproof.match import Context, SpecError, compile_value, zone
+def _check(matcher: Any, table: Any, value: Any) -> str | None:
+    """Check ``value``; texts compared by meaning are embedded first (here, at the edge)."""
+    reason: str | None = matcher.check(value)
+    while missing := table.take_missing():
+        _embedder().fill(table, missing)
+        reason = matcher.check(value)
+    return reason
 
+
+@cache
+def _embedder() -> Any:
+    from toolproof.providers import load_embedder
+
+    return load_embedder()
+
+
+def _compile(
+    args: Mapping[str, Any], extra: bool, now: datetime | None, timezone: str
+) -> tuple[Any, Any]:
+    """The compiled matcher, and the table its semantic comparisons read vectors from."""
+    from toolproof.match import Context, Embeddings, SpecError, compile_value, zone
+
+    table = Embeddings()
     try:
-        return compile_value(dict(args), Context(now=now, tz=zone(timezone)), extra)
+        ctx = Context(now=now, tz=zone(timezone), embeddings=table)
+        return compile_value(dict(args), ctx, extra), table
     except SpecError as exc:
         where = ".".join(str(p) for p in exc.path)
         raise ValueError(f"bad matcher in args{'.' + where if where else ''}: {exc}") from None

@@ -17,6 +17,8 @@ from toolproof.grade import (
 )
 from toolproof.judges import JUDGEMENTS_FILE, Judgement, read_judgements
 from toolproof.judges._store import latest_judgements
+from toolproof.match import Embeddings, MissingEmbeddings
+from toolproof.providers import TextEmbedder, load_embedder
 from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
 from toolproof.run._manifest import system_fingerprint, tools_fingerprint, with_run_tools
@@ -153,13 +155,14 @@ def evaluate(
         warnings=[w for state in expected_states.values() for w in state.warnings],
         scorer=scorer,
     )
+    embedder = _Embedder()
     grouped: dict[str, tuple[list[Record], list[Verdict]]] = {t: ([], []) for t in targets}
     repairs: dict[str, _Repairs] = {}
     for record, origin in _winning_records(sources, winners):
         target = record.target or UNNAMED  # always set by _winning_records
         try:
-            verdict = scorer.grade(record)
-            raw = scorer.grade_native(record) if verdict is not None else None
+            verdict = _grade(scorer, record, embedder)
+            raw = _grade(scorer, record, embedder, native=True) if verdict is not None else None
         except MissingExpectedState as exc:
             raise code_not_allowed(suite, f"case {exc.case_id}'s gold actions") from None
         except UngradableRecord as exc:
@@ -201,6 +204,37 @@ class _Repairs:
     verdicts: dict[int, Verdict] = field(default_factory=dict)
     """Index in the target's verdicts → the repaired verdict."""
     calls: int = 0
+
+
+class _Embedder:
+    """Sentence embeddings for the semantic matcher, loaded on the first need."""
+
+    def __init__(self) -> None:
+        self._embedder: TextEmbedder | None = None
+
+    def fill(self, table: Embeddings, texts: Sequence[str]) -> None:
+        if self._embedder is None:
+            self._embedder = load_embedder()
+        self._embedder.fill(table, texts)
+
+
+def _grade(
+    scorer: Scorer, record: Record, embedder: _Embedder, *, native: bool = False
+) -> Verdict | None:
+    """The record's verdict; texts compared by meaning are embedded first, here at the edge.
+
+    ``native``: the raw verdict (calls recovered from text count as no call), or
+    None when no call was recovered.
+    """
+    grade = scorer.grade_native if native else scorer.grade
+    while True:
+        try:
+            return grade(record)
+        except MissingEmbeddings as exc:
+            before = len(scorer.embeddings.vectors)
+            embedder.fill(scorer.embeddings, exc.texts)
+            if len(scorer.embeddings.vectors) == before:  # pragma: no cover - a bug, not input
+                raise
 
 
 _Key = tuple[str, str, int]

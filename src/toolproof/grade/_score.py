@@ -38,7 +38,7 @@ from toolproof.grade._multistep import (
 )
 from toolproof.grade._repair import native_view
 from toolproof.grade._trajectory import compile_multistep
-from toolproof.match import context, show
+from toolproof.match import Embeddings, MissingEmbeddings, context, show, similarity_notes
 from toolproof.types import (
     NO_EVIDENCE,
     Check,
@@ -79,6 +79,12 @@ class Scorer:
     ``checks`` are the suite's own checks, loaded with the user's consent; when
     the suite declares checks and none are given, each verdict they apply to
     carries a note saying they were not run.
+
+    ``embeddings`` holds the sentence vectors the ``semantic`` matcher reads
+    (a fresh, empty table when not given). Grading an answer whose texts have
+    no vector yet raises :class:`MissingEmbeddings` naming them: compute them
+    into :attr:`embeddings` (``toolproof.providers.TextEmbedder``) and grade
+    again. A verdict notes the similarity of each semantic comparison made.
     """
 
     def __init__(
@@ -86,8 +92,10 @@ class Scorer:
         suite: Suite,
         expected_states: Mapping[str, ExpectedState] | None = None,
         checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
+        embeddings: Embeddings | None = None,
     ) -> None:
         self.suite = suite
+        self.embeddings = embeddings if embeddings is not None else Embeddings()
         by_name = {t.name: t for t in suite.tools}
         self._schemas = _SchemaCache()
         self._validators = {t.name: self._schemas.get(t.parameters) for t in suite.tools}
@@ -97,7 +105,7 @@ class Scorer:
             for c in suite.cases
             if c.definitions
         }
-        ctx = context(suite)
+        ctx = replace(context(suite), embeddings=self.embeddings)
         self.cases: dict[str, CompiledCase] = {
             c.id: compile_case(c, suite, by_name, ctx) for c in suite.cases
         }
@@ -135,12 +143,36 @@ class Scorer:
         return case_id in self._multi
 
     def grade(self, record: Record) -> Verdict | None:
-        """A verdict for a model answer; None for an infrastructure or harness outcome."""
+        """A verdict for a model answer; None for an infrastructure or harness outcome.
+
+        Raises :class:`MissingEmbeddings` when a semantic comparison lacks vectors.
+        """
         if record.outcome != "ok" or record.response is None:
             return None
+        self.embeddings.seen.clear()
+        return self._finish(self._grade(record, record.response))
+
+    def grade_response(
+        self, case_id: str, response: Response, record: Record | None = None
+    ) -> Verdict:
+        """The verdict of one model response to a single-step case (see :meth:`grade`)."""
+        self.embeddings.seen.clear()
+        return self._finish(self._grade_response(case_id, response, record))
+
+    def _finish(self, verdict: Verdict) -> Verdict:
+        missing = self.embeddings.take_missing()
+        if missing:
+            raise MissingEmbeddings(missing)
+        if self.embeddings.seen:
+            notes = similarity_notes(self.embeddings.seen)
+            verdict = verdict._replace(notes=(*verdict.notes, *notes))
+            self.embeddings.seen.clear()
+        return verdict
+
+    def _grade(self, record: Record, response: Response) -> Verdict:
         if record.case_id in self._multi:
             return self._grade_multi(record, self.expected_state(record.case_id))
-        return self.grade_response(record.case_id, record.response, record)
+        return self._grade_response(record.case_id, response, record)
 
     def _grade_multi(
         self, record: Record, expected: ExpectedState | None, unreached: Check | None = None
@@ -161,6 +193,7 @@ class Scorer:
 
         None when no call of the record was recovered from text (the raw
         verdict is then :meth:`grade`'s). See :mod:`toolproof.grade._repair`.
+        Raises :class:`MissingEmbeddings` like :meth:`grade`.
         """
         if record.outcome != "ok":
             return None
@@ -168,20 +201,21 @@ class Scorer:
         if view is None:
             return None
         raw = view.record
+        self.embeddings.seen.clear()
         if raw.case_id not in self._multi:
             assert raw.response is not None
-            return self.grade_response(raw.case_id, raw.response, raw)
+            return self._finish(self._grade_response(raw.case_id, raw.response, raw))
         if view.stopped_at is None or self.cases[raw.case_id].case.end_state is None:
-            return self._grade_multi(raw, self.expected_state(raw.case_id))
+            return self._finish(self._grade_multi(raw, self.expected_state(raw.case_id)))
         unreached = Check(
             Stage.contract,
             FailureClass.wrong_end_state,
             f"raw view: without the calls recovered from text the attempt ends at step "
             f"{view.stopped_at}, whose end state was not recorded: not reached",
         )
-        return self._grade_multi(raw, None, unreached)
+        return self._finish(self._grade_multi(raw, None, unreached))
 
-    def grade_response(
+    def _grade_response(
         self, case_id: str, response: Response, record: Record | None = None
     ) -> Verdict:
         cc = self.cases[case_id]

@@ -23,14 +23,27 @@ from toolproof.match._matchers import (
     strict_equal,
 )
 from toolproof.match._mock import CompiledMock, ToolResult, fault_result, result_of
+from toolproof.match._semantic import (
+    SEMANTIC_EXTRA,
+    Comparison,
+    Embeddings,
+    MissingEmbeddings,
+    semantic_missing,
+    similarity_notes,
+    text_key,
+)
 
 __all__ = [
     "MISSING",
     "OPTIONS",
     "REGISTRY",
+    "SEMANTIC_EXTRA",
+    "Comparison",
     "CompiledMock",
     "Context",
+    "Embeddings",
     "Matcher",
+    "MissingEmbeddings",
     "SpecError",
     "ToolResult",
     "compile_value",
@@ -43,7 +56,10 @@ __all__ = [
     "normalize_text",
     "resolve",
     "result_of",
+    "semantic_missing",
     "show",
+    "similarity_notes",
     "strict_equal",
+    "text_key",
     "zone",
 ]

@@ -19,6 +19,7 @@ from rapidfuzz import fuzz
 from toolproof._regex import RegexError, compile_regex
 from toolproof.match import _dates
 from toolproof.match._context import Context
+from toolproof.match._semantic import Comparison, Embeddings, semantic_missing
 
 Reason = str | None
 MISSING: Any = object()
@@ -244,6 +245,37 @@ class Soft(Matcher):
 
     def describe(self) -> str:
         return f"≈{show(self.value)}@{self.threshold:g}"
+
+
+class Semantic(Matcher):
+    """Free text whose meaning is close to the expected text: cosine similarity of
+    sentence embeddings at least ``minimum``. The vectors come from ``table``."""
+
+    __slots__ = ("minimum", "table", "value")
+    name = "semantic"
+
+    def __init__(self, value: str, minimum: float, table: Embeddings) -> None:
+        self.value = value
+        self.minimum = minimum
+        self.table = table
+
+    def check(self, actual: Any) -> Reason:
+        bad = _need_str(actual)
+        if bad:
+            return bad
+        score = self.table.similarity(self.value, actual)
+        if score is None:
+            return f"similarity to {show(self.value)} not computed"
+        self.table.note(Comparison(self.value, actual, score, self.minimum))
+        if score >= self.minimum:
+            return None
+        return (
+            f"semantic similarity {score:.2f} < {self.minimum:.2f} to {show(self.value)}, "
+            f"got {show(actual)}"
+        )
+
+    def describe(self) -> str:
+        return f"≈meaning {show(self.value)}@{self.minimum:g}"
 
 
 class Regex(Matcher):
@@ -559,6 +591,24 @@ def _b_soft(spec: Mapping[str, Any], ctx: Context) -> Matcher:
     threshold = spec.get("threshold", 0.8)
     _expect(_is_number(threshold) and 0 < threshold <= 1, "'threshold' must be a number in (0, 1]")
     return Soft(spec["soft"], float(threshold))
+
+
+#: The default bar of ``semantic``: cosine similarity of all-MiniLM-L6-v2 sentence embeddings.
+SEMANTIC_MIN = 0.7
+
+
+@matcher("semantic", ("min",))
+def _b_semantic(spec: Mapping[str, Any], ctx: Context) -> Matcher:
+    _expect(isinstance(spec["semantic"], str), "'semantic' needs a string")
+    _expect(bool(spec["semantic"].strip()), "'semantic' needs a non-empty string")
+    minimum = spec.get("min", SEMANTIC_MIN)
+    _expect(_is_number(minimum) and -1 <= minimum <= 1, "'min' must be a number in [-1, 1]")
+    unavailable = semantic_missing()
+    _expect(unavailable is None, unavailable or "")
+    table = ctx.embeddings
+    if table is None:
+        raise SpecError("the 'semantic' matcher grades answers; it cannot be used in a mock rule")
+    return Semantic(spec["semantic"], float(minimum), table)
 
 
 @matcher("ignore")

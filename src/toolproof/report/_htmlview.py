@@ -185,6 +185,8 @@ class AttemptView:
     """False: no provider payload was recorded, and ``response`` is the normalised one."""
     error: str | None
     latency_ms: float | None
+    notes: list[str] = field(default_factory=list)
+    """What the scorer observed beside the verdict, e.g. the similarity of a semantic match."""
 
 
 @dataclass
@@ -518,6 +520,7 @@ def attempt_view(
         latency_ms=record.latency_ms
         if record.latency_ms is not None
         else (resp.latency_ms if resp else None),
+        notes=list(verdict.notes) if verdict is not None else [],
     )
 
 

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from toolproof._jsonschema import check_value, schema_problems
 from toolproof._locate import Locator, Path_
 from toolproof.errors import SuiteError
 from toolproof.grade import compile_case
-from toolproof.match import OPTIONS, SpecError, context, did_you_mean, literal_options
+from toolproof.match import (
+    OPTIONS,
+    Embeddings,
+    SpecError,
+    context,
+    did_you_mean,
+    literal_options,
+)
 from toolproof.suite._load import LoadedSuite
 from toolproof.trust import Trust
 from toolproof.types import Case, Suite, SuiteTool
@@ -56,6 +64,9 @@ def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteEr
     except ValueError as exc:
         errors.append(root.error(("timezone",), str(exc)))
         return errors
+    # expectations are graded against answers, so they may compare text by meaning;
+    # mock rules answer calls during a run, where no embeddings are computed
+    graded = replace(ctx, embeddings=Embeddings())
     by_name = {t.name: t for t in suite.tools}
     seen_cases: dict[str, int] = {}
     for case in suite.cases:
@@ -67,11 +78,11 @@ def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteEr
         tools = suite.tool_index(case, by_name)
         _check_case(case, tools, case_error)
         try:
-            compile_case(case, suite, by_name, ctx)
+            compile_case(case, suite, by_name, graded)
         except SpecError as exc:
             case_error(case, exc.path, str(exc))
         if case.multistep:
-            _check_multistep(case, suite, tools, ctx, case_error)
+            _check_multistep(case, suite, tools, ctx, graded, case_error)
     defined = {t.name for c in suite.cases for t in c.definitions}
     for name in suite.mocks:
         if name not in by_name and name not in defined:
@@ -80,7 +91,7 @@ def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteEr
 
 
 def _check_multistep(
-    case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Any, report: Any
+    case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Any, graded: Any, report: Any
 ) -> None:
     """Mocks, trajectory and gold actions of a multi-step case name real tools and compile."""
     from toolproof.grade._trajectory import compile_trajectory
@@ -100,7 +111,7 @@ def _check_multistep(
                     if name not in by_name:
                         report(case, ("trajectory", "steps", g), f"unknown tool '{name}'")
         try:
-            compile_trajectory(case.trajectory, by_name, ctx, suite.defaults.extra_args)
+            compile_trajectory(case.trajectory, by_name, graded, suite.defaults.extra_args)
         except SpecError as exc:
             report(case, exc.path, str(exc))
     actions = case.end_state.actions if case.end_state is not None else None
