@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.trust import TooDeep, UnsafePath, loads_json, read_capped, resolve_inside
+from toolproof.trust import (
+    TooDeep,
+    UnsafePath,
+    check_command,
+    loads_json,
+    read_capped,
+    resolve_inside,
+)
 
 
 @pytest.mark.parametrize(
@@ -70,3 +77,51 @@ def test_json_depth_is_bounded_without_recursion_error() -> None:
         loads_json("[[[1]]]", 2)
     with pytest.raises(TooDeep):
         loads_json("[" * 100_000 + "]" * 100_000)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("python", "server.py"),
+        ("python", "-u", "server.py", "--port=0"),
+        ("./run.sh",),
+        ("node", "dist/server.js", "--root", "data"),
+    ],
+)
+def test_commands_that_run_the_folders_own_files_pass(tmp_path: Path, argv: tuple[str]) -> None:
+    for name in ("server.py", "run.sh", "dist/server.js"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("")
+    (tmp_path / "data").mkdir()
+    check_command(tmp_path, argv)
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (("python", "-m", "some_module"), "names no file of the suite's folder"),
+        (("npx", "-y", "@scope/server"), "names no file of the suite's folder"),
+        (("python", "/srv/server.py"), "absolute path"),
+        (("python", "../server.py"), "goes up with '..'"),
+        (("python", "server.py", "--root=/etc"), "absolute path"),
+        (("/usr/bin/python3", "server.py"), "absolute path"),
+        (("~/bin/server",), "absolute path"),
+        (("./missing.sh",), "not a file in the suite's folder"),
+        ((), "empty"),
+    ],
+)
+def test_commands_that_reach_outside_are_refused(
+    tmp_path: Path, argv: tuple[str, ...], reason: str
+) -> None:
+    (tmp_path / "server.py").write_text("")
+    with pytest.raises(UnsafePath, match=reason):
+        check_command(tmp_path, argv)
+
+
+def test_a_command_file_that_links_out_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("")
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "server.py").symlink_to(outside)
+    with pytest.raises(UnsafePath, match="outside the suite's folder"):
+        check_command(tmp_path / "suite", ("python", "server.py"))

@@ -80,7 +80,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--toolproof-allow-code",
         action="store_true",
         default=False,
-        help="Let the suite run its own Python (environment tools). Never on untrusted code.",
+        help="Let the suite run its own code (environment tools, MCP environment servers). "
+        "Never on untrusted code.",
     )
     group.addoption(
         "--toolproof-out",

@@ -6,7 +6,7 @@ toolproof treats them as untrusted input. The policy is one frozen
 (``toolproof.yaml`` or ``--config``) and flags, and handed down to the layers
 that read files or run code:
 
-- ``allow_code``: the suite's Python (environment tools, gold-action replay)
+- ``allow_code``: the suite's code (environment tools, gold-action replay, MCP servers)
   runs only when this is true. A suite never sets it.
 - ``max_file_bytes``: every file a suite names is read up to this size.
 - ``max_depth`` and ``max_alias_nodes``: bounds on nesting and on YAML alias
@@ -15,12 +15,19 @@ that read files or run code:
 Paths a suite names must stay inside the suite's folder:
 :func:`resolve_inside` refuses absolute paths, ``..``, links that lead out,
 and (with :func:`read_capped`) anything that is not a regular file.
+
+A command a suite asks to start (an MCP environment's server) must run the
+suite's own files: :func:`check_command` refuses absolute, ``~`` and ``..``
+paths and a command that names no file of the folder (an installed module, a
+downloaded package). ``commands`` lists the exact command lines the user
+trusts anyway (``trusted_commands`` in their own config).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -34,6 +41,7 @@ __all__ = [
     "TooDeep",
     "Trust",
     "UnsafePath",
+    "check_command",
     "check_depth",
     "loads_json",
     "read_capped",
@@ -60,6 +68,9 @@ class Trust:
     max_alias_nodes: int = 100_000
     #: How the user allowed code, for messages ("--allow-code", "toolproof.yaml").
     code_source: str | None = None
+    #: Commands (split into words) the user lets a suite start even though they
+    #: run something outside the suite's folder.
+    commands: frozenset[tuple[str, ...]] = frozenset()
 
 
 DEFAULT_TRUST = Trust()
@@ -99,6 +110,39 @@ def resolve_inside(root: Path, name: str) -> Path:
     if real != real_root and not real.is_relative_to(real_root):
         raise UnsafePath(f"'{name}' leads outside the suite's folder through a symbolic link")
     return path
+
+
+def check_command(root: Path, argv: tuple[str, ...]) -> None:
+    """Refuse a command (split into words) that would run something outside ``root``.
+
+    The program is a bare name looked up on PATH (an interpreter such as
+    ``python`` or ``node``) or a file inside ``root``. Every word that is a
+    path (or an option's ``=value``) must stay inside ``root`` (see
+    :func:`resolve_inside`), and at least one word must name a file inside
+    ``root``: the server is the suite's own code. Raises
+    :class:`UnsafePath` saying why.
+    """
+    if not argv:
+        raise UnsafePath("the command is empty")
+    program, *args = argv
+    named = False
+    if "/" in program or "\\" in program or program.startswith("~"):
+        path = resolve_inside(root, program)
+        if not path.is_file():
+            raise UnsafePath(f"'{program}' is not a file in the suite's folder")
+        named = True
+    for word in args:
+        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        if not value or "://" in value or (value is word and word.startswith("-")):
+            continue  # an option, or a URL
+        if resolve_inside(root, value).is_file():
+            named = True
+    if not named:
+        raise UnsafePath(
+            f"'{shlex.join(argv)}' names no file of the suite's folder, so it would run code "
+            "from elsewhere (an installed module or a downloaded package); list the exact "
+            "command under trusted_commands in your own toolproof.yaml to allow it"
+        )
 
 
 def read_capped(path: Path, limit: int, label: str | None = None) -> bytes:

@@ -43,7 +43,10 @@ def test_run_refuses_multistep_cases_before_any_request(
     script = SUPPORT / "script.yaml"
     args = ["run", str(SUPPORT), "-m", f"scripted:{script}", "-q", "--no-cache", "-o", "r"]
     code, out = _invoke([*args, "--tags", "multistep"])
-    assert code == 2 and "--allow-code" in out and "multi-step case" in out
+    assert code == 2 and "--allow-code" in out and "needed by multi-step case" in out
+    # located like validate's error: the suite file, the line of environment.tools, the field
+    line = (SUPPORT / "suite.yaml").read_text().splitlines().index("  tools: env/orders.py") + 1
+    assert f"suite.yaml:{line}:3: environment.tools:" in " ".join(out.split()), out
     assert not (tmp_path / "r").exists()
     # single-step cases run no suite code, so they need no leave
     assert _invoke([*args, "--tags", "selection"])[0] == 0

@@ -85,3 +85,43 @@ async def test_a_server_that_does_not_start_is_one_clear_error(workdir: Path) ->
 def test_only_stdio_servers() -> None:
     with pytest.raises(UserError, match="stdio:COMMAND"):
         McpEnvironmentSpec.parse("python server.py", Path("."))
+
+
+async def test_the_server_does_not_see_the_users_api_keys(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-the-server")
+    async with McpSession(_spec(workdir), allow_code=True) as env:
+        key = await env.call("getenv", {"name": "OPENAI_API_KEY"})
+        path = await env.call("getenv", {"name": "PATH"})
+    assert key.answer().content == "(unset)"
+    assert path.answer().content not in ("", "(unset)")
+
+
+def test_what_the_model_reads_and_the_state_a_call_gives() -> None:
+    from toolproof.mcpenv import McpCall
+
+    text = {"type": "text", "text": "hi"}
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    both = McpCall("t", {}, result={"content": [text, image]})
+    assert both.answer().content == 'hi\n{"data": "AAAA", "mimeType": "image/png", "type": "image"}'
+    failed = McpCall("t", {}, result={"content": [text], "isError": True}, is_error=True)
+    assert failed.answer().is_error and failed.state() is None
+    late = McpCall("slow", {}, error="no answer within 2 s", timed_out=True)
+    assert late.answer().fault == "timeout" and late.state() is None
+    wrapped = McpCall("s", {}, result={"content": [], "structuredContent": {"result": [1, 2]}})
+    assert wrapped.state() == [1, 2]
+    assert wrapped.answer().content == '{"result": [1, 2]}'
+    plain = McpCall("s", {}, result={"content": [{"type": "text", "text": '{"a": 1}'}]})
+    assert plain.state() == {"a": 1}
+    prose = McpCall("s", {}, result={"content": [{"type": "text", "text": "all good"}]})
+    assert prose.state() == "all good"
+
+
+async def test_a_server_that_dies_turns_each_later_call_into_an_error(workdir: Path) -> None:
+    async with McpSession(_spec(workdir, call_timeout_s=20), allow_code=True) as env:
+        died = await env.call("crash", {})
+        after = await env.call("read_file", {"path": "hello.txt"})
+    assert died.error is not None and "Connection closed" in died.error and not died.timed_out
+    assert after.failed and not after.timed_out and after.duration_ms < 10_000
+    assert after.answer().is_error

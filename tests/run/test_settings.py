@@ -55,3 +55,30 @@ def test_suite_settings_accept_the_models_level() -> None:
     assert layer == {"a:b": {"temperature": 0}}
     with pytest.raises(SuiteError, match="unknown setting 'nope'"):
         suite_models({"a:b": {"nope": 1}}, "suite.yaml")
+
+
+def test_trusted_commands_come_from_the_users_config_split_like_a_shell(tmp_path: Path) -> None:
+    from toolproof.run import trust_from
+
+    config = tmp_path / "toolproof.yaml"
+    config.write_text("trusted_commands:\n  - npx -y '@scope/server' .\n")
+    trust = trust_from(load_config(config), allow_code=True)
+    assert trust.commands == frozenset({("npx", "-y", "@scope/server", ".")})
+    assert trust_from(None, allow_code=True).commands == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("trusted_commands: npx server\n", "trusted_commands"),
+        ("trusted_commands: ['']\n", "trusted_commands[0]"),
+        ('trusted_commands: ["npx \'x"]\n', "trusted_commands[0]"),
+        ("trusted_commands: [3]\n", "trusted_commands[0]"),
+    ],
+)
+def test_a_bad_trusted_command_names_the_field(tmp_path: Path, text: str, where: str) -> None:
+    config = tmp_path / "toolproof.yaml"
+    config.write_text(text)
+    with pytest.raises(SuiteError) as caught:
+        load_config(config)
+    assert f"{where}:" in str(caught.value)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 DEFAULT_CONFIG = "toolproof.yaml"
 
 ALLOW_CODE_HELP = (
-    "Let the suite run its own Python (environment tools, gold-action replay). "
+    "Let the suite run its own code (environment tools, gold-action replay, MCP servers). "
     "Never for untrusted pull requests."
 )
 

@@ -17,9 +17,10 @@ class CompiledCall:
 
     def describe(self) -> str:
         name = self.tools[0] if len(self.tools) == 1 else "{" + "|".join(self.tools) + "}"
-        inner = ", ".join(f"{k}={m.describe()}" for k, m in self.args.fields.items())
-        more = ", ..." if self.args.extra else ""
-        return f"{name}({inner}{more})"
+        parts = [f"{k}={m.describe()}" for k, m in self.args.fields.items()]
+        if self.args.extra:
+            parts.append("...")
+        return f"{name}({', '.join(parts)})"
 
 
 @dataclass(slots=True)

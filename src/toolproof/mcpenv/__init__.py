@@ -5,6 +5,18 @@ attempt in a temporary copy of the working folder, runs each tool call with a
 per-call timeout and records it as :class:`McpCall`.
 """
 
-from toolproof.mcpenv._session import INSTALL_HINT, McpCall, McpEnvironmentSpec, McpSession
+from toolproof.mcpenv._session import (
+    DEFAULT_CALL_TIMEOUT_S,
+    INSTALL_HINT,
+    McpCall,
+    McpEnvironmentSpec,
+    McpSession,
+)
 
-__all__ = ["INSTALL_HINT", "McpCall", "McpEnvironmentSpec", "McpSession"]
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT_S",
+    "INSTALL_HINT",
+    "McpCall",
+    "McpEnvironmentSpec",
+    "McpSession",
+]

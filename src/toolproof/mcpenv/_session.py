@@ -11,6 +11,7 @@ user's explicit opt-in).
 from __future__ import annotations
 
 import asyncio
+import json
 import shlex
 import shutil
 import tempfile
@@ -22,8 +23,16 @@ from types import TracebackType
 from typing import Any
 
 from toolproof.errors import UserError
+from toolproof.match import ToolResult
+from toolproof.types import McpToolRun
 
 INSTALL_HINT = "MCP environments need the mcp SDK: pip install 'toolproof[mcp]'"
+#: Seconds a tool call may take when the suite does not say.
+DEFAULT_CALL_TIMEOUT_S = 30.0
+#: The most of the server's stderr kept in a record (its end).
+LOG_TAIL_CHARS = 64 * 1024
+#: Not copied into an attempt's working folder.
+_NOT_COPIED = shutil.ignore_patterns(".git", "__pycache__")
 
 
 @dataclass(slots=True)
@@ -37,10 +46,70 @@ class McpCall:
     error: str | None = None
     timed_out: bool = False
     duration_ms: float = 0.0
+    purpose: str = "call"
 
     @property
     def failed(self) -> bool:
         return self.is_error or self.error is not None or self.timed_out
+
+    def to_record(self) -> McpToolRun:
+        """The call as a record keeps it."""
+        return McpToolRun(
+            tool=self.tool,
+            arguments=self.arguments,
+            purpose="state" if self.purpose == "state" else "call",
+            result=self.result,
+            is_error=self.is_error,
+            error=self.error,
+            timed_out=self.timed_out,
+            duration_ms=round(self.duration_ms, 3),
+        )
+
+    def answer(self) -> ToolResult:
+        """What the model reads: the text of each content block (others as JSON).
+
+        A failure is a tool result too: the server's error text, or a JSON
+        ``{"error": ...}`` for a timeout or a protocol error.
+        """
+        if self.result is None:
+            fault = "timeout" if self.timed_out else "error"
+            text = json.dumps({"error": f"{self.tool}: {self.error}"}, ensure_ascii=False)
+            return ToolResult(text, is_error=True, fault=fault)
+        parts: list[str] = []
+        for block in self.result.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            else:
+                parts.append(json.dumps(block, ensure_ascii=False, sort_keys=True))
+        if not parts and "structuredContent" in self.result:
+            parts.append(
+                json.dumps(self.result["structuredContent"], ensure_ascii=False, sort_keys=True)
+            )
+        return ToolResult(
+            "\n".join(parts), is_error=self.is_error, fault="error" if self.is_error else None
+        )
+
+    def state(self) -> Any:
+        """The end state a state tool returned: its structured content, else its text as JSON.
+
+        None when the call failed or returned nothing; text that is not JSON is
+        kept as a string, so a comparison shows what came back.
+        """
+        if self.failed or self.result is None:
+            return None
+        structured = self.result.get("structuredContent")
+        if isinstance(structured, dict):
+            # the SDK wraps a return value that is not an object as {"result": value}
+            if set(structured) == {"result"}:
+                return structured["result"]
+            return structured
+        text = self.answer().content
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
 
 
 @dataclass
@@ -49,7 +118,7 @@ class McpEnvironmentSpec:
 
     command: tuple[str, ...]
     workdir: Path
-    call_timeout_s: float = 30.0
+    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     start_timeout_s: float = 60.0
 
     @classmethod
@@ -90,7 +159,7 @@ class McpSession:
             raise UserError(INSTALL_HINT) from None
         self.folder = Path(tempfile.mkdtemp(prefix="toolproof-mcp-"))
         work = self.folder / "work"
-        shutil.copytree(self.spec.workdir, work, symlinks=True)
+        shutil.copytree(self.spec.workdir, work, symlinks=True, ignore=_NOT_COPIED)
         self._stack = AsyncExitStack()
         params = StdioServerParameters(
             command=self.spec.command[0], args=list(self.spec.command[1:]), cwd=str(work)
@@ -110,9 +179,9 @@ class McpSession:
             raise
         return self
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> McpCall:
+    async def call(self, tool: str, arguments: dict[str, Any], *, purpose: str = "call") -> McpCall:
         """Run one tool call on the server; failures are recorded, never raised."""
-        record = McpCall(tool=tool, arguments=arguments)
+        record = McpCall(tool=tool, arguments=arguments, purpose=purpose)
         start = time.perf_counter()
         try:
             result = await asyncio.wait_for(
@@ -147,5 +216,6 @@ class McpSession:
         if self.folder is not None:
             log = self.folder / "server.log"
             if log.is_file():
-                self.server_log = log.read_text(encoding="utf-8", errors="replace")
+                text = log.read_text(encoding="utf-8", errors="replace")
+                self.server_log = text[-LOG_TAIL_CHARS:]
             shutil.rmtree(self.folder, ignore_errors=True)

@@ -2,14 +2,16 @@
 
 Each step sends the conversation so far. Every call the model makes is
 answered by the case's mocks, then the suite's mocks, then the environment
-(first that has an answer), and the result goes back as a ``role: tool``
+(first that has an answer; the environment may be a real MCP server, see
+:class:`McpToolBox`), and the result goes back as a ``role: tool``
 message, which each provider adapter translates into its own wire format.
 The loop ends when the model answers without a call, or when the attempt's
 budget is spent: ``max_steps`` model calls, ``attempt_tokens`` tokens (input
 and output, all steps), or ``attempt_seconds`` of wall time (checked before
 each step; a step in flight is bounded by the request timeout). The budget that
 ended an attempt is kept as ``stopped_by``: it is model behaviour (a loop that
-did not finish), not an infrastructure failure. Nothing real is executed.
+did not finish), not an infrastructure failure. Nothing real is executed,
+except on an MCP environment, whose server really runs each call.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolproof.grade._compile import context
 from toolproof.match._mock import CompiledMock, ToolResult
@@ -26,7 +28,18 @@ from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.run._env import EnvSession, LoadedEnvironment
 from toolproof.types import Case, Message, Response, Suite, Tool, ToolCall, Usage
 
-__all__ = ["DEFAULT_MAX_STEPS", "AgentRun", "Budget", "RecordedToolBox", "ToolBox", "run_agent"]
+if TYPE_CHECKING:
+    from toolproof.mcpenv import McpSession
+
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "AgentRun",
+    "Budget",
+    "McpToolBox",
+    "RecordedToolBox",
+    "ToolBox",
+    "run_agent",
+]
 
 DEFAULT_MAX_STEPS = 10
 
@@ -45,14 +58,24 @@ class ToolBox:
         self.env: EnvSession | None = env.session() if env is not None else None
         self.known = frozenset(suite.tool_index(case))
 
-    def call(self, call: ToolCall) -> ToolResult:
-        if call.parse_error is not None:
-            return _error(f"the arguments of {call.name} are not valid JSON")
+    def mocked(self, call: ToolCall) -> ToolResult | None:
+        """The answer of the first mock rule that matches the call, or None."""
         for layer in self.layers:
             mock = layer.get(call.name)
             answer = mock.answer(call.arguments) if mock is not None else None
             if answer is not None:
                 return answer
+        return None
+
+    async def answer(self, call: ToolCall) -> ToolResult:
+        return self.call(call)
+
+    def call(self, call: ToolCall) -> ToolResult:
+        if call.parse_error is not None:
+            return _error(f"the arguments of {call.name} are not valid JSON")
+        answer = self.mocked(call)
+        if answer is not None:
+            return answer
         if self.env is not None and self.env.has(call.name):
             return self.env.call(call.name, call.arguments)
         if call.name not in self.known:
@@ -65,6 +88,32 @@ class ToolBox:
     def close(self) -> None:
         if self.env is not None:
             self.env.close()
+
+
+class McpToolBox(ToolBox):
+    """Answers tool calls for one attempt: mocks first, then the attempt's real MCP server.
+
+    A mock rule that matches a call answers it (fault injection on a real
+    server); every other call of a suite tool runs on the server, whose
+    failures and timeouts come back to the model as error results.
+    """
+
+    def __init__(self, suite: Suite, case: Case, server: McpSession) -> None:
+        super().__init__(suite, case, None)
+        self.server = server
+
+    async def answer(self, call: ToolCall) -> ToolResult:
+        if call.parse_error is not None:
+            return _error(f"the arguments of {call.name} are not valid JSON")
+        mocked = self.mocked(call)
+        if mocked is not None:
+            return mocked
+        if call.name not in self.known:
+            return _error(f"no tool named {call.name} is available")
+        if not isinstance(call.arguments, dict):
+            return _error(f"the arguments of {call.name} are not a JSON object")
+        ran = await self.server.call(call.name, call.arguments)
+        return ran.answer()
 
 
 class RecordedToolBox:
@@ -87,6 +136,9 @@ class RecordedToolBox:
         if message.name is not None and message.name != call.name:
             return _error(f"replay: the recording answered {message.name} here, not {call.name}")
         return ToolResult(message.content or "", is_error=message.is_error)
+
+    async def answer(self, call: ToolCall) -> ToolResult:
+        return self.call(call)
 
     def snapshot(self) -> Any:
         return self._end_state
@@ -170,7 +222,8 @@ async def run_agent(
             transcript.append(Message(role="assistant", content=response.text, tool_calls=calls))
             if not calls:
                 break
-            transcript.extend(_answer(toolbox, c) for c in calls)
+            for c in calls:
+                transcript.append(await _answer(toolbox, c))
             if budget.tokens is not None and _tokens(steps) >= budget.tokens:
                 stopped_by = "tokens"
                 break
@@ -189,8 +242,8 @@ def _tokens(steps: list[dict[str, Any]]) -> int:
     return 0 if usage is None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
 
 
-def _answer(toolbox: ToolBox | RecordedToolBox, call: ToolCall) -> Message:
-    result = toolbox.call(call)
+async def _answer(toolbox: ToolBox | RecordedToolBox, call: ToolCall) -> Message:
+    result = await toolbox.answer(call)
     return Message(
         role="tool",
         tool_call_id=call.id,

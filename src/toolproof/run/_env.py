@@ -75,14 +75,18 @@ class CodeNotAllowed(SuiteError):
 def code_not_allowed(suite: Suite, why: str | None = None) -> CodeNotAllowed:
     """The error for a suite whose environment tools may not run."""
     env = suite.environment
-    name = env.tools if env is not None else "its tools"
-    need = f" ({why} needs it)" if why else ""
+    need = f" (needed by {why})" if why else ""
+    if env is not None and env.mcp is not None:
+        what, field = f"'{env.mcp}' starts a real MCP server whose tools run real code", "mcp"
+    else:
+        what = f"'{env.tools if env is not None else 'its tools'}' is Python from the suite"
+        field = "tools"
     return CodeNotAllowed(
         suite.source or "suite",
-        f"'{name}' is Python from the suite{need}; toolproof runs suite code only with "
+        f"{what}{need}; toolproof runs suite code only with "
         "--allow-code or allow_code: true in your own toolproof.yaml "
         "(never for untrusted pull requests)",
-        path=("environment", "tools"),
+        path=("environment", field),
     )
 
 
@@ -246,13 +250,14 @@ def load_environment(
     :class:`CodeNotAllowed` unless ``trust.allow_code``.
     """
     env: Environment | None = suite.environment
-    if env is None:
+    if env is None or env.mcp is not None:  # an MCP server starts per attempt (mcpenv)
         return None
     if not trust.allow_code:
         raise code_not_allowed(suite, why)
     base = Path(suite.source).parent if suite.source else Path.cwd()
     files: dict[str, tuple[Path, bytes]] = {}
     for key, name in (("state", env.state), ("tools", env.tools)):
+        assert name is not None  # the model checks a Python environment has both
         try:
             path = resolve_inside(base, name)
             files[key] = (path, read_capped(path, trust.max_file_bytes, name))

@@ -168,7 +168,11 @@ async def run_suite_async(
 
 def _check_code(suite: Suite, opts: RunOptions) -> None:
     """Refuse, before anything runs, a run whose cases need the suite's Python without leave."""
-    if suite.environment is None or opts.trust.allow_code:
+    if suite.environment is None:
+        return
+    if opts.trust.allow_code:
+        if suite.environment.mcp is not None:
+            mcp_spec(suite, opts.trust)  # a command outside the folder, or no mcp SDK
         return
     wanted = set(opts.tags)
     need = [
@@ -181,6 +185,42 @@ def _check_code(suite: Suite, opts: RunOptions) -> None:
 
         more = f" and {len(need) - 1} more" if len(need) > 1 else ""
         raise code_not_allowed(suite, f"multi-step case {need[0]}{more}")
+
+
+def mcp_spec(suite: Suite, trust: Trust) -> Any:
+    """The suite's MCP environment as a :class:`~toolproof.mcpenv.McpEnvironmentSpec`.
+
+    The command must run the suite's own files (:func:`toolproof.trust.check_command`)
+    unless the user lists it under ``trusted_commands``; the working folder is
+    ``environment.folder`` inside the suite's folder.
+    """
+    from toolproof.errors import SuiteError
+    from toolproof.mcpenv import DEFAULT_CALL_TIMEOUT_S, INSTALL_HINT, McpEnvironmentSpec
+    from toolproof.trust import UnsafePath, check_command, resolve_inside
+
+    env = suite.environment
+    assert env is not None and env.mcp is not None
+    source = suite.source or "suite"
+    root = Path(suite.source).parent if suite.source else Path.cwd()
+    try:
+        folder = root if env.folder is None else resolve_inside(root, env.folder)
+    except UnsafePath as exc:
+        raise SuiteError(source, str(exc), path=("environment", "folder")) from None
+    if not folder.is_dir():
+        raise SuiteError(source, f"no such folder '{env.folder}'", path=("environment", "folder"))
+    spec = McpEnvironmentSpec.parse(
+        env.mcp, folder, call_timeout_s=env.call_timeout or DEFAULT_CALL_TIMEOUT_S
+    )
+    if spec.command not in trust.commands:
+        try:
+            check_command(folder, spec.command)
+        except UnsafePath as exc:
+            raise SuiteError(source, str(exc), path=("environment", "mcp")) from None
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise UserError(INSTALL_HINT) from None
+    return spec
 
 
 def _check_targets(targets: list[Target]) -> None:
@@ -603,6 +643,7 @@ class _Session:
         self._transport: Any = None
         self._connections = 256
         self._environment: Any = None
+        self._mcp: Any = None
 
     async def run(self, targets: list[Target], work: dict[str, list[tuple[Case, int]]]) -> None:
         self._writer = RecordWriter(self.run_dir / RECORDS_FILE, fsync=self.opts.fsync)
@@ -640,6 +681,15 @@ class _Session:
         if tools is None:
             tools = self._tools[key] = self.suite.tools_for(case)
         return tools
+
+    def mcp(self) -> Any:
+        """The suite's MCP environment (a spec; servers start per attempt), or None."""
+        env = self.suite.environment
+        if env is None or env.mcp is None:
+            return None
+        if self._mcp is None:
+            self._mcp = mcp_spec(self.suite, self.opts.trust)
+        return self._mcp
 
     def environment(self) -> Any:
         """The suite's stateful environment, loaded on first use (None when it has none)."""
@@ -827,41 +877,56 @@ class _TargetRun:
             return exchange
 
         recorded = self.provider.recording(case.id, base.attempt)
-        toolbox: ToolBox | RecordedToolBox
-        if recorded is not None and recorded.transcript is not None:
-            toolbox = RecordedToolBox(recorded.transcript, recorded.end_state)
-        else:
-            toolbox = ToolBox(self.session.suite, case, self.session.environment())
         settings = request.settings
-        started = time.perf_counter()
-        run = await run_agent(
-            call,
-            model=request.model,
-            messages=request.messages,
-            tools=request.tools,
-            settings=settings,
-            toolbox=toolbox,
-            budget=Budget(
-                steps=case.max_steps or DEFAULT_MAX_STEPS,
-                tokens=settings.attempt_tokens,
-                seconds=settings.attempt_seconds,
-            ),
-            case_id=case.id,
-            attempt=base.attempt,
-        )
-        latency = (time.perf_counter() - started) * 1000.0
+        server: Any = None  # the attempt's MCP server, if the suite has one
+        async with contextlib.AsyncExitStack() as stack:
+            toolbox: ToolBox | RecordedToolBox
+            if recorded is not None and recorded.transcript is not None:
+                toolbox = RecordedToolBox(recorded.transcript, recorded.end_state)
+            elif (spec := self.session.mcp()) is not None:
+                from toolproof.mcpenv import McpSession
+                from toolproof.run._agent import McpToolBox
+
+                allow = self.session.opts.trust.allow_code
+                server = await stack.enter_async_context(McpSession(spec, allow_code=allow))
+                toolbox = McpToolBox(self.session.suite, case, server)
+            else:
+                toolbox = ToolBox(self.session.suite, case, self.session.environment())
+            started = time.perf_counter()
+            run = await run_agent(
+                call,
+                model=request.model,
+                messages=request.messages,
+                tools=request.tools,
+                settings=settings,
+                toolbox=toolbox,
+                budget=Budget(
+                    steps=case.max_steps or DEFAULT_MAX_STEPS,
+                    tokens=settings.attempt_tokens,
+                    seconds=settings.attempt_seconds,
+                ),
+                case_id=case.id,
+                attempt=base.attempt,
+            )
+            latency = (time.perf_counter() - started) * 1000.0
+            env = self.session.suite.environment
+            if server is not None and env is not None and env.state_tool is not None:
+                read = await server.call(env.state_tool, {}, purpose="state")
+                run.end_state = read.state()
         cached = bool(hits) and all(hits)
         record = self._ok(
             base, Exchange(run.steps[0]["request"], run.response), cached=cached, latency_ms=latency
         )
-        return record.model_copy(
-            update={
-                "transcript": run.transcript,
-                "steps": run.steps,
-                "end_state": run.end_state,
-                "stopped_by": run.stopped_by,
-            }
-        )
+        update: dict[str, Any] = {
+            "transcript": run.transcript,
+            "steps": run.steps,
+            "end_state": run.end_state,
+            "stopped_by": run.stopped_by,
+        }
+        if server is not None:
+            update["mcp_calls"] = [c.to_record() for c in server.calls]
+            update["mcp_log"] = server.server_log or None
+        return record.model_copy(update=update)
 
     def _ok(
         self, base: Record, exchange: Exchange, *, cached: bool, latency_ms: float | None

@@ -8,8 +8,10 @@ The config file (``toolproof.yaml``) looks like::
       anthropic:claude-sonnet-4-5: {tool_choice: auto}
     pricing:
       my-finetune: {input: 1.0, output: 2.0}
-    allow_code: false      # true: run suites' own Python (environment tools)
+    allow_code: false      # true: run suites' own code (environment tools, MCP servers)
     max_file_mib: 16       # largest file a suite may name
+    trusted_commands:      # MCP servers a suite may start although they run code from
+      - npx -y @modelcontextprotocol/server-memory   # outside its folder (exact command)
 
 A suite's ``settings:`` mapping has the same ``models:`` shape (the
 ``models:`` level may be left out), without the settings that choose where
@@ -20,6 +22,7 @@ own, so an unknown key is reported with the file and key that hold it.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +37,7 @@ from toolproof.trust import DEFAULT_MAX_FILE_BYTES, ROUTING_SETTINGS, Trust
 
 __all__ = ["RunConfig", "load_config", "read_mapping", "resolve_settings", "trust_from"]
 
-_CONFIG_KEYS = frozenset({"models", "pricing", "allow_code", "max_file_mib"})
+_CONFIG_KEYS = frozenset({"models", "pricing", "allow_code", "max_file_mib", "trusted_commands"})
 ALL_MODELS = "*"
 
 
@@ -47,6 +50,7 @@ class RunConfig:
     source: str = "toolproof.yaml"
     allow_code: bool = False
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    trusted_commands: frozenset[tuple[str, ...]] = frozenset()
 
 
 def trust_from(config: RunConfig | None, allow_code: bool = False) -> Trust:
@@ -61,6 +65,7 @@ def trust_from(config: RunConfig | None, allow_code: bool = False) -> Trust:
         allow_code=source is not None,
         max_file_bytes=config.max_file_bytes if config else DEFAULT_MAX_FILE_BYTES,
         code_source=source,
+        commands=config.trusted_commands if config else frozenset(),
     )
 
 
@@ -87,12 +92,31 @@ def load_config(path: str | Path) -> RunConfig:
             source, "must be a number of MiB, above 0 and at most 4096", path=["max_file_mib"]
         )
     return RunConfig(
+        trusted_commands=_commands_of(data.get("trusted_commands"), source),
         models=models,
         pricing=pricing,
         source=source,
         allow_code=allow_code,
         max_file_bytes=int(mib * (1 << 20)),
     )
+
+
+def _commands_of(data: Any, source: str) -> frozenset[tuple[str, ...]]:
+    """``trusted_commands``: command lines, each split into words as a shell would."""
+    if data is None:
+        return frozenset()
+    if not isinstance(data, list):
+        raise SuiteError(source, "must be a list of command lines", path=["trusted_commands"])
+    out: set[tuple[str, ...]] = set()
+    for i, line in enumerate(data):
+        try:
+            words = tuple(shlex.split(line)) if isinstance(line, str) else ()
+        except ValueError as exc:
+            raise SuiteError(source, f"cannot split: {exc}", path=["trusted_commands", i]) from None
+        if not words:
+            raise SuiteError(source, "must be a command line", path=["trusted_commands", i])
+        out.add(words)
+    return frozenset(out)
 
 
 def _models_of(

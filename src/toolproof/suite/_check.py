@@ -31,13 +31,18 @@ def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteEr
     suite, origin = loaded.suite, loaded.origin
     root = origin.suite or Locator(suite.source or "<suite>")
     errors: list[SuiteError] = []
-    if trust is not None and not trust.allow_code and suite.environment is not None:
+    env = suite.environment
+    if trust is not None and not trust.allow_code and env is not None:
         errors.append(
             root.error(
-                ("environment", "tools"),
-                f"'{suite.environment.tools}' is Python from the suite; toolproof runs suite "
-                "code only with --allow-code or allow_code: true in your own toolproof.yaml "
-                "(never for untrusted pull requests)",
+                ("environment", "mcp" if env.mcp is not None else "tools"),
+                (
+                    f"'{env.mcp}' starts a real MCP server whose tools run real code"
+                    if env.mcp is not None
+                    else f"'{env.tools}' is Python from the suite"
+                )
+                + "; toolproof runs suite code only with --allow-code or allow_code: true "
+                "in your own toolproof.yaml (never for untrusted pull requests)",
             )
         )
 
@@ -115,8 +120,25 @@ def _check_multistep(
         except SpecError as exc:
             report(case, exc.path, str(exc))
     actions = case.end_state.actions if case.end_state is not None else None
-    if actions is not None and suite.environment is None:
+    env = suite.environment
+    if actions is not None and env is None:
         report(case, ("end_state", "actions"), "gold actions need a suite 'environment'")
+    elif actions is not None and env is not None and env.mcp is not None:
+        report(
+            case,
+            ("end_state", "actions"),
+            "gold actions are not replayed on an MCP environment: give the expected "
+            "'end_state.state' (read with the environment's state_tool), or check the "
+            "trajectory and the reply",
+        )
+    state = case.end_state.state if case.end_state is not None else None
+    if state is not None and env is not None and env.mcp is not None and env.state_tool is None:
+        report(
+            case,
+            ("end_state", "state"),
+            "an MCP environment has no end state to compare unless 'environment.state_tool' "
+            "names a server tool that returns it; check the trajectory and the reply instead",
+        )
     for i, action in enumerate(actions or []):
         if action.tool not in by_name:
             report(case, ("end_state", "actions", i, "tool"), f"unknown tool '{action.tool}'")

@@ -510,9 +510,54 @@ def _environment_digest(env: Environment | None, reader: _Reader, where: Locator
     import hashlib
 
     digest = hashlib.sha256()
+    if env.mcp is not None:
+        for part in _mcp_files(env, env.mcp, reader, where):
+            digest.update(part)
+        return digest.hexdigest()[:16]
     for key, name in (("state", env.state), ("tools", env.tools)):
+        assert name is not None  # the model checks a Python environment has both
         path = reader.path(where, ("environment", key), name)
         data = None if path is None else reader.data(where, ("environment", key), path, name)
         if data is not None:
             digest.update(data)
     return digest.hexdigest()[:16]
+
+
+def _mcp_files(env: Environment, mcp: str, reader: _Reader, where: Locator) -> list[bytes]:
+    """An MCP environment's command, checked to run the suite's own files, and those files."""
+    import shlex
+
+    from toolproof.trust import check_command
+
+    folder = reader.root
+    if env.folder is not None:
+        found = reader.path(where, ("environment", "folder"), env.folder)
+        if found is None:
+            return []
+        if not found.is_dir():
+            reader.add(where.error(("environment", "folder"), f"no such folder '{env.folder}'"))
+            return []
+        folder = found
+    try:
+        argv = tuple(shlex.split(mcp[len("stdio:") :]))
+    except ValueError as exc:
+        reader.add(where.error(("environment", "mcp"), f"cannot split the command: {exc}"))
+        return []
+    if not argv:
+        reader.add(where.error(("environment", "mcp"), "give the command after 'stdio:'"))
+        return []
+    if argv not in reader.trust.commands:
+        try:
+            check_command(folder, argv)
+        except UnsafePath as exc:
+            reader.add(where.error(("environment", "mcp"), str(exc)))
+            return []
+    out = [mcp.encode("utf-8", "surrogatepass")]
+    for word in argv:
+        try:
+            path = resolve_inside(folder, word)
+            if path.is_file():
+                out.append(read_capped(path, reader.trust.max_file_bytes, word))
+        except (UnsafePath, OSError):
+            continue  # a trusted command may name files elsewhere; they are not hashed
+    return out

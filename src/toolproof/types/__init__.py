@@ -24,7 +24,7 @@ from toolproof.types._judge import (
     SuiteJudge,
 )
 from toolproof.types._message import Conversation, Message, Role, ToolCall
-from toolproof.types._record import RECORD_FORMAT, AttemptError, Outcome, Record
+from toolproof.types._record import RECORD_FORMAT, AttemptError, McpToolRun, Outcome, Record
 from toolproof.types._response import Response, Usage
 from toolproof.types._suite import (
     SUITE_FORMAT,
@@ -72,6 +72,7 @@ __all__ = [
     "GoldAction",
     "JudgeThreshold",
     "Kind",
+    "McpToolRun",
     "Message",
     "MockRule",
     "MultiStep",

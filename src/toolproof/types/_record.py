@@ -37,6 +37,28 @@ class AttemptError(BaseModel):
     body: str | None = None
 
 
+class McpToolRun(BaseModel):
+    """One tool call that really ran on a multi-step attempt's MCP server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    arguments: Any = None
+    purpose: Literal["call", "state"] = Field(
+        default="call",
+        description="'call': the model's call; 'state': the end-state call made after the attempt.",
+    )
+    result: dict[str, Any] | None = Field(
+        default=None, description="The server's CallToolResult, as it sent it."
+    )
+    is_error: bool = Field(default=False, description="The server said the tool failed.")
+    error: str | None = Field(
+        default=None, description="No result: a protocol error or the timeout."
+    )
+    timed_out: bool = False
+    duration_ms: float = 0.0
+
+
 class Record(BaseModel):
     """One attempt at one case: a line of a records file.
 
@@ -76,6 +98,14 @@ class Record(BaseModel):
         default=None,
         description="Multi-step: the per-attempt budget that ended the attempt before the "
         "model stopped calling tools (max_steps, attempt_tokens, attempt_seconds).",
+    )
+    mcp_calls: list[McpToolRun] | None = Field(
+        default=None,
+        description="Multi-step on an MCP environment: every call that ran on the server, "
+        "with its raw result and duration (calls a mock answered are not here).",
+    )
+    mcp_log: str | None = Field(
+        default=None, description="Multi-step on an MCP environment: the server's stderr (tail)."
     )
     retries: list[str] | None = Field(
         default=None,

@@ -5,7 +5,7 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolproof.types._case import Case, Order, ToolMock
 from toolproof.types._judge import SuiteJudge
@@ -56,19 +56,63 @@ class Thresholds(BaseModel):
 
 
 class Environment(BaseModel):
-    """A stateful environment: an initial state and the Python tools that change it.
+    """A stateful environment for multi-step cases: Python tools on a state, or a real MCP server.
 
     Paths are relative to the suite file. ``state`` is a JSON file (a mapping of
     tables), or an SQLite database (``.db``, ``.sqlite``) or SQL script (``.sql``).
     ``tools`` is a Python file whose functions ``name(state, args)`` implement
     the tools of the same name. Tool code runs against an in-memory copy of the
     state; it is the suite author's own code and is trusted like a test fixture.
+
+    ``mcp`` instead names a real MCP server (``stdio:COMMAND ARGS...``): each
+    attempt starts a fresh server in a temporary copy of ``folder`` and every
+    tool call really runs on it, with a timeout of ``call_timeout`` seconds.
+    The end state is what ``state_tool`` returns after the attempt, if given.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    state: str = Field(description="Initial state: a .json, .db/.sqlite or .sql file.")
-    tools: str = Field(description="A Python file with one function per tool.")
+    state: str | None = Field(
+        default=None, description="Initial state: a .json, .db/.sqlite or .sql file."
+    )
+    tools: str | None = Field(default=None, description="A Python file with one function per tool.")
+    mcp: str | None = Field(
+        default=None,
+        pattern=r"^stdio:",
+        description="A real MCP server, 'stdio:COMMAND ARGS...', started fresh for each attempt "
+        "in a temporary copy of 'folder'. Its tools really run: it needs --allow-code.",
+    )
+    folder: str | None = Field(
+        default=None,
+        description="MCP: the working folder copied for each attempt, inside the suite's "
+        "folder (default: the suite's folder).",
+    )
+    call_timeout: float | None = Field(
+        default=None, gt=0, le=3600, description="MCP: seconds each tool call may take (30)."
+    )
+    state_tool: str | None = Field(
+        default=None,
+        min_length=1,
+        description="MCP: a server tool called with no arguments after each attempt; its "
+        "result (JSON) is the end state that 'end_state.state' is compared with.",
+    )
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Environment:
+        if self.mcp is not None:
+            if self.state is not None or self.tools is not None:
+                raise ValueError(
+                    "give 'mcp' (a real MCP server) or 'state' and 'tools' (Python tools), "
+                    "not both"
+                )
+            return self
+        for key in ("state", "tools"):
+            if getattr(self, key) is None:
+                raise ValueError(f"missing required key '{key}' (or 'mcp' for an MCP server)")
+        for key in ("folder", "call_timeout", "state_tool"):
+            if getattr(self, key) is not None:
+                raise ValueError(f"'{key}' applies only to an 'mcp' environment")
+        return self
 
 
 class Suite(BaseModel):

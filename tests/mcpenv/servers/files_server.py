@@ -24,6 +24,28 @@ def read_file(path: str) -> str:
 
 
 @app.tool()
+def files() -> dict[str, str]:
+    """Every text file of the working folder, by name (an end state)."""
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(".").glob("*.txt"))}
+
+
+@app.tool()
+def getenv(name: str) -> str:
+    """The value of an environment variable of the server, or '(unset)'."""
+    import os
+
+    return os.environ.get(name, "(unset)")
+
+
+@app.tool()
+def crash() -> str:
+    """The server process dies."""
+    import os
+
+    os._exit(1)
+
+
+@app.tool()
 def explode() -> str:
     """Always fails."""
     raise RuntimeError("boom")
