@@ -53,6 +53,12 @@ def run_command(
     target: list[str] = typer.Option(
         [], "--target", "-t", help="Your agent: module:function or http(s)://URL (repeatable)."
     ),
+    tools: Path | None = typer.Option(
+        None,
+        "--tools",
+        help="A tools file (YAML or JSON, as `toolproof tools import` writes) whose tools "
+        "replace the suite's for this run; kept in the run folder for scoring.",
+    ),
     repeats: int = typer.Option(1, "--repeats", "-n", min=1, help="Attempts per case and target."),
     tags: list[str] = typer.Option(
         [], "--tags", help="Run only cases with one of these tags (repeatable, or comma-separated)."
@@ -125,8 +131,10 @@ def run_command(
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
     if resume is not None:
-        if suite is not None or model or target or tags or shard:
-            raise UserError("--resume takes the suite and targets from the run; give neither")
+        if suite is not None or model or target or tags or shard or tools is not None:
+            raise UserError(
+                "--resume takes the suite, its tools and the targets from the run; give none"
+            )
         result = _guarded(
             lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
         )
@@ -135,7 +143,7 @@ def run_command(
             raise UserError("give a suite to run, or --resume RUN_DIR")
         from toolproof.run import load_suite_file
 
-        loaded = load_suite_file(suite, opts.trust)
+        loaded = load_suite_file(suite, opts.trust, tools=tools)
         if not model and not target:
             model = [_default_model()]
         chosen, config_file = _targets(loaded, model, target, user_config, overrides, opts)

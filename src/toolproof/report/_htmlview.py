@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from toolproof.report._repaired import repaired_line
 from toolproof.stats import RATE_NAMES, Rate, Summary
 from toolproof.stats._latency import Histogram, histogram
 from toolproof.stats._latency import latencies as _latencies
@@ -115,6 +116,8 @@ class TargetView:
     k: int | None
     pass_hat_k: tuple[float | None, float | None, float | None]
     latency: Histogram | None
+    repaired: str = ""
+    """The repaired figures (calls recovered from text counted as calls); "" when none was."""
     gate: str | None = None
     """"pass", "fail" or None when the run was not gated."""
     gate_findings: list[str] = field(default_factory=list)
@@ -299,6 +302,7 @@ def summary_view(target: str, s: Summary, latencies: Sequence[float]) -> TargetV
             for c in (st.per_case if st else [])
         ],
         flaky=list(st.flaky) if st else [],
+        repaired=repaired_line(s),
         k=st.k if st else None,
         pass_hat_k=(st.pass_hat_k.value, st.pass_hat_k.low, st.pass_hat_k.high)
         if st

@@ -40,7 +40,9 @@ from toolproof.run._manifest import (
     read_manifest,
     system_fingerprint,
     tools_fingerprint,
+    with_run_tools,
     write_manifest,
+    write_run_tools,
 )
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
@@ -160,6 +162,8 @@ async def run_suite_async(
     if (run_dir / "manifest.json").exists():
         raise UserError(f"{run_dir} already holds a run; resume it with --resume {run_dir}")
     manifest = _new_manifest(run_dir, suite, chosen, opts)
+    if suite.tools_source is not None:  # scoring later needs the tools that were sent
+        write_run_tools(run_dir, suite)
     return await _execute(run_dir, suite, chosen, opts, manifest)
 
 
@@ -257,6 +261,7 @@ def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunO
         suite_source=str(Path(suite.source).resolve()) if suite.source else None,
         suite_fingerprint=suite.fingerprint(),
         tools_fingerprint=tools_fingerprint(suite),
+        tools_source=suite.tools_source,
         system_fingerprint=system_fingerprint(suite),
         targets=[TargetEntry(spec=t.spec, kind=t.kind, settings=t.settings) for t in targets],
         repeats=opts.repeats,
@@ -314,7 +319,8 @@ async def resume_run_async(
 ) -> RunResult:
     path = Path(run_dir)
     manifest = read_manifest(path)
-    suite = suite or _load_suite_for(manifest, (options or RunOptions()).trust)
+    trust = (options or RunOptions()).trust
+    suite = with_run_tools(suite or _load_suite_for(manifest, trust), path, manifest, trust)
     if suite.fingerprint() != manifest.suite_fingerprint:
         raise UserError(
             f"{path}: the suite changed since this run started "
@@ -413,11 +419,13 @@ def _load_suite_for(manifest: Manifest, trust: Trust) -> Suite:
     return load_suite_file(manifest.suite_source, trust)
 
 
-def load_suite_file(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Suite:
-    """Load a suite with toolproof's suite loader."""
+def load_suite_file(
+    path: str | Path, trust: Trust = DEFAULT_TRUST, *, tools: str | Path | None = None
+) -> Suite:
+    """Load a suite with toolproof's suite loader; ``tools``: a tools file replacing its tools."""
     from toolproof.suite import load_suite
 
-    return load_suite(path, trust)
+    return load_suite(path, trust, tools=tools)
 
 
 def _pending(
@@ -631,7 +639,7 @@ class _Session:
         self.retries = 0
         self.versions: dict[str, str] = {}
         self._writer: RecordWriter | None = None
-        self._tools: dict[tuple[str, ...] | None, list[Tool]] = {}
+        self._tools: dict[Any, list[Tool]] = {}
         self._providers: list[Provider] = []
         self._transport: Any = None
         self._connections = 256
@@ -665,7 +673,11 @@ class _Session:
 
     def tools_for(self, case: Case) -> list[Tool]:
         """The tools offered in a case, built once per distinct tool list."""
-        key = None if case.tools is None else tuple(case.tools)
+        key: Any = None
+        if case.definitions:  # the case's own definitions: built for this case
+            key = ("case", case.id)
+        elif case.tools is not None:
+            key = tuple(case.tool_names or ())
         tools = self._tools.get(key)
         if tools is None:
             tools = self._tools[key] = self.suite.tools_for(case)

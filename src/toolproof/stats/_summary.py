@@ -18,6 +18,7 @@ from pydantic import (
 from toolproof.grade import NO_CALL, Scorer, render_diff
 from toolproof.stats._metrics import RATE_METRICS, RATE_NAMES
 from toolproof.stats._rates import Rate, rate
+from toolproof.stats._repair import Repaired
 from toolproof.stats._repeats import Costs, RepeatCounts, Stability
 from toolproof.types import FailureClass, Kind, Outcome, Record, Risk, Suite, Verdict
 
@@ -238,6 +239,11 @@ class Summary(BaseModel):
     per_success: Costs | None = Field(default=None, description="Tokens and cost per success.")
     multistep: MultiStepStats | None = Field(
         default=None, description="Trajectory, end-state and behaviour figures of multi-step cases."
+    )
+    repaired: Repaired | None = Field(
+        default=None,
+        description="The figures above are raw: a call printed as text counts as no call. "
+        "These count calls recovered from text as calls (present when any was recovered).",
     )
 
     @field_serializer("failures", mode="wrap")
