@@ -1,20 +1,33 @@
 """Harness overhead: 2,000 requests with 3 tools each against a 100 ms stub, concurrency 64.
 
 The OpenAI-compatible stub runs in its own process, so its CPU is not
-counted. Prints the wall time, the ideal N·L/C, their ratio, the runner's
-CPU time per request (the whole client process: adapter, transport, runner,
-records writer) and the peak number of requests the stub saw in flight.
+counted. Prints, against the ideal N·L/C:
+
+- the raw-HTTP floor: the same requests with bare httpx and bare aiohttp at the
+  same concurrency (what any client in this Python pays);
+- ``run_suite`` in-process: the wall time, the runner's CPU time per request
+  (adapter, transport, runner, records writer) and the peak number of requests
+  the stub saw in flight;
+- the whole ``toolproof run`` command as a user types it (``--whole``, the
+  default): a fresh process with start-up, suite loading, the run, scoring and
+  the report, timed from outside.
 
     python bench/overhead.py [--requests 2000] [--latency 0.1] [--concurrency 64]
+                             [--only floor,inproc,whole] [--profile FILE]
 
-Targets: wall ≤ 1.25 × ideal, CPU ≤ 0.5 ms per request.
+``--profile FILE`` runs the whole command under cProfile and writes the stats.
+
+Targets: whole command ≤ 1.25 × ideal; in-process CPU ≤ 0.5 ms per request.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import multiprocessing as mp
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,35 +126,169 @@ def openai_target(base_url: str, **settings: Any) -> Target:
     return Target("openai:gpt-4.1-mini", settings=ModelSettings.model_validate(values))
 
 
+def suite_file(suite: Suite, path: Path) -> Path:
+    """The suite as a file, as a user keeps it (JSON is YAML)."""
+    data = {
+        "format": 1,
+        "suite": suite.name,
+        "system": suite.system,
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in suite.tools
+        ],
+        "cases": [
+            {
+                "id": c.id,
+                "prompt": c.prompt,
+                "expect": {"call": c.expect.call, "args": c.expect.args},
+            }
+            for c in suite.cases
+        ],
+    }
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def raw_floor(base_url: str, suite: Suite, concurrency: int, client: str) -> float:
+    """Seconds for the same requests sent with a bare HTTP client at ``concurrency``."""
+    url = base_url + "/chat/completions"
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in suite.tools
+    ]
+    bodies = [
+        json.dumps(
+            {
+                "model": "gpt-4.1-mini",
+                "messages": [
+                    {"role": "system", "content": suite.system},
+                    {"role": "user", "content": c.prompt},
+                ],
+                "tools": tools,
+            }
+        ).encode()
+        for c in suite.cases
+    ]
+    headers = {"content-type": "application/json", "authorization": f"Bearer {DUMMY_KEY}"}
+
+    async def go() -> float:
+        queue = iter(bodies)
+        started = time.perf_counter()
+        if client == "httpx":
+            import httpx
+
+            limits = httpx.Limits(max_connections=concurrency)
+            async with httpx.AsyncClient(limits=limits, timeout=60) as http:
+
+                async def worker() -> None:
+                    for body in queue:
+                        response = await http.post(url, content=body, headers=headers)
+                        json.loads(response.content)
+
+                await asyncio.gather(*(worker() for _ in range(concurrency)))
+        else:
+            import aiohttp
+
+            connector = aiohttp.TCPConnector(limit=concurrency)
+            async with aiohttp.ClientSession(connector=connector) as session:
+
+                async def worker() -> None:
+                    for body in queue:
+                        async with session.post(url, data=body, headers=headers) as response:
+                            json.loads(await response.read())
+
+                await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return time.perf_counter() - started
+
+    return asyncio.run(go())
+
+
+def whole_command(
+    base_url: str, suite: Suite, concurrency: int, tmp: Path, profile: str | None
+) -> tuple[float, int]:
+    """Seconds for ``toolproof run`` as a user types it, in a fresh process; its exit code."""
+    path = suite_file(suite, tmp / "suite.yaml")
+    config = tmp / "toolproof.yaml"
+    config.write_text(json.dumps({"models": {"openai:gpt-4.1-mini": {"base_url": base_url}}}))
+    prefix = [sys.executable]
+    if profile:
+        prefix += ["-m", "cProfile", "-o", profile]
+    argv = [
+        *prefix,
+        "-m",
+        "toolproof",
+        "run",
+        str(path),
+        "--model",
+        "openai:gpt-4.1-mini",
+        "--config",
+        str(config),
+        "--concurrency",
+        str(concurrency),
+        "--no-cache",
+        "--quiet",
+        "--out",
+        str(tmp / "run"),
+    ]
+    env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY}
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=tmp, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode not in (0, 1):  # 1: some cases failed their checks
+        sys.exit(f"toolproof run exited {done.returncode}:\n{done.stderr[-2000:]}")
+    return wall, done.returncode
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--tools", type=int, default=3)
+    parser.add_argument("--only", default="floor,inproc,whole")
+    parser.add_argument("--profile", default=None, help="cProfile the whole command into FILE")
     args = parser.parse_args()
+    only = set(args.only.split(","))
 
     suite = bench_suite(args.requests, args.tools)
-    with StubProcess(args.latency) as stub, tempfile.TemporaryDirectory() as tmp:
-        target = openai_target(stub.base_url, concurrency=args.concurrency)
-        opts = RunOptions(out=Path(tmp) / "run", cache=False)
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        result = run_suite(suite, [target], opts)
-        wall = time.perf_counter() - wall0
-        cpu = time.process_time() - cpu0
-        seen = stub.report()
-
     ideal = args.requests * args.latency / args.concurrency
-    ok = sum(r.outcome.value == "ok" for r in result.records)
-    print(f"requests            {args.requests} ({ok} ok), {args.tools} tools each")
+    print(f"requests            {args.requests}, {args.tools} tools each")
     print(f"latency, concurrency {args.latency * 1000:.0f} ms, {args.concurrency}")
-    print(f"wall time           {wall:.3f} s")
     print(f"ideal N*L/C         {ideal:.3f} s")
-    ratio = f"{wall / ideal:.3f}x" if ideal else "n/a"
-    print(f"ratio               {ratio}   (target <= 1.25)")
-    print(f"harness CPU/request {cpu / args.requests * 1000:.3f} ms   (target <= 0.5)")
+    print(f"python              {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}")
+
+    def ratio(wall: float) -> str:
+        return f"{wall / ideal:.3f}x" if ideal else "n/a"
+
+    with StubProcess(args.latency) as stub, tempfile.TemporaryDirectory() as tmp:
+        if "floor" in only:
+            for client in ("httpx", "aiohttp"):
+                wall = raw_floor(stub.base_url, suite, args.concurrency, client)
+                print(f"raw floor, {client:8s} {wall:.3f} s  {ratio(wall)}")
+        if "inproc" in only:
+            target = openai_target(stub.base_url, concurrency=args.concurrency)
+            opts = RunOptions(out=Path(tmp) / "inproc", cache=False)
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            result = run_suite(suite, [target], opts)
+            wall = time.perf_counter() - wall0
+            cpu = time.process_time() - cpu0
+            ok = sum(r.outcome.value == "ok" for r in result.records)
+            print(f"run_suite in-process {wall:.3f} s  {ratio(wall)}   ({ok} ok)")
+            print(f"  harness CPU/request {cpu / args.requests * 1000:.3f} ms   (target <= 0.5)")
+        if "whole" in only:
+            stub.report()
+            wall, code = whole_command(
+                stub.base_url, suite, args.concurrency, Path(tmp), args.profile
+            )
+            print(
+                f"toolproof run, whole {wall:.3f} s  {ratio(wall)}   (exit {code}; target <= 1.25)"
+            )
+        seen = stub.report()
     print(f"stub peak in-flight {seen['peak_in_flight']}   (stub saw {seen['requests']} requests)")
-    print(f"python              {sys.version.split()[0]}")
+    print(f"load after          {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

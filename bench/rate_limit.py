@@ -4,12 +4,18 @@ Scenarios (each: records lost, 429s drawn, wall time against the bound):
 
 1. a rolling window: at most R requests in any 1-second window, N requests at
    concurrency C; bound N/R; once with ``rpm`` set to the true limit, once with
-   no client limit (toolproof adapts from the 429s and their Retry-After);
+   no client limit (toolproof follows the server's rate-limit headers), once
+   with no client limit from a server that sends no such headers (toolproof
+   learns from the 429s and their Retry-After);
 2. the same with whole-second Retry-After headers, as many servers send;
 3. a per-minute token bucket (a provider's "requests per minute");
-4. a tokens-per-minute limit, with ``tpm`` set to it.
+4. a tokens-per-minute limit, with ``tpm`` set to it, and with no client limit.
 
-    python bench/rate_limit.py [--requests 200] [--rate 10] [--concurrency 16]
+The stubs state their limits the way OpenAI does (``x-ratelimit-*``) unless
+the label says "no headers". Each line also gives the load average, as the
+machine may be shared.
+
+    python bench/rate_limit.py [--requests 200] [--rate 10] [--concurrency 16] [--only TEXT]
 
 Targets: 0 lost, wall <= 1.10x the bound.
 """
@@ -17,6 +23,7 @@ Targets: 0 lost, wall <= 1.10x the bound.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -49,8 +56,9 @@ def scenario(label: str, server: Any, bound: float, args: argparse.Namespace, **
         wall, lost = run_once(stub.base_url, args.requests, args.concurrency, **limits)
         seen = stub.report()
     print(
-        f"{label:44s} lost {lost}  429s {seen.get('rejected', 0):4d}  wall {wall:6.2f} s  "
-        f"bound {bound:6.2f} s  ratio {wall / bound:.3f}x"
+        f"{label:52s} lost {lost}  429s {seen.get('rejected', 0):4d}  wall {wall:6.2f} s  "
+        f"bound {bound:6.2f} s  ratio {wall / bound:.3f}x  load {os.getloadavg()[0]:.1f}",
+        flush=True,
     )
 
 
@@ -74,6 +82,8 @@ def main() -> None:
     tokens = 12 + 7  # what each stub reply reports as used (input + output)
     # a tokens-per-minute bucket starts full: size it so the run needs N/R seconds beyond that
     tpm = n * tokens * 60 / (bound + 60)
+    bare = {"headers": False}
+    whole = {"whole_seconds": True}
     runs: list[tuple[str, Any, float, dict[str, Any]]] = [
         (
             "rolling window, rpm = R",
@@ -83,10 +93,17 @@ def main() -> None:
         ),
         ("rolling window, no client limit", WindowLimitedStub, bound, dict(window)),
         (
-            "rolling window, whole-second Retry-After",
+            "rolling window, no client limit, no headers",
             WindowLimitedStub,
             bound,
-            {"whole_seconds": True, **window},
+            {**window, **bare},
+        ),
+        ("rolling window, whole-second Retry-After", WindowLimitedStub, bound, {**window, **whole}),
+        (
+            "rolling window, whole-second Retry-After, no headers",
+            WindowLimitedStub,
+            bound,
+            {**window, **whole, **bare},
         ),
         (
             "per-minute bucket, rpm = R",
@@ -105,6 +122,12 @@ def main() -> None:
             TokenLimitedStub,
             (n * tokens - tpm) / (tpm / 60),
             {"per_minute": tpm, "limits": {"tpm": tpm}},
+        ),
+        (
+            "tokens per minute, no client limit",
+            TokenLimitedStub,
+            (n * tokens - tpm) / (tpm / 60),
+            {"per_minute": tpm},
         ),
     ]
     for label, server, scenario_bound, kw in runs:

@@ -4,20 +4,25 @@ The run is generated: the example suite's 21 single-step cases of
 cases/extra.jsonl cloned into 5,000 cases, two targets, ten attempts each
 (2 x 5,000 x 10 = 100,000 records), the answers taken from the suite's two
 recorded demo models and mixed over attempts so that some cases are flaky.
-The viewer serves the run folder on 127.0.0.1, set up as `toolproof view`
-sets it up, and pages are fetched over HTTP, as a browser would (the time to
-the last byte of the HTML).
+It is loaded into a new history store with `toolproof history import` (in a
+separate process: grading is the import's work, not the viewer's), then the
+viewer serves that store on 127.0.0.1, set up as `toolproof view` sets it up,
+and pages are fetched over HTTP, as a browser would (the time to the last byte
+of the HTML).
 
 Printed:
-- the run page asked for while the run is being opened (it answers with a page
-  that reloads itself);
-- opening the run: grading every record and building the index (once per run
-  and server; the viewer does it in the background at start);
+- the import (grade 100,000 records and write the store), once per run;
+- the viewer's start (the statistics library the diff uses is imported once);
+- the run page's first request: it opens the run from the store (nothing is
+  graded, and neither the suite nor the attempts are read);
 - the run page, first page of cases, then page 50 and a filtered page;
-- a case page (ten attempts), the runs list, and the diff of the run with itself;
+- a case page (ten attempts, each read back from the records file);
+- the runs list, the diff of the run with itself and its trend;
+- the viewer process's peak memory;
 - the self-contained HTML report of the example suite (size).
 
-Usage: python bench/view_open.py [CASES] [ATTEMPTS]
+Usage: python bench/view_open.py [CASES] [ATTEMPTS] [STORE]
+(STORE: a postgresql://… URL to use instead of a new SQLite file.)
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import json
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -35,6 +41,7 @@ import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from aiohttp import web
 
@@ -44,8 +51,8 @@ from toolproof.report import html_report
 from toolproof.run._manifest import Manifest, TargetEntry, write_manifest
 from toolproof.suite import load_suite
 from toolproof.trust import Trust
-from toolproof.web import FolderSource, make_app
-from toolproof.web._app import CACHE, OPENING_WAIT
+from toolproof.web import StoreSource, make_app
+from toolproof.web._app import STORE, warm_store
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "examples" / "support"
@@ -161,35 +168,50 @@ def main() -> None:
         size_mb = (run / "records.jsonl").stat().st_size / 1e6
         print(f"run: {n:,} attempts ({cases:,} cases x {len(TARGETS)} targets x {attempts}), "
               f"{size_mb:.1f} MB of records")
-        app = make_app(FolderSource(run.parent, trust=TRUST), page_size=50, open_wait=OPENING_WAIT, freeze_gc=True)
-        server = Server(app)
-        cache = app[CACHE]
-        base = f"{server.url}/run?id={run.name}"
+        store = sys.argv[3] if len(sys.argv) > 3 else str(Path(tmp) / "history.db")
         t0 = time.perf_counter()
-        t, size, status = fetch(base, ok=(200, 202))
-        print(f"{'run page while the run is being opened':<44} {1000 * t:7.1f} ms "
-              f"(HTTP {status}: a page that reloads itself)")
-        index = cache.get(run.name)
-        opened = time.perf_counter() - t0
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"opening the run (grade {n:,} records, build the index), once: {opened:.1f} s; "
-              f"max RSS {rss:.0f} MB")
+        done = subprocess.run(
+            [sys.executable, "-m", "toolproof", "history", "import", str(run), "--store", store,
+             "--allow-code"],
+            capture_output=True, text=True, check=False,
+        )
+        if done.returncode != 0:
+            sys.exit(f"import failed: {done.stderr.strip()}")
+        print(f"{'import into the store (grade and write), once':<44} "
+              f"{time.perf_counter() - t0:7.1f} s")
+        source = StoreSource(store, TRUST, suites_in_background=True)
+        app = make_app(source, page_size=50)
+        t0 = time.perf_counter()
+        server = Server(app)
+        warm_store(source)  # `toolproof view` does it in a thread as it starts listening
+        print(f"{'viewer started and warmed up':<44} {time.perf_counter() - t0:7.1f} s")
+        base = f"{server.url}/run?id={run.name}"
         first, size, _ = fetch(base)
-        print(f"{'run page, first request after opening':<44} {1000 * first:7.1f} ms "
-              f"({size / 1000:.0f} kB HTML)")
+        print(f"{'run page, first request (opens the run)':<44} {1000 * first:7.1f} ms "
+              f"({size / 1000:.0f} kB HTML; opening it took "
+              f"{1000 * app[STORE].open(run.name).seconds:.0f} ms of that)")
         timed("run page (page 1 of cases)", base)
         timed("run page, page 50", base + "&page=50")
         timed("run page, filtered (failure, target)",
               base + "&failure=wrong_tool&target=bench%3Amodel-b")
-        entry = index.view.entries[len(index.view.entries) // 2]
+        opened = app[STORE].open(run.name)
+        entry = opened.view.entries[len(opened.view.entries) // 2]
         timed("case page (10 attempts)",
-              f"{server.url}/case?run={run.name}&id={entry.case_id}&target={entry.target}")
+              f"{server.url}/case?run={run.name}&id={quote(entry.case_id)}"
+              f"&target={quote(entry.target)}")
         timed("runs list", server.url + "/")
         diff = f"{server.url}/diff?a={run.name}&b={run.name}"
         t, size, _ = fetch(diff)
         print(f"{'diff of the run with itself, first request':<44} {1000 * t:7.1f} ms "
               f"({size / 1000:.0f} kB HTML)")
         timed("diff of the run with itself, again", diff)
+        timed("trend of a target", f"{server.url}/trends?suite=support&target=bench%3Amodel-a")
+        t0 = time.perf_counter()
+        while app[STORE].open(run.name).suite is None and time.perf_counter() - t0 < 600:
+            time.sleep(0.2)
+        timed("run page, with the suite's contracts", base)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"viewer process peak memory (max RSS): {rss:.0f} MB")
 
     ev = load_run(SUITE / "records.jsonl", suite=SUITE, trust=TRUST)
     size = len(html_report(ev, run_gate(ev)).encode())

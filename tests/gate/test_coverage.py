@@ -67,6 +67,29 @@ def test_the_runs_tag_selection_is_respected() -> None:
     assert not check_coverage(b.manifest(s), s, only_safety).complete
 
 
+def test_a_shard_is_complete_with_its_own_cases_and_says_it_is_a_shard() -> None:
+    from toolproof.run._shard import in_shard
+
+    s = b.suite()
+    mine = [r for r in b.records(s) if in_shard(r.case_id, 1, 2)]
+    assert 0 < len(mine) < len(s.cases)
+    shard = b.manifest(s).model_copy(update={"shard": "1/2"})
+    cov = check_coverage(shard, s, mine)
+    assert cov.complete and cov.expected == len(mine) and cov.shard == "1/2"
+    result = run_gate(evaluate(s, mine, source="m.jsonl", manifest=shard))
+    assert result.exit_code == 0 and result.passed
+    note = [w for w in result.warnings if "shard 1/2" in w]
+    assert note == [
+        f"this run is shard 1/2 of the cases: gated on its own {len(mine)} attempts; "
+        "merge the shards (toolproof merge) to gate the whole run"
+    ]
+    # a shard's own missing case is still missing; another shard's case never is
+    cov = check_coverage(shard, s, mine[1:])
+    assert not cov.complete and cov.missing == 1 and cov.examples == [f"{mine[0].case_id} #0 · m"]
+    # the same records as a whole run are incomplete
+    assert not check_coverage(b.manifest(s), s, mine).complete
+
+
 def test_records_without_a_manifest_are_never_complete() -> None:
     s = b.suite()
     cov = check_coverage(None, s, b.records(s))

@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from toolproof.providers import HttpTransport, TransportError
+from toolproof.providers._base import Allowance, RateLimits
 from toolproof.providers._http import classify_status, parse_retry_after
+from toolproof.providers._transport import parse_duration, parse_rate_limits
 from toolproof.testing import RateLimit, RawReply, Reply, StubServer
 from toolproof.types import Outcome
 
@@ -31,6 +33,60 @@ NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 )
 def test_parse_retry_after(headers: dict[str, str], expected: float | None) -> None:
     assert parse_retry_after(headers, now=NOW) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("20ms", 0.02),
+        ("1s", 1.0),
+        ("1.5s", 1.5),
+        ("6m0s", 360.0),
+        ("1h2m3s", 3723.0),
+        ("2.5", 2.5),
+        ("", None),
+        ("soon", None),
+        ("1s soon", None),
+        ("ms", None),
+    ],
+)
+def test_parse_duration(text: str, seconds: float | None) -> None:
+    assert parse_duration(text) == seconds
+
+
+def test_parse_rate_limits_reads_openai_and_anthropic_headers() -> None:
+    openai = parse_rate_limits(
+        {
+            "x-ratelimit-limit-requests": "600",
+            "x-ratelimit-remaining-requests": "590",
+            "x-ratelimit-reset-requests": "1s",
+            "x-ratelimit-limit-tokens": "40000",
+            "x-ratelimit-remaining-tokens": "18000",
+            "x-ratelimit-reset-tokens": "6m0s",
+        }
+    )
+    assert openai == RateLimits(Allowance(600, 590, 1.0), Allowance(40000, 18000, 360.0))
+    assert openai.requests is not None and openai.requests.rate == 10.0
+    anthropic = parse_rate_limits(
+        {
+            "anthropic-ratelimit-requests-limit": "50",
+            "anthropic-ratelimit-requests-remaining": "49",
+            "anthropic-ratelimit-requests-reset": "2026-11-30T12:00:01.200Z",
+        },
+        now=NOW,
+    )
+    assert anthropic == RateLimits(requests=Allowance(50, 49, 1.2))
+    garbled = {"x-ratelimit-remaining-requests": "many", "x-ratelimit-limit-requests": "9"}
+    assert parse_rate_limits(garbled) is None
+    assert parse_rate_limits({"content-type": "application/json"}) is None
+    full = parse_rate_limits(
+        {
+            "x-ratelimit-limit-requests": "9",
+            "x-ratelimit-remaining-requests": "9",
+            "x-ratelimit-reset-requests": "0s",
+        }
+    )
+    assert full is not None and full.requests is not None and full.requests.rate is None
 
 
 @pytest.mark.parametrize(

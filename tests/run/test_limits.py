@@ -2,7 +2,11 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+from toolproof.providers._base import Allowance, RateLimits
 from toolproof.run import Pacer, RetryPolicy
+from toolproof.run._limits import MARGIN
 
 
 def test_retry_after_wins_over_back_off() -> None:
@@ -63,3 +67,64 @@ def test_429s_with_no_answers_yet_only_pause() -> None:
     for _ in range(20):
         pacer.rate_limited(0.01)
     assert pacer.interval == 0
+
+
+def test_a_stated_limit_spaces_requests_at_the_limit_over_its_reset() -> None:
+    pacer = Pacer()
+    pacer.observe(RateLimits(requests=Allowance(10, 0, 1.0)), accepted=True)
+    assert pacer.interval == pytest.approx(MARGIN * 0.1)
+    # a refused answer says nothing of the rate: a window looks fuller than it is
+    pacer.observe(RateLimits(requests=Allowance(10, 0, 0.2)), accepted=False)
+    assert pacer.interval == pytest.approx(MARGIN * 0.1)
+    # a bucket that is full again needs no spacing
+    pacer.observe(RateLimits(requests=Allowance(10, 10, 0.0)), accepted=True)
+    assert pacer.interval == 0
+
+
+def test_a_lone_429_while_spaced_pauses_no_one_but_two_in_a_row_do() -> None:
+    pacer = Pacer()
+    pacer.observe(RateLimits(requests=Allowance(10, 0, 1.0)), accepted=True)
+    before = pacer.interval
+    pacer.answered()
+    pacer.rate_limited(1.0)
+    assert pacer.paused_s == 0
+    assert before < pacer.interval <= before * 1.1  # widened a little
+    pacer.rate_limited(1.0)
+    assert 0.5 < pacer.paused_s <= 1.0
+
+
+def test_the_first_429s_pause_everyone() -> None:
+    pacer = Pacer()  # not spaced yet: nothing known of the server
+    pacer.rate_limited(1.0)
+    assert pacer.paused_s > 0.5
+
+
+async def test_the_token_estimate_is_calibrated_by_reported_usage() -> None:
+    pacer = Pacer(tpm=60_000)
+    charged = await pacer.acquire(200)
+    assert charged == 200
+    assert pacer.in_flight == 1
+    pacer.settle(charged, 20, 200)
+    assert pacer.in_flight == 0
+    assert pacer.calibrated(200) == 20
+    assert pacer.calibrated(1) == 1  # never less than one token
+    assert await pacer.acquire(400) == 40
+
+
+async def test_a_stated_token_limit_starts_a_budget_at_the_server_level() -> None:
+    pacer = Pacer()
+    assert not pacer.counts_tokens
+    pacer.observe(RateLimits(tokens=Allowance(6000, 100, 59.0)), accepted=True)
+    assert pacer.counts_tokens
+    assert await pacer.acquire(50) == 50  # 100 left: no wait
+    # the server's lower count wins over ours
+    pacer.observe(RateLimits(tokens=Allowance(6000, 0, 60.0)), accepted=True)
+    pacer.settle(50, 50, 50)
+    assert pacer.in_flight == 0
+
+
+def test_an_attempt_that_fails_gives_its_tokens_back() -> None:
+    pacer = Pacer(tpm=600)
+    pacer.settle(0, 0)  # a failed attempt with nothing charged changes nothing
+    assert pacer.in_flight == 0
+    assert pacer.calibrated(100) == 100  # failures teach the calibration nothing

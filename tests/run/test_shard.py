@@ -140,6 +140,12 @@ def test_cli_shard_and_merge(tmp_path: Path) -> None:
     assert "merged 2 shard(s)" in done.output
     gate = runner.invoke(app, ["gate", str(tmp_path / "m"), "--store", str(store), "--allow-code"])
     assert gate.exit_code == 0, gate.output
+    assert "shard" not in gate.output
+    # one shard gates on its own cases, and says so
+    alone = runner.invoke(app, ["gate", str(tmp_path / "s1"), "--no-store", "--allow-code"])
+    assert alone.exit_code == 0, alone.output
+    assert "incomplete" not in alone.output
+    assert "this run is shard 1/2 of the cases" in " ".join(alone.output.split())
     from toolproof.store import open_store
 
     with open_store(str(store)) as st:

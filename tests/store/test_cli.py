@@ -198,3 +198,32 @@ def test_tests_keep_the_store_out_of_the_checkout() -> None:
     root = Path(__file__).resolve().parents[2]
     where = os.environ.get("TOOLPROOF_STORE")  # set for the session by tests/conftest.py
     assert where and not Path(where).resolve().is_relative_to(root)
+
+
+def test_run_grades_once_and_stores_what_its_report_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolproof.evaluate as evaluate_module
+
+    calls = []
+    real = evaluate_module.evaluate
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(evaluate_module, "evaluate", counted)
+    db = tmp_path / "h.db"
+    done = CliRunner().invoke(
+        app,
+        ["run", str(SUITE_DIR), "--model", f"scripted:{SCRIPT}", "-q", "--no-cache",
+         "--tags", "smoke", "-o", str(tmp_path / "r"), "--allow-code", "--store", str(db)],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert len(calls) == 1
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())["targets"]
+    with open_store(str(db)) as st:
+        run = st.list_runs().items[0]
+        (target,) = run.targets
+        assert run.headline[target].k == summary[target]["strict_pass"]["k"]
+        assert run.attempts == st.attempts(run.id).total == summary[target]["attempts"]

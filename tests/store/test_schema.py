@@ -9,7 +9,7 @@ import pytest
 
 from tests.store.helpers import CODE, run_folder
 from toolproof.errors import UserError
-from toolproof.store import SCHEMA_VERSION, Store, open_store
+from toolproof.store import SCHEMA_VERSION, open_store
 from toolproof.store._db import connect
 from toolproof.store._schema import STEPS, current_version, migrate
 
@@ -24,11 +24,10 @@ def test_an_old_store_is_migrated_and_keeps_its_data(store_url: str, tmp_path: P
     assert current_version(db) == 0
     assert migrate(db, target=1) == 0
     assert current_version(db) == 1
-    old = Store(db)
-    pk = old.import_run(run_folder(tmp_path, "v1"), trust=CODE).run_pk
-    old.close()
+    db.close()
     with open_store(store_url) as st:  # opening migrates to the latest
         assert current_version(st.db) == SCHEMA_VERSION
+        pk = st.import_run(run_folder(tmp_path, "v1"), trust=CODE).run_pk
         assert st.attempts(pk).total == 76
         st.db.execute(
             "INSERT INTO judge_results (run_pk, target, case_id, attempt, judge, score, passed, "
@@ -37,8 +36,47 @@ def test_an_old_store_is_migrated_and_keeps_its_data(store_url: str, tmp_path: P
              st.db.ts(datetime.now(UTC))),
         )  # fmt: skip
         described = st.db.all("SELECT version, description FROM schema_version ORDER BY version")
-        assert [v for v, _ in described] == [1, 2]
-        assert described[1][1] == STEPS[1].description
+        assert [v for v, _ in described] == [1, 2, 3]
+        assert [d for _, d in described] == [step.description for step in STEPS]
+
+
+def _as_version_2(store_url: str) -> None:
+    """Take the store back to what toolproof wrote at schema version 2 (before step 3)."""
+    db = connect(store_url)
+    with db.transaction():
+        db.execute("DROP TABLE case_results")
+        db.execute("DROP TABLE suite_cases")
+        db.execute("ALTER TABLE run_targets DROP COLUMN latency_histogram")
+        db.execute("ALTER TABLE run_targets DROP COLUMN figures")
+        db.execute("DELETE FROM schema_version WHERE version = 3")
+    db.close()
+
+
+def test_a_version_2_store_is_migrated_and_its_runs_still_open_in_the_viewer(
+    store_url: str, tmp_path: Path
+) -> None:
+    from toolproof.web import StoreSource
+
+    with open_store(store_url) as st:
+        st.import_run(run_folder(tmp_path, "v2"), trust=CODE)
+    source = StoreSource(store_url, CODE)
+    opened = source.open("v2")
+    new = opened.view
+    new.entries = source.with_texts(opened, new.entries)  # contracts, from the store
+    _as_version_2(store_url)
+    with open_store(store_url) as st:
+        assert current_version(st.db) == SCHEMA_VERSION
+        assert st.db.one("SELECT COUNT(*) FROM case_results")[0] == 0
+    old = StoreSource(store_url, CODE).open("v2").view  # summed from its attempts instead
+
+    def rows(view: object) -> list[tuple[object, ...]]:
+        return [
+            (e.target, e.case_id, e.status, e.passes, e.attempts, e.failures, e.tags, e.contract)
+            for e in view.entries  # type: ignore[attr-defined]
+        ]
+
+    assert rows(old) == rows(new) and len(rows(new)) == 76
+    assert [t.metrics for t in old.targets] == [t.metrics for t in new.targets]
 
 
 def test_a_store_newer_than_toolproof_is_refused(store_url: str) -> None:

@@ -145,11 +145,63 @@ def test_prune_deletes_old_runs_and_everything_of_them(store_url: str, tmp_path:
         st.import_run(run_folder(tmp_path, "new", days=100), trust=CODE)
         assert st.prune(T0 + timedelta(days=50)) == 1
         assert [r.run_id for r in st.list_runs().items] == ["new"]
-        for table in ("attempts", "metrics", "run_targets", "gate_decisions"):
+        for table in ("attempts", "metrics", "run_targets", "gate_decisions", "case_results"):
             rows = st.db.one(f"SELECT COUNT(*) FROM {table} WHERE run_pk = ?", (old,))
             assert rows[0] == 0, table
         assert st.db.one("SELECT COUNT(*) FROM gate_targets")[0] == 0
+        kept = st.db.one("SELECT COUNT(*) FROM suite_cases")[0]
+        assert kept == len(suite().cases)  # "new" runs the same suite: its cases stay
         assert st.prune(T0) == 0
+        assert st.prune(T0 + timedelta(days=200)) == 1
+        assert st.db.one("SELECT COUNT(*) FROM suite_cases")[0] == 0
+
+
+def test_case_results_sum_the_attempts_and_light_summaries_drop_the_per_case_lists(
+    store_url: str, tmp_path: Path
+) -> None:
+    folder = run_folder(tmp_path, "r1")
+    ev = load_run(folder, trust=CODE)
+    with open_store(store_url) as st:
+        pk = st.import_run(folder, trust=CODE).run_pk
+        attempts = st.attempts(pk, limit=1000).items
+        rows = st.cases(pk)
+        present = {a.case_id for a in attempts}
+        assert [r.case_id for r in rows] == [c.id for c in ev.suite.cases if c.id in present]
+        for r in rows:
+            mine = [a for a in attempts if a.case_id == r.case_id and a.target == r.target]
+            assert r.attempts == len(mine) and r.scored == sum(a.scored for a in mine)
+            assert r.passes == sum(bool(a.passed) for a in mine)
+            assert r.failures == sorted({a.failure for a in mine if a.failure})
+        texts = st.case_texts(ev.suite.fingerprint(), ["lookup-not-search", "nope"])
+        assert list(texts) == ["lookup-not-search"]
+        prompt, contract, reason = texts["lookup-not-search"]
+        assert prompt is not None and "ORD-377140" in prompt
+        assert contract is not None and contract.startswith("call: lookup_order")
+        assert reason is not None and reason.startswith("The name and the date")
+        full, light = st.get_run(pk), st.get_run(pk, light=True)
+        assert full is not None and light is not None
+        (whole,), (part,) = full.targets, light.targets
+        assert whole.summary["failures"] and part.summary["failures"] == []
+        assert whole.summary["stability"]["per_case"]
+        assert part.summary["stability"]["per_case"] == []
+
+        def rest(d: dict[str, object]) -> dict[str, object]:
+            st = {k: v for k, v in d["stability"].items() if k != "per_case"}  # type: ignore[attr-defined]
+            return {**{k: v for k, v in d.items() if k != "failures"}, "stability": st}
+
+        assert rest(whole.summary) == rest(part.summary)
+        assert Summary.model_validate(part.summary).strict_pass == ev.summaries[
+            "recorded:demo-model"
+        ].strict_pass
+        first = st.run_version(pk)
+        assert first is not None and first[0] == pk and first[2] is None
+        st.save_gate(pk, run_gate(ev), decided_at=T0)
+        gated = st.run_version("r1")
+        assert gated is not None and gated[2] is not None and gated[:2] == first[:2]
+        st.import_run(folder, trust=CODE)  # stored again
+        again = st.run_version(pk)
+        assert again is not None and again[1] != first[1]
+        assert st.run_version("nope") is None
 
 
 def test_attempts_of_an_unknown_run_is_an_error(store_url: str) -> None:

@@ -75,3 +75,90 @@ def test_no_record_is_lost_against_a_rolling_window(
         assert stub.violations == 0
     # max_retries=0, yet 429s with a Retry-After never use it up: nothing is lost
     assert [r.outcome.value for r in result.records].count("ok") == 40
+
+
+def _answers(stub: object, n: int, provider: str = "openai") -> list[httpx.Response]:
+    path = "/messages" if provider == "anthropic" else "/chat/completions"
+    url = stub.base_url(provider) + path  # type: ignore[attr-defined]
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with httpx.Client() as client:
+        return [client.post(url, json=body) for _ in range(n)]
+
+
+def test_limited_stubs_state_their_limits_as_openai_does() -> None:
+    with WindowLimitedStub(limit=3, window_s=60, default=Reply.say("ok")) as stub:
+        answers = _answers(stub, 4)
+    assert [a.headers["x-ratelimit-limit-requests"] for a in answers] == ["3"] * 4
+    assert [a.headers["x-ratelimit-remaining-requests"] for a in answers] == ["2", "1", "0", "0"]
+    # full again once the newest request has left the window: a minute at most
+    assert answers[0].headers["x-ratelimit-reset-requests"] == "1m0s"
+    assert answers[3].status_code == 429
+    with TokenLimitedStub(per_minute=60, default=Reply.say("ok")) as stub:
+        (answer,) = _answers(stub, 1)
+    assert answer.headers["x-ratelimit-remaining-tokens"] == "41"  # 60 - 12 - 7
+    assert answer.headers["x-ratelimit-reset-tokens"] == "19s"  # one token a second
+
+
+def test_limited_stubs_state_their_limits_as_anthropic_does_on_its_endpoint() -> None:
+    with BucketLimitedStub(per_minute=60, capacity=2, default=Reply.say("ok")) as stub:
+        (answer,) = _answers(stub, 1, "anthropic")
+    assert answer.headers["anthropic-ratelimit-requests-limit"] == "2"
+    assert answer.headers["anthropic-ratelimit-requests-remaining"] == "1"
+    assert answer.headers["anthropic-ratelimit-requests-reset"].endswith("Z")
+    assert not any(name.startswith("x-ratelimit") for name in answer.headers)
+
+
+def test_a_limited_stub_can_send_no_limit_headers() -> None:
+    with WindowLimitedStub(limit=1, headers=False, default=Reply.say("ok")) as stub:
+        answers = _answers(stub, 2)
+    assert [a.status_code for a in answers] == [200, 429]
+    assert not any("ratelimit" in name for a in answers for name in a.headers)
+
+
+def test_whole_second_retry_after_is_rounded_up() -> None:
+    with WindowLimitedStub(limit=1, window_s=0.3, whole_seconds=True) as stub:
+        stub.default = Reply.say("ok")
+        refused = _answers(stub, 2)[1]
+    assert refused.headers["retry-after"] == "1"
+    assert "retry-after-ms" not in refused.headers
+
+
+@pytest.mark.parametrize("headers", [True, False])
+def test_no_record_is_lost_following_the_server(
+    headers: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No client limit: toolproof follows the stated limit, or learns one from the 429s."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    reply = Reply.call("ping", {})
+    with WindowLimitedStub(limit=4, window_s=0.2, headers=headers, default=reply) as stub:
+        settings = ModelSettings(base_url=stub.base_url("openai"), concurrency=8)
+        result = run_suite(
+            _suite(40),
+            [Target(spec="openai:gpt-4.1-mini", settings=settings)],
+            RunOptions(out=tmp_path / "run", cache=False, retry=RetryPolicy(base_s=0.01)),
+        )
+        assert stub.violations == 0
+        assert stub.accepted == 40
+    assert [r.outcome.value for r in result.records].count("ok") == 40
+    assert sorted(r.case_id for r in result.records) == sorted(f"c{i}" for i in range(40))
+
+
+def test_a_stated_token_limit_is_kept_without_tpm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token stub states its budget; toolproof keeps to it with no tpm set."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    reply = Reply.call("ping", {})  # 19 tokens a request
+    # 20 requests' worth to start with, refilled at one request's worth each 0.05 s
+    with TokenLimitedStub(per_minute=19 * 20, default=reply) as stub:
+        stub.rate = 19 / 0.05
+        settings = ModelSettings(base_url=stub.base_url("openai"), concurrency=4)
+        result = run_suite(
+            _suite(60),
+            [Target(spec="openai:gpt-4.1-mini", settings=settings)],
+            RunOptions(out=tmp_path / "run", cache=False, retry=RetryPolicy(base_s=0.01)),
+        )
+        assert stub.tokens_accepted == 60 * 19
+        # the budget is known from the first answer: at most the first workers overdraw it
+        assert stub.rejected <= 4
+    assert [r.outcome.value for r in result.records].count("ok") == 60

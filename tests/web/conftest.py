@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.web.runs import TRUST, make_runs
+from tests.store.conftest import pg_server, pg_url, store_url  # noqa: F401 (fixtures)
+from tests.web.runs import TRUST, make_runs, make_store
 
 CHROMIUM = os.environ.get("TOOLPROOF_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -27,15 +28,25 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_runs(tmp_path_factory.mktemp("web"))
 
 
-class Served:
-    """The viewer serving a folder of runs on 127.0.0.1, in a thread of its own."""
+@pytest.fixture(scope="session")
+def store_db(runs_dir: Path) -> Path:
+    """A SQLite history store holding the runs of ``runs_dir`` (support-a gated)."""
+    path = runs_dir.parent / "history.db"
+    make_store(runs_dir, str(path))
+    return path
 
-    def __init__(self, runs: Path, page_size: int = 50) -> None:
+
+class Served:
+    """The viewer serving the store, or a folder of runs, on 127.0.0.1, in a thread of its own."""
+
+    def __init__(self, runs: Path, page_size: int = 50, store: Path | None = None) -> None:
         from aiohttp import web
 
-        from toolproof.web import FolderSource, make_app
+        from toolproof.web import FolderSource, StoreSource, make_app
 
-        self.app = make_app(FolderSource(runs, trust=TRUST), page_size=page_size)
+        source = StoreSource(str(store), TRUST) if store else FolderSource(runs, trust=TRUST)
+        self.store = store is not None
+        self.app = make_app(source, page_size=page_size)
         self.loop = asyncio.new_event_loop()
         self.runner = web.AppRunner(self.app, access_log=None)
         started = threading.Event()
@@ -65,9 +76,11 @@ class Served:
         self.thread.join(30)
 
 
-@pytest.fixture(scope="session")
-def viewer(runs_dir: Path) -> Iterator[Served]:
-    served = Served(runs_dir, page_size=20)
+@pytest.fixture(scope="session", params=["store", "folders"])
+def viewer(request: pytest.FixtureRequest, runs_dir: Path) -> Iterator[Served]:
+    """`toolproof view` (the store), then `toolproof view --runs` (the run folders)."""
+    store = request.getfixturevalue("store_db") if request.param == "store" else None
+    served = Served(runs_dir, page_size=20, store=store)
     yield served
     served.close()
 
@@ -82,8 +95,9 @@ def _missing_browser() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One browser per module: Playwright's loop stops with it, so asyncio tests after it run."""
     missing = _missing_browser()
     if missing is not None:
         if os.environ.get("TOOLPROOF_REQUIRE_BROWSER") == "1":

@@ -163,3 +163,18 @@ def make_runs(root: Path) -> Path:
     xss = xss_records(root / "xss.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     make_run(runs, "xss", xss_suite, xss, datetime(2026, 11, 4, 10, tzinfo=UTC))
     return runs
+
+
+def make_store(runs: Path, location: str) -> None:
+    """Import every run under ``runs`` into the store at ``location``, and gate support-a
+    as `toolproof gate` does (the decision goes to the store and the run's events)."""
+    from toolproof.evaluate import load_run
+    from toolproof.gate import run_gate
+    from toolproof.store import open_store
+    from toolproof.store._hooks import store_gate
+
+    with open_store(location) as store:
+        for folder in sorted(p for p in runs.iterdir() if (p / "manifest.json").is_file()):
+            store.import_run(folder, trust=TRUST)
+    ev = load_run(runs / "support-a", trust=TRUST)
+    store_gate(ev, None, run_gate(ev), location)

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 def validate(
     suite: Path = typer.Argument(..., help="Suite directory or file."),
+    tools: Path | None = typer.Option(
+        None,
+        "--tools",
+        help="Check the suite with this tools file in place of its tools (as `run --tools`).",
+    ),
     allow_code: bool = ALLOW_CODE,
     config: Path | None = CONFIG,
 ) -> None:
@@ -29,7 +34,7 @@ def validate(
 
     trust, _ = trust_for(config, allow_code)
     try:
-        loaded, errors = load_suite_checked(suite, trust)
+        loaded, errors = load_suite_checked(suite, trust, tools=tools)
     except SuiteProblems as exc:
         _problems(exc.errors, str(suite))
     if errors:
@@ -86,7 +91,7 @@ def score(
     from rich.console import Console
 
     from toolproof.evaluate import evaluate
-    from toolproof.evaluate._evaluate import records_path
+    from toolproof.evaluate._evaluate import records_path, with_sent_tools
     from toolproof.report import render_terminal, write_summary_json
     from toolproof.suite import load_suite
 
@@ -96,6 +101,7 @@ def score(
     from toolproof.judges._store import latest_judgements
 
     files = [records_path(p) for p in records]
+    s = with_sent_tools(s, files, trust)  # a run made with --tools: the tools it sent
     # what judges said about these records (it decides judge-decided arguments)
     folders = dict.fromkeys(f.parent for f in files)
     judged = latest_judgements(j for d in folders for j in read_judgements(d / JUDGEMENTS_FILE))

@@ -79,6 +79,12 @@ def gate(
     no_cached: bool = typer.Option(
         False, "--no-cached", help="Fail when any answer came from the response cache."
     ),
+    repaired: bool = typer.Option(
+        False,
+        "--repaired",
+        help="Gate on the repaired figures, where calls the model printed as text and "
+        "toolproof recovered count as calls (default: raw, where they are missed calls).",
+    ),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here."),  # noqa: UP045
     markdown: Optional[Path] = typer.Option(  # noqa: UP045
         None, "--markdown", help="Write a Markdown summary (PR comment) here."
@@ -109,6 +115,7 @@ def gate(
         max_infra_errors=max_infra_errors,
         allow_partial=allow_partial,
         allow_cached=not no_cached,
+        repaired=repaired,
     )
     result = run_gate(current, base, opts)
     from toolproof.cli._judge import apply_judge_gate

@@ -17,7 +17,9 @@ RUN is a run folder (its manifest names the suite) or a records file (then give
 
 _VIEW_HELP = """Browse runs in the browser: runs list, run, case, two-run diff and trends.
 
-Serves the run folders under --runs on 127.0.0.1 and prints the URL. Read-only.
+Serves the history store (--store, else $TOOLPROOF_STORE, else
+.toolproof/history.db) on 127.0.0.1 and prints the URL; with --runs DIR, the
+run folders under DIR instead. Read-only.
 Binding to another address needs --host and --allow-remote, and prints a warning:
 the pages show raw requests and responses."""
 
@@ -67,7 +69,13 @@ def write_html(path: Path, ev: object, gate: object) -> int:
 
 
 def view(
-    runs: Path = typer.Option(Path("runs"), "--runs", help="Folder of run folders."),
+    runs: Optional[Path] = typer.Option(  # noqa: UP045
+        None, "--runs", help="View the run folders under this folder instead of the store."
+    ),
+    store: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--store", help="The history store: a file, sqlite:///PATH or postgresql://… "
+        "(default: $TOOLPROOF_STORE, else .toolproof/history.db)."
+    ),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
     port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port (0: any free one)."),
     allow_remote: bool = typer.Option(
@@ -93,7 +101,9 @@ def view(
             "with raw requests and responses; there is no login",
             file=sys.stderr,
         )
-    serve(runs, host=host, port=port, page_size=page_size, suite=suite, trust=trust)
+    if suite is not None and runs is None:
+        raise UserError("--suite goes with --runs: the store names each run's suite")
+    serve(runs, store=store, host=host, port=port, page_size=page_size, suite=suite, trust=trust)
 
 
 def register(app: typer.Typer) -> None:

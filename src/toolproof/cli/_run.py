@@ -53,6 +53,12 @@ def run_command(
     target: list[str] = typer.Option(
         [], "--target", "-t", help="Your agent: module:function or http(s)://URL (repeatable)."
     ),
+    tools: Path | None = typer.Option(
+        None,
+        "--tools",
+        help="A tools file (YAML or JSON, as `toolproof tools import` writes) whose tools "
+        "replace the suite's for this run; kept in the run folder for scoring.",
+    ),
     repeats: int = typer.Option(1, "--repeats", "-n", min=1, help="Attempts per case and target."),
     tags: list[str] = typer.Option(
         [], "--tags", help="Run only cases with one of these tags (repeatable, or comma-separated)."
@@ -125,8 +131,10 @@ def run_command(
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
     if resume is not None:
-        if suite is not None or model or target or tags or shard:
-            raise UserError("--resume takes the suite and targets from the run; give neither")
+        if suite is not None or model or target or tags or shard or tools is not None:
+            raise UserError(
+                "--resume takes the suite, its tools and the targets from the run; give none"
+            )
         result = _guarded(
             lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
         )
@@ -135,7 +143,7 @@ def run_command(
             raise UserError("give a suite to run, or --resume RUN_DIR")
         from toolproof.run import load_suite_file
 
-        loaded = load_suite_file(suite, opts.trust)
+        loaded = load_suite_file(suite, opts.trust, tools=tools)
         if not model and not target:
             model = [_default_model()]
         chosen, config_file = _targets(loaded, model, target, user_config, overrides, opts)
@@ -162,14 +170,16 @@ def run_command(
             config=user_config,
             trust=opts.trust,
         )
-    _report(result, quiet, opts.trust, html)
+    ev = _report(result, quiet, opts.trust, html)
     if judged is not None:
         from toolproof.cli._judge import report_judged
 
         report_judged(result, judged)
     from toolproof.store._hooks import storing_run
 
-    with storing_run(result, store, not no_store, opts.trust):  # stores it with its exit code
+    # stores it with its exit code, and the evaluation the report was made from
+    # (after judging: the judge's answers decide judge-decided arguments)
+    with storing_run(result, store, not no_store, opts.trust, evaluation=ev):
         _exit_code(result, max_infra_errors)
 
 
@@ -318,7 +328,8 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     return result
 
 
-def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> None:
+def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> Evaluation:
+    """Write summary.json (and the HTML report), print the report; the evaluation."""
     from rich.console import Console
 
     console = Console()
@@ -341,6 +352,7 @@ def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = No
         size = write_html(html, ev, run_gate(ev))
         console.print(f"HTML report: {term_text(str(html))} ({size:,} bytes)")
     render_terminal(summaries, console)  # ends with the headline and the verdict
+    return ev
 
 
 #: The settings worth showing in the report header, in this order, with their units.

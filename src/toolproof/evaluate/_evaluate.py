@@ -15,6 +15,7 @@ from toolproof.grade import (
     MissingExpectedState,
     Scorer,
     UngradableRecord,
+    recovered_calls,
 )
 from toolproof.judges import JUDGEMENTS_FILE, Judgement, argument_decisions, read_judgements
 from toolproof.judges._store import latest_judgements
@@ -22,8 +23,8 @@ from toolproof.match import Embeddings, MissingEmbeddings
 from toolproof.providers import TextEmbedder, load_embedder
 from toolproof.records import iter_keys, iter_records
 from toolproof.run import Manifest, read_manifest
-from toolproof.run._manifest import system_fingerprint, tools_fingerprint
-from toolproof.stats import Summary, SummaryBuilder
+from toolproof.run._manifest import system_fingerprint, tools_fingerprint, with_run_tools
+from toolproof.stats import Summary, SummaryBuilder, repaired_figures
 from toolproof.suite import load_suite
 from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import Record, Suite, Verdict
@@ -49,6 +50,9 @@ class TargetEvaluation:
     records: Sequence[Record]
     verdicts: Sequence[Verdict]
     summary: Summary
+    repaired: TargetEvaluation | None = None
+    """The same target with calls recovered from text counted as calls (semantic
+    repair); None when no call was. ``verdicts`` and ``summary`` are raw."""
 
     def pairs(self) -> Iterator[tuple[Record, Verdict | None]]:
         """Each record with its verdict (None for an unanswered attempt), one at a time."""
@@ -106,10 +110,15 @@ class Evaluation:
             "suite version": m.suite_version if m else self.suite.version,
             "suite fingerprint": m.suite_fingerprint if m else self.suite.fingerprint(),
             "tool schemas": m.tools_fingerprint if m else tools_fingerprint(self.suite),
+            "tools from": _tools_from(m.tools_source if m else self.suite.tools_source),
             "system prompt": m.system_fingerprint if m else system_fingerprint(self.suite),
             "repeats": m.repeats if m else attempts + 1,
             "toolproof version": m.toolproof_version if m else None,
         }
+
+
+def _tools_from(source: str | None) -> str:
+    return "the suite" if source is None else f"--tools {source}"
 
 
 def evaluate(
@@ -196,6 +205,7 @@ def evaluate(
         scorer=scorer,
         judgements=list(judgements),
     )
+
     def builder(target: str) -> SummaryBuilder:
         sink = None if keep_records else FailureLog()
         return SummaryBuilder(suite, target, k=k, scorer=scorer, failures=sink)
@@ -206,28 +216,36 @@ def evaluate(
         target = record.target or UNNAMED  # always set by _winning_records
         try:
             verdict = _grade(scorer, record, embedder)
+            raw = _grade(scorer, record, embedder, native=True) if verdict is not None else None
         except MissingExpectedState as exc:
             raise code_not_allowed(suite, f"case {exc.case_id}'s gold actions") from None
         except UngradableRecord as exc:
             if origin is None:
                 raise
             raise SuiteError(origin[0], str(exc), line=origin[1]) from None
-        if verdict is not None:
-            verdict = verdict._replace(target=target)
         into = grouped.get(target)
         if into is None:
             into = grouped[target] = _Target(builder(target))
+        # the headline is raw: a call printed as text counts as no call
+        scored = raw or verdict
+        if scored is not None:
+            scored = scored._replace(target=target)
+        if raw is not None:
+            into.recovered_calls += recovered_calls(record)
+            into.recovered_attempts += 1
         into.summary.add_record(record)
-        if verdict is not None:
-            into.summary.add_verdict(verdict)
+        if scored is not None:
+            into.summary.add_verdict(scored)
         if ev.max_attempt is None or record.attempt > ev.max_attempt:
             ev.max_attempt = record.attempt
         if keep_records:
             if not keep_raw:
                 record = _without_raw(record, owned=origin is not None)
             into.records.append(record)
-            if verdict is not None:
-                into.verdicts.append(verdict)
+            if scored is not None:
+                into.verdicts.append(scored)
+                if raw is not None and verdict is not None:
+                    into.repaired[len(into.verdicts) - 1] = verdict._replace(target=target)
             if origin is not None:
                 ev.origins[(target, record.case_id, record.attempt)] = origin
         else:
@@ -235,12 +253,36 @@ def evaluate(
     del winners  # the identities of every record: not needed once all are graded
     for target, into in grouped.items():
         summary = into.summary.build()
+        records_of: Sequence[Record]
+        verdicts_of: Sequence[Verdict]
         if keep_records:
-            ev.targets[target] = TargetEvaluation(target, into.records, into.verdicts, summary)
-            continue
-        again = FileRecords(into.segments, summary.attempts, _prepare(keep_raw))
-        verdicts = FileVerdicts(again, summary.scored, _regrade(scorer, target, embedder))
-        ev.targets[target] = TargetEvaluation(target, again, verdicts, summary)
+            records_of, verdicts_of = into.records, into.verdicts
+        else:
+            again = FileRecords(into.segments, summary.attempts, _prepare(keep_raw))
+            records_of = again
+            verdicts_of = FileVerdicts(
+                again, summary.scored, _regrade(scorer, target, embedder, native=True)
+            )
+        repaired = None
+        if into.recovered_attempts:
+            fixed: Sequence[Verdict]
+            if keep_records:
+                fixed = [into.repaired.get(i, v) for i, v in enumerate(into.verdicts)]
+            else:
+                assert isinstance(records_of, FileRecords)
+                fixed = FileVerdicts(records_of, summary.scored, _regrade(scorer, target, embedder))
+            # the repaired figures: a second pass, only for a target where a call was recovered
+            second = builder(target)
+            pending = TargetEvaluation(target, records_of, fixed, summary)
+            for record, verdict in pending.pairs():
+                second.add_record(record)
+                if verdict is not None:
+                    second.add_verdict(verdict)
+            fixed_summary = second.build()
+            repaired = TargetEvaluation(target, records_of, fixed, fixed_summary)
+            figures = repaired_figures(fixed_summary, into.recovered_calls, into.recovered_attempts)
+            summary = summary.model_copy(update={"repaired": figures})
+        ev.targets[target] = TargetEvaluation(target, records_of, verdicts_of, summary, repaired)
     return ev
 
 
@@ -256,11 +298,18 @@ class _Embedder:
         self._embedder.fill(table, texts)
 
 
-def _grade(scorer: Scorer, record: Record, embedder: _Embedder) -> Verdict | None:
-    """The record's verdict; texts compared by meaning are embedded first, here at the edge."""
+def _grade(
+    scorer: Scorer, record: Record, embedder: _Embedder, *, native: bool = False
+) -> Verdict | None:
+    """The record's verdict; texts compared by meaning are embedded first, here at the edge.
+
+    ``native``: the raw verdict (calls recovered from text count as no call), or
+    None when no call was recovered.
+    """
+    grade = scorer.grade_native if native else scorer.grade
     while True:
         try:
-            return scorer.grade(record)
+            return grade(record)
         except MissingEmbeddings as exc:
             before = len(scorer.embeddings.vectors)
             embedder.fill(scorer.embeddings, exc.texts)
@@ -283,6 +332,10 @@ class _Target:
         self.verdicts: list[Verdict] = []
         self.segments: list[Segment] = []
         self._file = ""
+        self.recovered_calls = 0
+        self.recovered_attempts = 0
+        self.repaired: dict[int, Verdict] = {}
+        """Index in ``verdicts`` → the verdict with calls recovered from text (kept records)."""
 
     def where(self, record: Record, origin: tuple[str, int] | None) -> None:
         last = self.segments[-1] if self.segments else None
@@ -311,10 +364,14 @@ def _prepare(keep_raw: bool) -> Callable[[Record, Path | None], Record]:
 
 
 def _regrade(
-    scorer: Scorer, target: str, embedder: _Embedder
+    scorer: Scorer, target: str, embedder: _Embedder, *, native: bool = False
 ) -> Callable[[Record], Verdict | None]:
+    """Grade a record read again; ``native``: the raw verdict (the headline's)."""
+
     def grade(record: Record) -> Verdict | None:
         verdict = _grade(scorer, record, embedder)
+        if native and verdict is not None:
+            verdict = _grade(scorer, record, embedder, native=True) or verdict
         return verdict._replace(target=target) if verdict is not None else None
 
     return grade
@@ -509,11 +566,15 @@ def load_run(
     """Evaluate a run folder (records.jsonl + manifest.json) or a records file.
 
     The suite is ``suite`` or, failing that, the one the run's manifest names
-    (a manifest beside a records file counts too).
+    (a manifest beside a records file counts too). When the run's tools
+    replaced the suite's (``run --tools``), the tools it kept in its folder
+    replace them again, so the records are graded against what was sent.
     """
     file = records_path(path)
     manifest = read_manifest(file.parent) if (file.parent / MANIFEST_FILE).is_file() else None
     loaded = suite if isinstance(suite, Suite) else _suite(Path(path), suite, manifest, trust)
+    if manifest is not None:  # a run made with --tools is scored against the tools it sent
+        loaded = with_run_tools(loaded, file.parent, manifest, trust)
     order = [t.spec for t in manifest.targets] if manifest is not None else []
     judged = file.parent / JUDGEMENTS_FILE
     judgements = latest_judgements(read_judgements(judged)) if judged.is_file() else []
@@ -532,6 +593,30 @@ def load_run(
         raise UserError(f"{file}: no records")
     ev.targets = {n: t for n, t in ev.targets.items() if t.records}
     return ev
+
+
+def with_sent_tools(suite: Suite, files: Sequence[Path], trust: Trust = DEFAULT_TRUST) -> Suite:
+    """The suite to grade these records files with: with the tools their run sent.
+
+    A records file whose run replaced the suite's tools (``run --tools``) is
+    graded against the tools kept in its run folder. Records of runs that
+    sent different tools cannot be graded together: they are refused.
+    """
+    runs = [
+        (file, read_manifest(file.parent) if (file.parent / MANIFEST_FILE).is_file() else None)
+        for file in files
+    ]
+    replaced = [(file, m) for file, m in runs if m is not None and m.tools_source is not None]
+    if not replaced:
+        return suite
+    fingerprints = {m.tools_fingerprint if m is not None else None for _, m in runs}
+    if len(runs) > 1 and len(fingerprints) > 1:
+        raise UserError(
+            f"{replaced[0][0].parent}: its run sent other tools (--tools) than the other "
+            "records given; score them one at a time"
+        )
+    file, manifest = replaced[0]
+    return with_run_tools(suite, file.parent, manifest, trust)
 
 
 def _suite(path: Path, suite: str | Path | None, manifest: Manifest | None, trust: Trust) -> Suite:

@@ -3,8 +3,10 @@
 A run is complete when its manifest's status is ``complete`` and its records
 hold an attempt (answered or not) for every selected case × target × repeat:
 the cases the run's ``--tags`` selected (all cases when it selected none), the
-targets and the repeats the manifest names. A run without a manifest cannot
-show either, so it is never complete. Pure: no I/O.
+targets and the repeats the manifest names. A shard's run (``--shard I/N``,
+named in its manifest) is meant to hold its own share of the cases only, and
+is complete when it holds those. A run without a manifest cannot show either,
+so it is never complete. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ class Coverage(BaseModel):
     expected: int = Field(description="Selected cases × targets × repeats.")
     present: int = Field(description="Of those, the attempts with a record.")
     missing: int
+    shard: str | None = Field(
+        default=None, description="INDEX/COUNT when the run holds one shard of the cases."
+    )
     examples: list[str] = Field(
         default_factory=list, description="The first missing attempts, as CASE #ATTEMPT · TARGET."
     )
@@ -68,8 +73,13 @@ def check_coverage(manifest: Manifest | None, suite: Suite, records: Iterable[Re
     """Compare the attempts a run's manifest selected with the records it holds."""
     if manifest is None:
         return Coverage(status=None, expected=0, present=0, missing=0)
+    from toolproof.run._shard import in_shard, parse_shard
+
     wanted = set(manifest.tags)
     cases = [c.id for c in suite.cases if not wanted or wanted.intersection(c.tags)]
+    if manifest.shard is not None:
+        index, count = parse_shard(manifest.shard)
+        cases = [c for c in cases if in_shard(c, index, count)]
     targets = [t.spec for t in manifest.targets]
     have = {(r.case_id, r.target, r.attempt) for r in records}
     missing: list[str] = []
@@ -88,5 +98,6 @@ def check_coverage(manifest: Manifest | None, suite: Suite, records: Iterable[Re
         expected=expected,
         present=expected - count,
         missing=count,
+        shard=manifest.shard,
         examples=missing,
     )

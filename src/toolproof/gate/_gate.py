@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,6 +35,9 @@ class GateOptions:
     """Gate a run that is not complete (interrupted, killed, missing attempts, no manifest)."""
     allow_cached: bool = True
     """False: fail a target any of whose answers came from the response cache."""
+    repaired: bool = False
+    """Gate on the repaired figures (calls recovered from text count as calls); by
+    default the raw ones (a call printed as text is a missed call)."""
 
 
 class Finding(BaseModel):
@@ -73,6 +77,14 @@ class GateResult(BaseModel):
     options: dict[str, float | bool | int]
     coverage: Coverage | None = Field(
         default=None, description="The run's manifest status and the attempts it lacks."
+    )
+    figures: Literal["raw", "repaired"] = Field(
+        default="raw",
+        description="The figures gated on: raw (a call printed as text is a missed call) "
+        "or repaired (calls recovered from text count as calls).",
+    )
+    figures_note: str = Field(
+        default="", description="Which figures were gated on, when it makes a difference."
     )
 
 
@@ -168,6 +180,12 @@ def run_gate(
     warnings = fingerprint_warnings(baseline, run) if baseline is not None else []
     coverage = run_coverage(run)
     refused = not coverage.complete and not opts.allow_partial
+    if coverage.shard is not None:
+        warnings.append(
+            f"this run is shard {coverage.shard} of the cases: gated on its own "
+            f"{coverage.expected} attempts; merge the shards (toolproof merge) to gate the "
+            "whole run"
+        )
     if not coverage.complete and opts.allow_partial:
         warnings.append(f"gated although incomplete (allow partial): {coverage.message()}")
     pairs: list[tuple[TargetEvaluation, TargetEvaluation | None]]
@@ -175,6 +193,8 @@ def run_gate(
         pairs = [(b, a) for a, b in pair_targets(baseline, run)]
     else:
         pairs = [(t, None) for t in run.targets.values()]
+    if opts.repaired:
+        pairs = [(_repaired(cur), _repaired(base) if base else None) for cur, base in pairs]
     targets = [gate_target(run, cur, base, opts, warnings) for cur, base in pairs]
     if refused:
         for t in targets:
@@ -203,8 +223,34 @@ def run_gate(
             "max_infra_errors": opts.max_infra_errors,
             "allow_partial": opts.allow_partial,
             "allow_cached": opts.allow_cached,
+            "repaired": opts.repaired,
         },
         coverage=coverage,
+        figures="repaired" if opts.repaired else "raw",
+        figures_note=_figures_note(run, opts.repaired),
+    )
+
+
+def _repaired(t: TargetEvaluation) -> TargetEvaluation:
+    return t.repaired if t.repaired is not None else t
+
+
+def _figures_note(run: Evaluation, repaired: bool) -> str:
+    """Which figures the gate used, said whenever it matters."""
+    figures = [t.summary.repaired for t in run.targets.values()]
+    calls = sum(f.recovered_calls for f in figures if f is not None)
+    if repaired:
+        if not calls:
+            return "gated on the repaired figures (--repaired); no call was recovered from text"
+        return (
+            f"gated on the repaired figures (--repaired): {calls} call(s) recovered from text "
+            "count as calls"
+        )
+    if not calls:
+        return ""
+    return (
+        f"gated on the raw figures: {calls} call(s) the model printed as text count as "
+        "missed calls (gate --repaired counts them as calls)"
     )
 
 

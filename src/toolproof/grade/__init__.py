@@ -24,6 +24,7 @@ from toolproof.grade._multistep import (
     UngradableRecord,
     rebuild_end_state,
 )
+from toolproof.grade._repair import NativeView, native_view, recovered_calls
 from toolproof.grade._score import Scorer
 from toolproof.grade._statechanges import (
     ChangeError,
@@ -58,6 +59,7 @@ __all__ = [
     "Matcher",
     "MissingExpectedState",
     "MultiAnswer",
+    "NativeView",
     "Scorer",
     "SingleAnswer",
     "SpecError",
@@ -73,8 +75,10 @@ __all__ = [
     "context",
     "cow",
     "match_trajectory",
+    "native_view",
     "normalize_text",
     "rebuild_end_state",
+    "recovered_calls",
     "render_diff",
     "render_state_diff",
     "state_changes",

@@ -63,13 +63,13 @@ def _tool_sets(
     case: Case, suite: Suite, by_name: dict[str, SuiteTool]
 ) -> tuple[frozenset[str], frozenset[str]]:
     """The names offered in the case, and the names that need confirmation."""
-    if isinstance(by_name, ToolIndex):
+    if isinstance(by_name, ToolIndex) and not case.definitions:  # case.tools: names only
         names, guarded = by_name.names, by_name.guarded
         offered = names if case.tools is None else names.intersection(case.tools)
         return offered, guarded
-    offered = frozenset(t.name for t in suite.tools if case.tools is None or t.name in case.tools)
+    offered = frozenset(t.name for t in suite.case_tools(case))
     guarded = frozenset(
-        t.name for t in suite.tools if t.requires_confirmation or t.effect == "destructive"
+        t.name for t in by_name.values() if t.requires_confirmation or t.effect == "destructive"
     )
     return offered, guarded
 
@@ -112,8 +112,13 @@ def _risk(case: Case, names: set[str], by_name: dict[str, SuiteTool]) -> Risk:
 def compile_case(
     case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Context
 ) -> CompiledCase:
-    """Compile one case. Raises SpecError with a path relative to the case."""
+    """Compile one case. Raises SpecError with a path relative to the case.
+
+    ``by_name`` is the suite's tools by name; a case's own tool definitions
+    take the place of the suite's tools of the same name.
+    """
     expect = case.expect
+    by_name = suite.tool_index(case, by_name)
     default_extra = suite.defaults.extra_args
     call_sets: list[list[CompiledCall]] = []
     for s, specs in enumerate(expect.call_sets()):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from toolproof._jsonschema import rs_validator
 from toolproof.grade._answer import NO_CALL, CallInfo, analyse
@@ -34,6 +35,7 @@ from toolproof.grade._multistep import (
     analyse_multi,
     multi_facts,
 )
+from toolproof.grade._repair import native_view
 from toolproof.grade._statechanges import InitialState
 from toolproof.grade._trajectory import compile_multistep
 from toolproof.match import (
@@ -47,11 +49,13 @@ from toolproof.match import (
 )
 from toolproof.types import (
     NO_EVIDENCE,
+    Check,
     Evidence,
     FailureClass,
     Kind,
     Record,
     Response,
+    Stage,
     Suite,
     ToolCall,
     Verdict,
@@ -110,7 +114,14 @@ class Scorer:
             (s.initial for s in states.values() if s.initial is not None), None
         )
         by_name = ToolIndex(suite.tools)
+        # validators are compiled once per distinct schema content (rs_validator's cache)
         self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
+        # a case with its own tool definitions validates against the schemas sent in it
+        self._case_validators = {
+            c.id: {t.name: rs_validator(t.parameters) for t in suite.case_tools(c)}
+            for c in suite.cases
+            if c.definitions
+        }
         ctx = replace(context(suite), embeddings=self.embeddings, decisions=self.decisions)
         self.cases: dict[str, CompiledCase] = {
             c.id: compile_case(c, suite, by_name, ctx) for c in suite.cases
@@ -222,20 +233,51 @@ class Scorer:
 
     def _grade(self, record: Record, response: Response) -> Verdict:
         if record.case_id in self._multi:
-            cc = self.cases[record.case_id]
-            answer = analyse_multi(
-                cc,
-                self._multi[record.case_id],
-                record,
-                self._inspect,
-                self.expected_state(record.case_id),
-                self.initial_state,
-            )
-            facts, notes, evidence = multi_facts(cc, answer)
-            findings = run_checks(self._multi_checks[record.case_id], cc, answer)
-            notes += self._notes.get(cc.case.id, ())
-            return assemble(cc, facts, findings, record, notes, evidence)
+            return self._grade_multi(record, self.expected_state(record.case_id))
         return self._grade_response(record.case_id, response, record)
+
+    def _grade_multi(
+        self, record: Record, expected: ExpectedState | None, unreached: Check | None = None
+    ) -> Verdict:
+        """A multi-step verdict; ``unreached``: the end state check fails with this reason."""
+        cc = self.cases[record.case_id]
+        answer = analyse_multi(
+            cc, self._multi[record.case_id], record, self._inspect, expected, self.initial_state
+        )
+        facts, notes, evidence = multi_facts(cc, answer)
+        findings = run_checks(self._multi_checks[record.case_id], cc, answer)
+        if unreached is not None and facts.multistep is not None:
+            findings = [*findings, unreached]
+            facts = facts._replace(multistep=replace(facts.multistep, end_state_ok=False))
+        notes += self._notes.get(cc.case.id, ())
+        return assemble(cc, facts, findings, record, notes, evidence)
+
+    def grade_native(self, record: Record) -> Verdict | None:
+        """The raw verdict: calls recovered from text count as no call.
+
+        None when no call of the record was recovered from text (the raw
+        verdict is then :meth:`grade`'s). See :mod:`toolproof.grade._repair`.
+        Raises :class:`MissingEmbeddings` like :meth:`grade`.
+        """
+        if record.outcome != "ok":
+            return None
+        view = native_view(record)
+        if view is None:
+            return None
+        raw = view.record
+        self.embeddings.seen.clear()
+        if raw.case_id not in self._multi:
+            assert raw.response is not None
+            return self._finish(self._grade_response(raw.case_id, raw.response, raw))
+        if view.stopped_at is None or self.cases[raw.case_id].case.end_state is None:
+            return self._finish(self._grade_multi(raw, self.expected_state(raw.case_id)))
+        unreached = Check(
+            Stage.contract,
+            FailureClass.wrong_end_state,
+            f"raw view: without the calls recovered from text the attempt ends at step "
+            f"{view.stopped_at}, whose end state was not recorded: not reached",
+        )
+        return self._finish(self._grade_multi(raw, None, unreached))
 
     def _grade_response(
         self, case_id: str, response: Response, record: Record | None = None
@@ -299,7 +341,7 @@ class Scorer:
         if call.parse_error is not None or call.name not in expected.tools:
             return None
         try:
-            if not self._validators[call.name].is_valid(call.arguments):
+            if not self._validator(cc, call.name).is_valid(call.arguments):
                 return None
         except (ValueError, RecursionError):
             return None
@@ -342,6 +384,13 @@ class Scorer:
             attempt=record.attempt if record is not None else 0,
         )
 
+    def _validator(self, cc: CompiledCase, name: str) -> Any:
+        """The validator of the schema tool ``name`` was offered with in this case."""
+        own = self._case_validators.get(cc.case.id)
+        if own is not None and name in own:
+            return own[name]
+        return self._validators[name]
+
     def _inspect(self, call: ToolCall, cc: CompiledCase) -> CallInfo:
         known = call.name in cc.offered
         if call.parse_error is not None:
@@ -354,7 +403,7 @@ class Scorer:
             )
         if not known:
             return CallInfo(call, known, None, "")
-        validator = self._validators[call.name]
+        validator = self._validator(cc, call.name)
         try:
             if validator.is_valid(call.arguments):
                 return CallInfo(call, known, None, "")

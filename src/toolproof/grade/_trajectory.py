@@ -202,6 +202,7 @@ def compile_multistep(
     cc: CompiledCase, suite: Suite, by_name: dict[str, SuiteTool], ctx: Context
 ) -> MultiStepCase:
     case = cc.case
+    by_name = suite.tool_index(case, by_name)
     if case.trajectory is not None:
         trajectories = [
             compile_trajectory(case.trajectory, by_name, ctx, suite.defaults.extra_args)
@@ -214,7 +215,7 @@ def compile_multistep(
     reply_kind = Kind.text if cc.kind is Kind.none and case.expect.kind is None else cc.kind
     words = {
         str(v).lower().replace("_", " ")
-        for t in suite.tools
+        for t in by_name.values()
         for name, p in (t.parameters.get("properties") or {}).items()
         if isinstance(p, dict) and ("status" in name or "state" in name)
         for v in p.get("enum", [])

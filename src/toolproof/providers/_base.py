@@ -132,12 +132,44 @@ class ProviderRequest(BaseModel):
     attempt: int = Field(default=0, ge=0)
 
 
+@dataclass(frozen=True, slots=True)
+class Allowance:
+    """What a server said of one of its limits: ``limit`` in all, ``remaining`` now,
+    and ``reset_s``, the seconds until it is fully replenished."""
+
+    limit: float
+    remaining: float
+    reset_s: float
+
+    @property
+    def rate(self) -> float | None:
+        """The refill rate this implies, per second, when the server has used some of it.
+
+        For a token bucket this is its refill rate; for a rolling window it is at
+        most the window's rate (the window is full again once its newest entry leaves).
+        """
+        used = self.limit - self.remaining
+        if used <= 0 or self.reset_s <= 0:
+            return None
+        return used / self.reset_s
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """The rate-limit headers of one answer (``x-ratelimit-*``, ``anthropic-ratelimit-*``)."""
+
+    requests: Allowance | None = None
+    tokens: Allowance | None = None
+
+
 @dataclass(slots=True)
 class Exchange:
     """One round trip: the payload sent (never with credentials) and the normalised answer."""
 
     request: Any
     response: Response
+    #: The server's rate-limit headers for this answer, when it sent any (not recorded).
+    limits: RateLimits | None = None
 
 
 class TransportError(ProviderError):

@@ -20,7 +20,7 @@ from toolproof.providers._base import (
     ProviderRequest,
     TransportError,
 )
-from toolproof.providers._transport import Transport, classify_status
+from toolproof.providers._transport import Transport, classify_status, parse_rate_limits
 from toolproof.types import Message, Outcome, Response, ToolCall
 
 __all__ = [
@@ -215,12 +215,12 @@ class WireProvider(Provider):
 
     async def generate(self, request: ProviderRequest) -> Exchange:
         payload = self.build_payload(request)
-        body, latency_ms = await self.transport.post_json(
+        body, latency_ms, headers = await self.transport.post_json_headers(
             self.url, payload, self.headers(), request.settings.timeout_s
         )
         response = self.parse_response(body, latency_ms, payload)
         self._reported = response.model or self._reported
-        return Exchange(request=payload, response=response)
+        return Exchange(request=payload, response=response, limits=parse_rate_limits(headers))
 
     def model_version(self) -> str | None:
         return self._reported

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from toolproof.providers._base import TransportError
+from toolproof.providers._base import Allowance, RateLimits, TransportError
 from toolproof.types import Outcome
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "HttpResponse",
     "Transport",
     "classify_status",
+    "parse_rate_limits",
     "parse_retry_after",
 ]
 
@@ -92,6 +94,13 @@ class Transport:
         self, url: str, payload: dict[str, Any], headers: dict[str, str], timeout_s: float
     ) -> tuple[Any, float]:
         """POST JSON; return (parsed body, latency in ms). Raise a classified TransportError."""
+        body, latency_ms, _ = await self.post_json_headers(url, payload, headers, timeout_s)
+        return body, latency_ms
+
+    async def post_json_headers(
+        self, url: str, payload: dict[str, Any], headers: dict[str, str], timeout_s: float
+    ) -> tuple[Any, float, dict[str, str]]:
+        """:meth:`post_json`, with the answer's headers (names in lower case)."""
         request = HttpRequest(
             url=url,
             headers={**_JSON_HEADERS, **headers},
@@ -110,7 +119,8 @@ class Transport:
         headers_ = {k.lower(): v for k, v in response.headers.items()}
         if response.status >= 400:
             raise _status_error(url, response.status, headers_, response.body, payload)
-        return _parse_body(url, response.status, headers_, response.body, payload), latency_ms
+        body = _parse_body(url, response.status, headers_, response.body, payload)
+        return body, latency_ms, headers_
 
     async def aclose(self) -> None:
         """Release connections. The transport may be used again afterwards."""
@@ -154,6 +164,105 @@ def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?)(ms|h|m|s)")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in a duration as OpenAI writes them (``6m0s``, ``1.5s``, ``20ms``), or None."""
+    text = text.strip()
+    try:
+        return max(float(text), 0.0)  # bare seconds
+    except ValueError:
+        pass
+    total, end = 0.0, 0
+    for part in _DURATION_PART.finditer(text):
+        if part.start() != end:
+            return None
+        total += float(part.group(1)) * _UNIT_S[part.group(2)]
+        end = part.end()
+    return total if end and end == len(text) else None
+
+
+def _reset_s(value: str, now: datetime | None) -> float | None:
+    seconds = parse_duration(value)
+    if seconds is not None:
+        return seconds
+    try:  # an RFC 3339 time, as Anthropic sends
+        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
+
+
+def _allowance(
+    headers: Mapping[str, str], limit: str, remaining: str, reset: str, now: datetime | None
+) -> Allowance | None:
+    left = headers.get(remaining)
+    if left is None:
+        return None
+    try:
+        total = float(headers.get(limit, ""))
+        left_n = float(left)
+    except ValueError:
+        return None
+    seconds = _reset_s(headers.get(reset, ""), now)
+    if seconds is None:
+        return None
+    return Allowance(limit=total, remaining=left_n, reset_s=seconds)
+
+
+def parse_rate_limits(headers: Mapping[str, str], now: datetime | None = None) -> RateLimits | None:
+    """The rate-limit headers of an answer (lower-case names), or None when it has none.
+
+    OpenAI and compatibles: ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``,
+    the reset a duration (``1s``, ``6m0s``, ``20ms``). Anthropic:
+    ``anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}``, the reset an
+    RFC 3339 time. A header that does not parse is ignored.
+    """
+    if "x-ratelimit-remaining-requests" in headers or "x-ratelimit-remaining-tokens" in headers:
+        requests = _allowance(
+            headers,
+            "x-ratelimit-limit-requests",
+            "x-ratelimit-remaining-requests",
+            "x-ratelimit-reset-requests",
+            now,
+        )
+        tokens = _allowance(
+            headers,
+            "x-ratelimit-limit-tokens",
+            "x-ratelimit-remaining-tokens",
+            "x-ratelimit-reset-tokens",
+            now,
+        )
+    elif (
+        "anthropic-ratelimit-requests-remaining" in headers
+        or "anthropic-ratelimit-tokens-remaining" in headers
+    ):
+        prefix = "anthropic-ratelimit-"
+        requests = _allowance(
+            headers,
+            prefix + "requests-limit",
+            prefix + "requests-remaining",
+            prefix + "requests-reset",
+            now,
+        )
+        tokens = _allowance(
+            headers,
+            prefix + "tokens-limit",
+            prefix + "tokens-remaining",
+            prefix + "tokens-reset",
+            now,
+        )
+    else:
+        return None
+    if requests is None and tokens is None:
+        return None
+    return RateLimits(requests=requests, tokens=tokens)
 
 
 def _text(body: bytes) -> str:

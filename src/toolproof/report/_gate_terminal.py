@@ -68,6 +68,8 @@ def render_gate(
     render_terminal(summaries, console, failures=failures, tags=tags, headline=False)
     for w in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {term_text(w)}", highlight=False)
+    if result.figures_note:
+        console.print(f"[bold]figures:[/bold] {result.figures_note}", highlight=False)
     for t in result.targets:
         console.print(_thresholds(t))
         if t.comparison is not None:

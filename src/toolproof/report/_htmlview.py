@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from toolproof.report._repaired import repaired_line
 from toolproof.stats import RATE_NAMES, Rate, Summary
+from toolproof.stats._latency import Histogram, histogram
+from toolproof.stats._latency import latencies as _latencies
+from toolproof.suite._text import case_prompt, contract_text
 from toolproof.types import Record, Verdict
 
 if TYPE_CHECKING:
@@ -68,27 +71,6 @@ def rate_view(r: Rate | None) -> RateView:
 
 
 @dataclass(frozen=True)
-class Bar:
-    """One bar of an inline SVG chart (coordinates in the chart's viewBox)."""
-
-    x: float
-    y: float
-    width: float
-    height: float
-    label: str
-    count: int
-
-
-@dataclass(frozen=True)
-class Histogram:
-    width: int
-    height: int
-    bars: list[Bar]
-    ticks: list[tuple[float, str]]
-    n: int
-
-
-@dataclass(frozen=True)
 class SliceRow:
     name: str
     strict_pass: RateView
@@ -134,6 +116,8 @@ class TargetView:
     k: int | None
     pass_hat_k: tuple[float | None, float | None, float | None]
     latency: Histogram | None
+    repaired: str = ""
+    """The repaired figures (calls recovered from text counted as calls); "" when none was."""
     gate: str | None = None
     """"pass", "fail" or None when the run was not gated."""
     gate_findings: list[str] = field(default_factory=list)
@@ -202,19 +186,29 @@ class CaseEntry:
     pass_hat_k: float | None
     case: Case | None = field(default=None, repr=False, compare=False)
     details: list[AttemptView] = field(default_factory=list)
+    texts: tuple[str | None, str | None, str | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """(prompt, contract, reason) as a history store keeps them, when there is no ``case``."""
 
     @cached_property
     def prompt(self) -> str:
-        return case_prompt(self.case) if self.case is not None else ""
+        if self.case is None:
+            return (self.texts[0] or "") if self.texts else ""
+        return case_prompt(self.case)
 
     @cached_property
     def contract(self) -> str:
         """The expectation as YAML (rendered when first shown: a page shows few)."""
-        return contract_text(self.case) if self.case is not None else ""
+        if self.case is None:
+            return (self.texts[1] or "") if self.texts else ""
+        return contract_text(self.case)
 
     @property
     def reason(self) -> str | None:
-        return self.case.reason if self.case is not None else None
+        if self.case is None:
+            return self.texts[2] if self.texts else None
+        return self.case.reason
 
     @property
     def status(self) -> str:
@@ -285,57 +279,16 @@ def _tools(labels: list[str], matrix: list[list[int]]) -> list[ToolRow]:
     return out
 
 
-def histogram(values: Sequence[float], *, bins: int = 24, width: int = 480) -> Histogram | None:
-    """A histogram of latencies on a log-spaced axis when they span a wide range."""
-    vals = sorted(v for v in values if v >= 0 and math.isfinite(v))
-    if not vals:
-        return None
-    lo, hi = vals[0], vals[-1]
-    log = lo > 0 and hi / lo > 20
-
-    def tr(v: float) -> float:
-        return math.log10(v) if log else v
-
-    a, b = tr(lo), tr(hi)
-    span = (b - a) or 1.0
-    counts = [0] * bins
-    for v in vals:
-        counts[min(bins - 1, int((tr(v) - a) / span * bins))] += 1
-    height, top = 120, max(counts)
-    step = width / bins
-    bars = []
-    for i, c in enumerate(counts):
-        edge_lo, edge_hi = a + span * i / bins, a + span * (i + 1) / bins
-
-        def inv(x: float) -> float:
-            return float(10**x) if log else x
-
-        h = height * c / top if top else 0
-        label = f"{inv(edge_lo):.0f}–{inv(edge_hi):.0f} ms: {c}"
-        bars.append(Bar(i * step + 1, height - h, max(step - 2, 1), h, label, c))
-    ticks = [(0.0, f"{lo:.0f} ms"), (float(width), f"{hi:.0f} ms")]
-    return Histogram(width, height, bars, ticks, len(vals))
-
-
-def _latencies(records: Iterable[Record]) -> list[float]:
-    out = []
-    for r in records:
-        lat = (
-            r.latency_ms
-            if r.latency_ms is not None
-            else (r.response.latency_ms if r.response else None)
-        )
-        if lat is not None:
-            out.append(lat)
-    return out
-
-
 def target_view(t: TargetEvaluation) -> TargetView:
-    s = t.summary
+    return summary_view(t.target, t.summary, _latencies(t.records))
+
+
+def summary_view(target: str, s: Summary, latencies: Sequence[float]) -> TargetView:
+    """One target's figures from its summary and its attempts' latencies."""
     top = max((c for row in s.confusion.matrix for c in row), default=0)
     st = s.stability
     return TargetView(
-        target=t.target,
+        target=target,
         summary=s,
         metrics=_metrics(s),
         failures=sorted(s.failure_counts.items(), key=lambda kv: (-kv[1], kv[0])),
@@ -349,11 +302,12 @@ def target_view(t: TargetEvaluation) -> TargetView:
             for c in (st.per_case if st else [])
         ],
         flaky=list(st.flaky) if st else [],
+        repaired=repaired_line(s),
         k=st.k if st else None,
         pass_hat_k=(st.pass_hat_k.value, st.pass_hat_k.low, st.pass_hat_k.high)
         if st
         else (None, None, None),
-        latency=histogram(_latencies(t.records)),
+        latency=histogram(latencies),
     )
 
 
@@ -518,25 +472,6 @@ def attempt_view(
         else (resp.latency_ms if resp else None),
         notes=list(verdict.notes) if verdict is not None else [],
     )
-
-
-def contract_text(case: Case) -> str:
-    """The case's expectation as YAML, as a suite author would write it."""
-    import yaml
-
-    data = case.expect.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-    for key in ("trajectory", "end_state"):
-        value = getattr(case, key, None)
-        if value is not None:
-            data[key] = value.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-    text: str = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88)
-    return text.strip()
-
-
-def case_prompt(case: Case) -> str:
-    if case.prompt is not None:
-        return case.prompt
-    return "\n".join(f"{m.role}: {m.content or ''}" for m in case.messages or [])
 
 
 def entries(ev: Evaluation, *, details: bool, shared: SharedParts | None = None) -> list[CaseEntry]:

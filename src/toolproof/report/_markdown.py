@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from toolproof.gate import Comparison, GateResult, TargetGate
 from toolproof.report._escape import html_text, md_code_block, md_text
+from toolproof.report._repaired import recovered_text, with_repaired
 from toolproof.report._terminal import fmt_rate
 from toolproof.stats import CaseStability, MultiStepStats, Summary
 from toolproof.types import Risk
@@ -40,11 +41,19 @@ def _headline(result: GateResult) -> list[str]:
         s = t.summary
         st = s.stability
         lines.append(
-            f"| {md_text(t.target)} | {_verdict(t.passed)} | {fmt_rate(s.strict_pass)} "
-            f"| {fmt_rate(s.selection)} | {fmt_rate(s.arguments)} "
+            f"| {md_text(t.target)} | {_verdict(t.passed)} "
+            f"| {with_repaired(s, 'strict_pass', fmt_rate)} "
+            f"| {with_repaired(s, 'selection', fmt_rate)} "
+            f"| {with_repaired(s, 'arguments', fmt_rate)} "
             f"| {_pct(st.pass_hat_k.value) if st else '–'} "
             f"| {len(st.flaky) if st else 0} | {s.unsafe_calls} |"
         )
+    for t in result.targets:
+        if t.summary.repaired is not None:
+            lines += [
+                "",
+                f"{md_text(t.target)}: calls recovered from text: {recovered_text(t.summary)}",
+            ]
     return lines
 
 
@@ -180,6 +189,8 @@ def render_markdown(result: GateResult) -> str:
     """The PR comment for a gate result."""
     lines = [f"## toolproof gate: {_verdict(result.passed)} — suite {md_text(result.suite)}", ""]
     lines += _headline(result)
+    if result.figures_note:
+        lines += ["", f"Figures: {md_text(result.figures_note, 300)}"]
     if result.warnings:
         lines += ["", "> [!WARNING]", "> The runs differ in more than the target under test:"]
         lines += [f"> - {md_text(w, 300)}" for w in result.warnings]

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolproof.report._escape import term_text
+from toolproof.report._repaired import recovered_text, with_repaired
 from toolproof.stats import Estimate, MultiStepStats, Rate, Summary
 
 
@@ -28,7 +29,6 @@ def _short_rate(r: Rate) -> str:
 
 
 RateFormat = Callable[[Rate], str]
-
 
 def _num(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
@@ -275,9 +275,9 @@ def _pct(x: float | None) -> str:
 
 
 _HEADLINE: list[tuple[str, Callable[[Summary], str]]] = [
-    ("strict pass", lambda s: _short_rate(s.strict_pass)),
-    ("tool selection", lambda s: _short_rate(s.selection)),
-    ("argument accuracy", lambda s: _short_rate(s.arguments)),
+    ("strict pass", lambda s: with_repaired(s, "strict_pass")),
+    ("tool selection", lambda s: with_repaired(s, "selection")),
+    ("argument accuracy", lambda s: with_repaired(s, "arguments")),
     ("pass^k", lambda s: _pct(s.stability.pass_hat_k.value) if s.stability else "–"),
     ("unsafe calls", lambda s: str(s.unsafe_calls)),
     ("without a model answer", lambda s: str(s.attempts - s.scored)),
@@ -295,6 +295,8 @@ def _headline(summaries: dict[str, Summary], lay: _Layout) -> Table:
     for label, getter in _HEADLINE:
         name = label.replace("^k", f"^{k}")
         table.add_row(name, *(getter(s) for s in summaries.values()))
+    if any(s.repaired is not None for s in summaries.values()):
+        table.add_row("calls recovered from text", *map(recovered_text, summaries.values()))
     return table
 
 

@@ -57,7 +57,7 @@ class ToolBox:
             {n: CompiledMock(m, ctx) for n, m in suite.mocks.items()},
         ]
         self.env: EnvSession | None = env.session() if env is not None else None
-        self.known = frozenset(t.name for t in suite.tools)
+        self.known = frozenset(suite.tool_index(case))
 
     def mocked(self, call: ToolCall) -> ToolResult | None:
         """The answer of the first mock rule that matches the call, or None."""

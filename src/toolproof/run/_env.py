@@ -340,7 +340,8 @@ def load_environment(
         assert name is not None  # the model checks a Python environment has both
         files[key] = _read_env_file(suite, key, name, trust)
     module = _load_module(*files["tools"])
-    names = [t.name for t in suite.tools]
+    names = list(dict.fromkeys(t.name for c in suite.cases for t in c.definitions))
+    names = [t.name for t in suite.tools] + [n for n in names if suite.tool(n) is None]
     fns = {n: getattr(module, n) for n in names if callable(getattr(module, n, None))}
     return LoadedEnvironment(files["state"][0], fns, files["state"][1])
 

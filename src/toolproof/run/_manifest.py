@@ -23,19 +23,25 @@ from toolproof._jsontext import dump_model
 from toolproof._secrets import redactor
 from toolproof.errors import SuiteError
 from toolproof.providers import ModelSettings
+from toolproof.trust import Trust
 from toolproof.types import Suite
 
 __all__ = [
     "MANIFEST_FORMAT",
+    "TOOLS_FILE",
     "Manifest",
     "TargetEntry",
     "read_manifest",
     "system_fingerprint",
     "tools_fingerprint",
+    "with_run_tools",
     "write_manifest",
+    "write_run_tools",
 ]
 
 MANIFEST_FORMAT: Literal["toolproof.manifest/1"] = "toolproof.manifest/1"
+#: The tools a run sent when they replaced the suite's (``run --tools FILE``).
+TOOLS_FILE = "tools.json"
 Status = Literal["running", "complete", "interrupted", "failed"]
 
 
@@ -62,6 +68,11 @@ class Manifest(BaseModel):
     suite_fingerprint: str
     tools_fingerprint: str
     system_fingerprint: str | None = None
+    tools_source: str | None = Field(
+        default=None,
+        description="The tools file given with --tools: its tools replaced the suite's. "
+        f"The tools sent are kept in {TOOLS_FILE} in the run folder, and scoring uses them.",
+    )
     targets: list[TargetEntry]
     repeats: int = Field(ge=1)
     tags: list[str] = Field(
@@ -95,8 +106,63 @@ def _sha(data: Any) -> str:
 
 
 def tools_fingerprint(suite: Suite) -> str:
-    """A hash of the tool schemas exactly as offered to models."""
-    return _sha([t.canonical().model_dump(mode="json") for t in suite.tools])
+    """A hash of the tool schemas exactly as offered to models.
+
+    The suite's tools, and the cases' own definitions when any case has them
+    (a suite without them keeps the hash it always had).
+    """
+    data: list[Any] = [t.canonical().model_dump(mode="json") for t in suite.tools]
+    own = [
+        {"case": c.id, "tools": [t.canonical().model_dump(mode="json") for t in c.definitions]}
+        for c in suite.cases
+        if c.definitions
+    ]
+    return _sha([data, own] if own else data)
+
+
+def write_run_tools(run_dir: Path, suite: Suite) -> None:
+    """Keep the tools of a run whose tools replaced the suite's, beside its records."""
+    data = [t.model_dump(mode="json", exclude_defaults=True) for t in suite.tools]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"tools": data}, ensure_ascii=False, indent=2) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".tools-", suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8", "surrogatepass"))
+        os.replace(tmp, run_dir / TOOLS_FILE)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def with_run_tools(suite: Suite, run_dir: Path, manifest: Manifest, trust: Trust) -> Suite:
+    """The suite with the tools the run sent, when they replaced the suite's (``--tools``).
+
+    The tools are read from the run folder, never from the file named on the
+    command line then: the records were made with what was sent. They must
+    give the tools fingerprint the manifest recorded.
+    """
+    if manifest.tools_source is None:
+        return suite
+    from toolproof.suite import load_tools_file
+
+    path = run_dir / TOOLS_FILE
+    if not path.is_file():
+        raise SuiteError(
+            str(path),
+            f"missing: the run's tools replaced the suite's (--tools {manifest.tools_source}), "
+            "and scoring needs the tools that were sent",
+        )
+    replaced = suite.with_tools(load_tools_file(path, trust), manifest.tools_source)
+    found = tools_fingerprint(replaced)
+    if found != manifest.tools_fingerprint:
+        raise SuiteError(
+            str(path),
+            f"with the suite's cases these tools have fingerprint {found}, but the run sent "
+            f"{manifest.tools_fingerprint}: the file or the cases' own tool definitions "
+            "changed since the run",
+        )
+    return replaced
 
 
 def system_fingerprint(suite: Suite) -> str | None:

@@ -27,6 +27,7 @@ from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
 from toolproof.providers._base import with_defaults
 from toolproof.providers._registry import split_spec
+from toolproof.providers._transport import parse_rate_limits
 from toolproof.records import RecordsWriteError, RecordWriter, latest_records, read_records
 from toolproof.run._cache import Fingerprinter, ResponseCache, default_cache_dir
 from toolproof.run._context import ATTEMPT, AttemptInfo
@@ -39,7 +40,9 @@ from toolproof.run._manifest import (
     read_manifest,
     system_fingerprint,
     tools_fingerprint,
+    with_run_tools,
     write_manifest,
+    write_run_tools,
 )
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
@@ -159,6 +162,8 @@ async def run_suite_async(
     if (run_dir / "manifest.json").exists():
         raise UserError(f"{run_dir} already holds a run; resume it with --resume {run_dir}")
     manifest = _new_manifest(run_dir, suite, chosen, opts)
+    if suite.tools_source is not None:  # scoring later needs the tools that were sent
+        write_run_tools(run_dir, suite)
     return await _execute(run_dir, suite, chosen, opts, manifest)
 
 
@@ -256,6 +261,7 @@ def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunO
         suite_source=str(Path(suite.source).resolve()) if suite.source else None,
         suite_fingerprint=suite.fingerprint(),
         tools_fingerprint=tools_fingerprint(suite),
+        tools_source=suite.tools_source,
         system_fingerprint=system_fingerprint(suite),
         targets=[TargetEntry(spec=t.spec, kind=t.kind, settings=t.settings) for t in targets],
         repeats=opts.repeats,
@@ -313,7 +319,8 @@ async def resume_run_async(
 ) -> RunResult:
     path = Path(run_dir)
     manifest = read_manifest(path)
-    suite = suite or _load_suite_for(manifest, (options or RunOptions()).trust)
+    trust = (options or RunOptions()).trust
+    suite = with_run_tools(suite or _load_suite_for(manifest, trust), path, manifest, trust)
     if suite.fingerprint() != manifest.suite_fingerprint:
         raise UserError(
             f"{path}: the suite changed since this run started "
@@ -412,11 +419,13 @@ def _load_suite_for(manifest: Manifest, trust: Trust) -> Suite:
     return load_suite_file(manifest.suite_source, trust)
 
 
-def load_suite_file(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Suite:
-    """Load a suite with toolproof's suite loader."""
+def load_suite_file(
+    path: str | Path, trust: Trust = DEFAULT_TRUST, *, tools: str | Path | None = None
+) -> Suite:
+    """Load a suite with toolproof's suite loader; ``tools``: a tools file replacing its tools."""
     from toolproof.suite import load_suite
 
-    return load_suite(path, trust)
+    return load_suite(path, trust, tools=tools)
 
 
 def _pending(
@@ -630,7 +639,7 @@ class _Session:
         self.retries = 0
         self.versions: dict[str, str] = {}
         self._writer: RecordWriter | None = None
-        self._tools: dict[tuple[str, ...] | None, list[Tool]] = {}
+        self._tools: dict[Any, list[Tool]] = {}
         self._providers: list[Provider] = []
         self._transport: Any = None
         self._connections = 256
@@ -664,7 +673,11 @@ class _Session:
 
     def tools_for(self, case: Case) -> list[Tool]:
         """The tools offered in a case, built once per distinct tool list."""
-        key = None if case.tools is None else tuple(case.tools)
+        key: Any = None
+        if case.definitions:  # the case's own definitions: built for this case
+            key = ("case", case.id)
+        elif case.tools is not None:
+            key = tuple(case.tool_names or ())
         tools = self._tools.get(key)
         if tools is None:
             tools = self._tools[key] = self.suite.tools_for(case)
@@ -941,17 +954,21 @@ class _TargetRun:
         )
 
     async def _call(self, request: ProviderRequest, retries: list[str] | None = None) -> Exchange:
-        estimate = _estimate_tokens(request) if self.target.settings.tpm else 0
+        estimate = 0
         retry = 0
         limited, limited_s = 0, 0.0  # 429s that said when to come back, and the time waited
         policy = self.session.opts.retry
         await self._prepare()
         while True:
-            await self.pacer.acquire(estimate)
+            if not estimate and self.pacer.counts_tokens:
+                estimate = _estimate_tokens(request)
+            charged = await self.pacer.acquire(estimate)
             try:
                 exchange = await self.provider.generate(request)
             except TransportError as exc:
-                self.pacer.settle(estimate, 0)
+                self.pacer.settle(charged, 0)
+                if exc.headers:
+                    self.pacer.observe(parse_rate_limits(exc.headers), accepted=False)
                 # A 429 that says when to come back does not use up max_retries (its waits
                 # have their own budget); "Retry-After: 0" says nothing, and would spin.
                 told = (
@@ -978,10 +995,14 @@ class _TargetRun:
                 else:
                     retry += 1
                 continue
+            except BaseException:
+                self.pacer.settle(charged, 0)
+                raise
             self.pacer.answered()
+            self.pacer.observe(exchange.limits, accepted=True)
             usage = exchange.response.usage
             used = None if usage is None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
-            self.pacer.settle(estimate, used)
+            self.pacer.settle(charged, used, estimate)
             return exchange
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from toolproof.errors import UserError
-from toolproof.run._manifest import Manifest, read_manifest, write_manifest
+from toolproof.run._manifest import TOOLS_FILE, Manifest, read_manifest, write_manifest
 
 __all__ = ["in_shard", "merge_runs", "parse_shard"]
 
@@ -47,6 +47,7 @@ def _same(manifests: Sequence[tuple[Path, Manifest]]) -> None:
         return {
             "suite fingerprint": m.suite_fingerprint,
             "tool schemas": m.tools_fingerprint,
+            "tools file": m.tools_source,
             "system prompt": m.system_fingerprint,
             "repeats": m.repeats,
             "tags": sorted(m.tags),
@@ -104,6 +105,10 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, partial: bool = F
             if data and not data.endswith(b"\n"):
                 data = data[: data.rfind(b"\n") + 1]  # a torn last line: as readers skip it
             fh.write(data)
+    sent = ordered[0][0] / TOOLS_FILE
+    if ordered[0][1].tools_source is not None and sent.is_file():
+        # the tools sent (the same in every shard: the same tools fingerprint)
+        (dest / TOOLS_FILE).write_bytes(sent.read_bytes())
     merged = _merged(dest, [m for _, m in ordered], missing)
     write_manifest(dest, merged)
     return merged

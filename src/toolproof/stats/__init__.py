@@ -2,6 +2,7 @@
 
 from toolproof.stats._metrics import METRICS, RATE_METRICS, RATE_NAMES, Metric, metric_rate
 from toolproof.stats._rates import Rate, rate
+from toolproof.stats._repair import Repaired, repaired_figures
 from toolproof.stats._repeats import (
     CaseStability,
     Costs,
@@ -40,6 +41,7 @@ __all__ = [
     "MultiStepSlice",
     "MultiStepStats",
     "Rate",
+    "Repaired",
     "SliceStats",
     "Stability",
     "Summary",
@@ -49,6 +51,7 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "rate",
+    "repaired_figures",
     "stability",
     "summarize",
 ]

@@ -18,6 +18,7 @@ from pydantic import (
 from toolproof.grade import NO_CALL, Scorer, render_diff
 from toolproof.stats._metrics import RATE_METRICS, RATE_NAMES
 from toolproof.stats._rates import Rate, rate
+from toolproof.stats._repair import Repaired
 from toolproof.stats._repeats import Costs, RepeatCounts, Stability
 from toolproof.types import FailureClass, Kind, Outcome, Record, Risk, Suite, Verdict
 
@@ -250,6 +251,11 @@ class Summary(BaseModel):
     )
     undecided_arguments: int = Field(
         default=0, description="Judge-decided arguments of those attempts still without an answer."
+    )
+    repaired: Repaired | None = Field(
+        default=None,
+        description="The figures above are raw: a call printed as text counts as no call. "
+        "These count calls recovered from text as calls (present when any was recovered).",
     )
 
     @field_serializer("failures", mode="wrap")

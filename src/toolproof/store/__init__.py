@@ -37,7 +37,10 @@ Reading it
                                 # stage, findings, latency_ms, records_path, records_line
         store.read_raw(a)       # the raw record (request, response) from the run folder
 
+        store.cases(run.id)     # [CaseRow]: per case and target, attempts, passes, failures
+        store.latencies(run.id, "openai:gpt-4.1-mini")    # recorded latencies, ms
         store.suites(), store.targets(suite="support")   # for filters and trend pickers
+        store.series()          # [(suite, target)] pairs with a history
         points = store.history("support", "openai:gpt-4.1-mini",
                                metrics=["strict_pass", "selection"], last=30)
         [(p.run_id, p.metrics["strict_pass"].value) for p in points]   # oldest first
@@ -75,6 +78,7 @@ one store.
 from toolproof.store._db import DEFAULT_PATH, resolve_location
 from toolproof.store._read import (
     AttemptRow,
+    CaseRow,
     GateRow,
     HistoryPoint,
     Metric,
@@ -90,6 +94,7 @@ __all__ = [
     "DEFAULT_PATH",
     "SCHEMA_VERSION",
     "AttemptRow",
+    "CaseRow",
     "GateRow",
     "HistoryPoint",
     "Imported",

@@ -63,9 +63,18 @@ def _event(folder: Path | None, data: dict[str, Any]) -> None:
 
 @contextlib.contextmanager
 def storing_run(
-    result: RunResult, location: str | None, enabled: bool = True, trust: Trust | None = None
+    result: RunResult,
+    location: str | None,
+    enabled: bool = True,
+    trust: Trust | None = None,
+    *,
+    evaluation: Evaluation | None = None,
 ) -> Iterator[None]:
-    """Around the code that decides a run's exit code: store the run with that code."""
+    """Around the code that decides a run's exit code: store the run with that code.
+
+    ``evaluation``, the run's evaluation when the caller already has it, is
+    stored rather than made again.
+    """
     code = 0
     try:
         yield
@@ -73,7 +82,7 @@ def storing_run(
         code = int(getattr(exc, "exit_code", getattr(exc, "code", 1)) or 0)
         raise
     finally:
-        store_run(result, location, enabled, exit_code=code, trust=trust)
+        store_run(result, location, enabled, exit_code=code, trust=trust, evaluation=evaluation)
 
 
 def store_run(
@@ -83,6 +92,7 @@ def store_run(
     *,
     exit_code: int = 0,
     trust: Trust | None = None,
+    evaluation: Evaluation | None = None,
 ) -> None:
     if resolve_location(location, enabled=enabled) is None:
         return
@@ -93,14 +103,16 @@ def store_run(
     with _store(location, enabled) as store:
         if store is None:
             return
-        order = [t.spec for t in result.manifest.targets]
-        ev = evaluate(
-            result.suite,
-            result.records,
-            manifest=result.manifest,
-            targets=order,
-            trust=trust or DEFAULT_TRUST,
-        )
+        ev = evaluation
+        if ev is None:
+            order = [t.spec for t in result.manifest.targets]
+            ev = evaluate(
+                result.suite,
+                result.records,
+                manifest=result.manifest,
+                targets=order,
+                trust=trust or DEFAULT_TRUST,
+            )
         store.save(ev, [result.run_dir / "records.jsonl"], exit_code=exit_code)
 
 

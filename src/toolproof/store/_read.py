@@ -91,6 +91,8 @@ class TargetRow:
     model_versions: list[str]
     summary: dict[str, Any] = field(repr=False)
     """The target's :class:`toolproof.stats.Summary` as JSON (``Summary.model_validate``)."""
+    latency_histogram: dict[str, Any] | None = field(repr=False, default=None)
+    """The run page's latency histogram (``toolproof.report._htmlview.Histogram`` fields)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,31 @@ class AttemptRow:
     records_path: Path | None
     records_line: int | None
     records_offset: int | None
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """One case of one target in a run: its attempts summed up (what a case list shows)."""
+
+    target: str
+    case_id: str
+    attempts: int
+    scored: int
+    """Attempts with a model answer (graded)."""
+    passes: int
+    risk: str | None
+    kind: str | None
+    tags: list[str]
+    failures: list[str]
+    """The failure classes of its failed attempts, sorted."""
+    first_line: int | None
+    """The records line of its first attempt (the order it was run in)."""
+    position: int | None = None
+    """Its place in the suite (None from a store written before schema version 3)."""
+    pass_at_k: float | None = None
+    pass_hat_k: float | None = None
+    flaky: bool | None = None
+    """With repeats: pass@k, pass^k and whether its outcome changed between attempts."""
 
 
 @dataclass(frozen=True)
@@ -267,7 +294,20 @@ def find_run(db: Database, ref: int | str) -> int | None:
     return int(row[0]) if row is not None else None
 
 
-def get_run(db: Database, ref: int | str) -> RunDetail | None:
+def run_version(db: Database, ref: int | str) -> tuple[int, Any, int | None] | None:
+    """(id, when it was stored, its latest gate decision's id): changes when it does."""
+    pk = find_run(db, ref)
+    if pk is None:
+        return None
+    row = db.one(
+        "SELECT r.stored_at, (SELECT MAX(g.id) FROM gate_decisions g WHERE g.run_pk = r.id) "
+        "FROM runs r WHERE r.id = ?",
+        (pk,),
+    )
+    return (pk, row[0], None if row[1] is None else int(row[1])) if row else None
+
+
+def get_run(db: Database, ref: int | str, *, light: bool = False) -> RunDetail | None:
     pk = find_run(db, ref)
     if pk is None:
         return None
@@ -283,10 +323,12 @@ def get_run(db: Database, ref: int | str) -> RunDetail | None:
     targets = [
         TargetRow(
             target=r[0], kind=r[1], settings=_loads(r[2], None), model_versions=_loads(r[3], []),
-            summary=_loads(r[4], {}),
+            summary=_loads(r[4], {}), latency_histogram=_loads(r[5], None),
         )
         for r in db.all(
-            "SELECT target, kind, settings, model_versions, summary FROM run_targets "
+            "SELECT target, kind, settings, model_versions, "
+            f"{'COALESCE(figures, summary)' if light else 'summary'}, latency_histogram "
+            "FROM run_targets "
             "WHERE run_pk = ? ORDER BY position",
             (pk,),
         )
@@ -347,6 +389,97 @@ def list_attempts(
         for r in rows
     ]
     return Page(items, total, offset, limit)
+
+
+def case_rows(db: Database, run_pk: int) -> list[CaseRow]:
+    """Every case × target of a run, summed over its attempts, in suite order
+    (by target and case ID for a run stored before schema version 3)."""
+    stored = db.all(
+        "SELECT target, case_id, position, attempts, scored, passes, risk, kind, tags, failures, "
+        "pass_at_k, pass_hat_k, flaky FROM case_results WHERE run_pk = ? ORDER BY position",
+        (run_pk,),
+    )
+    if stored:
+        texts: dict[str, list[str]] = {}  # few distinct tag and failure lists: decoded once
+
+        def listed(text: str | None) -> list[str]:
+            if text is None:
+                return []
+            if text not in texts:
+                texts[text] = json.loads(text)
+            return list(texts[text])
+
+        return [
+            CaseRow(
+                target=r[0], case_id=r[1], attempts=int(r[3]), scored=int(r[4]),
+                passes=int(r[5]), risk=r[6], kind=r[7], tags=listed(r[8]), failures=listed(r[9]),
+                first_line=None, position=int(r[2]), pass_at_k=r[10], pass_hat_k=r[11],
+                flaky=None if r[12] is None else bool(r[12]),
+            )
+            for r in stored
+        ]  # fmt: skip
+    return _summed_case_rows(db, run_pk)
+
+
+def case_texts(
+    db: Database, suite_fingerprint: str, case_ids: Sequence[str]
+) -> dict[str, tuple[str | None, str | None, str | None]]:
+    """The prompt, contract and reason of cases of a suite, as stored with its runs."""
+    out: dict[str, tuple[str | None, str | None, str | None]] = {}
+    ids = list(dict.fromkeys(case_ids))
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        for r in db.all(
+            "SELECT case_id, prompt, contract, reason FROM suite_cases "
+            f"WHERE suite_fingerprint = ? AND case_id IN ({_marks(len(chunk))})",
+            [suite_fingerprint, *chunk],
+        ):
+            out[r[0]] = (r[1], r[2], r[3])
+    return out
+
+
+def _summed_case_rows(db: Database, run_pk: int) -> list[CaseRow]:
+    failures: dict[tuple[str, str], list[str]] = {}
+    for target, case_id, failure in db.all(
+        "SELECT DISTINCT target, case_id, failure FROM attempts "
+        "WHERE run_pk = ? AND failure IS NOT NULL",
+        (run_pk,),
+    ):
+        failures.setdefault((target, case_id), []).append(failure)
+    rows = db.all(
+        "SELECT target, case_id, COUNT(*), SUM(scored), SUM(COALESCE(passed, 0)), MIN(risk), "
+        "MIN(kind), MIN(tags), MIN(records_line) FROM attempts WHERE run_pk = ? "
+        "GROUP BY target, case_id ORDER BY target, case_id",
+        (run_pk,),
+    )
+    return [
+        CaseRow(
+            target=r[0], case_id=r[1], attempts=int(r[2]), scored=int(r[3] or 0),
+            passes=int(r[4] or 0), risk=r[5], kind=r[6], tags=_loads(r[7], []),
+            failures=sorted(failures.get((r[0], r[1]), [])),
+            first_line=None if r[8] is None else int(r[8]),
+        )
+        for r in rows
+    ]  # fmt: skip
+
+
+def latencies(db: Database, run_pk: int, target: str) -> list[float]:
+    """The latencies (ms) of a target's attempts in a run, where recorded."""
+    rows = db.all(
+        "SELECT latency_ms FROM attempts WHERE run_pk = ? AND target = ? "
+        "AND latency_ms IS NOT NULL",
+        (run_pk, target),
+    )
+    return [float(r[0]) for r in rows]
+
+
+def series(db: Database) -> list[tuple[str, str]]:
+    """Every (suite, target) with stored runs, sorted: what has a history."""
+    rows = db.all(
+        "SELECT DISTINCT r.suite_name, t.target FROM runs r JOIN run_targets t ON t.run_pk = r.id "
+        "ORDER BY 1, 2"
+    )
+    return [(r[0], r[1]) for r in rows]
 
 
 def history(

@@ -157,6 +157,42 @@ STEPS: tuple[Step, ...] = (
             )""",
         ),
     ),
+    Step(
+        3,
+        "per-case results, suite cases and latency histograms, for the viewer",
+        (
+            """CREATE TABLE case_results (
+                run_pk {bigint} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                target TEXT NOT NULL,
+                case_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                attempts INTEGER NOT NULL,
+                scored INTEGER NOT NULL,
+                passes INTEGER NOT NULL,
+                risk TEXT,
+                kind TEXT,
+                tags TEXT,
+                failures TEXT,
+                pass_at_k DOUBLE PRECISION,
+                pass_hat_k DOUBLE PRECISION,
+                flaky INTEGER,
+                PRIMARY KEY (run_pk, target, case_id)
+            )""",
+            "CREATE INDEX case_results_order ON case_results (run_pk, position)",
+            """CREATE TABLE suite_cases (
+                suite_fingerprint TEXT NOT NULL,
+                case_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                prompt TEXT,
+                contract TEXT,
+                reason TEXT,
+                PRIMARY KEY (suite_fingerprint, case_id)
+            )""",
+            "ALTER TABLE run_targets ADD COLUMN latency_histogram TEXT",
+            # the summary without its per-case lists (failures, per-case stability)
+            "ALTER TABLE run_targets ADD COLUMN figures TEXT",
+        ),
+    ),
 )
 
 #: The schema version this toolproof writes.

@@ -14,7 +14,7 @@ from toolproof.errors import UserError
 from toolproof.store import _read
 from toolproof.store._db import Database, connect, resolve_location
 from toolproof.store._events import read_events
-from toolproof.store._read import AttemptRow, HistoryPoint, Page, RunDetail, RunRow
+from toolproof.store._read import AttemptRow, CaseRow, HistoryPoint, Page, RunDetail, RunRow
 from toolproof.store._schema import migrate
 
 if TYPE_CHECKING:  # the write path imports the scorer: only when it is used
@@ -172,9 +172,14 @@ class Store:
                 gates = f"SELECT id FROM gate_decisions WHERE run_pk IN ({marks})"
                 self.db.execute(f"DELETE FROM gate_targets WHERE gate_pk IN ({gates})", chunk)
                 for table in ("gate_decisions", "judge_results", "attempts", "metrics",
-                              "run_targets"):  # fmt: skip
+                              "case_results", "run_targets"):  # fmt: skip
                     self.db.execute(f"DELETE FROM {table} WHERE run_pk IN ({marks})", chunk)
                 self.db.execute(f"DELETE FROM runs WHERE id IN ({marks})", chunk)
+            if ids:  # the cases of suites no run refers to any more
+                self.db.execute(
+                    "DELETE FROM suite_cases WHERE suite_fingerprint NOT IN "
+                    "(SELECT suite_fingerprint FROM runs)"
+                )
         return len(ids)
 
     # -- reading ---------------------------------------------------------------
@@ -190,9 +195,19 @@ class Store:
         """Runs, newest first, with strict pass per target and the latest gate decision."""
         return _read.list_runs(self.db, suite=suite, target=target, limit=limit, offset=offset)
 
-    def get_run(self, ref: int | str) -> RunDetail | None:
-        """One run by id, key or run ID: targets with summaries, every metric, gate decisions."""
-        return _read.get_run(self.db, ref)
+    def get_run(self, ref: int | str, *, light: bool = False) -> RunDetail | None:
+        """One run by id, key or run ID: targets with summaries, every metric, gate decisions.
+
+        ``light``: the summaries without their per-case lists (``failures`` and the
+        stability's ``per_case`` are empty) where the store has them so, as ``cases``
+        holds those: far less to read for a large run.
+        """
+        return _read.get_run(self.db, ref, light=light)
+
+    def run_version(self, ref: int | str) -> tuple[int, Any, int | None] | None:
+        """A run's (id, stored at, latest gate decision id), or None: cheap to ask, and it
+        changes whenever what :meth:`get_run` returns does."""
+        return _read.run_version(self.db, ref)
 
     def attempts(
         self,
@@ -207,9 +222,7 @@ class Store:
         limit: int = 100,
     ) -> Page[AttemptRow]:
         """A page of a run's attempts, ordered by target, case and attempt."""
-        pk = _read.find_run(self.db, run)
-        if pk is None:
-            raise UserError(f"no run {run!r} in the store {self.location}")
+        pk = self._pk(run)
         return _read.list_attempts(
             self.db,
             pk,
@@ -221,6 +234,30 @@ class Store:
             offset=offset,
             limit=limit,
         )
+
+    def cases(self, run: int | str) -> list[CaseRow]:
+        """Every case × target of a run, summed over its attempts (by target and case ID)."""
+        return _read.case_rows(self.db, self._pk(run))
+
+    def case_texts(
+        self, suite_fingerprint: str, case_ids: Sequence[str]
+    ) -> dict[str, tuple[str | None, str | None, str | None]]:
+        """Case ID → (prompt, contract as YAML, reason), for a suite stored with its runs."""
+        return _read.case_texts(self.db, suite_fingerprint, case_ids)
+
+    def latencies(self, run: int | str, target: str) -> list[float]:
+        """The recorded latencies (ms) of one target's attempts in a run."""
+        return _read.latencies(self.db, self._pk(run), target)
+
+    def series(self) -> list[tuple[str, str]]:
+        """Every (suite, target) pair with stored runs: the histories there are."""
+        return _read.series(self.db)
+
+    def _pk(self, run: int | str) -> int:
+        pk = _read.find_run(self.db, run)
+        if pk is None:
+            raise UserError(f"no run {run!r} in the store {self.location}")
+        return pk
 
     def history(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -200,18 +200,44 @@ def save_evaluation(
                 position, spec, entry.kind if entry else None,
                 _dumps(entry.settings.model_dump(mode="json")) if entry else None,
                 _dumps(entry.model_versions) if entry else None, t.summary.model_dump_json(),
+                latency_histogram(t.records), figures(t.summary),
             )
         )  # fmt: skip
         metrics += [(spec, *row) for row in metric_rows(t.summary)]
+    rows = [
+        _attempt_row(0, db, r, v, index.get((r.target or "", r.case_id, r.attempt)), default_file)
+        for t in ev.targets.values()
+        for r, v in t.pairs()
+    ]
+    results = case_results(ev, rows)
+    make_suite_rows = suite_cases(ev, str(fp["suite fingerprint"]))
+    known = db.one(
+        "SELECT 1 FROM suite_cases WHERE suite_fingerprint = ? LIMIT 1", (fp["suite fingerprint"],)
+    )
+    suite_rows = make_suite_rows() if make_suite_rows is not None and known is None else []
     with db.transaction():
         pk = _upsert_run(db, run_row)
-        for table in ("attempts", "metrics", "run_targets"):
+        for table in ("attempts", "metrics", "case_results", "run_targets"):
             db.execute(f"DELETE FROM {table} WHERE run_pk = ?", (pk,))
         db.executemany(
             "INSERT INTO run_targets (run_pk, position, target, kind, settings, "
-            "model_versions, summary) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "model_versions, summary, latency_histogram, figures) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(pk, *row) for row in targets],
         )
+        db.executemany(
+            "INSERT INTO case_results (run_pk, target, case_id, position, attempts, scored, "
+            "passes, risk, kind, tags, failures, pass_at_k, pass_hat_k, flaky) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(pk, *row) for row in results],
+        )
+        if suite_rows:  # a suite's cases are stored once, for every run of it
+            db.executemany(
+                "INSERT INTO suite_cases (suite_fingerprint, case_id, position, prompt, contract, "
+                "reason) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (suite_fingerprint, case_id) DO NOTHING",
+                suite_rows,
+            )
         db.executemany(
             "INSERT INTO metrics (run_pk, target, metric, value, low, high, k, n) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -223,15 +249,93 @@ def save_evaluation(
             "latency_ms, cost_usd, cached, started_at, records_file, records_line, "
             "records_offset) VALUES "
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                _attempt_row(
-                    pk, db, r, v, index.get((r.target or "", r.case_id, r.attempt)), default_file
-                )
-                for t in ev.targets.values()
-                for r, v in t.pairs()
-            ),
+            ((pk, *row[1:]) for row in rows),
         )
     return pk
+
+
+def case_results(ev: Evaluation, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """One row per case and target, summed over its attempt rows (as :func:`_attempt_row`
+    builds them), with its pass@k and pass^k: what a case list shows without the attempts."""
+    order = {c.id: i for i, c in enumerate(ev.suite.cases)}
+    acc: dict[tuple[str, str], list[Any]] = {}
+    for r in rows:
+        # r: run_pk, target, case, attempt, outcome, scored, passed, failure, stage, kind,
+        #    risk, tags, ..., records_line at 20
+        a = acc.get((r[1], r[2]))
+        if a is None:
+            # attempts, scored, passes, risk, kind, tags, failures, first line
+            a = acc[(r[1], r[2])] = [0, 0, 0, None, None, None, set(), None]
+        a[0] += 1
+        a[1] += r[5]
+        a[2] += r[6] or 0
+        a[3] = a[3] or r[10]
+        a[4] = a[4] or r[9]
+        a[5] = a[5] or r[11]
+        if r[7] is not None:
+            a[6].add(r[7])
+        if r[20] is not None and (a[7] is None or r[20] < a[7]):
+            a[7] = r[20]
+    stability = {
+        (name, c.case_id): c
+        for name, t in ev.targets.items()
+        for c in (t.summary.stability.per_case if t.summary.stability else [])
+    }
+    far = len(order)
+    known = {c.id: c for c in ev.suite.cases}
+    out = []
+    for (target, case_id), a in acc.items():
+        st = stability.get((target, case_id))
+        case = known.get(case_id)
+        if a[5] is None and case is not None:  # no attempt graded: the case's own tags and risk
+            a[5] = _dumps(list(case.tags))
+            a[3] = a[3] or (case.risk.value if case.risk else None)
+        out.append(
+            (
+                target, case_id, order.get(case_id, far + (a[7] or 0)), a[0], a[1], a[2], a[3],
+                a[4], a[5], _dumps(sorted(a[6])), st.pass_at_k if st else None,
+                st.pass_hat_k if st else None, None if st is None else int(st.flaky),
+            )
+        )  # fmt: skip
+    return out
+
+
+def suite_cases(ev: Evaluation, fingerprint: str) -> Callable[[], list[tuple[Any, ...]]] | None:
+    """The suite's cases as a case page shows them (prompt, contract, reason), made when
+    first needed; None when the suite graded is not the one the run was made with."""
+    suite = ev.suite
+    if suite.fingerprint() != fingerprint:
+        return None
+
+    def rows() -> list[tuple[Any, ...]]:
+        from toolproof.suite._text import case_prompt, contract_text
+
+        return [
+            (fingerprint, c.id, i, case_prompt(c), contract_text(c), c.reason)
+            for i, c in enumerate(suite.cases)
+        ]
+
+    return rows
+
+
+def figures(summary: Summary) -> str:
+    """A summary without its per-case lists (the failure list, per-case stability),
+    which ``case_results`` holds: what a run page reads, a few kB for any run size."""
+    data = summary.model_dump(mode="json")
+    data["failures"] = []
+    if isinstance(data.get("stability"), dict):
+        data["stability"]["per_case"] = []
+    return _dumps(data)
+
+
+def latency_histogram(records: Iterable[Record]) -> str | None:
+    """The latency histogram the run page draws, as JSON (None: no latency recorded)."""
+    from dataclasses import asdict
+
+    from toolproof.stats._latency import histogram, latencies
+
+    made = histogram(latencies(records))
+    return None if made is None else _dumps(asdict(made))
 
 
 _RUN_COLUMNS = (

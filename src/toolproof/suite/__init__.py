@@ -2,7 +2,12 @@
 
 from toolproof.suite._api import load_suite, load_suite_checked, suite_json_schema
 from toolproof.suite._check import check_suite
-from toolproof.suite._load import LoadedSuite, SuiteFile, load_suite_with_origin
+from toolproof.suite._load import (
+    LoadedSuite,
+    SuiteFile,
+    load_suite_with_origin,
+    load_tools_file,
+)
 
 __all__ = [
     "LoadedSuite",
@@ -11,5 +16,6 @@ __all__ = [
     "load_suite",
     "load_suite_checked",
     "load_suite_with_origin",
+    "load_tools_file",
     "suite_json_schema",
 ]

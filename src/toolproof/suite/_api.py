@@ -11,26 +11,34 @@ from toolproof.types import Suite
 
 
 def load_suite_checked(
-    path: str | Path, trust: Trust = DEFAULT_TRUST, *, check_code: bool = True
+    path: str | Path,
+    trust: Trust = DEFAULT_TRUST,
+    *,
+    check_code: bool = True,
+    tools: str | Path | None = None,
 ) -> tuple[LoadedSuite, list[SuiteError]]:
     """Load a suite and run every check; return it with the problems found.
 
     Problems that stop the suite from being read at all are raised as
     :class:`~toolproof.errors.SuiteProblems` (every one of them). With
     ``check_code``, a suite that runs its own Python is a problem unless
-    ``trust.allow_code``.
+    ``trust.allow_code``. ``tools``: a tools file that replaces the suite's
+    tools (``run --tools FILE``), checked with the cases that use it.
     """
-    loaded = load_suite_with_origin(path, trust)
+    loaded = load_suite_with_origin(path, trust, tools=tools)
     return loaded, check_suite(loaded, trust if check_code else None)
 
 
-def load_suite(path: str | Path, trust: Trust = DEFAULT_TRUST) -> Suite:
+def load_suite(
+    path: str | Path, trust: Trust = DEFAULT_TRUST, *, tools: str | Path | None = None
+) -> Suite:
     """Load and check a suite. Raises its problems as SuiteProblems.
 
     Whether the suite may run code is checked where code would run (``run``,
-    gold-action replay), not here.
+    gold-action replay), not here. ``tools``: a tools file that replaces the
+    suite's tools (``run --tools FILE``).
     """
-    loaded, errors = load_suite_checked(path, trust, check_code=False)
+    loaded, errors = load_suite_checked(path, trust, check_code=False, tools=tools)
     if errors:
         raise SuiteProblems(errors)
     return loaded.suite

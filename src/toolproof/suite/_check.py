@@ -87,15 +87,18 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
             case_error(case, ("id",), f"duplicate case id '{case.id}'")
             continue
         seen_cases[case.id] = 1
-        _check_case(case, by_name, args, case_error)
+        _check_case_tools(case, by_name, case_error)
+        tools = suite.tool_index(case, by_name)
+        _check_case(case, tools, args, case_error)
         try:
             compile_case(case, suite, by_name, graded)
         except SpecError as exc:
             case_error(case, exc.path, str(exc))
         if case.multistep:
-            _check_multistep(case, suite, by_name, ctx, graded, case_error)
+            _check_multistep(case, suite, tools, ctx, graded, case_error)
+    defined = {t.name for c in suite.cases for t in c.definitions}
     for name in suite.mocks:
-        if name not in by_name:
+        if name not in by_name and name not in defined:
             errors.append(root.error(("mocks", name), f"mock for unknown tool '{name}'"))
     return errors
 
@@ -178,13 +181,32 @@ def _check_tool(tool: SuiteTool, report: Any) -> None:
             )
 
 
+def _check_case_tools(case: Case, by_name: dict[str, SuiteTool], report: Any) -> None:
+    """A case's tool list: names of suite tools, or definitions checked like the suite's."""
+    seen: set[str] = set()
+    for i, entry in enumerate(case.tools or []):
+        name = entry if isinstance(entry, str) else entry.name
+        if name in seen:
+            field = ("tools", i) if isinstance(entry, str) else ("tools", i, "name")
+            report(case, field, f"tool '{name}' is offered twice in this case")
+        seen.add(name)
+        if isinstance(entry, str):
+            if entry not in by_name:
+                known = ", ".join(by_name) or "none"
+                report(case, ("tools", i), f"unknown tool '{entry}' (known: {known})")
+            continue
+
+        def at_entry(_tool: SuiteTool, sub: Path_, message: str, i: int = i) -> None:
+            report(case, ("tools", i, *sub), message)
+
+        _check_tool(entry, at_entry)
+
+
 def _check_case(
     case: Case, by_name: dict[str, SuiteTool], args: dict[int, _ToolArgs], report: Any
 ) -> None:
     expect = case.expect
-    for i, name in enumerate(case.tools or []):
-        if name not in by_name:
-            report(case, ("tools", i), f"unknown tool '{name}'")
+    offered = case.tool_names
     for i, name in enumerate(expect.forbidden):
         if name not in by_name:
             report(case, ("expect", "forbidden", i), f"unknown tool '{name}'")
@@ -206,7 +228,7 @@ def _check_case(
                         f"unknown tool '{name}' (known: {known})",
                     )
                     continue
-                if case.tools is not None and name not in case.tools:
+                if offered is not None and name not in offered:
                     report(case, (*base, "tool"), f"tool '{name}' is not offered in this case")
                 facts = args.get(id(tool))
                 if facts is None:

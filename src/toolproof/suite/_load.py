@@ -197,38 +197,29 @@ def _load_tools(
         return []
     data = _json_document(text, reader.trust) if path.suffix == ".json" else _NOT_JSON
     tools_where: Locator
+    root: Path_ = ()
     if data is not _NOT_JSON:
-        nested = isinstance(data, dict) and "tools" in data
-        data = data["tools"] if nested else data
-
-        def positions() -> Positions:
-            found = json_positions(text)
-            return _under("tools", found) if nested else found
-
-        tools_where = LazyLocator(str(path), positions)
+        if isinstance(data, dict) and "tools" in data:  # a tools file: `tools: [...]`
+            data, root = data["tools"], ("tools",)
+        tools_where = LazyLocator(str(path), lambda: json_positions(text))
     else:  # YAML, or a .json file that only the YAML reader reads (it says what is wrong)
         parsed = reader.yaml(text, str(path))
         if parsed is None:
             return []
         data, found = parsed
         if isinstance(data, dict) and "tools" in data:
-            data, found = data["tools"], _under("tools", found)
+            data, root = data["tools"], ("tools",)
         tools_where = Locator(str(path), found)
     if not isinstance(data, list):
-        reader.add(tools_where.error((), "expected a list of tools"))
+        reader.add(tools_where.error(root, "expected a list of tools"))
         return []
     tools = []
     for i, item in enumerate(data):
-        tool = reader.validate(SuiteTool, item, tools_where, (i,))
+        tool = reader.validate(SuiteTool, item, tools_where, (*root, i))
         if tool is not None:
-            origin.tools.setdefault(tool.name, (tools_where, (i,)))
+            origin.tools.setdefault(tool.name, (tools_where, (*root, i)))
             tools.append(tool)
     return tools
-
-
-def _under(key: str, positions: Positions) -> Positions:
-    """The positions inside ``key``, re-rooted there."""
-    return {k[1:]: v for k, v in positions.items() if k[:1] == (key,)}
 
 
 class _NotJson:
@@ -321,18 +312,53 @@ def _load_jsonl_cases(path: Path, text: str, reader: _Reader, origin: Origin) ->
     return cases
 
 
-def load_suite_with_origin(path: str | Path, trust: Trust = DEFAULT_TRUST) -> LoadedSuite:
+def _tools_file(path: str | Path, reader: _Reader, origin: Origin) -> list[SuiteTool] | None:
+    """The tools of a tools file the user named; None (and a problem) when it cannot be read.
+
+    The file is the user's choice (``run --tools FILE``), so it is read from
+    where it is named, not confined to the suite's folder; its content is
+    still untrusted YAML 1.2 (JSON is YAML), size-capped like the suite.
+    """
+    file = Path(path)
+    if not file.is_file():
+        reader.add(SuiteError(str(file), "no such tools file"))
+        return None
+    own = _Reader(file.parent, reader.trust)
+    tools = _load_tools(file.name, own, Locator(str(file)), origin)
+    reader.problems.extend(own.problems)
+    return None if own.problems else tools
+
+
+def load_tools_file(path: str | Path, trust: Trust = DEFAULT_TRUST) -> list[SuiteTool]:
+    """The tools of a tools file (a list, or ``tools: [...]``, as ``tools import`` writes).
+
+    Problems are raised together as :class:`~toolproof.errors.SuiteProblems`.
+    """
+    reader = _Reader(Path(path).parent, trust)
+    tools = _tools_file(path, reader, Origin())
+    if tools is None or reader.problems:
+        raise SuiteProblems(reader.problems)
+    return tools
+
+
+def load_suite_with_origin(
+    path: str | Path, trust: Trust = DEFAULT_TRUST, *, tools: str | Path | None = None
+) -> LoadedSuite:
     """Load a suite and remember where each piece came from.
 
     Every file the suite names must be inside the suite's folder and within
     ``trust.max_file_bytes``. All the problems found are raised together as
-    :class:`~toolproof.errors.SuiteProblems`.
+    :class:`~toolproof.errors.SuiteProblems`. ``tools``: a tools file whose
+    tools replace the suite's (``run --tools FILE``); the cases' own
+    definitions are kept.
     """
     with gc_paused():
-        return _load_suite_with_origin(path, trust)
+        return _load_suite_with_origin(path, trust, tools)
 
 
-def _load_suite_with_origin(path: str | Path, trust: Trust) -> LoadedSuite:
+def _load_suite_with_origin(
+    path: str | Path, trust: Trust, tools: str | Path | None
+) -> LoadedSuite:
     file = resolve_suite_path(path)
     reader = _Reader(file.parent, trust)
     try:
@@ -350,9 +376,14 @@ def _load_suite_with_origin(path: str | Path, trust: Trust) -> LoadedSuite:
     origin = Origin(suite=where)
     raw = _top_level(data, reader, where)
     _check_settings(data.get("settings"), where, reader)
-    tools = _load_tools(
+    replacement, tools_source = tools, None
+    suite_tools = _load_tools(
         data["tools"] if isinstance(data.get("tools"), list) else raw.tools, reader, where, origin
     )
+    if replacement is not None:
+        origin.tools = {}
+        suite_tools = _tools_file(replacement, reader, origin) or []
+        tools_source = str(Path(replacement).resolve())
     cases = _inline_cases(data.get("cases"), reader, where, origin)
     cases.extend(_cases_from(raw.cases_from, reader, where, origin))
     system = raw.system
@@ -367,7 +398,8 @@ def _load_suite_with_origin(path: str | Path, trust: Trust) -> LoadedSuite:
     digest = _environment_digest(raw.environment, reader, where)
     _check_judges(raw.judge, cases, origin, where, reader)
     if reader.problems:
-        for tool in tools:  # independent of the rest, so listed too (check_suite will not run)
+        # independent of the rest, so listed too (check_suite will not run)
+        for tool in suite_tools:
             at, prefix = origin.tools.get(tool.name, (where, ()))
             for sub, message in schema_problems(tool.parameters):
                 reader.add(at.error((*prefix, "parameters", *sub), message))
@@ -381,7 +413,7 @@ def _load_suite_with_origin(path: str | Path, trust: Trust) -> LoadedSuite:
         now=raw.now,
         timezone=raw.timezone,
         system=system,
-        tools=tools,
+        tools=suite_tools,
         defaults=raw.defaults,
         thresholds={str(k): v for k, v in raw.thresholds.items()},
         settings=raw.settings,
@@ -392,6 +424,7 @@ def _load_suite_with_origin(path: str | Path, trust: Trust) -> LoadedSuite:
         environment_digest=digest,
         judge=raw.judge,
         source=str(file),
+        tools_source=tools_source,
     )
     return LoadedSuite(suite, origin)
 

@@ -13,6 +13,15 @@ Three limiters, each counted at the moment the server decides on a request:
 
 Each keeps ``accepted``, ``rejected`` and ``violations`` (always 0 for a
 correct limiter: a test can check the limiter itself).
+
+Like the providers, each states its limit on every answer, accepted or
+refused: ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` with the
+reset as a duration (``850ms``, ``1.2s``, ``6m0s``), or on the Anthropic
+endpoint ``anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}``
+with the reset as an RFC 3339 time. The reset is when the limit is full
+again. ``headers=False`` sends none (a server that only answers 429);
+``whole_seconds=True`` rounds Retry-After up to whole seconds, as HTTP's
+delay-seconds are, and as many servers send it.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import collections
 import math
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from toolproof.testing._script import RateLimit, Step
@@ -36,10 +46,39 @@ def _retry_after(seconds: float, whole_seconds: bool) -> RateLimit:
     return RateLimit(retry_after=f"{seconds:.3f}", retry_after_ms=str(math.ceil(seconds * 1000)))
 
 
+def duration(seconds: float) -> str:
+    """A duration as OpenAI writes its resets: ``20ms``, ``1.5s``, ``6m0s``."""
+    if seconds < 1.0:
+        return f"{math.ceil(seconds * 1000)}ms"
+    minutes, rest = divmod(seconds, 60.0)
+    text = f"{rest:.3f}".rstrip("0").rstrip(".") + "s"
+    return f"{int(minutes)}m{text}" if minutes else text
+
+
+def _limit_headers(
+    fmt: str, kind: str, limit: float, remaining: float, reset_s: float
+) -> dict[str, str]:
+    left = str(max(0, math.floor(remaining)))
+    if fmt == "anthropic":
+        when = datetime.now(UTC) + timedelta(seconds=reset_s)
+        prefix = f"anthropic-ratelimit-{kind}-"
+        return {
+            prefix + "limit": str(math.floor(limit)),
+            prefix + "remaining": left,
+            prefix + "reset": when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+    return {
+        f"x-ratelimit-limit-{kind}": str(math.floor(limit)),
+        f"x-ratelimit-remaining-{kind}": left,
+        f"x-ratelimit-reset-{kind}": duration(max(reset_s, 0.0)),
+    }
+
+
 class _Limited(StubServer):
-    def __init__(self, *, whole_seconds: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *, whole_seconds: bool = False, headers: bool = True, **kwargs: Any):
         super().__init__(**kwargs)
         self.whole_seconds = whole_seconds
+        self.headers = headers
         self.accepted = 0
         self.rejected = 0
         self._lock = threading.RLock()
@@ -48,17 +87,23 @@ class _Limited(StubServer):
         super().reset_counters()
         self.accepted = self.rejected = 0
 
-    def _next_step(self) -> Step | None:
+    def _decide(self, fmt: str) -> tuple[Step | None, dict[str, str]]:
         with self._lock:
-            wait = self._admit(time.monotonic())
+            now = time.monotonic()
+            wait = self._admit(now)
+            headers = self._state(now, fmt) if self.headers else {}
             if wait is not None:
                 self.rejected += 1
-                return _retry_after(wait, self.whole_seconds)
+                return _retry_after(wait, self.whole_seconds), headers
             self.accepted += 1
-        return super()._next_step()
+            return self._next_step(), headers
 
     def _admit(self, now: float) -> float | None:
         """None to accept the request, else the seconds until it could be."""
+        raise NotImplementedError
+
+    def _state(self, now: float, fmt: str) -> dict[str, str]:
+        """The rate-limit headers after this decision."""
         raise NotImplementedError
 
 
@@ -82,6 +127,11 @@ class WindowLimitedStub(_Limited):
             self.violations += 1
         return None
 
+    def _state(self, now: float, fmt: str) -> dict[str, str]:
+        # full again once the newest request in the window has left it
+        reset = self._times[-1] + self.window_s - now if self._times else 0.0
+        return _limit_headers(fmt, "requests", self.limit, self.limit - len(self._times), reset)
+
 
 class BucketLimitedStub(_Limited):
     """A token bucket of ``capacity`` requests, refilled at ``per_minute`` a minute."""
@@ -100,6 +150,10 @@ class BucketLimitedStub(_Limited):
             self._tokens -= 1.0
             return None
         return (1.0 - self._tokens) / self.rate
+
+    def _state(self, now: float, fmt: str) -> dict[str, str]:
+        reset = (self.capacity - self._tokens) / self.rate
+        return _limit_headers(fmt, "requests", self.capacity, self._tokens, reset)
 
 
 class TokenLimitedStub(_Limited):
@@ -124,11 +178,15 @@ class TokenLimitedStub(_Limited):
             return None
         return (cost - self._tokens) / self.rate
 
-    def _next_step(self) -> Step | None:
+    def _state(self, now: float, fmt: str) -> dict[str, str]:
+        reset = (self.capacity - self._tokens) / self.rate
+        return _limit_headers(fmt, "tokens", self.capacity, self._tokens, reset)
+
+    def _decide(self, fmt: str) -> tuple[Step | None, dict[str, str]]:
         with self._lock:
             step = self.script[0] if self.script else self.default
             used = (getattr(step, "input_tokens", 0) or 0) + (
                 getattr(step, "output_tokens", 0) or 0
             )
             self.cost_of_next = used
-        return super()._next_step()
+            return super()._decide(fmt)

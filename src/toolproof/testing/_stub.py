@@ -137,24 +137,28 @@ class StubServer:
             await asyncio.sleep(self.latency_s)
         if fmt is None:
             return web.json_response({"error": {"message": "unknown endpoint"}}, status=404)
-        step = self._next_step()
+        step, headers = self._decide(fmt)
         if step is None:
             message = {"error": {"message": "stub script exhausted", "type": "stub"}}
             return web.json_response(message, status=500)
-        return await self._perform(request, step, fmt, _model(request.path, body))
+        return await self._perform(request, step, fmt, _model(request.path, body), headers)
+
+    def _decide(self, fmt: str) -> tuple[Step | None, dict[str, str]]:
+        """The step that answers this request, and headers to add to a reply or a 429."""
+        return self._next_step(), {}
 
     async def _perform(
-        self, request: web.Request, step: Step, fmt: str, model: str
+        self, request: web.Request, step: Step, fmt: str, model: str, headers: dict[str, str]
     ) -> web.StreamResponse:
         if isinstance(step, Delay):
             await asyncio.sleep(step.seconds)
-            return await self._perform(request, step.then, fmt, model)
+            return await self._perform(request, step.then, fmt, model, headers)
         if isinstance(step, Reply):
-            return web.json_response(RENDERERS[fmt](step, model))
+            return web.json_response(RENDERERS[fmt](step, model), headers=headers or None)
         if isinstance(step, RawReply):
             return _raw(step)
         if isinstance(step, RateLimit):
-            return _rate_limited(step)
+            return _rate_limited(step, headers)
         if isinstance(step, ServerError):
             return web.Response(status=step.status, text=step.body, content_type="application/json")
         return await _truncated(request, step, RENDERERS[fmt](step.reply, model))
@@ -240,8 +244,8 @@ def _raw(step: RawReply) -> web.Response:
     return web.json_response(step.body, status=step.status, headers=headers)
 
 
-def _rate_limited(step: RateLimit) -> web.Response:
-    headers: dict[str, str] = {}
+def _rate_limited(step: RateLimit, extra: dict[str, str]) -> web.Response:
+    headers: dict[str, str] = dict(extra)
     if step.retry_after is not None:
         headers["Retry-After"] = step.retry_after
     if step.retry_after_ms is not None:

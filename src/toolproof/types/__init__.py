@@ -41,10 +41,9 @@ from toolproof.types._suite import (
     Defaults,
     Environment,
     Suite,
-    SuiteTool,
     Thresholds,
 )
-from toolproof.types._tool import Effect, Risk, Tool
+from toolproof.types._tool import Effect, Risk, SuiteTool, Tool
 from toolproof.types._verdict import (
     NO_EVIDENCE,
     STAGE_ORDER,

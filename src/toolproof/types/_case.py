@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from toolproof.types._message import Message
-from toolproof.types._tool import Risk
+from toolproof.types._tool import Risk, SuiteTool
 
 
 class Kind(StrEnum):
@@ -219,6 +219,18 @@ class Trajectory(BaseModel):
         return [s if isinstance(s, list) else [s] for s in self.steps]
 
 
+def _tool_entry(value: Any) -> str:
+    return "a tool definition" if isinstance(value, dict | SuiteTool) else "a tool name"
+
+
+#: One entry of a case's tool list: a suite tool's name, or a full definition.
+#: (The tags hold spaces, so a located error names the entry, not the union member.)
+CaseTool = Annotated[
+    Annotated[str, Tag("a tool name")] | Annotated[SuiteTool, Tag("a tool definition")],
+    Discriminator(_tool_entry),
+]
+
+
 class Case(BaseModel):
     """One test case: an input and the contract its answer must meet."""
 
@@ -228,8 +240,11 @@ class Case(BaseModel):
     prompt: str | None = None
     messages: list[Message] | None = None
     system: str | None = Field(default=None, description="Overrides the suite's system prompt.")
-    tools: list[str] | None = Field(
-        default=None, description="Names of the tools offered in this case (default: all)."
+    tools: list[CaseTool] | None = Field(
+        default=None,
+        description="The tools offered in this case (default: all the suite's tools). Each "
+        "entry is the name of a suite tool, or a full tool definition (name, description, "
+        "parameters...) offered in this case instead of the suite's tool of that name.",
     )
     expect: Expect = Field(
         default_factory=Expect,
@@ -259,6 +274,18 @@ class Case(BaseModel):
         default=None,
         description="LLM judge rubrics for this case (true: the suite's judge.default).",
     )
+
+    @property
+    def tool_names(self) -> list[str] | None:
+        """The names of the tools offered in this case; None: all the suite's tools."""
+        if self.tools is None:
+            return None
+        return [t if isinstance(t, str) else t.name for t in self.tools]
+
+    @property
+    def definitions(self) -> list[SuiteTool]:
+        """The tools this case defines itself (the others are the suite's)."""
+        return [t for t in self.tools or () if not isinstance(t, str)]
 
     @property
     def multistep(self) -> bool:

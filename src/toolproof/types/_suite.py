@@ -9,21 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolproof.types._case import Case, Order, ToolMock
 from toolproof.types._judge import SuiteJudge
-from toolproof.types._tool import Tool
+from toolproof.types._tool import SuiteTool, Tool
 
 SUITE_FORMAT = 1
-
-
-class SuiteTool(Tool):
-    """A tool as declared in a suite: the canonical tool plus default matchers."""
-
-    match: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Default matcher per top-level parameter, e.g. {customer: normalized}.",
-    )
-
-    def canonical(self) -> Tool:
-        return Tool.model_validate(self.model_dump(exclude={"match"}))
 
 
 class Defaults(BaseModel):
@@ -164,6 +152,11 @@ class Suite(BaseModel):
         default=None, description="LLM judges: default judge and rubrics, custom rubrics."
     )
     source: str | None = Field(default=None, description="Where the suite was loaded from.")
+    tools_source: str | None = Field(
+        default=None,
+        description="Where the tools came from when they replace the suite's own "
+        "(`run --tools FILE`); None: the suite's.",
+    )
 
     def tool(self, name: str) -> SuiteTool | None:
         for t in self.tools:
@@ -171,16 +164,52 @@ class Suite(BaseModel):
                 return t
         return None
 
+    def case_tools(self, case: Case) -> list[SuiteTool]:
+        """The tools offered in a case, as defined for it.
+
+        No ``tools`` in the case: the suite's tools. Otherwise each entry in
+        order: a name picks the suite's tool of that name, a definition is
+        used as written (an unknown name is left out; the checks report it).
+        """
+        if case.tools is None:
+            return self.tools
+        by_name = {t.name: t for t in self.tools}
+        out: list[SuiteTool] = []
+        for entry in case.tools:
+            tool = by_name.get(entry) if isinstance(entry, str) else entry
+            if tool is not None:
+                out.append(tool)
+        return out
+
+    def tool_index(
+        self, case: Case, base: dict[str, SuiteTool] | None = None
+    ) -> dict[str, SuiteTool]:
+        """Every tool a case may name, by name.
+
+        The suite's tools, with the case's own definitions in place of the
+        suite's tools of the same name. ``base``: the suite's index, if built.
+        """
+        index = base if base is not None else {t.name: t for t in self.tools}
+        own = case.definitions
+        if not own:
+            return index
+        return {**index, **{t.name: t for t in own}}
+
     def tools_for(self, case: Case) -> list[Tool]:
         """The canonical tools offered to the model in a case."""
-        chosen = (
-            self.tools if case.tools is None else [t for t in self.tools if t.name in case.tools]
-        )
-        return [t.canonical() for t in chosen]
+        return [t.canonical() for t in self.case_tools(case)]
+
+    def with_tools(self, tools: list[SuiteTool], source: str) -> Suite:
+        """The suite with another list of tools, from ``source`` (e.g. a tools file).
+
+        Case entries that name a tool pick it from the new list; the cases' own
+        definitions are kept. A run of the result records the tools it sent.
+        """
+        return self.model_copy(update={"tools": list(tools), "tools_source": source})
 
     def fingerprint(self) -> str:
         """A hash of everything that changes what the model is asked."""
-        payload = self.model_dump(mode="json", exclude={"source", "thresholds"})
+        payload = self.model_dump(mode="json", exclude={"source", "tools_source", "thresholds"})
         # judges never change what the target model is asked
         payload.pop("judge", None)
         _drop_unset(payload, ("mocks", "environment", "environment_digest"))

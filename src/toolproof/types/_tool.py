@@ -48,3 +48,15 @@ class Tool(BaseModel):
         default=None,
         description="Ask the provider for strict schema adherence where it supports it.",
     )
+
+
+class SuiteTool(Tool):
+    """A tool as declared in a suite (or a case): the canonical tool plus default matchers."""
+
+    match: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Default matcher per top-level parameter, e.g. {customer: normalized}.",
+    )
+
+    def canonical(self) -> Tool:
+        return Tool.model_validate(self.model_dump(exclude={"match"}))

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
+from toolproof.errors import UserError
 from toolproof.gate import Comparison, compare_runs, fingerprint_warnings
+from toolproof.gate._compare import McNemar, MetricDelta, mcnemar
 from toolproof.report import RunView
 from toolproof.report._htmlview import LABELS, CaseEntry, RateView, rate_view
 from toolproof.stats import RATE_NAMES, Summary
 from toolproof.web._index import RunIndex
+from toolproof.web._stored import StoredRun, metric_view
+
+if TYPE_CHECKING:
+    from toolproof.store import HistoryPoint
 
 T = TypeVar("T")
 FILTERS = ("failure", "tag", "risk", "target", "status")
@@ -86,8 +92,8 @@ class TargetDiff:
 
 @dataclass
 class RunDiff:
-    a: RunIndex
-    b: RunIndex
+    a: RunIndex | StoredRun
+    b: RunIndex | StoredRun
     warnings: list[str]
     targets: list[TargetDiff] = field(default_factory=list)
 
@@ -146,6 +152,109 @@ def run_diff(a: RunIndex, b: RunIndex) -> RunDiff:
     return out
 
 
+def _pairs(a: StoredRun, b: StoredRun) -> list[tuple[str, str]]:
+    ta, tb = list(a.summaries), list(b.summaries)
+    if len(ta) == 1 and len(tb) == 1:
+        return [(ta[0], tb[0])]
+    pairs = [(t, t) for t in tb if t in ta]
+    if not pairs:
+        raise UserError(f"cannot pair targets: A has {sorted(ta)}, B has {sorted(tb)}")
+    return pairs
+
+
+def _stored_warnings(a: StoredRun, b: StoredRun) -> list[str]:
+    fa, fb = a.view.fingerprint, b.view.fingerprint
+    out = [
+        f"{key} differs: {fa[key] or 'none'} (A) vs {fb.get(key) or 'none'} (B)"
+        for key in fa
+        if key != "toolproof version" and fa[key] != fb.get(key)
+    ]
+    ca, cb = {e.case_id for e in a.view.entries}, {e.case_id for e in b.view.entries}
+    if ca != cb:
+        out.append(f"case sets differ: {len(ca - cb)} only in A, {len(cb - ca)} only in B")
+    return out
+
+
+def _stored_comparison(
+    ta: str, tb: str, ea: dict[str, CaseEntry], eb: dict[str, CaseEntry], a: Summary, b: Summary
+) -> Comparison:
+    """Strict pass over the cases both runs scored, paired case by case (McNemar);
+    the other rates as each run stored them."""
+    scored_a = {c for c, e in ea.items() if e.attempts > e.errors}
+    scored_b = {c for c, e in eb.items() if e.attempts > e.errors}
+    common = scored_a & scored_b
+    oa = {c: ea[c].passes == ea[c].attempts - ea[c].errors for c in common}
+    ob = {c: eb[c].passes == eb[c].attempts - eb[c].errors for c in common}
+
+    def strict(es: dict[str, CaseEntry]) -> float | None:
+        n = sum(es[c].attempts - es[c].errors for c in common)
+        return sum(es[c].passes for c in common) / n if n else None
+
+    sa, sb = strict(ea), strict(eb)
+    test: McNemar | None = mcnemar(oa, ob) if common else None
+    metrics = [
+        MetricDelta(
+            metric="strict_pass",
+            baseline=sa,
+            current=sb,
+            delta=None if sa is None or sb is None else sb - sa,
+            test=test,
+        )
+    ]
+    for name in (*RATE_NAMES[1:], "reply"):
+        va, vb = metric_view(getattr(a, name)).value, metric_view(getattr(b, name)).value
+        delta = None if va is None or vb is None else vb - va
+        metrics.append(MetricDelta(metric=name, baseline=va, current=vb, delta=delta))
+    critical = [
+        c for c, e in eb.items()
+        if e.risk == "critical" and e.status == "fail" and oa.get(c, True)
+    ]  # fmt: skip
+    return Comparison(
+        baseline_target=ta,
+        target=tb,
+        metrics=metrics,
+        counts={
+            "unsafe_calls": (a.unsafe_calls, b.unsafe_calls),
+            "forbidden_calls": (a.forbidden_calls, b.forbidden_calls),
+        },
+        newly_failing=sorted(c for c in common if oa[c] and not ob[c]),
+        newly_fixed=sorted(c for c in common if ob[c] and not oa[c]),
+        new_critical_failures=sorted(critical),
+        by_risk=[],
+        warnings=[],
+    )
+
+
+def stored_diff(a: StoredRun, b: StoredRun) -> RunDiff:
+    """Two stored runs compared target by target, from their stored case rows and figures."""
+    out = RunDiff(a, b, _stored_warnings(a, b))
+    for ta, tb in _pairs(a, b):
+        ea = {e.case_id: e for e in a.view.entries if e.target == ta}
+        eb = {e.case_id: e for e in b.view.entries if e.target == tb}
+        sa, sb = a.summaries[ta], b.summaries[tb]
+        c = _stored_comparison(ta, tb, ea, eb, sa, sb)
+        flaky = set(sa.stability.flaky if sa.stability else []) | set(
+            sb.stability.flaky if sb.stability else []
+        )
+        rows = []
+        for case in dict.fromkeys([*ea, *eb]):
+            side_a, side_b = _side(ea.get(case)), _side(eb.get(case))
+            rows.append(DiffRow(case, side_a, side_b, _change(case, side_a, side_b, c, flaky)))
+        rows.sort(key=lambda r: _ORDER[r.change])
+        metrics = [
+            (
+                LABELS.get(m.metric, m.metric.replace("_", " ")),
+                m.baseline,
+                m.current,
+                m.delta,
+                m.test.p_value if m.test else None,
+            )
+            for m in c.metrics
+        ]
+        out.targets.append(TargetDiff(c, sorted(flaky), rows, metrics))
+    return out
+
+
 # -- trends -------------------------------------------------------------------
 
 
@@ -157,18 +266,19 @@ class Chart:
     line: str
     band: str
     dots: list[tuple[float, float, str]]
-    points: list[tuple[str, RateView]]
+    points: list[tuple[str, str, RateView]]
+    """(run reference for links, run name, rate)"""
 
 
 @dataclass
 class Trend:
     suite: str
     target: str
-    runs: list[RunIndex]
+    runs: list[RunIndex] | list[str]
     charts: list[Chart]
 
 
-def _chart(label: str, points: list[tuple[str, RateView]], width: int = 560) -> Chart:
+def _chart(label: str, points: list[tuple[str, str, RateView]], width: int = 560) -> Chart:
     height, pad, left = 140, 10, 44
     n = len(points)
 
@@ -178,12 +288,12 @@ def _chart(label: str, points: list[tuple[str, RateView]], width: int = 560) -> 
     def y(v: float) -> float:
         return pad + (height - 2 * pad) * (1 - v)
 
-    known = [(i, r) for i, (_, r) in enumerate(points) if r.value is not None]
+    known = [(i, r) for i, (_, _, r) in enumerate(points) if r.value is not None]
     line = " ".join(f"{x(i):.1f},{y(r.value):.1f}" for i, r in known if r.value is not None)
     upper = [f"{x(i):.1f},{y(r.high):.1f}" for i, r in known if r.high is not None]
     lower = [f"{x(i):.1f},{y(r.low):.1f}" for i, r in reversed(known) if r.low is not None]
     dots = [
-        (x(i), y(r.value), f"{points[i][0]}: {r.text} {r.interval}")
+        (x(i), y(r.value), f"{points[i][1]}: {r.text} {r.interval}")
         for i, r in known
         if r.value is not None
     ]
@@ -197,6 +307,15 @@ def trend(runs: list[RunIndex], suite: str, target: str) -> Trend:
     ]
     charts = []
     for metric in (*RATE_NAMES, "reply"):
-        pts = [(rid, rate_view(getattr(s, metric))) for rid, s in summaries]
+        pts = [(rid, rid, rate_view(getattr(s, metric))) for rid, s in summaries]
         charts.append(_chart(LABELS[metric], pts))
     return Trend(suite, target, runs, charts)
+
+
+def stored_trend(points: Sequence[HistoryPoint], suite: str, target: str) -> Trend:
+    """Each rate metric of one suite and target over stored runs, oldest first."""
+    charts = []
+    for metric in (*RATE_NAMES, "reply"):
+        pts = [(str(p.run_pk), p.run_id, metric_view(p.metrics.get(metric))) for p in points]
+        charts.append(_chart(LABELS[metric], pts))
+    return Trend(suite, target, [p.run_id for p in points], charts)

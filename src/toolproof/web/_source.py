@@ -39,6 +39,11 @@ class RunInfo:
     error: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def ref(self) -> str:
+        """How links name the run."""
+        return self.run_id
+
 
 class RunSource(Protocol):
     """Runs the viewer can show."""
