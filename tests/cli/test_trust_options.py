@@ -99,3 +99,13 @@ def test_routing_settings_still_work_from_the_users_config(tmp_path: Path) -> No
     assert loaded.max_file_bytes == 2 << 20
     with pytest.raises(UserError, match="base_url"):
         suite_models({"*": {"base_url": "http://x.invalid"}}, "suite.yaml")
+
+
+def test_scoring_gold_actions_without_leave_names_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out = _invoke(["score", str(SUPPORT), str(SUPPORT / "records.jsonl")])
+    line = (SUPPORT / "suite.yaml").read_text().splitlines().index("  tools: env/orders.py") + 1
+    assert code == 2 and "gold actions" in out, out
+    assert f"suite.yaml:{line}:3: environment.tools:" in " ".join(out.split()), out

@@ -152,11 +152,7 @@ def run_command(
         opts.shard = _shard(shard)
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
-        result = _located(
-            lambda: _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet),
-            suite,
-            opts.trust,
-        )
+        result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
     judged = None
     if judge is not None:  # judged first: judge-decided arguments change the report
         from toolproof.cli._judge import after_run
@@ -293,21 +289,6 @@ def _resume(
     ]
     for line in changed:
         print(f"changed on resume: {line.split(': ', 1)[1]}", file=sys.stderr)
-    return result
-
-
-def _located(action: Any, suite: Path, trust: Trust) -> RunResult:
-    """Run; a refusal to run the suite's code names the line of the field that asks for it."""
-    from toolproof.run._env import CodeNotAllowed
-    from toolproof.suite._load import load_suite_with_origin
-
-    try:
-        result: RunResult = action()
-    except CodeNotAllowed as exc:
-        where = load_suite_with_origin(suite, trust).origin.suite
-        if where is None:
-            raise
-        raise where.error(exc.path, exc.detail) from None
     return result
 
 

@@ -87,13 +87,33 @@ def code_not_allowed(suite: Suite, why: str | None = None) -> CodeNotAllowed:
     else:
         what = f"'{env.tools if env is not None else 'its tools'}' is Python from the suite"
         field = "tools"
+    path = ("environment", field)
+    line, column = _line_of(suite, path)
     return CodeNotAllowed(
         suite.source or "suite",
         f"{what}{need}; toolproof runs suite code only with "
         "--allow-code or allow_code: true in your own toolproof.yaml "
         "(never for untrusted pull requests)",
-        path=("environment", field),
+        line=line,
+        column=column,
+        path=path,
     )
+
+
+def _line_of(suite: Suite, path: tuple[str, ...]) -> tuple[int | None, int | None]:
+    """Where ``path`` is in the suite's file (read again: this is only for an error)."""
+    if not suite.source:
+        return None, None
+    from toolproof.suite._load import load_suite_with_origin
+
+    try:
+        where = load_suite_with_origin(suite.source).origin.suite
+    except (UserError, OSError):
+        return None, None
+    if where is None:
+        return None, None
+    located = where.error(path, "")
+    return located.line, located.column
 
 
 def _authorize(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
@@ -365,9 +385,7 @@ def expected_states(
     chosen = [
         c
         for c in suite.cases
-        if c.end_state is not None
-        and c.end_state.actions
-        and (wanted is None or c.id in wanted)
+        if c.end_state is not None and c.end_state.actions and (wanted is None or c.id in wanted)
     ]
     if not chosen:
         return {}
