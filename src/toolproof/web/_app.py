@@ -162,11 +162,18 @@ async def diff_page(request: web.Request) -> web.Response:
     b = await _open(request, b_id)
     if isinstance(b, web.Response):
         return b
-    diffs = request.app[DIFFS]
     key = (a.info.run_id, a.info.version, b.info.run_id, b.info.version)
+    return await _diff_page(request, key, lambda: run_diff(a, b), stored=False)
+
+
+async def _diff_page(
+    request: web.Request, key: tuple[Any, ...], make: Callable[[], RunDiff], *, stored: bool
+) -> web.Response:
+    """The diff of two runs, made once and kept among the last few."""
+    diffs = request.app[DIFFS]
     if key not in diffs:
         try:
-            made = await _blocking(lambda: run_diff(a, b))
+            made = await _blocking(make)
         except UserError as exc:
             return _error(422, str(exc))
         while len(diffs) >= KEEP_DIFFS:
@@ -177,7 +184,7 @@ async def diff_page(request: web.Request) -> web.Response:
         t.comparison.target: paginate(t.rows, _int(request, "page", 1), DIFF_ROWS_PER_PAGE)
         for t in diff.targets
     }
-    return _page("diff.html", diff=diff, pages=pages, stored=False)
+    return _page("diff.html", diff=diff, pages=pages, stored=stored)
 
 
 async def trends_page(request: web.Request) -> web.Response:
@@ -296,22 +303,8 @@ async def stored_diff_page(request: web.Request) -> web.Response:
     b = await _stored(request, request.query.get("b", ""))
     if isinstance(b, web.Response):
         return b
-    diffs = request.app[DIFFS]
     key = (a.info.ref, a.info.stored_at, b.info.ref, b.info.stored_at)
-    if key not in diffs:
-        try:
-            made = await _blocking(lambda: stored_diff(a, b))
-        except UserError as exc:
-            return _error(422, str(exc))
-        while len(diffs) >= KEEP_DIFFS:
-            diffs.pop(next(iter(diffs)))
-        diffs[key] = made
-    diff = diffs[key]
-    pages = {
-        t.comparison.target: paginate(t.rows, _int(request, "page", 1), DIFF_ROWS_PER_PAGE)
-        for t in diff.targets
-    }
-    return _page("diff.html", diff=diff, pages=pages, stored=True)
+    return await _diff_page(request, key, lambda: stored_diff(a, b), stored=True)
 
 
 async def stored_trends_page(request: web.Request) -> web.Response:
