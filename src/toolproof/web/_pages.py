@@ -98,8 +98,14 @@ class RunDiff:
     targets: list[TargetDiff] = field(default_factory=list)
 
 
-_ORDER = {"newly failing": 0, "newly fixed": 1, "flaky": 2, "only in A": 3, "only in B": 4,
-          "same": 5}
+_ORDER = {
+    "newly failing": 0,
+    "newly fixed": 1,
+    "flaky": 2,
+    "only in A": 3,
+    "only in B": 4,
+    "same": 5,
+}
 
 
 def _side(e: CaseEntry | None) -> Side | None:
@@ -129,27 +135,33 @@ def run_diff(a: RunIndex, b: RunIndex) -> RunDiff:
         ea = {e.case_id: e for e in a.view.entries if e.target == c.baseline_target}
         eb = {e.case_id: e for e in b.view.entries if e.target == c.target}
         sa, sb = a.light.targets[c.baseline_target].summary, b.light.targets[c.target].summary
-        flaky = set(sa.stability.flaky if sa.stability else []) | set(
-            sb.stability.flaky if sb.stability else []
-        )
-        cases = list(dict.fromkeys([*ea, *eb]))
-        rows = []
-        for case in cases:
-            sa_, sb_ = _side(ea.get(case)), _side(eb.get(case))
-            rows.append(DiffRow(case, sa_, sb_, _change(case, sa_, sb_, c, flaky)))
-        rows.sort(key=lambda r: _ORDER[r.change])
-        metrics = [
-            (
-                LABELS.get(m.metric, m.metric.replace("_", " ")),
-                m.baseline,
-                m.current,
-                m.delta,
-                m.test.p_value if m.test else None,
-            )
-            for m in c.metrics
-        ]
-        out.targets.append(TargetDiff(c, sorted(flaky), rows, metrics))
+        out.targets.append(_target_diff(c, ea, eb, sa, sb))
     return out
+
+
+def _target_diff(
+    c: Comparison, ea: dict[str, CaseEntry], eb: dict[str, CaseEntry], sa: Summary, sb: Summary
+) -> TargetDiff:
+    """One target pair's rows (newly failing first) and metric deltas."""
+    flaky = set(sa.stability.flaky if sa.stability else []) | set(
+        sb.stability.flaky if sb.stability else []
+    )
+    rows = []
+    for case in dict.fromkeys([*ea, *eb]):
+        side_a, side_b = _side(ea.get(case)), _side(eb.get(case))
+        rows.append(DiffRow(case, side_a, side_b, _change(case, side_a, side_b, c, flaky)))
+    rows.sort(key=lambda r: _ORDER[r.change])
+    metrics = [
+        (
+            LABELS.get(m.metric, m.metric.replace("_", " ")),
+            m.baseline,
+            m.current,
+            m.delta,
+            m.test.p_value if m.test else None,
+        )
+        for m in c.metrics
+    ]
+    return TargetDiff(c, sorted(flaky), rows, metrics)
 
 
 def _pairs(a: StoredRun, b: StoredRun) -> list[tuple[str, str]]:
@@ -233,25 +245,7 @@ def stored_diff(a: StoredRun, b: StoredRun) -> RunDiff:
         eb = {e.case_id: e for e in b.view.entries if e.target == tb}
         sa, sb = a.summaries[ta], b.summaries[tb]
         c = _stored_comparison(ta, tb, ea, eb, sa, sb)
-        flaky = set(sa.stability.flaky if sa.stability else []) | set(
-            sb.stability.flaky if sb.stability else []
-        )
-        rows = []
-        for case in dict.fromkeys([*ea, *eb]):
-            side_a, side_b = _side(ea.get(case)), _side(eb.get(case))
-            rows.append(DiffRow(case, side_a, side_b, _change(case, side_a, side_b, c, flaky)))
-        rows.sort(key=lambda r: _ORDER[r.change])
-        metrics = [
-            (
-                LABELS.get(m.metric, m.metric.replace("_", " ")),
-                m.baseline,
-                m.current,
-                m.delta,
-                m.test.p_value if m.test else None,
-            )
-            for m in c.metrics
-        ]
-        out.targets.append(TargetDiff(c, sorted(flaky), rows, metrics))
+        out.targets.append(_target_diff(c, ea, eb, sa, sb))
     return out
 
 
