@@ -15,8 +15,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def toolproof(
-    *args: str, cwd: Path = ROOT, columns: int = 160, timeout: float | None = None
+    *args: str,
+    cwd: Path = ROOT,
+    columns: int = 160,
+    timeout: float | None = None,
+    venv_on_path: bool = False,
 ) -> subprocess.CompletedProcess[str]:
+    """``venv_on_path``: `python` in a suite's command is this interpreter (with the extras)."""
+    path = "/usr/bin:/bin"
+    if venv_on_path:
+        path = os.pathsep.join([str(Path(sys.executable).parent), path])
     return subprocess.run(
         [sys.executable, "-m", "toolproof", *args],
         capture_output=True,
@@ -25,7 +33,7 @@ def toolproof(
         stdin=subprocess.DEVNULL,
         env={
             "COLUMNS": str(columns),
-            "PATH": "/usr/bin:/bin",
+            "PATH": path,
             "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
         },
         check=False,

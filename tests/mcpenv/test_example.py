@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli.cli_support import toolproof
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
@@ -17,18 +17,7 @@ COMMAND = ["run", "examples/mcp", "--model", "scripted:examples/mcp/script.yaml"
 
 
 def _toolproof(*args: str) -> subprocess.CompletedProcess[str]:
-    # `python` in the suite's command is the interpreter that has the mcp SDK
-    path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
-    return subprocess.run(
-        [sys.executable, "-m", "toolproof", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        env={"PATH": path, "COLUMNS": "160", "TOOLPROOF_STORE": "off"},
-        check=False,
-        timeout=300,
-    )
+    return toolproof(*args, cwd=ROOT, timeout=300, venv_on_path=True)
 
 
 def test_the_example_passes_with_allow_code(tmp_path: Path) -> None:
