@@ -33,8 +33,6 @@ class NotAResponse(ValueError):
     """The value cannot be read as a model answer."""
 
 
-
-
 def tool_call(data: Mapping[str, Any]) -> ToolCall:
     """A canonical call from ``{name, raw_arguments | arguments, id}``."""
     if not isinstance(data.get("name"), str):

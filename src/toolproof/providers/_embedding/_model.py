@@ -21,13 +21,16 @@ import time
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from toolproof.errors import UserError
 from toolproof.match import SEMANTIC_EXTRA, Embeddings, semantic_missing, text_key
-from toolproof.providers._local._gguf import ModelIntegrityError, ModelMissingError
+from toolproof.providers._local._gguf import (
+    ModelIntegrityError,
+    packaged_file,
+)
 
 __all__ = [
     "EMBEDDING_MODEL",
@@ -79,26 +82,13 @@ def _hint(model: EmbeddingModel) -> str:
 
 def locate_model(model: EmbeddingModel = EMBEDDING_MODEL) -> Path:
     """The installed model file. A missing package names the extra to install."""
-    try:
-        dist = metadata.distribution(model.distribution)
-    except metadata.PackageNotFoundError:
-        raise ModelMissingError(
-            f"the embedding model {model.name} is missing (package {model.distribution}); "
-            + _hint(model)
-        ) from None
-    if dist.version != model.version:
-        raise ModelMissingError(
-            f"the embedding model: package {model.distribution} is version {dist.version}, "
-            f"toolproof needs exactly {model.version}; pip install {model.requirement}"
-        )
-    for file in dist.files or ():
-        if file.as_posix() == model.path:
-            found = Path(str(dist.locate_file(file)))
-            if found.is_file():
-                return found
-    raise ModelMissingError(
-        f"package {model.requirement} has no file {model.path}; "
-        f"reinstall it with: pip install --force-reinstall {model.requirement}"
+    return packaged_file(
+        f"the embedding model {model.name}",
+        model.distribution,
+        model.version,
+        model.path,
+        model.requirement,
+        _hint(model),
     )
 
 

