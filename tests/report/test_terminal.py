@@ -95,3 +95,9 @@ def test_a_long_failure_list_is_cut_with_a_count_of_the_rest() -> None:
     out = io.StringIO()
     render_terminal(many, Console(file=out, width=120, color_system=None), max_failures=None)
     assert "case-6" in out.getvalue() and "more failures" not in out.getvalue()
+
+
+def test_the_bundled_model_spec_takes_no_second_colon_in_its_verdict() -> None:
+    text = _render(_summaries(["local:"]), 120)
+    last = text.rstrip("\n").split("\n")[-1]
+    assert last == "✗ local: 1 of 22 scored attempts failed", last

@@ -320,15 +320,17 @@ def _verdict(target: str, s: Summary) -> str:
             "not counted as passing (judge them with --judge)"
         )
     tail = "".join(f" · {n}" for n in notes)
+    # a spec that ends in ":" (the bundled model, `local:`) takes no second colon
+    label = target if target.endswith(":") else f"{target}:"
     if s.scored == 0:
-        return f"[red]✗[/red] {target}: no attempt was scored{tail}"
+        return f"[red]✗[/red] {label} no attempt was scored{tail}"
     failed = len(s.failures)
     if failed == 0 and not s.unsafe_calls and s.undecided:
         passed = s.scored - s.undecided
-        return f"[yellow]?[/yellow] {target}: {passed} of {s.scored} scored attempts passed{tail}"
+        return f"[yellow]?[/yellow] {label} {passed} of {s.scored} scored attempts passed{tail}"
     if failed == 0 and not s.unsafe_calls:
-        return f"[green]✓[/green] {target}: all {s.scored} scored attempts passed{tail}"
-    return f"[red]✗[/red] {target}: {failed} of {s.scored} scored attempts failed{tail}"
+        return f"[green]✓[/green] {label} all {s.scored} scored attempts passed{tail}"
+    return f"[red]✗[/red] {label} {failed} of {s.scored} scored attempts failed{tail}"
 
 
 #: Failures listed per target; the rest are counted (every one is in the JSON report).
