@@ -37,6 +37,10 @@ def records_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 data["attempt"] = attempt
                 if attempt == 1:  # an error first, then the answer for the same attempt
                     lines.append(json.dumps({**data, "outcome": "server_error", "response": None}))
+                calls = (data.get("response") or {}).get("tool_calls") or []
+                if name == "records-b.jsonl" and attempt == 2:  # calls recovered from text
+                    for call in calls:
+                        call["extracted_from_text"] = True
                 lines.append(json.dumps(data))
     lines.append(json.dumps({"case_id": lines and json.loads(lines[0])["case_id"],
                              "target": "other", "outcome": "rate_limited"}))  # fmt: skip
@@ -68,6 +72,13 @@ def test_kept_and_streamed_evaluations_agree(records_file: Path) -> None:
             v._replace(evidence=None) for v in t.verdicts
         ]
     assert failing > 0
+    # a target with calls recovered from text: the repaired figures and verdicts agree too
+    repaired = [(t, streamed.targets[n]) for n, t in kept.targets.items() if t.repaired]
+    assert repaired and all(t.summary.repaired is not None for t, _ in repaired)
+    for t, s in repaired:
+        assert s.repaired is not None and t.repaired is not None
+        assert s.repaired.summary.model_dump() == t.repaired.summary.model_dump()
+        assert list(s.repaired.verdicts) == list(t.repaired.verdicts)
     # the summary on its own (summarize over lists) agrees as well
     t = kept.targets[next(iter(kept.targets))]
     alone = summarize(suite, t.records, t.verdicts, target=t.target, scorer=kept.scorer)
@@ -126,9 +137,15 @@ def test_a_record_whose_identity_reads_two_ways_is_refused(tmp_path: Path) -> No
     other = next(c.id for c in suite.cases if c.id != data["case_id"])
     head = json.dumps({k: data[k] for k in ("format", "case_id", "target", "attempt")})
     # the same key twice: JSON readers keep the last one
-    line = head[:-1] + ", " + json.dumps({"case_id": other})[1:-1] + ", " + json.dumps(
-        {k: v for k, v in data.items() if k not in ("format", "case_id", "target", "attempt")}
-    )[1:]
+    line = (
+        head[:-1]
+        + ", "
+        + json.dumps({"case_id": other})[1:-1]
+        + ", "
+        + json.dumps(
+            {k: v for k, v in data.items() if k not in ("format", "case_id", "target", "attempt")}
+        )[1:]
+    )
     path = tmp_path / "r.jsonl"
     path.write_text(line + "\n")
     with pytest.raises(SuiteError) as err:
