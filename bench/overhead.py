@@ -13,8 +13,10 @@ counted. Prints, against the ideal N·L/C:
   the report, timed from outside.
 
     python bench/overhead.py [--requests 2000] [--latency 0.1] [--concurrency 64]
-                             [--only floor,inproc,whole] [--profile FILE]
+                             [--only floor,inproc,whole] [--repeat 3] [--profile FILE]
 
+``--repeat N`` measures each part N times, back to back, and prints every
+figure with the load average before it, then the median.
 ``--profile FILE`` runs the whole command under cProfile and writes the stats.
 
 Targets: whole command ≤ 1.25 × ideal; in-process CPU ≤ 0.5 ms per request.
@@ -27,6 +29,7 @@ import asyncio
 import json
 import multiprocessing as mp
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -207,7 +210,7 @@ def raw_floor(base_url: str, suite: Suite, concurrency: int, client: str) -> flo
 
 
 def whole_command(
-    base_url: str, suite: Suite, concurrency: int, tmp: Path, profile: str | None
+    base_url: str, suite: Suite, concurrency: int, tmp: Path, profile: str | None, n: int = 0
 ) -> tuple[float, int]:
     """Seconds for ``toolproof run`` as a user types it, in a fresh process; its exit code."""
     path = suite_file(suite, tmp / "suite.yaml")
@@ -231,7 +234,7 @@ def whole_command(
         "--no-cache",
         "--quiet",
         "--out",
-        str(tmp / "run"),
+        str(tmp / f"run-{n}"),
     ]
     env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY}
     started = time.perf_counter()
@@ -250,6 +253,7 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=3)
     parser.add_argument("--only", default="floor,inproc,whole")
     parser.add_argument("--profile", default=None, help="cProfile the whole command into FILE")
+    parser.add_argument("--repeat", type=int, default=1, help="measure each part N times")
     args = parser.parse_args()
     only = set(args.only.split(","))
 
@@ -258,34 +262,60 @@ def main() -> None:
     print(f"requests            {args.requests}, {args.tools} tools each")
     print(f"latency, concurrency {args.latency * 1000:.0f} ms, {args.concurrency}")
     print(f"ideal N*L/C         {ideal:.3f} s")
-    print(f"python              {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}")
+    print(f"python              {sys.version.split()[0]}")
 
     def ratio(wall: float) -> str:
         return f"{wall / ideal:.3f}x" if ideal else "n/a"
 
+    def load() -> str:
+        return f"load {os.getloadavg()[0]:.1f}"
+
+    def median(name: str, walls: list[float]) -> None:
+        if len(walls) > 1:
+            mid = statistics.median(walls)
+            print(f"{name:20s} {mid:.3f} s  {ratio(mid)}   (median of {len(walls)})")
+
     with StubProcess(args.latency) as stub, tempfile.TemporaryDirectory() as tmp:
         if "floor" in only:
             for client in ("httpx", "aiohttp"):
-                wall = raw_floor(stub.base_url, suite, args.concurrency, client)
-                print(f"raw floor, {client:8s} {wall:.3f} s  {ratio(wall)}")
+                walls = []
+                for _ in range(args.repeat):
+                    before = load()
+                    wall = raw_floor(stub.base_url, suite, args.concurrency, client)
+                    walls.append(wall)
+                    print(f"raw floor, {client:8s} {wall:.3f} s  {ratio(wall)}   ({before})")
+                median(f"raw floor, {client}", walls)
         if "inproc" in only:
             target = openai_target(stub.base_url, concurrency=args.concurrency)
-            opts = RunOptions(out=Path(tmp) / "inproc", cache=False)
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            result = run_suite(suite, [target], opts)
-            wall = time.perf_counter() - wall0
-            cpu = time.process_time() - cpu0
-            ok = sum(r.outcome.value == "ok" for r in result.records)
-            print(f"run_suite in-process {wall:.3f} s  {ratio(wall)}   ({ok} ok)")
-            print(f"  harness CPU/request {cpu / args.requests * 1000:.3f} ms   (target <= 0.5)")
+            walls = []
+            for n in range(args.repeat):
+                opts = RunOptions(out=Path(tmp) / f"inproc-{n}", cache=False)
+                before = load()
+                cpu0, wall0 = time.process_time(), time.perf_counter()
+                result = run_suite(suite, [target], opts)
+                wall = time.perf_counter() - wall0
+                cpu = time.process_time() - cpu0
+                walls.append(wall)
+                ok = sum(r.outcome.value == "ok" for r in result.records)
+                print(f"run_suite in-process {wall:.3f} s  {ratio(wall)}   ({ok} ok; {before})")
+                print(
+                    f"  harness CPU/request {cpu / args.requests * 1000:.3f} ms   (target <= 0.5)"
+                )
+            median("run_suite in-process", walls)
         if "whole" in only:
-            stub.report()
-            wall, code = whole_command(
-                stub.base_url, suite, args.concurrency, Path(tmp), args.profile
-            )
-            print(
-                f"toolproof run, whole {wall:.3f} s  {ratio(wall)}   (exit {code}; target <= 1.25)"
-            )
+            walls = []
+            for n in range(args.repeat):
+                stub.report()
+                before = load()
+                wall, code = whole_command(
+                    stub.base_url, suite, args.concurrency, Path(tmp), args.profile, n
+                )
+                walls.append(wall)
+                print(
+                    f"toolproof run, whole {wall:.3f} s  {ratio(wall)}   "
+                    f"(exit {code}; {before}; target <= 1.25)"
+                )
+            median("toolproof run, whole", walls)
         seen = stub.report()
     print(f"stub peak in-flight {seen['peak_in_flight']}   (stub saw {seen['requests']} requests)")
     print(f"load after          {os.getloadavg()[0]:.1f}")

@@ -6,6 +6,9 @@ and the heaviest modules imported (from ``-X importtime``).
 
     python bench/startup.py [--runs 15]
 
+Prints each median with its ratio to ``python -c pass`` measured alongside,
+and the load average before and after (the machine may be shared).
+
 Target: <= 0.3 s (vendor SDKs and heavy modules are imported lazily).
 """
 
@@ -59,15 +62,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
+    print(f"load {os.getloadavg()[0]:.1f}")
+    bare, _ = measure_python(args.runs)
+    floor = statistics.median(bare)
     for command in (["--help"], ["run", "--help"]):
         walls, peak_kb = measure(command, args.runs)
         name = "toolproof " + " ".join(command)
+        mid = statistics.median(walls)
         print(
-            f"{name:22s} median {statistics.median(walls):.3f} s  best {min(walls):.3f} s  "
-            f"peak RSS {peak_kb / 1024:.1f} MiB   (target <= 0.3 s)"
+            f"{name:22s} median {mid:.3f} s  best {min(walls):.3f} s  "
+            f"{mid / floor:.1f}x python -c pass  peak RSS {peak_kb / 1024:.1f} MiB   "
+            "(target <= 0.3 s)"
         )
-    bare, _ = measure_python(args.runs)
-    print(f"{'python -c pass':22s} median {statistics.median(bare):.3f} s  (interpreter floor)")
+    print(f"{'python -c pass':22s} median {floor:.3f} s  (interpreter floor)")
+    print(f"load {os.getloadavg()[0]:.1f}")
     print("heaviest top-level imports of `toolproof --help` (cumulative):")
     for seconds, module in heaviest(["--help"]):
         print(f"  {seconds * 1000:7.1f} ms  {module}")
