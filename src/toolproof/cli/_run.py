@@ -6,7 +6,9 @@ so ``toolproof --help`` stays fast.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,14 +132,16 @@ def run_command(
     }
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
+    warmup = _warming(opts)
     if resume is not None:
         if suite is not None or model or target or tags or shard or tools is not None:
             raise UserError(
                 "--resume takes the suite, its tools and the targets from the run; give none"
             )
-        result = _guarded(
-            lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
-        )
+        with warmup:
+            result = _guarded(
+                lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
+            )
     else:
         if suite is None:
             raise UserError("give a suite to run, or --resume RUN_DIR")
@@ -152,7 +156,8 @@ def run_command(
         opts.shard = _shard(shard)
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
-        result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
+        with warmup:
+            result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
     judged = None
     if judge is not None:  # judged first: judge-decided arguments change the report
         from toolproof.cli._judge import after_run
@@ -204,6 +209,24 @@ def _default_model() -> str:
         file=sys.stderr,
     )
     return "local:"
+
+
+@contextlib.contextmanager
+def _warming(opts: RunOptions) -> Iterator[None]:
+    """While the run waits on the network, import what the report after it needs.
+
+    The block waits for those imports to end, so that nothing after the run
+    imports a module while the warm-up thread may be importing it too.
+    """
+    from toolproof.cli._warmup import WarmingObserver, Warmup
+    from toolproof.run import SilentObserver
+
+    warmup = Warmup()
+    opts.observer = WarmingObserver(opts.observer or SilentObserver(), warmup)
+    try:
+        yield
+    finally:
+        warmup.join()
 
 
 def _tool_choice(value: str | None) -> Any:
