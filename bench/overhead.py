@@ -13,7 +13,8 @@ counted. Prints, against the ideal N·L/C:
   the report, timed from outside.
 
     python bench/overhead.py [--requests 2000] [--latency 0.1] [--concurrency 64]
-                             [--only floor,inproc,whole] [--repeat 3] [--profile FILE]
+                             [--only floor,inproc,whole] [--clients httpx,aiohttp]
+                             [--repeat 3] [--profile FILE]
 
 ``--repeat N`` measures each part N times, back to back, and prints every
 figure with the load average before it, then the median.
@@ -254,6 +255,7 @@ def main() -> None:
     parser.add_argument("--only", default="floor,inproc,whole")
     parser.add_argument("--profile", default=None, help="cProfile the whole command into FILE")
     parser.add_argument("--repeat", type=int, default=1, help="measure each part N times")
+    parser.add_argument("--clients", default="httpx,aiohttp", help="raw clients for the floor")
     args = parser.parse_args()
     only = set(args.only.split(","))
 
@@ -277,7 +279,7 @@ def main() -> None:
 
     with StubProcess(args.latency) as stub, tempfile.TemporaryDirectory() as tmp:
         if "floor" in only:
-            for client in ("httpx", "aiohttp"):
+            for client in args.clients.split(","):
                 walls = []
                 for _ in range(args.repeat):
                     before = load()
