@@ -132,7 +132,7 @@ def run_command(
     }
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
-    warmup = _warming(opts)
+    warmup = _warming(opts, storing=not no_store)
     if resume is not None:
         if suite is not None or model or target or tags or shard or tools is not None:
             raise UserError(
@@ -212,16 +212,16 @@ def _default_model() -> str:
 
 
 @contextlib.contextmanager
-def _warming(opts: RunOptions) -> Iterator[None]:
+def _warming(opts: RunOptions, *, storing: bool) -> Iterator[None]:
     """While the run waits on the network, import what the report after it needs.
 
     The block waits for those imports to end, so that nothing after the run
     imports a module while the warm-up thread may be importing it too.
     """
-    from toolproof.cli._warmup import WarmingObserver, Warmup
+    from toolproof.cli._warmup import AFTER_RUN, STORE_MODULE, WarmingObserver, Warmup
     from toolproof.run import SilentObserver
 
-    warmup = Warmup()
+    warmup = Warmup(AFTER_RUN if storing else tuple(m for m in AFTER_RUN if m != STORE_MODULE))
     opts.observer = WarmingObserver(opts.observer or SilentObserver(), warmup)
     try:
         yield

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
     from toolproof.run import RunObserver
     from toolproof.types import Outcome, Record
 
-__all__ = ["AFTER_RUN", "WarmingObserver", "Warmup"]
+__all__ = ["AFTER_RUN", "STORE_MODULE", "WarmingObserver", "Warmup"]
+
+#: The history store's module (not needed with --no-store).
+STORE_MODULE = "toolproof.store._store"
 
 #: What the evaluation, the summary, the terminal report and the store import after a run.
 AFTER_RUN = (
@@ -31,7 +34,7 @@ AFTER_RUN = (
     "toolproof.evaluate",
     "toolproof.report",
     "toolproof.gate",
-    "toolproof.store._store",
+    STORE_MODULE,
 )
 
 #: While the thread imports, the event loop gets the interpreter back this soon (seconds).
