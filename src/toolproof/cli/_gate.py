@@ -117,7 +117,7 @@ def gate(
         allow_partial=allow_partial,
         allow_cached=not no_cached,
         repaired=repaired,
-        calibrations=calibrations_of(current.suite, calibration) if base is not None else (),
+        calibrations=calibrations_of(current.suite, calibration),
     )
     result = run_gate(current, base, opts)
     apply_judge_gate(result, current, run, calibration)

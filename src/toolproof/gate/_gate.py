@@ -12,6 +12,7 @@ from toolproof.evaluate import Evaluation, TargetEvaluation
 from toolproof.gate._compare import (
     Comparison,
     MetricDelta,
+    RunJudges,
     compare_targets,
     fingerprint_warnings,
     pair_targets,
@@ -21,7 +22,7 @@ from toolproof.gate._metrics import LABELS
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.judges import Calibration, calibration_status
 from toolproof.stats import Summary
-from toolproof.types import CalibrationPolicy
+from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -77,6 +78,18 @@ class Finding(BaseModel):
     )
 
 
+class JudgeStatus(BaseModel):
+    """A judge behind some of a target's figures, and whether it may block a release."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    field: str = Field(description="RUBRIC.FIELD whose answers the figures use.")
+    model: str = Field(description="The judge's model spec.")
+    fingerprint: str
+    calibrated: bool
+    why: str = Field(description="The calibration status in words (why it is advisory).")
+
+
 class TargetGate(BaseModel):
     """The gate's decision for one target."""
 
@@ -89,6 +102,11 @@ class TargetGate(BaseModel):
     findings: list[Finding]
     comparison: Comparison | None = None
     infra_errors: int = 0
+    judges: list[JudgeStatus] = Field(
+        default_factory=list,
+        description="The judges behind this target's figures (judge-decided arguments, "
+        "judge rubrics), each with its calibration status.",
+    )
 
 
 class GateResult(BaseModel):
@@ -145,6 +163,12 @@ def _drops(comp: Comparison, opts: GateOptions, policy: CalibrationPolicy) -> li
                 f = _judge_drop(f, m, opts, policy)
         out.append(f)
     return out
+
+
+def _policy(run: Evaluation, opts: GateOptions) -> CalibrationPolicy:
+    if opts.calibration_policy is not None:
+        return opts.calibration_policy
+    return run.suite.judge.require if run.suite.judge is not None else CalibrationPolicy()
 
 
 def _blocks(f: Finding | None) -> bool:
@@ -218,10 +242,7 @@ def gate_target(
         comparison = compare_targets(
             base, cur, warnings, base_run=baseline, cur_run=run if baseline is not None else None
         )
-        policy = opts.calibration_policy or (
-            run.suite.judge.require if run.suite.judge is not None else CalibrationPolicy()
-        )
-        findings += _drops(comparison, opts, policy)
+        findings += _drops(comparison, opts, _policy(run, opts))
         findings += [
             Finding(rule="new_critical", message=f"new critical failure: {c}", blocking=True)
             for c in comparison.new_critical_failures
@@ -244,7 +265,41 @@ def gate_target(
         findings=findings,
         comparison=comparison,
         infra_errors=infra,
+        judges=judge_statuses(run, cur, opts.calibrations, _policy(run, opts)),
     )
+
+
+def judge_statuses(
+    run: Evaluation,
+    cur: TargetEvaluation,
+    calibrations: Sequence[Calibration],
+    policy: CalibrationPolicy,
+) -> list[JudgeStatus]:
+    """Every judge behind a target's figures: the judge of its judge-decided arguments (when
+    one decided an attempt) and of each rubric that judged it, per field, with the
+    calibration status that decides whether the figure may block (``calibration_status``)."""
+    from toolproof.judges import suite_rubrics
+
+    judges = RunJudges.of(run)
+    mine = [j for j in run.judgements if j.target == cur.target and j.repeat == 0]
+    rubrics = suite_rubrics(run.suite)
+    names = sorted({j.rubric for j in mine if j.rubric != ARGUMENT_RUBRIC and j.rubric in rubrics})
+    wanted = [(ARGUMENT_RUBRIC, "same_meaning")] if cur.summary.judge_decided else []
+    wanted += [(name, f) for name in names for f in rubrics[name].fields]
+    out = []
+    for rubric, field in wanted:
+        used = judges.used("current", cur.target, rubric)
+        ok, why = calibration_status(rubric, field, used.fingerprint, calibrations, policy)
+        out.append(
+            JudgeStatus(
+                field=f"{rubric}.{field}",
+                model=used.model,
+                fingerprint=used.fingerprint,
+                calibrated=ok,
+                why=why,
+            )
+        )
+    return out
 
 
 def run_gate(
