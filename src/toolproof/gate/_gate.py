@@ -48,9 +48,10 @@ class GateOptions:
     repaired: bool = False
     """Gate on the repaired figures (calls recovered from text count as calls); by
     default the raw ones (a call printed as text is a missed call)."""
-    calibrations: Sequence[Calibration] = ()
+    calibrations: Sequence[Calibration] | None = None
     """Judge calibration records: a drop a judge decided blocks only under a judge
-    calibrated for the fields it used (see ``toolproof.judges.calibration_status``)."""
+    calibrated for the fields it used (see ``toolproof.judges.calibration_status``).
+    None: not checked, so every judge counts as uncalibrated and says so."""
     calibration_policy: CalibrationPolicy | None = None
     """When a judge counts as calibrated (default: the suite's ``judge.require``)."""
 
@@ -106,6 +107,11 @@ class TargetGate(BaseModel):
         default_factory=list,
         description="The judges behind this target's figures (judge-decided arguments, "
         "judge rubrics), each with its calibration status.",
+    )
+    judge_decided_failures: list[str] = Field(
+        default_factory=list,
+        description="Cases with a failed attempt whose outcome a judge decided (a "
+        "judge-decided argument the judge found different), sorted.",
     )
 
 
@@ -185,13 +191,13 @@ def _judge_drop(
     # one judge (fingerprint) is asked once; this run's judge is named as such
     judges = {j.fingerprint: j for j in sorted(m.judges, key=lambda j: j.run == "current")}
     statuses = [
-        (j, *calibration_status(rubric, field, j.fingerprint, opts.calibrations, policy))
+        (j, *_calibration(rubric, field, j.fingerprint, opts.calibrations, policy))
         for j in judges.values()
     ]
     calibrated = bool(statuses) and all(ok for _, ok, _ in statuses)
     reasons = [
         (why if j.run == "current" else f"baseline judge {why}")
-        for j, ok, why in statuses
+        for j, ok, why in sorted(statuses, key=lambda s: s[0].run != "current")
         if ok is calibrated
     ]
     why = "; ".join(reasons) or "advisory: no judgements"
@@ -266,13 +272,31 @@ def gate_target(
         comparison=comparison,
         infra_errors=infra,
         judges=judge_statuses(run, cur, opts.calibrations, _policy(run, opts)),
+        judge_decided_failures=sorted(
+            {v.case_id for v in cur.verdicts if v.judge_decided and not v.passed}
+        )
+        if cur.summary.judge_decided
+        else [],
     )
+
+
+def _calibration(
+    rubric: str,
+    field: str,
+    fingerprint: str,
+    calibrations: Sequence[Calibration] | None,
+    policy: CalibrationPolicy,
+) -> tuple[bool, str]:
+    """``calibration_status``, the one decision for judge thresholds and judge drops alike."""
+    if calibrations is None:
+        return False, "advisory: calibration not checked (no calibration records given)"
+    return calibration_status(rubric, field, fingerprint, calibrations, policy)
 
 
 def judge_statuses(
     run: Evaluation,
     cur: TargetEvaluation,
-    calibrations: Sequence[Calibration],
+    calibrations: Sequence[Calibration] | None,
     policy: CalibrationPolicy,
 ) -> list[JudgeStatus]:
     """Every judge behind a target's figures: the judge of its judge-decided arguments (when
@@ -289,7 +313,7 @@ def judge_statuses(
     out = []
     for rubric, field in wanted:
         used = judges.used("current", cur.target, rubric)
-        ok, why = calibration_status(rubric, field, used.fingerprint, calibrations, policy)
+        ok, why = _calibration(rubric, field, used.fingerprint, calibrations, policy)
         out.append(
             JudgeStatus(
                 field=f"{rubric}.{field}",

@@ -10,7 +10,7 @@ from rich.table import Table
 from toolproof.gate import Comparison, GateResult, JudgeStatus, TargetGate
 from toolproof.gate._metrics import LABELS
 from toolproof.report._escape import term_text
-from toolproof.report._judged import delta_legend, legend, marked
+from toolproof.report._judged import comparison_legend, judged_rates, legend, marked
 from toolproof.report._terminal import fmt_rate, render_terminal
 
 
@@ -44,15 +44,6 @@ def risk_table(c: Comparison) -> Table:
     return table
 
 
-def comparison_legend(c: Comparison, judges: Sequence[JudgeStatus] = ()) -> list[str]:
-    """What ⚖ means on a comparison's rows: ``judges`` (the gate's, with their calibration),
-    then the judges of any marked row they do not cover."""
-    lines = legend(judges)
-    known = {j.field for j in judges}
-    rest = [m for m in [*c.metrics, *c.judged] if m.judge is not None and m.judge not in known]
-    return lines + delta_legend(rest)
-
-
 def render_comparison(c: Comparison, console: Console, judges: Sequence[JudgeStatus] = ()) -> None:
     """The comparison tables, and the legend of the rows marked ⚖."""
     console.print(comparison_table(c))
@@ -68,9 +59,11 @@ def _thresholds(t: TargetGate) -> Table:
     table = Table(title=f"thresholds · {term_text(t.target)}", title_justify="left")
     for col in ("scope", "metric", "result", ""):
         table.add_column(col)
+    judged = judged_rates(t.summary)
     for c in t.thresholds:
         mark = "[green]ok[/green]" if c.passed else "[red]MISS[/red]"
-        table.add_row(term_text(c.scope), c.label, term_text(c.detail), mark)
+        label = marked(c.label, c.metric in judged)
+        table.add_row(term_text(c.scope), label, term_text(c.detail), mark)
     return table
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from toolproof.gate import JudgeStatus, MetricDelta
+from toolproof.gate import Comparison, JudgeStatus, MetricDelta
 from toolproof.stats import Summary
 
 JUDGE_MARK = "⚖"
@@ -30,13 +30,24 @@ def marked(label: str, judged: bool) -> str:
 
 
 def status_text(j: JudgeStatus) -> str:
+    """'FIELD: model M, calibrated: …' or 'FIELD: model M, uncalibrated: …' (the reason)."""
     state = "calibrated" if j.calibrated else "uncalibrated"
-    return f"{j.field}: model {j.model}, {state} ({j.why})"
+    reason = j.why.split(": ", 1)[1] if ": " in j.why else j.why
+    return f"{j.field}: model {j.model}, {state}: {reason}"
 
 
 def legend(judges: Sequence[JudgeStatus]) -> list[str]:
     """One line per judge field: '⚖ = decided by a judge (FIELD: model M, calibrated|…)'."""
     return [f"{JUDGE_MARK} = {JUDGE_WORDS} ({status_text(j)})" for j in judges]
+
+
+def summary_legend() -> str:
+    """The legend where only the figures are known, not the judge (a summary)."""
+    return (
+        f"{JUDGE_MARK} = {JUDGE_WORDS}: the figure counts attempts whose outcome a judge "
+        "decided (judge-decided arguments); toolproof gate names the judge and checks its "
+        "calibration"
+    )
 
 
 def delta_legend(deltas: Iterable[MetricDelta]) -> list[str]:
@@ -51,3 +62,12 @@ def delta_legend(deltas: Iterable[MetricDelta]) -> list[str]:
         f"judged by model {model}; toolproof gate checks its calibration)"
         for field, run, model in seen
     ]
+
+
+def comparison_legend(c: Comparison, judges: Sequence[JudgeStatus] = ()) -> list[str]:
+    """What ⚖ means on a comparison's rows: ``judges`` (the gate's, with their calibration),
+    then the judges of any marked row they do not cover."""
+    lines = legend(judges)
+    known = {j.field for j in judges}
+    rest = [m for m in [*c.metrics, *c.judged] if m.judge is not None and m.judge not in known]
+    return lines + delta_legend(rest)

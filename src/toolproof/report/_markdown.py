@@ -12,8 +12,7 @@ from collections.abc import Sequence
 
 from toolproof.gate import Comparison, GateResult, JudgeStatus, TargetGate
 from toolproof.report._escape import html_text, md_code_block, md_text
-from toolproof.report._gate_terminal import comparison_legend
-from toolproof.report._judged import judged_rates, legend, marked
+from toolproof.report._judged import comparison_legend, judged_rates, legend, marked
 from toolproof.report._repaired import recovered_text, with_repaired
 from toolproof.report._terminal import fmt_rate
 from toolproof.stats import CaseStability, MultiStepStats, Summary

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolproof.report._escape import term_text
-from toolproof.report._judged import JUDGE_MARK, JUDGE_WORDS
+from toolproof.report._judged import JUDGE_MARK, summary_legend
 from toolproof.report._repaired import recovered_text, with_repaired
 from toolproof.stats import Estimate, MultiStepStats, Rate, Summary
 
@@ -354,10 +354,7 @@ def judge_legend(summaries: dict[str, Summary]) -> str | None:
     """The words for ⚖, when any figure carries it."""
     if not any(s.judge_decided for s in summaries.values()):
         return None
-    return (
-        f"{JUDGE_MARK} = {JUDGE_WORDS}: the figure counts attempts whose outcome a judge "
-        "decided (judge-decided arguments); see toolproof gate for the judge's calibration"
-    )
+    return summary_legend()
 
 
 #: Failures listed per target; the rest are counted (every one is in the JSON report).

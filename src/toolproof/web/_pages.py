@@ -11,6 +11,7 @@ from toolproof.gate import Comparison, compare_runs, fingerprint_warnings
 from toolproof.gate._compare import McNemar, MetricDelta, mcnemar
 from toolproof.report import RunView
 from toolproof.report._htmlview import LABELS, CaseEntry, RateView, rate_view
+from toolproof.report._judged import comparison_legend, marked
 from toolproof.stats import RATE_NAMES, Summary
 from toolproof.web._index import RunIndex
 from toolproof.web._stored import StoredRun, metric_view
@@ -88,6 +89,8 @@ class TargetDiff:
     rows: list[DiffRow]
     metrics: list[tuple[str, float | None, float | None, float | None, float | None]]
     """(label, A, B, delta, McNemar p)"""
+    legend: list[str] = field(default_factory=list)
+    """What ⚖ means on the rows a judge's answers decide."""
 
 
 @dataclass
@@ -153,15 +156,15 @@ def _target_diff(
     rows.sort(key=lambda r: _ORDER[r.change])
     metrics = [
         (
-            LABELS.get(m.metric, m.metric.replace("_", " ")),
+            marked(LABELS.get(m.metric, m.metric.replace("_", " ")), m.judge is not None),
             m.baseline,
             m.current,
             m.delta,
             m.test.p_value if m.test else None,
         )
-        for m in c.metrics
+        for m in [*c.metrics, *c.judged]
     ]
-    return TargetDiff(c, sorted(flaky), rows, metrics)
+    return TargetDiff(c, sorted(flaky), rows, metrics, comparison_legend(c))
 
 
 def _pairs(a: StoredRun, b: StoredRun) -> list[tuple[str, str]]:
