@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from toolproof.report._escape import visible
-from toolproof.report._judged import judged_rates, legend, status_text, summary_legend
+from toolproof.report._judged import judged_rates, legend, state_text, summary_legend
 from toolproof.report._repaired import repaired_line
 from toolproof.stats import RATE_NAMES, Rate, Summary
 from toolproof.stats._latency import Histogram, histogram
@@ -379,7 +379,7 @@ def judged_rows(
                     judge=visible(fig.judge),
                     judged=fig.judged,
                     judge_errors=fig.judge_errors,
-                    calibration=status_text(st).split(", ", 1)[1]
+                    calibration=visible(state_text(st))
                     if st is not None
                     else "calibration not checked (toolproof gate checks it)",
                 )
@@ -657,13 +657,13 @@ def run_view(ev: Evaluation, gate: GateResult | None = None, *, details: bool = 
             if g is not None:
                 tv.gate = "pass" if g.passed else "fail"
                 tv.gate_findings = [
-                    f.message if f.blocking else f"not blocking: {f.message}"
+                    visible(f.message if f.blocking else f"not blocking: {f.message}")
                     for f in g.findings
                     if f.blocking or f.rule == "advisory"
                 ]
                 statuses[tv.target] = g.judges
                 if g.judges:
-                    tv.judge_legend = legend(g.judges)
+                    tv.judge_legend = [visible(line) for line in legend(g.judges)]
     for tv in targets:
         tv.judge_figures = judged_rows(ev, tv.target, statuses.get(tv.target))
     shared = SharedParts.of(ev.records) if details else None

@@ -29,11 +29,17 @@ def marked(label: str, judged: bool) -> str:
     return f"{JUDGE_MARK} {label}" if judged else label
 
 
-def status_text(j: JudgeStatus) -> str:
-    """'FIELD: model M, calibrated: …' or 'FIELD: model M, uncalibrated: …' (the reason)."""
+def state_text(j: JudgeStatus) -> str:
+    """'calibrated: …' or 'uncalibrated: …' with the reason (missing calibration, κ too low,
+    fingerprint changed)."""
     state = "calibrated" if j.calibrated else "uncalibrated"
     reason = j.why.split(": ", 1)[1] if ": " in j.why else j.why
-    return f"{j.field}: model {j.model}, {state}: {reason}"
+    return f"{state}: {reason}"
+
+
+def status_text(j: JudgeStatus) -> str:
+    """'FIELD: model M, calibrated: …' or 'FIELD: model M, uncalibrated: …'."""
+    return f"{j.field}: model {j.model}, {state_text(j)}"
 
 
 def legend(judges: Sequence[JudgeStatus]) -> list[str]:

@@ -10,6 +10,7 @@ from toolproof.errors import UserError
 from toolproof.gate import Comparison, compare_runs, fingerprint_warnings
 from toolproof.gate._compare import McNemar, MetricDelta, mcnemar
 from toolproof.report import RunView
+from toolproof.report._escape import visible
 from toolproof.report._htmlview import LABELS, CaseEntry, RateView, rate_view
 from toolproof.report._judged import comparison_legend, marked
 from toolproof.stats import RATE_NAMES, Summary
@@ -164,7 +165,8 @@ def _target_diff(
         )
         for m in [*c.metrics, *c.judged]
     ]
-    return TargetDiff(c, sorted(flaky), rows, metrics, comparison_legend(c))
+    legend = [visible(line) for line in comparison_legend(c)]
+    return TargetDiff(c, sorted(flaky), rows, metrics, legend)
 
 
 def _pairs(a: StoredRun, b: StoredRun) -> list[tuple[str, str]]:
