@@ -162,3 +162,28 @@ def runs(
 
 def gate(base: Evaluation, cur: Evaluation, *cals: Calibration) -> Any:
     return run_gate(cur, base, GateOptions(allow_partial=True, calibrations=cals))
+
+
+#: The suite of :func:`suite` as a file (its calibration record: calibration.json beside it).
+SUITE_YAML = f"""
+suite: notes
+tools:
+  - name: add_note
+    description: Add a note to a ticket.
+    parameters:
+      type: object
+      properties: {{ticket: {{type: string}}, note: {{type: string}}}}
+      required: [ticket, note]
+  - name: close_ticket
+    description: Close a ticket.
+    parameters: {{type: object}}
+thresholds:
+  default: {{selection: 0, strict_pass: 0, arguments: 0}}
+judge:
+  calibration: [calibration.json]
+cases:
+  - {{id: c0, prompt: "Note it.", expect: {{call: add_note, args: {{ticket: T-0, note: {{semantic: "{EXPECTED}", judge: true}}}}}}}}
+  - {{id: c1, prompt: "Note it.", expect: {{call: add_note, args: {{ticket: T-1, note: {{semantic: "{EXPECTED}", judge: true}}}}}}}}
+  - {{id: c2, prompt: "Close it.", expect: {{call: close_ticket}}}}
+  - {{id: c3, prompt: "Close it.", expect: {{call: close_ticket}}}}
+"""

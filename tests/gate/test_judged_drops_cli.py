@@ -12,34 +12,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.gate.judged_runs import EXPECTED, FP, calibration, close, note, said
+from tests.gate.judged_runs import FP, SUITE_YAML, calibration, close, note, said
 from toolproof.cli._app import app
 from toolproof.judges import JUDGEMENTS_FILE, write_calibration
 
 runner = CliRunner()
 
-SUITE = f"""
-suite: notes
-tools:
-  - name: add_note
-    description: Add a note to a ticket.
-    parameters:
-      type: object
-      properties: {{ticket: {{type: string}}, note: {{type: string}}}}
-      required: [ticket, note]
-  - name: close_ticket
-    description: Close a ticket.
-    parameters: {{type: object}}
-thresholds:
-  default: {{selection: 0, strict_pass: 0, arguments: 0}}
-judge:
-  calibration: [calibration.json]
-cases:
-  - {{id: c0, prompt: "Note it.", expect: {{call: add_note, args: {{ticket: T-0, note: {{semantic: "{EXPECTED}", judge: true}}}}}}}}
-  - {{id: c1, prompt: "Note it.", expect: {{call: add_note, args: {{ticket: T-1, note: {{semantic: "{EXPECTED}", judge: true}}}}}}}}
-  - {{id: c2, prompt: "Close it.", expect: {{call: close_ticket}}}}
-  - {{id: c3, prompt: "Close it.", expect: {{call: close_ticket}}}}
-"""
 
 
 def _folder(d: Path, records: list, judgements: list) -> Path:  # type: ignore[type-arg]
@@ -55,7 +33,7 @@ def _folder(d: Path, records: list, judgements: list) -> Path:  # type: ignore[t
 
 @pytest.fixture
 def folders(tmp_path: Path) -> tuple[Path, Path, Path]:
-    (tmp_path / "suite.yaml").write_text(SUITE, encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text(SUITE_YAML, encoding="utf-8")
     b = [note("c0"), note("c1"), close("c2"), close("c3")]
     base = _folder(tmp_path / "base", b, [said(b[0], True, "fp-base"), said(b[1], True, "fp-base")])
     c = [note("c0"), note("c1"), close("c2", "add_note"), close("c3")]
