@@ -296,7 +296,9 @@ def judge_bound(verdicts: Iterable[Verdict], swap: Mapping[AttemptKey, Verdict])
     a different one)."""
     if not swap:
         return list(verdicts)
-    return [swap.get((v.target, v.case_id, v.attempt), v) for v in verdicts]
+    return [
+        swap.get((v.target, v.case_id, v.attempt), v) if v.judge_decided else v for v in verdicts
+    ]
 
 
 def _mark_judged(
@@ -310,6 +312,8 @@ def _mark_judged(
     cj: RunJudges,
 ) -> list[MetricDelta]:
     """Mark the pass rates a judge's answers change, with the figure they would have without."""
+    if not bj.if_different and not cj.if_same:
+        return metrics
     lower = judge_bound(bv, bj.if_different)  # every baseline "same" read as "different"
     upper = judge_bound(cv, cj.if_same)  # every current "different" read as "same"
     judges = []
