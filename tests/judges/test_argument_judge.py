@@ -345,15 +345,6 @@ def test_a_judge_decided_argument_is_well_formed(tmp_path: Path, stub: StubServe
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_label_refuses_the_argument_rubric_with_one_line(tmp_path: Path, stub: StubServer) -> None:
-    d = folder(tmp_path, stub, [DAMAGED, DAMAGED], ["T-1", "T-2"])
-    done = tp(
-        "label", "records.jsonl", "--suite", "suite.yaml", "--rubric", "argument_meaning", cwd=d
-    )
-    assert done.returncode == 2
-    assert "cannot label it yet" in done.stderr and "Traceback" not in done.stderr
-
-
 def test_run_with_a_judge_judges_the_arguments_before_its_report(
     tmp_path: Path, stub: StubServer
 ) -> None:
