@@ -382,3 +382,18 @@ def test_a_labelled_item_keeps_what_the_judge_was_shown() -> None:
     assert item.parameter_schema == {"type": "string", "maxLength": 9}
     assert j.argument_messages(item) == j.question_messages(suite, q)
     assert item.question().subject == q.subject
+
+
+def test_the_examples_argument_labels_describe_the_suites_tool_as_scoring_does() -> None:
+    root = Path(__file__).resolve().parents[2] / "examples" / "support"
+    suite = load_suite(root / "suite.yaml")
+    labels = read_labels(
+        root / "labels-argument_meaning.jsonl", builtin_rubric("argument_meaning")
+    )
+    assert labels.header.rubric == "argument_meaning" and len(labels.labels) >= 60
+    same = sum(1 for x in labels.labels if x.fields["same_meaning"] is True)
+    assert 0.4 <= same / len(labels.labels) <= 0.6
+    for x in labels.labels:
+        assert x.argument is not None
+        scoring = argument_item(suite, x.argument.question())
+        assert scoring == x.argument  # the judge is shown the same document in calibration
