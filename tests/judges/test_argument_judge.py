@@ -260,10 +260,30 @@ def test_a_threshold_the_judge_fails_blocks_only_under_a_calibrated_judge(
     if kappa is not None:
         [j] = {j.fingerprint for j in read_judgements(d / "judgements.jsonl")}
         write_calibration(d / "calibration.json", calibration(j, kappa))
-    done = tp("gate", "records.jsonl", "--suite", "suite.yaml", "--allow-partial", cwd=d)
+    done = tp(
+        "gate",
+        "records.jsonl",
+        "--suite",
+        "suite.yaml",
+        "--allow-partial",
+        "--json",
+        "g.json",
+        cwd=d,
+    )
     assert done.returncode == code, done.stdout + done.stderr
     out = " ".join(done.stdout.split())
     assert "⚖ judge-derived (argument_meaning): all: strict pass" in out
+    judged = [
+        f
+        for t in json.loads((d / "g.json").read_text(encoding="utf-8"))["targets"]
+        for f in t["findings"]
+        if f["judge"] is not None
+    ]
+    assert judged, done.stdout
+    for finding in judged:
+        assert finding["judge"] == "argument_meaning.same_meaning", finding
+        assert finding["blocking"] is (code == 1), finding
+        assert finding["calibration"].startswith("calibrated" if code == 1 else "advisory")
     if kappa is None:
         assert "advisory: no calibration record for rubric 'argument_meaning'" in out
     elif kappa < 0.6:

@@ -491,7 +491,11 @@ def apply_judge_gate(
                 text = f"⚖ judged {c.key} ({c.judge}): {c.detail}; {state}; {c.why}"
             t.findings.append(
                 Finding(
-                    rule="judge" if c.calibrated else "advisory", message=text, blocking=c.blocking
+                    rule="judge" if c.calibrated else "advisory",
+                    message=text,
+                    blocking=c.blocking,
+                    judge=c.key,
+                    calibration=c.why,
                 )
             )
         judges = {c.judge for c in mine if c.judge}
@@ -555,6 +559,8 @@ def _argument_gate(result: GateResult, ev: Evaluation, calibration: list[Path] |
         for f in t.findings:
             if f.blocking and f.rule in ("threshold", "critical") and f.message in derived:
                 f.message = f"⚖ judge-derived ({ARGUMENT_RUBRIC}): {f.message}; {why}"
+                f.judge = f"{ARGUMENT_RUBRIC}.same_meaning"
+                f.calibration = why
                 if not calibrated:
                     f.rule = "advisory"
                     f.blocking = False
