@@ -328,6 +328,18 @@ def test_the_labeller_shows_each_argument_escaped_and_resumes(
     assert "2 of 2 judge-decided arguments already labelled" in " ".join(again.split())
 
 
+def test_the_labeller_says_when_no_argument_was_left_to_a_judge(
+    tmp_path: Path, meaning: MeaningJudge
+) -> None:
+    # n0 sends its expected text exactly and n1 fails on its ticket: nothing for a judge
+    d = folder(tmp_path, meaning, [DAMAGED, DAMAGED], ["T-1", "T-9"])
+    done = tp("label", "records.jsonl", "--suite", "suite.yaml", "--rubric", "argument_meaning",
+              cwd=d)  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no judge-decided argument to label" in " ".join(done.stderr.split())
+    assert not (d / "labels-argument_meaning.jsonl").exists()
+
+
 def session(d: Path, answers: list[str], more: list[str]) -> str:
     """The labeller on a pseudo-terminal, answering each prompt in turn."""
     import pty

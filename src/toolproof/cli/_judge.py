@@ -283,6 +283,12 @@ def label_command(
     per_argument = rubric == ARGUMENT_RUBRIC
     compared = ev.scorer.compared if ev.scorer is not None else {}
     args = argument_items(ev.suite, records, compared) if per_argument else []
+    if per_argument and not args:
+        raise UserError(
+            f"{ev.source}: no judge-decided argument to label: in these records every "
+            "`judge: true` argument was identical to its expected text (no judge needed) "
+            "or its attempt failed on something else"
+        )
     if sample is not None:
         if per_argument and sample < len(args):
             args = random.Random(seed).sample(args, sample)
