@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple, Protocol, cast
+from typing import Any, NamedTuple, Protocol, TypeGuard, cast
 
 from pydantic import (
     BaseModel,
@@ -196,6 +196,25 @@ class FailureSink(Protocol):
     def append(self, item: FailureItem, /) -> None: ...
 
 
+class FailureRows(Protocol):
+    """A failure sink that takes each failure's fields as they are (no item is built)."""
+
+    def add_failure(
+        self,
+        case_id: str,
+        attempt: int,
+        risk: Risk,
+        failure: FailureClass,
+        reasons: list[str],
+        diff: str,
+        /,
+    ) -> None: ...
+
+
+def _takes_rows(sink: object) -> TypeGuard[FailureRows]:
+    return callable(getattr(sink, "add_failure", None))
+
+
 class Summary(BaseModel):
     """Every figure for one target. Rates carry Wilson intervals."""
 
@@ -367,6 +386,7 @@ class SummaryBuilder:
         self.k = k
         self.scorer = scorer
         self.failures: FailureSink = failures if failures is not None else []
+        self._rows = self.failures if _takes_rows(self.failures) else None
         self._first_target: str | None = None
         self.attempts = 0
         self.scored = 0
@@ -454,7 +474,13 @@ class SummaryBuilder:
         if v.multistep is not None:
             self._multistep.add(v)
         if v.failure is not None:
-            self.failures.append(self._failure_item(v, v.failure))
+            if self._rows is not None:
+                reasons = [c.message for c in v.checks]
+                self._rows.add_failure(
+                    v.case_id, v.attempt, v.risk, v.failure, reasons, self._diff(v)
+                )
+            else:
+                self.failures.append(self._failure_item(v, v.failure))
 
     def _counts(
         self,
@@ -509,16 +535,19 @@ class SummaryBuilder:
                             found[i] += x
         return metrics, reply, decision, slices
 
-    def _failure_item(self, v: Verdict, failure: FailureClass) -> FailureItem:
+    def _diff(self, v: Verdict) -> str:
         if self.scorer is None:
             self.scorer = Scorer(self.suite, checks=())
+        return render_diff(v, self.scorer.cases[v.case_id], self._expected)
+
+    def _failure_item(self, v: Verdict, failure: FailureClass) -> FailureItem:
         return FailureItem(
             case_id=v.case_id,
             attempt=v.attempt,
             risk=v.risk,
             failure=failure,
             reasons=[c.message for c in v.checks],
-            diff=render_diff(v, self.scorer.cases[v.case_id], self._expected),
+            diff=self._diff(v),
         )
 
     def build(self) -> Summary:
