@@ -15,7 +15,7 @@ from toolproof.stats import FailureItem, Summary
 if TYPE_CHECKING:
     from toolproof.gate import Comparison, GateResult
 
-REPORT_FORMAT = "toolproof.report/1"
+REPORT_FORMAT = "toolproof.report/2"
 GATE_FORMAT = "toolproof.gate/1"
 COMPARE_FORMAT = "toolproof.compare/1"
 
