@@ -36,6 +36,8 @@ RECORDS_FILE = "records.jsonl"
 MANIFEST_FILE = "manifest.json"
 
 RecordSource = str | Path | Record
+#: Told of each latest record as it is graded: the record, its verdict, its file and line.
+AttemptObserver = Callable[[Record, Verdict | None, tuple[str, int] | None], None]
 
 
 @dataclass(frozen=True)
@@ -136,8 +138,14 @@ def evaluate(
     trust: Trust = DEFAULT_TRUST,
     keep_records: bool = True,
     judgements: Sequence[Judgement] = (),
+    on_attempt: AttemptObserver | None = None,
 ) -> Evaluation:
     """Grade and summarise records against a suite.
+
+    ``on_attempt`` is told of each latest record as it is graded: the record,
+    its headline verdict (None: not scored) and where it was read (file and
+    line; None for a record handed over in memory). A history store notes
+    its rows so, and reads no record again.
 
     ``judgements`` are what LLM judges said about these records; the answers of
     the ``argument_meaning`` judge decide ``{semantic: TEXT, judge: true}``
@@ -237,6 +245,8 @@ def evaluate(
         into.summary.add_record(record)
         if scored is not None:
             into.summary.add_verdict(scored)
+        if on_attempt is not None:
+            on_attempt(record, scored, origin)
         if ev.max_attempt is None or record.attempt > ev.max_attempt:
             ev.max_attempt = record.attempt
         if keep_records:
