@@ -35,7 +35,7 @@ def test_score_example_records_shows_every_dimension(tmp_path: Path) -> None:
     ):
         assert label in out.stdout
     data = json.loads(report.read_text())
-    assert data["format"] == "toolproof.report/1"
+    assert data["format"] == "toolproof.report/2"
     summary = data["targets"]["recorded:demo-model"]
     every_class = {
         "missed_call",

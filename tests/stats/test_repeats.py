@@ -5,7 +5,7 @@ import pytest
 from tests.grade.conftest import call, make_suite, reply
 from toolproof.evaluate import evaluate
 from toolproof.stats import mean_estimate, pass_at_k, pass_hat_k, rate
-from toolproof.stats._repeats import mean_estimates
+from toolproof.stats._repeats import CaseStability, mean_estimates
 from toolproof.types import Record
 
 # Hand-computed: C(3,2)=3, C(5,2)=10, C(4,5)=0.
@@ -120,6 +120,30 @@ def test_stability_by_hand() -> None:
     b = next(c for c in st.per_case if c.case_id == "b")
     assert b.tool_sets == [["lookup_order"], ["search_orders"]]
     assert (b.passes, b.attempts, b.pass_hat_k, b.pass_at_k) == (2, 3, 0.0, 1.0)
+
+
+def test_per_case_call_counts_count_attempts_by_calls() -> None:
+    two = reply(None, call("lookup_order", '{"order_id": "ORD-000001"}'), call("lookup_order", "{}"))
+    answers = [A, reply("no call"), two, A, reply("still none"), A]
+    records = [
+        Record(case_id="a", target="m", attempt=i, response=r) for i, r in enumerate(answers)
+    ]
+    st = evaluate(SUITE, records).summaries["m"].stability
+    assert st is not None
+    (a,) = st.per_case
+    assert a.call_counts == {0: 2, 1: 3, 2: 1}
+    assert list(a.call_counts) == [0, 1, 2]
+    assert st.call_counts == {0: 2, 1: 3, 2: 1}
+
+
+def test_per_case_call_counts_of_an_older_report_are_counted() -> None:
+    # toolproof.report/1 listed the calls of every attempt
+    old = {
+        "case_id": "a", "risk": "low", "tags": [], "attempts": 4, "passes": 1, "pass_at_1": 0.25,
+        "pass_at_k": 0.25, "pass_hat_k": 0.25, "flaky": True, "tool_sets": [],
+        "call_counts": [2, 0, 2, 1],
+    }  # fmt: skip
+    assert CaseStability.model_validate(old).call_counts == {0: 1, 1: 1, 2: 2}
 
 
 def test_k_can_be_chosen() -> None:

@@ -215,3 +215,34 @@ def test_schema_is_at_the_latest_version(store_url: str) -> None:
         assert versions == list(range(1, SCHEMA_VERSION + 1))
     with open_store(store_url) as st:  # opening again applies nothing twice
         assert st.db.one("SELECT COUNT(*) FROM schema_version")[0] == SCHEMA_VERSION
+
+
+def test_rows_noted_while_grading_are_the_rows_read_again(tmp_path: Path) -> None:
+    import sqlite3
+
+    from toolproof.store._write import AttemptLog
+
+    # two targets in one bare records file (no manifest), one attempt recorded twice
+    records = tmp_path / "both.jsonl"
+    lines = RECORDS_A.read_text().splitlines(keepends=True)
+    records.write_text("".join(lines) + RECORDS_B.read_text() + lines[0])
+    noted = AttemptLog()
+    ev = evaluate(suite(), [records], trust=CODE, keep_records=False, on_attempt=noted)
+    assert ev.superseded == 1
+    again = evaluate(suite(), [records], trust=CODE, keep_records=False)
+    with open_store(str(tmp_path / "noted.db")) as st:
+        st.save(ev, [records], noted=noted)
+    with open_store(str(tmp_path / "read.db")) as st:
+        st.save(again, [records])
+
+    def table(db: str, name: str) -> list[tuple[object, ...]]:
+        with sqlite3.connect(tmp_path / db) as con:
+            cols = [r[1] for r in con.execute(f"PRAGMA table_info({name})")]
+            keep = ", ".join(c for c in cols if c not in ("id", "stored_at"))
+            return con.execute(f"SELECT {keep} FROM {name} ORDER BY rowid").fetchall()
+
+    for name in ("attempts", "case_results", "run_targets", "runs", "metrics"):
+        assert table("noted.db", name) == table("read.db", name), name
+    rows = table("noted.db", "attempts")
+    assert len(rows) == 76 + 69
+    assert any(r[-1] for r in rows)  # byte offsets into the records file are kept

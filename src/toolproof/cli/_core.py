@@ -105,7 +105,18 @@ def score(
     # what judges said about these records (it decides judge-decided arguments)
     folders = dict.fromkeys(f.parent for f in files)
     judged = latest_judgements(j for d in folders for j in read_judgements(d / JUDGEMENTS_FILE))
-    ev = evaluate(s, files, keep_raw=False, trust=trust, keep_records=False, judgements=judged)
+    from toolproof.store._hooks import attempt_log, store_score
+
+    noted = attempt_log(store, not no_store)  # the store's rows, noted in the one pass
+    ev = evaluate(
+        s,
+        files,
+        keep_raw=False,
+        trust=trust,
+        keep_records=False,
+        judgements=judged,
+        on_attempt=noted,
+    )
     for warning in ev.warnings:
         typer.echo(f"warning: {warning}", err=True)
     summaries = ev.summaries
@@ -113,9 +124,7 @@ def score(
     if json_out is not None:
         with json_out.open("w", encoding="utf-8") as out:
             write_summary_json(out, summaries)
-    from toolproof.store._hooks import store_score
-
-    store_score(ev, files, store, not no_store)
+    store_score(ev, files, store, not no_store, noted=noted)
 
 
 def schema(

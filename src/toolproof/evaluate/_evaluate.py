@@ -6,6 +6,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from toolproof.errors import SuiteError, UserError
 from toolproof.evaluate._failures import FailureLog, FileRecords, FileVerdicts, Segment
@@ -35,6 +36,8 @@ RECORDS_FILE = "records.jsonl"
 MANIFEST_FILE = "manifest.json"
 
 RecordSource = str | Path | Record
+#: Told of each latest record as it is graded: the record, its verdict, its file and line.
+AttemptObserver = Callable[[Record, Verdict | None, tuple[str, int] | None], None]
 
 
 @dataclass(frozen=True)
@@ -135,8 +138,14 @@ def evaluate(
     trust: Trust = DEFAULT_TRUST,
     keep_records: bool = True,
     judgements: Sequence[Judgement] = (),
+    on_attempt: AttemptObserver | None = None,
 ) -> Evaluation:
     """Grade and summarise records against a suite.
+
+    ``on_attempt`` is told of each latest record as it is graded: the record,
+    its headline verdict (None: not scored) and where it was read (file and
+    line; None for a record handed over in memory). A history store notes
+    its rows so, and reads no record again.
 
     ``judgements`` are what LLM judges said about these records; the answers of
     the ``argument_meaning`` judge decide ``{semantic: TEXT, judge: true}``
@@ -236,6 +245,8 @@ def evaluate(
         into.summary.add_record(record)
         if scored is not None:
             into.summary.add_verdict(scored)
+        if on_attempt is not None:
+            on_attempt(record, scored, origin)
         if ev.max_attempt is None or record.attempt > ev.max_attempt:
             ev.max_attempt = record.attempt
         if keep_records:
@@ -319,7 +330,7 @@ def _grade(
 
 def _count(wanted: bool | _Wanted) -> int:
     if isinstance(wanted, _Wanted):
-        return sum(1 for entry in wanted._entry if entry >= 0)
+        return wanted.count
     return 1 if wanted else 0
 
 
@@ -380,9 +391,13 @@ def _regrade(
 class _Wanted:
     """The winning lines of one records file, and the identity each had when its key was read."""
 
-    def __init__(self, latest: _Latest | None, entry_of_line: array[int]) -> None:
+    def __init__(
+        self, latest: _Latest | None, entry_of_line: Sequence[int], count: int = 0
+    ) -> None:
         self._latest = latest
         self._entry = entry_of_line
+        self.count = count
+        """How many lines win."""
 
     def __contains__(self, number: object) -> bool:
         entry = self._entry
@@ -403,10 +418,11 @@ class _Latest:
         self.known = {c: i for i, c in enumerate(self.case_ids)}
         self.targets: dict[str, int] = {}
         self.target_names: list[str] = []
-        self.cases: array[int] = array("q")
-        self.target: array[int] = array("q")
+        # case and target indexes, and sources, in C ints: half the bytes of the others
+        self.cases: array[int] = array("i")
+        self.target: array[int] = array("i")
         self.attempt: array[int] = array("q")
-        self.source: array[int] = array("q")
+        self.source: array[int] = array("i")
         self.line: array[int] = array("q")
 
     def add(self, source: int, line: int, case: int, target: str, attempt: int) -> None:
@@ -435,17 +451,26 @@ class _Latest:
         total = len(self.cases)
         if not total:
             return out
-        cases = np.frombuffer(self.cases, dtype=np.int64)
-        target = np.frombuffer(self.target, dtype=np.int64)
-        attempt = np.frombuffer(self.attempt, dtype=np.int64)
-        order = np.lexsort((np.arange(total), attempt, target, cases))
-        c, t, a = cases[order], target[order], attempt[order]
+        cases, target, attempt = (_numbers(a) for a in (self.cases, self.target, self.attempt))
+        # a stable sort: the records of one attempt stay in reading order, the latest last
+        order = np.lexsort((attempt, target, cases))
         last = np.ones(total, dtype=bool)
-        last[:-1] = (c[1:] != c[:-1]) | (t[1:] != t[:-1]) | (a[1:] != a[:-1])
-        win = np.sort(order[last])  # entries in reading order: by source, then line
-        win_source = np.frombuffer(self.source, dtype=np.int64)[win]
-        lines = np.frombuffer(self.line, dtype=np.int64)
+        for key in (cases, target, attempt):
+            ordered = key[order]
+            last[:-1] &= ordered[1:] == ordered[:-1]
+        del ordered
+        last[:-1] = ~last[:-1]  # the last record of each attempt: the next one differs
+        if last.all():  # no record replaced: every one wins, in reading order
+            del order, last
+            win = np.arange(total)
+        else:
+            win = order[last]
+            del order, last
+            win.sort()  # entries in reading order: by source, then line
+        win_source = _numbers(self.source)[win]
+        lines = _numbers(self.line)
         present, starts = np.unique(win_source, return_index=True)
+        del win_source
         ends = [*starts[1:], len(win)]
         for index, begin, end in zip(present.tolist(), starts.tolist(), ends, strict=True):
             chosen = win[begin:end]
@@ -455,10 +480,18 @@ class _Latest:
             numbers = lines[chosen]
             entry_of_line = np.full(int(numbers.max()) + 1, -1, dtype=np.int64)
             entry_of_line[numbers] = chosen
-            # an array, not numpy: indexing it one line at a time is several times faster
-            out[index] = _Wanted(self, array("q", entry_of_line.tobytes()))
+            del numbers
+            # a memoryview, not numpy: indexing it one line at a time is several times faster
+            out[index] = _Wanted(self, entry_of_line.data, count=len(chosen))
         self.source = self.line = array("q")  # where each record was: no longer needed
         return out
+
+
+def _numbers(values: array[int]) -> Any:
+    """An array's numbers as a numpy array, without a copy."""
+    import numpy as np
+
+    return np.frombuffer(values, dtype=np.dtype(f"i{values.itemsize}"))
 
 
 def _latest(suite: Suite, sources: list[RecordSource]) -> tuple[list[bool | _Wanted], int]:
@@ -502,7 +535,7 @@ def _winning_records(
             continue
         if not isinstance(wanted, _Wanted):
             # no line wins (an empty file): still read it, for its errors
-            wanted = _Wanted(None, array("q"))
+            wanted = _Wanted(None, ())
         path = Path(item)
         for number, record in iter_records(path, only=wanted, check_skipped=True):
             if not record.target:

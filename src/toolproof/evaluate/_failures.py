@@ -24,9 +24,12 @@ from toolproof._jsontext import dumps
 from toolproof.records import iter_records
 from toolproof.records._read import loads
 from toolproof.stats import FailureItem
-from toolproof.types import Record, Verdict
+from toolproof.types import FailureClass, Record, Risk, Verdict
 
 _CHUNK = 1 << 20
+_FIELDS = tuple(FailureItem.model_fields)
+#: A failure's fields, JSON-ready: case, attempt, risk, failure class, reasons and diff.
+FailureRow = tuple[str, int, str, str, list[str], str]
 
 
 class FailureLog(Sequence[FailureItem]):
@@ -38,14 +41,22 @@ class FailureLog(Sequence[FailureItem]):
         self._count = 0
 
     def append(self, item: FailureItem) -> None:
-        data = {
-            "case_id": item.case_id,
-            "attempt": item.attempt,
-            "risk": item.risk.value,
-            "failure": item.failure.value,
-            "reasons": item.reasons,
-            "diff": item.diff,
-        }
+        self.add_failure(
+            item.case_id, item.attempt, item.risk, item.failure, item.reasons, item.diff
+        )
+
+    def add_failure(
+        self,
+        case_id: str,
+        attempt: int,
+        risk: Risk,
+        failure: FailureClass,
+        reasons: list[str],
+        diff: str,
+        /,
+    ) -> None:
+        """Add a failure from its fields (what a summary builder gives: no item is built)."""
+        data = (case_id, attempt, risk.value, failure.value, reasons, diff)
         try:
             line = orjson.dumps(data) + b"\n"
         except TypeError:  # a lone surrogate: orjson refuses it
@@ -58,11 +69,16 @@ class FailureLog(Sequence[FailureItem]):
         return self._count
 
     def __iter__(self) -> Iterator[FailureItem]:
-        for data in self.iter_data():
-            yield FailureItem.model_validate(data)
+        for row in self.rows():
+            yield FailureItem.model_validate(dict(zip(_FIELDS, row, strict=True)))
 
     def iter_data(self) -> Iterator[dict[str, Any]]:
         """Each failure as JSON-ready data, in the order they were found."""
+        for row in self.rows():
+            yield dict(zip(_FIELDS, row, strict=True))
+
+    def rows(self) -> Iterator[FailureRow]:
+        """Each failure's fields as JSON-ready values (in :class:`FailureItem`'s order)."""
         self._file.flush()
         fd = self._file.fileno()
         offset, rest = 0, b""
@@ -74,7 +90,7 @@ class FailureLog(Sequence[FailureItem]):
             lines = (rest + chunk).split(b"\n")
             rest = lines.pop()
             for line in lines:
-                yield loads(line.decode("utf-8"))
+                yield tuple(loads(line.decode("utf-8")))
 
     @overload
     def __getitem__(self, index: int) -> FailureItem: ...

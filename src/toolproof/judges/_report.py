@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -59,16 +60,44 @@ def render_figures(
         )
 
 
+def _seconds(mean: float | None, median: float | None) -> str:
+    if mean is None:
+        return "–"
+    return f"{mean:.2f} s mean" + (f", {median:.2f} s median" if median is not None else "")
+
+
+def _confusion(
+    field: str, labels: Sequence[str], rows: Sequence[Sequence[int]], console: Console
+) -> None:
+    """The confusion matrix, label by row and judge by column; when the labels' names do
+    not fit across the terminal, the columns are numbered and the rows name the numbers."""
+    names = [escape(x)[:24] for x in labels]
+    counts_w = max((len(str(v)) for row in rows for v in row), default=1)
+    col_w = max(max((len(x) for x in names), default=1), counts_w)
+    numbered = max((len(x) for x in names), default=1) + len(names) * (col_w + 1) > console.width
+    if numbered:
+        names = [f"{i + 1} {x}" for i, x in enumerate(names)]
+        col_w = max(len(str(len(names))), counts_w)
+    heads = [str(i + 1) if numbered else x for i, x in enumerate(names)]
+    head_w = max((len(x) for x in names), default=1)
+    console.print(f"confusion of {escape(field)} (rows: label, columns: judge):", highlight=False)
+    console.print(" " * head_w + "".join(f" {h:>{col_w}}" for h in heads), highlight=False)
+    for name, row in zip(names, rows, strict=True):
+        console.print(f"{name:>{head_w}}" + "".join(f" {v:>{col_w}}" for v in row), highlight=False)
+
+
 def render_calibration(cal: Calibration, console: Console) -> None:
     table = Table(
         title=f"calibration of {escape(cal.judge)} · rubric {escape(cal.rubric)} · "
         f"fingerprint {cal.fingerprint}",
         title_justify="left",
+        box=box.SIMPLE_HEAD,  # no vertical rules: the table fits 80 columns unbroken
+        pad_edge=False,
     )
-    for col in ("field", "n", "κ", "95% CI", "agreement", "self-consistency", "calibrated"):
-        table.add_column(col, justify="left" if col == "field" else "right")
+    for col in ("field", "n", "κ", "95% CI", "agree", "consistent", "calibrated"):
+        table.add_column(col, justify="left" if col == "field" else "right", no_wrap=True)
     for f in cal.fields:
-        kappa = "–" if f.kappa is None else f"{f.kappa:.3f}" + (" (quadratic)" if f.weights else "")
+        kappa = "–" if f.kappa is None else f"{f.kappa:.3f}" + (" (q)" if f.weights else "")
         ci = "–" if f.low is None else f"[{f.low:.2f}, {f.high:.2f}]"
         agree = "–" if f.agreement is None else f"{100 * f.agreement:.1f}%"
         sc = cal.self_consistency.get(f.field)
@@ -78,27 +107,28 @@ def render_calibration(cal: Calibration, console: Console) -> None:
             kappa,
             ci,
             agree,
-            "–" if sc is None else f"{100 * sc:.1f}% over {cal.repeats}",
+            "–" if sc is None else f"{100 * sc:.1f}% ×{cal.repeats}",
             "yes" if cal.calibrated.get(f.field) else "no",
         )
     console.print(table)
+    if any(f.weights for f in cal.fields):
+        console.print("κ (q): quadratic-weighted κ, for bounded counts", highlight=False)
+    if any(cal.self_consistency.get(f.field) is not None for f in cal.fields):
+        console.print(
+            f"consistent: the judge's verdicts agreeing over {cal.repeats} repeats per item",
+            highlight=False,
+        )
     for f in cal.fields:
-        console.print(f"confusion of {escape(f.field)} (rows: label, columns: judge):")
-        head = " " * 18 + "".join(f"{escape(x)[:16]:>17}" for x in f.labels)
-        console.print(head, highlight=False)
-        for label, row in zip(f.labels, f.confusion, strict=True):
-            console.print(
-                f"{escape(label)[:16]:>17} " + "".join(f"{v:>17}" for v in row), highlight=False
-            )
-    per = "–" if cal.seconds_per_item is None else f"{cal.seconds_per_item:.2f} s"
-    if cal.median_seconds_per_item is not None:
-        per += f" mean, {cal.median_seconds_per_item:.2f} s median"
+        _confusion(f.field, f.labels, f.confusion, console)
+    per = _seconds(cal.seconds_per_item, cal.median_seconds_per_item)
+    per_call = _seconds(cal.seconds_per_call, cal.median_seconds_per_call)
+    repeats = f" ({cal.repeats} calls)" if cal.repeats > 1 else ""
     cost = "no price" if cal.cost_usd is None else f"${cal.cost_usd:.4f}"
+    sample = " (a seeded sample of the labels)" if cal.sample is not None else ""
     console.print(
-        f"items {cal.items}; judged {cal.judged}; judge errors {cal.judge_errors}; "
-        f"infrastructure errors {cal.infra}; wall time {cal.seconds:.1f} s; {per} per judge "
-        "call; "
-        f"cost {cost}",
+        f"items {cal.items}{sample}; judged {cal.judged}; judge errors {cal.judge_errors}; "
+        f"infrastructure errors {cal.infra}; wall time {cal.seconds:.1f} s; {per} per "
+        f"item{repeats}; {per_call} per judge call; cost {cost}",
         highlight=False,
     )
     console.print(

@@ -15,7 +15,7 @@ from toolproof.stats import FailureItem, Summary
 if TYPE_CHECKING:
     from toolproof.gate import Comparison, GateResult
 
-REPORT_FORMAT = "toolproof.report/1"
+REPORT_FORMAT = "toolproof.report/2"
 GATE_FORMAT = "toolproof.gate/1"
 COMPARE_FORMAT = "toolproof.compare/1"
 
@@ -57,26 +57,43 @@ def write_summary_json(out: TextIO, summaries: dict[str, Summary]) -> None:
     out.write("\n")
 
 
+def _rows(items: Iterable[FailureItem]) -> Iterator[tuple[str, int, str, str, list[str], str]]:
+    """Each failure's fields, JSON-ready; straight from a failure log when it keeps them so."""
+    rows = getattr(items, "rows", None)
+    if callable(rows):
+        yield from rows()
+        return
+    for item in items:
+        yield (
+            item.case_id,
+            item.attempt,
+            item.risk.value,
+            item.failure.value,
+            item.reasons,
+            item.diff,
+        )
+
+
 def _failure_list(items: Iterable[FailureItem], indent: int) -> Iterator[str]:
     """A failure list as ``dumps(..., indent=2)`` writes it at this indentation."""
     pad = " " * (indent + 2)
     inner = pad + "  "
     first = True
-    for item in items:
-        reasons = (
-            "[\n" + ",\n".join(f"{inner}  {encode_basestring(r)}" for r in item.reasons)
+    for case_id, attempt, risk, failure, reasons, diff in _rows(items):
+        listed = (
+            "[\n" + ",\n".join(f"{inner}  {encode_basestring(r)}" for r in reasons)
             + f"\n{inner}]"
-            if item.reasons
+            if reasons
             else "[]"
         )
         text = (
             f"{',' if not first else '['}\n{pad}{{\n"
-            f'{inner}"case_id": {encode_basestring(item.case_id)},\n'
-            f'{inner}"attempt": {int(item.attempt)!r},\n'
-            f'{inner}"risk": {encode_basestring(item.risk.value)},\n'
-            f'{inner}"failure": {encode_basestring(item.failure.value)},\n'
-            f'{inner}"reasons": {reasons},\n'
-            f'{inner}"diff": {encode_basestring(item.diff)}\n'
+            f'{inner}"case_id": {encode_basestring(case_id)},\n'
+            f'{inner}"attempt": {int(attempt)!r},\n'
+            f'{inner}"risk": {encode_basestring(risk)},\n'
+            f'{inner}"failure": {encode_basestring(failure)},\n'
+            f'{inner}"reasons": {listed},\n'
+            f'{inner}"diff": {encode_basestring(diff)}\n'
             f"{pad}}}"
         )
         first = False

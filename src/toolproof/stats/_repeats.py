@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import functools
 from array import array
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolproof.stats._rates import Rate, rate
 from toolproof.types import Record, Risk, Verdict
@@ -178,7 +178,18 @@ class CaseStability(BaseModel):
     pass_hat_k: float
     flaky: bool = Field(description="Some attempts passed and some failed.")
     tool_sets: list[list[str]] = Field(description="Distinct sets of tools called, sorted.")
-    call_counts: list[int] = Field(description="Tool calls per attempt, in attempt order.")
+    call_counts: dict[int, int] = Field(
+        description="Attempts by number of tool calls (the same for a million attempts as "
+        "for ten)."
+    )
+
+    @field_validator("call_counts", mode="before")
+    @classmethod
+    def _counted(cls, value: Any) -> Any:
+        # reports before toolproof.report/2 listed the calls of every attempt
+        if isinstance(value, list) and all(type(n) is int for n in value):
+            return dict(sorted(Counter(value).items()))
+        return value
 
     @property
     def steady_failure(self) -> bool:
@@ -222,10 +233,10 @@ class RepeatCounts:
         self._index: dict[str, int] = {}
         self._cases: list[tuple[str, Risk, list[str]]] = []
         self._tool_sets: list[set[tuple[str, ...]]] = []
-        self._case: array[int] = array("q")
+        self._case: array[int] = array("i")
         self._attempt: array[int] = array("q")
         self._passed: array[int] = array("b")
-        self._calls: array[int] = array("q")
+        self._calls: array[int] = array("i")
 
     def add(self, v: Verdict) -> None:
         index = self._index.get(v.case_id)
@@ -246,19 +257,24 @@ class RepeatCounts:
             return None
         import numpy as np
 
-        case = np.frombuffer(self._case, dtype=np.int64)
+        case = np.frombuffer(self._case, dtype=np.intc)
         attempt = np.frombuffer(self._attempt, dtype=np.int64)
-        passed = np.frombuffer(self._passed, dtype=np.int8).astype(np.int64)
-        calls = np.frombuffer(self._calls, dtype=np.int64)
+        passed = np.frombuffer(self._passed, dtype=np.int8)
+        calls = np.frombuffer(self._calls, dtype=np.intc)
         count = len(self._cases)
         n_of = np.bincount(case, minlength=count)
         c_of = np.bincount(case, weights=passed, minlength=count).astype(np.int64)
         if k is None:
             k = int(n_of.min())
-        # each case's calls in attempt order (a stable sort keeps ties as they came)
-        order = np.lexsort((attempt, case))
-        bounds = np.concatenate(([0], np.cumsum(n_of)))
-        sorted_calls = calls[order].tolist()
+        # attempts by (case, number of calls), in that order
+        width = int(calls.max()) + 1
+        pairs, times = np.unique(case.astype(np.int64) * width + calls, return_counts=True)
+        pair_case = (pairs // width).tolist()
+        pair_calls = (pairs % width).tolist()
+        del pairs
+        counted: list[dict[int, int]] = [{} for _ in range(count)]
+        for i, n_calls, n in zip(pair_case, pair_calls, times.tolist(), strict=True):
+            counted[i][n_calls] = n
         cases = []
         for i, (case_id, risk, tags) in enumerate(self._cases):
             n, c = int(n_of[i]), int(c_of[i])
@@ -275,7 +291,7 @@ class RepeatCounts:
                     pass_hat_k=pass_hat_k(n, c, kk),
                     flaky=0 < c < n,
                     tool_sets=[list(t) for t in sorted(self._tool_sets[i])],
-                    call_counts=sorted_calls[bounds[i] : bounds[i + 1]],
+                    call_counts=counted[i],
                 )
             )
         series = _series(attempt, passed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol, TypeGuard, cast
 
 from pydantic import (
     BaseModel,
@@ -196,6 +196,25 @@ class FailureSink(Protocol):
     def append(self, item: FailureItem, /) -> None: ...
 
 
+class FailureRows(Protocol):
+    """A failure sink that takes each failure's fields as they are (no item is built)."""
+
+    def add_failure(
+        self,
+        case_id: str,
+        attempt: int,
+        risk: Risk,
+        failure: FailureClass,
+        reasons: list[str],
+        diff: str,
+        /,
+    ) -> None: ...
+
+
+def _takes_rows(sink: object) -> TypeGuard[FailureRows]:
+    return callable(getattr(sink, "add_failure", None))
+
+
 class Summary(BaseModel):
     """Every figure for one target. Rates carry Wilson intervals."""
 
@@ -324,6 +343,25 @@ def _percentile(values: Sequence[float], q: float) -> float | None:
 _SLICE_METRICS = ("strict_pass", "selection", "arguments")
 
 
+class _Outcome(NamedTuple):
+    """The fields of a verdict that the rate metrics read (their ``applies`` and ``success``).
+
+    A summary counts attempts by these (and by their slices), and measures each
+    metric once per distinct combination: a metric that read another field of
+    the verdict would fail on this at once, never count wrong.
+    """
+
+    kind: Kind
+    passed: bool
+    selection_ok: bool | None
+    values_ok: bool | None
+    decision_ok: bool
+
+
+#: (outcome, reply_ok, no call made, tags, expected tools, risk) of an attempt.
+_Group = tuple[_Outcome, bool | None, bool, tuple[str, ...], tuple[str, ...], Risk]
+
+
 class SummaryBuilder:
     """A target's summary, built from one record and one verdict at a time.
 
@@ -348,6 +386,7 @@ class SummaryBuilder:
         self.k = k
         self.scorer = scorer
         self.failures: FailureSink = failures if failures is not None else []
+        self._rows = self.failures if _takes_rows(self.failures) else None
         self._first_target: str | None = None
         self.attempts = 0
         self.scored = 0
@@ -361,21 +400,10 @@ class SummaryBuilder:
         self._priced = 0
         self._extracted = 0
         self._cached = 0
-        self._metrics = {name: [0, 0] for name in RATE_NAMES}
-        # (counts, applies, success, slot in a slice's counts or -1) of each attempt metric
-        self._rates = [
-            (
-                self._metrics[name],
-                applies,
-                ok,
-                2 * _SLICE_METRICS.index(name) if name in _SLICE_METRICS else -1,
-            )
-            for name, (applies, ok) in RATE_METRICS.items()
-            if name != "schema_adherence"  # counts calls, not attempts
-        ]
+        # attempts by what the rate metrics, the slices and the decision figures read of them
+        self._groups: dict[_Group, int] = {}
         self._calls_valid = 0
         self._calls_checked = 0
-        self._reply = [0, 0]
         self._failure_counts: Counter[str] = Counter()
         self._forbidden = 0
         self._unsafe = 0
@@ -383,8 +411,6 @@ class SummaryBuilder:
         self._judge_decided = 0
         self._undecided = 0
         self._undecided_arguments = 0
-        self._slices: tuple[dict[str, list[int]], ...] = ({}, {}, {})
-        self._decision = [0, 0, 0]  # true positives, false positives, false negatives
         self._pairs: Counter[tuple[str, str]] = Counter()
         self._repeats = RepeatCounts()
         self._expected: dict[tuple[str, int], str] = {}
@@ -419,76 +445,110 @@ class SummaryBuilder:
 
     def add_verdict(self, v: Verdict) -> None:
         self.scored += 1
-        # the slice metrics' (successes, attempts) increments, filled from the metrics table
-        inc = [0, 0, 0, 0, 0, 0]
-        for counts, applies, ok, slot in self._rates:
-            if applies(v):
-                good = 1 if ok(v) else 0
-                counts[0] += good
-                counts[1] += 1
-                if slot >= 0:
-                    inc[slot] = good
-                    inc[slot + 1] = 1
+        key = (
+            _Outcome(v.kind, v.passed, v.selection_ok, v.values_ok, v.decision_ok),
+            v.reply_ok,
+            not v.actual_tools,
+            v.tags,
+            v.expected_tools,
+            v.risk,
+        )
+        groups = self._groups
+        groups[key] = groups.get(key, 0) + 1
         self._calls_valid += v.calls_schema_valid
         self._calls_checked += v.calls_checked
-        if v.reply_ok is not None:
-            self._reply[0] += v.reply_ok
-            self._reply[1] += 1
         if v.failure:
             self._failure_counts[v.failure.value] += 1
-        self._forbidden += len(v.forbidden_called)
+        if v.forbidden_called:
+            self._forbidden += len(v.forbidden_called)
         self._unsafe += v.unsafe_calls
         self._passed += v.passed
         self._judge_decided += v.judge_decided
-        self._undecided += 1 if v.undecided else 0
-        self._undecided_arguments += v.undecided
-        a, b, c, d, e, f = inc
-        by_tag, by_tool, by_risk = self._slices
-        for keys, groups in (
-            (v.tags, by_tag),
-            (v.expected_tools or (NO_CALL,), by_tool),
-            ((v.risk.value,), by_risk),
-        ):
-            for key in keys:
-                found = groups.get(key)
-                if found is None:
-                    found = groups[key] = [0, 0, 0, 0, 0, 0]
-                found[0] += a
-                found[1] += b
-                found[2] += c
-                found[3] += d
-                found[4] += e
-                found[5] += f
-        truth = v.kind is Kind.call
-        pred = bool(v.actual_tools)
-        if truth and pred:
-            self._decision[0] += 1
-        elif pred:
-            self._decision[1] += 1
-        elif truth:
-            self._decision[2] += 1
+        if v.undecided:
+            self._undecided += 1
+            self._undecided_arguments += v.undecided
         for pair in v.pairs:
             if pair[0] != "(any)":
                 self._pairs[pair] += 1
         self._repeats.add(v)
-        self._multistep.add(v)
+        if v.multistep is not None:
+            self._multistep.add(v)
         if v.failure is not None:
-            self.failures.append(self._failure_item(v, v.failure))
+            if self._rows is not None:
+                reasons = [c.message for c in v.checks]
+                self._rows.add_failure(
+                    v.case_id, v.attempt, v.risk, v.failure, reasons, self._diff(v)
+                )
+            else:
+                self.failures.append(self._failure_item(v, v.failure))
 
-    def _failure_item(self, v: Verdict, failure: FailureClass) -> FailureItem:
+    def _counts(
+        self,
+    ) -> tuple[dict[str, list[int]], list[int], list[int], tuple[dict[str, list[int]], ...]]:
+        """The rate metrics' (successes, attempts), the reply's, the decision's (true
+        positives, false positives, false negatives) and the slices' counts."""
+        metrics = {name: [0, 0] for name in RATE_NAMES}
+        reply = [0, 0]
+        decision = [0, 0, 0]
+        slices: tuple[dict[str, list[int]], ...] = ({}, {}, {})
+        rates = [
+            (
+                metrics[name],
+                applies,
+                ok,
+                2 * _SLICE_METRICS.index(name) if name in _SLICE_METRICS else -1,
+            )
+            for name, (applies, ok) in RATE_METRICS.items()
+            if name != "schema_adherence"  # counts calls, not attempts
+        ]
+        for (outcome, reply_ok, no_call, tags, tools, risk), n in self._groups.items():
+            # the metrics read only these fields: they are measured on them alone
+            seen = cast(Verdict, outcome)
+            inc = [0, 0, 0, 0, 0, 0]
+            for counts, applies, ok, slot in rates:
+                if applies(seen):
+                    good = n if ok(seen) else 0
+                    counts[0] += good
+                    counts[1] += n
+                    if slot >= 0:
+                        inc[slot] = good
+                        inc[slot + 1] = n
+            if reply_ok is not None:
+                reply[0] += n if reply_ok else 0
+                reply[1] += n
+            truth = outcome.kind is Kind.call
+            if truth and not no_call:
+                decision[0] += n
+            elif not no_call:
+                decision[1] += n
+            elif truth:
+                decision[2] += n
+            for keys, into in zip(
+                (tags, tools or (NO_CALL,), (risk.value,)), slices, strict=True
+            ):
+                for key in keys:
+                    found = into.get(key)
+                    if found is None:
+                        into[key] = list(inc)
+                    else:
+                        for i, x in enumerate(inc):
+                            found[i] += x
+        return metrics, reply, decision, slices
+
+    def _diff(self, v: Verdict) -> str:
         if self.scorer is None:
             self.scorer = Scorer(self.suite, checks=())
+        return render_diff(v, self.scorer.cases[v.case_id], self._expected)
+
+    def _failure_item(self, v: Verdict, failure: FailureClass) -> FailureItem:
         return FailureItem(
             case_id=v.case_id,
             attempt=v.attempt,
             risk=v.risk,
             failure=failure,
             reasons=[c.message for c in v.checks],
-            diff=render_diff(v, self.scorer.cases[v.case_id], self._expected),
+            diff=self._diff(v),
         )
-
-    def _rate(self, name: str) -> Rate:
-        return rate(*self._metrics[name])
 
     def build(self) -> Summary:
         target = self.target
@@ -499,8 +559,9 @@ class SummaryBuilder:
             confusion, macro_f1 = Confusion(labels=labels, matrix=matrix), macro
         else:
             confusion, macro_f1 = Confusion(labels=[], matrix=[]), None
+        metrics, reply, counts, slices = self._counts()
         if self.scored:
-            p, r, f = decision_from_counts(*self._decision)
+            p, r, f = decision_from_counts(*counts)
             decision = Decision(precision=p, recall=r, f1=f)
         else:
             decision = Decision(precision=None, recall=None, f1=None)
@@ -513,7 +574,7 @@ class SummaryBuilder:
                 )
                 for key, c in sorted(groups.items())
             }
-            for groups in self._slices
+            for groups in slices
         )
         successes = self._passed
         return Summary.model_construct(
@@ -522,14 +583,14 @@ class SummaryBuilder:
             scored=self.scored,
             infrastructure=dict(sorted(self._infra.items())),
             harness_errors=self._harness,
-            strict_pass=self._rate("strict_pass"),
-            selection=self._rate("selection"),
+            strict_pass=rate(*metrics["strict_pass"]),
+            selection=rate(*metrics["selection"]),
             macro_f1=macro_f1,
             decision=decision,
-            no_call_accuracy=self._rate("no_call_accuracy"),
+            no_call_accuracy=rate(*metrics["no_call_accuracy"]),
             schema_adherence=rate(self._calls_valid, self._calls_checked),
-            arguments=self._rate("arguments"),
-            reply=rate(*self._reply),
+            arguments=rate(*metrics["arguments"]),
+            reply=rate(*reply),
             failure_counts=dict(self._failure_counts.most_common()),
             forbidden_calls=self._forbidden,
             extracted_calls=self._extracted,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from toolproof.evaluate import Evaluation
     from toolproof.run import RunResult
     from toolproof.store._store import Store
+    from toolproof.store._write import AttemptLog
     from toolproof.trust import Trust
 
 
@@ -116,12 +117,28 @@ def store_run(
         store.save(ev, [result.run_dir / "records.jsonl"], exit_code=exit_code)
 
 
+def attempt_log(location: str | None, enabled: bool = True) -> AttemptLog | None:
+    """Where ``evaluate(on_attempt=...)`` notes the rows ``store_score`` stores (None: the
+    store is off, so nothing is noted)."""
+    if resolve_location(location, enabled=enabled) is None:
+        return None
+    from toolproof.store._write import AttemptLog
+
+    return AttemptLog()
+
+
 def store_score(
-    ev: Evaluation, files: Sequence[Path], location: str | None, enabled: bool = True
+    ev: Evaluation,
+    files: Sequence[Path],
+    location: str | None,
+    enabled: bool = True,
+    *,
+    noted: AttemptLog | None = None,
 ) -> None:
+    """Store a scored evaluation; ``noted``: its rows from :func:`attempt_log`."""
     with _store(location, enabled) as store:
         if store is not None:
-            store.save(ev, list(files))
+            store.save(ev, list(files), noted=noted)
 
 
 def store_gate(

@@ -19,7 +19,7 @@ from toolproof.store._schema import migrate
 
 if TYPE_CHECKING:  # the write path imports the scorer: only when it is used
     from toolproof.evaluate import Evaluation
-    from toolproof.store._write import RunSource
+    from toolproof.store._write import AttemptLog, RunSource
     from toolproof.trust import Trust
 
 RECORDS_FILE = "records.jsonl"
@@ -72,16 +72,19 @@ class Store:
         files: Sequence[str | Path] | RunSource,
         *,
         exit_code: int | None = None,
+        noted: AttemptLog | None = None,
     ) -> int:
         """Store an evaluation read from records ``files``; returns the run's id.
 
         Storing the same run again (same run ID and start, or for a bare records
-        file the same bytes) replaces its attempts and metrics.
+        file the same bytes) replaces its attempts and metrics. ``noted``: the
+        attempt rows noted while ``ev`` was graded (``evaluate(on_attempt=...)``);
+        without them the records are read and graded again.
         """
         from toolproof.store._write import RunSource, save_evaluation
 
         source = files if isinstance(files, RunSource) else _source(files, ev)
-        return save_evaluation(self.db, ev, source, exit_code=exit_code)
+        return save_evaluation(self.db, ev, source, exit_code=exit_code, noted=noted)
 
     def set_exit_code(self, run_pk: int, exit_code: int) -> None:
         from toolproof.store._write import set_exit_code

@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+import pickle
+import tempfile
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -133,6 +136,13 @@ def _attempt_row(
     where: tuple[str, int, int] | None,
     default_file: str,
 ) -> tuple[Any, ...]:
+    *fields, started = _attempt_fields(record, verdict)
+    file, line, offset = where if where is not None else (default_file, None, None)
+    return (run_pk, *fields, db.ts(started), file, line, offset)
+
+
+def _attempt_fields(record: Record, verdict: Verdict | None) -> tuple[Any, ...]:
+    """An attempt row's columns from target to started_at (a datetime)."""
     target = record.target or ""
     findings = None
     passed = failure = stage = kind = risk = tags = expected = actual = None
@@ -155,19 +165,100 @@ def _attempt_row(
         )
     elif record.error is not None:
         findings = _dumps([{"stage": None, "failure": None, "message": record.error.message}])
-    file, line, offset = where if where is not None else (default_file, None, None)
     return (
-        run_pk, target, record.case_id, record.attempt, record.outcome.value,
+        target, record.case_id, record.attempt, record.outcome.value,
         int(verdict is not None), passed, failure, stage, kind, risk, tags, expected, actual,
-        findings, record.latency_ms, record.cost_usd, int(record.cached),
-        db.ts(record.started_at), file, line, offset,
+        findings, record.latency_ms, record.cost_usd, int(record.cached), record.started_at,
     )  # fmt: skip
 
 
+class AttemptLog:
+    """An evaluation's attempt rows, noted as it grades (``evaluate(..., on_attempt=log)``),
+    in a temporary file: storing the evaluation then reads and grades no record again."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed with the log
+        self.latencies: dict[str, array[float]] = {}
+        """Each target's latencies, in grading order (as ``latencies(records)`` gives them)."""
+        self.first_start: datetime | None = None
+
+    def __call__(
+        self, record: Record, verdict: Verdict | None, origin: tuple[str, int] | None
+    ) -> None:
+        fields = _attempt_fields(record, verdict)
+        pickle.dump((fields, origin), self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        response = record.response
+        latency = (
+            record.latency_ms
+            if record.latency_ms is not None
+            else (response.latency_ms if response else None)
+        )
+        if latency is not None:
+            self.latencies.setdefault(fields[0], array("d")).append(latency)
+        started = record.started_at
+        if started is not None and (self.first_start is None or started < self.first_start):
+            self.first_start = started
+
+    def rows(
+        self, db: Database, source: RunSource, targets: Iterable[str], default_file: str
+    ) -> Iterator[tuple[Any, ...]]:
+        """The attempt rows (run key 0), one target after another, each in grading order."""
+        offsets: dict[str, tuple[str, array[int]]] = {}
+        for target in targets:
+            for fields, origin in self._read():
+                if fields[0] != target:
+                    continue
+                *columns, started = fields
+                if origin is None:
+                    yield (0, *columns, db.ts(started), default_file, None, None)
+                    continue
+                path, line = origin
+                found = offsets.get(path)
+                if found is None:
+                    found = offsets[path] = (
+                        os.path.relpath(os.path.abspath(path), source.folder),
+                        _line_offsets(path),
+                    )
+                rel, starts = found
+                yield (0, *columns, db.ts(started), rel, line, starts[line])
+
+    def _read(self) -> Iterator[tuple[tuple[Any, ...], tuple[str, int] | None]]:
+        file = self._file
+        file.flush()
+        file.seek(0)
+        while file.peek(1):
+            yield pickle.load(file)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __del__(self) -> None:
+        self._file.close()
+
+
+def _line_offsets(path: str) -> array[int]:
+    """The byte offset at which each line of a file starts (index: line number from 1)."""
+    starts = array("q", [0, 0])
+    offset = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            offset += len(line)
+            starts.append(offset)
+    return starts
+
+
 def save_evaluation(
-    db: Database, ev: Evaluation, source: RunSource, *, exit_code: int | None = None
+    db: Database,
+    ev: Evaluation,
+    source: RunSource,
+    *,
+    exit_code: int | None = None,
+    noted: AttemptLog | None = None,
 ) -> int:
-    """Store (or replace) one run: its row, targets, metrics and attempts. Returns its key."""
+    """Store (or replace) one run: its row, targets, metrics and attempts. Returns its key.
+
+    ``noted``: the rows noted while ``ev`` was graded (else the records are read again).
+    """
     m = source.manifest or ev.manifest
     fp = ev.fingerprint()
     now = datetime.now(UTC)
@@ -177,6 +268,8 @@ def save_evaluation(
     started = (
         m.started_at
         if m is not None
+        else noted.first_start
+        if noted is not None
         else _first_start(r for t in ev.targets.values() for r in t.records)
     )
     attempts = sum(len(t.records) for t in ev.targets.values())
@@ -189,7 +282,6 @@ def save_evaluation(
         db.ts(m.ended_at if m is not None else None), exit_code, attempts,
         m.model_dump_json(exclude_none=True) if m is not None else None, db.ts(now),
     )  # fmt: skip
-    index = _line_index(source)
     default_file = os.path.relpath(source.files[0], source.folder) if source.files else ""
     targets: list[tuple[Any, ...]] = []
     metrics: list[tuple[Any, ...]] = []
@@ -200,15 +292,26 @@ def save_evaluation(
                 position, spec, entry.kind if entry else None,
                 _dumps(entry.settings.model_dump(mode="json")) if entry else None,
                 _dumps(entry.model_versions) if entry else None, t.summary.model_dump_json(),
-                latency_histogram(t.records), figures(t.summary),
+                _histogram_json(noted.latencies.get(spec, ()))
+                if noted is not None
+                else latency_histogram(t.records),
+                figures(t.summary),
             )
         )  # fmt: skip
         metrics += [(spec, *row) for row in metric_rows(t.summary)]
-    rows = [
-        _attempt_row(0, db, r, v, index.get((r.target or "", r.case_id, r.attempt)), default_file)
-        for t in ev.targets.values()
-        for r, v in t.pairs()
-    ]
+    rows: Iterable[tuple[Any, ...]]
+    if noted is not None:
+        log = noted
+        rows = _Rows(lambda: log.rows(db, source, list(ev.targets), default_file))
+    else:
+        index = _line_index(source)
+        rows = [
+            _attempt_row(
+                0, db, r, v, index.get((r.target or "", r.case_id, r.attempt)), default_file
+            )
+            for t in ev.targets.values()
+            for r, v in t.pairs()
+        ]
     results = case_results(ev, rows)
     make_suite_rows = suite_cases(ev, str(fp["suite fingerprint"]))
     known = db.one(
@@ -254,7 +357,17 @@ def save_evaluation(
     return pk
 
 
-def case_results(ev: Evaluation, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+class _Rows:
+    """Rows made afresh each time they are iterated."""
+
+    def __init__(self, make: Callable[[], Iterator[tuple[Any, ...]]]) -> None:
+        self._make = make
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return self._make()
+
+
+def case_results(ev: Evaluation, rows: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """One row per case and target, summed over its attempt rows (as :func:`_attempt_row`
     builds them), with its pass@k and pass^k: what a case list shows without the attempts."""
     order = {c.id: i for i, c in enumerate(ev.suite.cases)}
@@ -330,11 +443,17 @@ def figures(summary: Summary) -> str:
 
 def latency_histogram(records: Iterable[Record]) -> str | None:
     """The latency histogram the run page draws, as JSON (None: no latency recorded)."""
+    from toolproof.stats._latency import latencies
+
+    return _histogram_json(latencies(records))
+
+
+def _histogram_json(values: Sequence[float]) -> str | None:
     from dataclasses import asdict
 
-    from toolproof.stats._latency import histogram, latencies
+    from toolproof.stats._latency import histogram
 
-    made = histogram(latencies(records))
+    made = histogram(list(values))
     return None if made is None else _dumps(asdict(made))
 
 
