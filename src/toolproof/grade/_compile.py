@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from toolproof.match import Context, Matcher, SpecError, compile_value, context, show
-from toolproof.match._matchers import ObjectMatcher, apply_default
+from toolproof.match._matchers import Exact, ObjectMatcher, apply_default
 from toolproof.types import Case, Kind, Order, Risk, Suite, SuiteTool
 
 
@@ -59,6 +60,59 @@ class ToolIndex(dict[str, SuiteTool]):
         )
 
 
+class ArgMemo:
+    """Compiled expected arguments, shared by the cases of one suite.
+
+    Cases repeat expected values (the same mode, filter or ``ignore`` for the
+    same tool), so each distinct (tools, parameter, value) is compiled once:
+    the matcher, or the SpecError it raises, is kept and handed to every case
+    that asks again. Matchers hold no per-case state, so sharing them is safe.
+    It applies to the tool index and context it was made for, and to cases
+    without their own tool definitions (they change the tools' defaults).
+    """
+
+    __slots__ = ("by_name", "ctx", "entries")
+
+    def __init__(self, by_name: ToolIndex, ctx: Context) -> None:
+        self.by_name = by_name
+        self.ctx = ctx
+        self.entries: dict[Hashable, Matcher | SpecError] = {}
+
+
+UNFROZEN: Hashable = object()
+#: Plain values that compile to Exact as they are (as in compile_value; float is not: NaN).
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def frozen(value: Any) -> Hashable:
+    """A hashable form of a JSON value, equal only for values written alike.
+
+    ``1``, ``1.0``, ``True`` and ``-0.0`` stay apart (their messages differ),
+    and key order is kept. ``UNFROZEN`` for anything not read from JSON or
+    YAML (such a value is never memoised).
+    """
+    kind = type(value)
+    if kind is str:
+        text: str = value
+        return text
+    if kind is dict:
+        items = []
+        for k, v in value.items():
+            f = frozen(v)
+            if f is UNFROZEN or type(k) is not str:
+                return UNFROZEN
+            items.append((k, f))
+        return (dict, tuple(items))
+    if kind is list:
+        out = tuple(frozen(v) for v in value)
+        return UNFROZEN if UNFROZEN in out else (list, out)
+    if kind is float:
+        return (float, repr(value))
+    if kind is int or kind is bool or value is None:
+        return (kind, value)
+    return UNFROZEN
+
+
 def _tool_sets(
     case: Case, suite: Suite, by_name: dict[str, SuiteTool]
 ) -> tuple[frozenset[str], frozenset[str]]:
@@ -80,16 +134,42 @@ def _compile_args(
     extra: bool,
     ctx: Context,
     tool: str = "",
+    memo: ArgMemo | None = None,
+    tools: tuple[str, ...] = (),
 ) -> ObjectMatcher:
+    """``memo``: compiled values of the cases compiled before (``tools``: the call's tools)."""
     fields: dict[str, Matcher] = {}
     for key, spec in args.items():
-        # a judge that decides this argument is told which tool and parameter it is
-        at = replace(ctx, argument=(tool, key)) if ctx.decisions is not None else ctx
-        try:
-            fields[key] = compile_value(apply_default(spec, tool_defaults.get(key)), at)
-        except SpecError as exc:
-            raise SpecError(str(exc), ("args", key, *exc.path)) from None
+        if type(spec) in _PLAIN and key not in tool_defaults:
+            fields[key] = Exact(spec)  # what compile_value makes of it, without the lookups
+            continue
+        if memo is not None:
+            held = frozen(spec)
+            if held is not UNFROZEN:
+                found = memo.entries.get(entry := (tools, key, held))
+                if found is None:
+                    found = memo.entries[entry] = _compile_arg(spec, key, tool_defaults, ctx, tool)
+                if isinstance(found, SpecError):
+                    raise SpecError(str(found), ("args", key, *found.path))
+                fields[key] = found
+                continue
+        compiled = _compile_arg(spec, key, tool_defaults, ctx, tool)
+        if isinstance(compiled, SpecError):
+            raise SpecError(str(compiled), ("args", key, *compiled.path))
+        fields[key] = compiled
     return ObjectMatcher(fields, extra)
+
+
+def _compile_arg(
+    spec: Any, key: str, tool_defaults: dict[str, Any], ctx: Context, tool: str
+) -> Matcher | SpecError:
+    """One expected argument's matcher, or the SpecError (path inside the value) it raises."""
+    # a judge that decides this argument is told which tool and parameter it is
+    at = replace(ctx, argument=(tool, key)) if ctx.decisions is not None else ctx
+    try:
+        return compile_value(apply_default(spec, tool_defaults.get(key)), at)
+    except SpecError as exc:
+        return exc
 
 
 def _defaults_for(tools: tuple[str, ...], by_name: dict[str, SuiteTool]) -> dict[str, Any]:
@@ -109,25 +189,48 @@ def _risk(case: Case, names: set[str], by_name: dict[str, SuiteTool]) -> Risk:
     return max(risks, key=lambda r: r.rank, default=Risk.low)
 
 
-def compile_case(
-    case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Context
-) -> CompiledCase:
-    """Compile one case. Raises SpecError with a path relative to the case.
+def compile_expectations(
+    case: Case,
+    suite: Suite,
+    by_name: dict[str, SuiteTool],
+    ctx: Context,
+    memo: ArgMemo | None = None,
+) -> None:
+    """Raise the SpecError :func:`compile_case` would raise for ``case``, if any.
 
-    ``by_name`` is the suite's tools by name; a case's own tool definitions
-    take the place of the suite's tools of the same name.
+    The part of compiling that can fail, alone: ``validate`` checks that
+    every case compiles without building what grading needs.
+    """
+    if memo is not None and (memo.by_name is not by_name or memo.ctx is not ctx):
+        memo = None
+    if case.tools and case.definitions:
+        memo = None
+        by_name = suite.tool_index(case, by_name)
+    _compile_expect(case, suite, by_name, ctx, memo)
+
+
+def _compile_expect(
+    case: Case,
+    suite: Suite,
+    by_name: dict[str, SuiteTool],
+    ctx: Context,
+    memo: ArgMemo | None,
+) -> tuple[list[list[CompiledCall]], Matcher | None]:
+    """The expected call sets and reply matcher; every SpecError compiling can raise.
+
+    ``by_name``: the tools the case may name (its own definitions included).
     """
     expect = case.expect
-    by_name = suite.tool_index(case, by_name)
     default_extra = suite.defaults.extra_args
     call_sets: list[list[CompiledCall]] = []
     for s, specs in enumerate(expect.call_sets()):
         compiled = []
         for c, spec in enumerate(specs):
             extra = default_extra if spec.extra_args is None else spec.extra_args
+            tools = spec.tools
             try:
                 args = _compile_args(
-                    spec.args, _defaults_for(spec.tools, by_name), extra, ctx, spec.tools[0]
+                    spec.args, _defaults_for(tools, by_name), extra, ctx, tools[0], memo, tools
                 )
             except SpecError as exc:
                 where: tuple[str | int, ...]
@@ -138,19 +241,43 @@ def compile_case(
                 else:
                     where = ("expect",)
                 raise SpecError(str(exc), (*where, *exc.path)) from None
-            compiled.append(CompiledCall(spec.tools, args))
+            compiled.append(CompiledCall(tools, args))
         call_sets.append(compiled)
-    count: tuple[int | None, int | None] | None = None
-    if isinstance(expect.count, int):
-        count = (expect.count, expect.count)
-    elif expect.count is not None:
-        count = (expect.count.min, expect.count.max)
     text = None
     if expect.text is not None:
         try:
             text = compile_value(expect.text, ctx)
         except SpecError as exc:
             raise SpecError(str(exc), ("expect", "text", *exc.path)) from None
+    return call_sets, text
+
+
+def compile_case(
+    case: Case,
+    suite: Suite,
+    by_name: dict[str, SuiteTool],
+    ctx: Context,
+    memo: ArgMemo | None = None,
+) -> CompiledCase:
+    """Compile one case. Raises SpecError with a path relative to the case.
+
+    ``by_name`` is the suite's tools by name; a case's own tool definitions
+    take the place of the suite's tools of the same name. ``memo``: values
+    compiled for the suite's other cases, reused (see :class:`ArgMemo`); it is
+    used only when made for this ``by_name`` and ``ctx``.
+    """
+    expect = case.expect
+    if memo is not None and (memo.by_name is not by_name or memo.ctx is not ctx):
+        memo = None
+    if case.tools and case.definitions:
+        memo = None  # the case's own tools change the defaults
+        by_name = suite.tool_index(case, by_name)
+    call_sets, text = _compile_expect(case, suite, by_name, ctx, memo)
+    count: tuple[int | None, int | None] | None = None
+    if isinstance(expect.count, int):
+        count = (expect.count, expect.count)
+    elif expect.count is not None:
+        count = (expect.count.min, expect.count.max)
     named = {t for cs in call_sets for c in cs for t in c.tools} | set(expect.forbidden)
     offered, guarded = _tool_sets(case, suite, by_name)
     expected_tools = tuple(dict.fromkeys(c.tools[0] for c in call_sets[0])) if call_sets else ()
@@ -182,10 +309,13 @@ def describe_calls(calls: list[CompiledCall]) -> str:
 
 
 __all__ = [
+    "UNFROZEN",
+    "ArgMemo",
     "CompiledCall",
     "CompiledCase",
     "ToolIndex",
     "compile_case",
+    "compile_expectations",
     "context",
     "describe_calls",
     "show",
