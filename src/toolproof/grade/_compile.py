@@ -67,50 +67,40 @@ class ArgMemo:
     same tool), so each distinct (tools, parameter, value) is compiled once:
     the matcher, or the SpecError it raises, is kept and handed to every case
     that asks again. Matchers hold no per-case state, so sharing them is safe.
-    It applies to the tool index and context it was made for, and to cases
-    without their own tool definitions (they change the tools' defaults).
+    It applies to the tool index and context it was made for, to cases
+    without their own tool definitions (they change the tools' defaults), and
+    to values read from suite files (see :func:`value_key`).
     """
 
-    __slots__ = ("by_name", "ctx", "entries")
+    __slots__ = ("by_name", "ctx", "defaults", "entries")
 
     def __init__(self, by_name: ToolIndex, ctx: Context) -> None:
         self.by_name = by_name
         self.ctx = ctx
         self.entries: dict[Hashable, Matcher | SpecError] = {}
+        self.defaults: dict[tuple[str, ...], dict[str, Any]] = {}
+        """The tools' default matchers, merged, by the tools a call names."""
 
 
-UNFROZEN: Hashable = object()
 #: Plain values that compile to Exact as they are (as in compile_value; float is not: NaN).
 _PLAIN = frozenset({str, int, bool, type(None)})
 
 
-def frozen(value: Any) -> Hashable:
-    """A hashable form of a JSON value, equal only for values written alike.
+def value_key(value: Any) -> Hashable:
+    """A key equal only for values written alike, for values read from JSON or YAML.
 
-    ``1``, ``1.0``, ``True`` and ``-0.0`` stay apart (their messages differ),
-    and key order is kept. ``UNFROZEN`` for anything not read from JSON or
-    YAML (such a value is never memoised).
+    For such values (strings, numbers, booleans, null, lists and mappings)
+    ``repr`` is one-to-one: it tells ``1`` from ``1.0``, ``True`` and ``"1"``,
+    ``0.0`` from ``-0.0``, and keeps key order. A string is its own key (no
+    other value's key is a bare string). None for a value nested too deeply
+    to write out (it is not memoised).
     """
-    kind = type(value)
-    if kind is str:
-        text: str = value
-        return text
-    if kind is dict:
-        items = []
-        for k, v in value.items():
-            f = frozen(v)
-            if f is UNFROZEN or type(k) is not str:
-                return UNFROZEN
-            items.append((k, f))
-        return (dict, tuple(items))
-    if kind is list:
-        out = tuple(frozen(v) for v in value)
-        return UNFROZEN if UNFROZEN in out else (list, out)
-    if kind is float:
-        return (float, repr(value))
-    if kind is int or kind is bool or value is None:
-        return (kind, value)
-    return UNFROZEN
+    if type(value) is str:
+        return value
+    try:
+        return (repr(value),)
+    except RecursionError:
+        return None
 
 
 def _tool_sets(
@@ -143,21 +133,49 @@ def _compile_args(
         if type(spec) in _PLAIN and key not in tool_defaults:
             fields[key] = Exact(spec)  # what compile_value makes of it, without the lookups
             continue
-        if memo is not None:
-            held = frozen(spec)
-            if held is not UNFROZEN:
-                found = memo.entries.get(entry := (tools, key, held))
-                if found is None:
-                    found = memo.entries[entry] = _compile_arg(spec, key, tool_defaults, ctx, tool)
-                if isinstance(found, SpecError):
-                    raise SpecError(str(found), ("args", key, *found.path))
-                fields[key] = found
-                continue
-        compiled = _compile_arg(spec, key, tool_defaults, ctx, tool)
-        if isinstance(compiled, SpecError):
-            raise SpecError(str(compiled), ("args", key, *compiled.path))
-        fields[key] = compiled
+        found = _memo_arg(spec, key, tool_defaults, ctx, tool, memo, tools)
+        if isinstance(found, SpecError):
+            raise SpecError(str(found), ("args", key, *found.path))
+        fields[key] = found
     return ObjectMatcher(fields, extra)
+
+
+def _args_error(
+    args: dict[str, Any],
+    tool_defaults: dict[str, Any],
+    ctx: Context,
+    tool: str,
+    memo: ArgMemo | None,
+    tools: tuple[str, ...],
+) -> SpecError | None:
+    """The SpecError :func:`_compile_args` would raise, found without building the matchers."""
+    for key, spec in args.items():
+        if type(spec) in _PLAIN and key not in tool_defaults:
+            continue  # compiles to Exact: it cannot fail
+        found = _memo_arg(spec, key, tool_defaults, ctx, tool, memo, tools)
+        if isinstance(found, SpecError):
+            return SpecError(str(found), ("args", key, *found.path))
+    return None
+
+
+def _memo_arg(
+    spec: Any,
+    key: str,
+    tool_defaults: dict[str, Any],
+    ctx: Context,
+    tool: str,
+    memo: ArgMemo | None,
+    tools: tuple[str, ...],
+) -> Matcher | SpecError:
+    """One argument compiled, or taken from ``memo`` when compiled before."""
+    if memo is not None:
+        held = value_key(spec)
+        if held is not None:
+            found = memo.entries.get(entry := (tools, key, held))
+            if found is None:
+                found = memo.entries[entry] = _compile_arg(spec, key, tool_defaults, ctx, tool)
+            return found
+    return _compile_arg(spec, key, tool_defaults, ctx, tool)
 
 
 def _compile_arg(
@@ -206,7 +224,7 @@ def compile_expectations(
     if case.tools and case.definitions:
         memo = None
         by_name = suite.tool_index(case, by_name)
-    _compile_expect(case, suite, by_name, ctx, memo)
+    _compile_expect(case, suite, by_name, ctx, memo, build=False)
 
 
 def _compile_expect(
@@ -215,10 +233,12 @@ def _compile_expect(
     by_name: dict[str, SuiteTool],
     ctx: Context,
     memo: ArgMemo | None,
+    build: bool = True,
 ) -> tuple[list[list[CompiledCall]], Matcher | None]:
     """The expected call sets and reply matcher; every SpecError compiling can raise.
 
     ``by_name``: the tools the case may name (its own definitions included).
+    Not ``build``: only raise, and return no call sets.
     """
     expect = case.expect
     default_extra = suite.defaults.extra_args
@@ -228,10 +248,20 @@ def _compile_expect(
         for c, spec in enumerate(specs):
             extra = default_extra if spec.extra_args is None else spec.extra_args
             tools = spec.tools
+            if memo is None:
+                defaults = _defaults_for(tools, by_name)
+            else:
+                found = memo.defaults.get(tools)
+                if found is None:
+                    found = memo.defaults[tools] = _defaults_for(tools, by_name)
+                defaults = found
             try:
-                args = _compile_args(
-                    spec.args, _defaults_for(tools, by_name), extra, ctx, tools[0], memo, tools
-                )
+                if not build:
+                    error = _args_error(spec.args, defaults, ctx, tools[0], memo, tools)
+                    if error is not None:
+                        raise error
+                    continue
+                args = _compile_args(spec.args, defaults, extra, ctx, tools[0], memo, tools)
             except SpecError as exc:
                 where: tuple[str | int, ...]
                 if expect.alternatives is not None:
@@ -309,7 +339,6 @@ def describe_calls(calls: list[CompiledCall]) -> str:
 
 
 __all__ = [
-    "UNFROZEN",
     "ArgMemo",
     "CompiledCall",
     "CompiledCase",

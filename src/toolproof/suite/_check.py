@@ -10,7 +10,7 @@ from toolproof._jsonschema import schema_problems, value_checker
 from toolproof._locate import Locator, Path_
 from toolproof.errors import SuiteError
 from toolproof.grade import ToolIndex
-from toolproof.grade._compile import UNFROZEN, ArgMemo, compile_expectations, frozen
+from toolproof.grade._compile import ArgMemo, compile_expectations, value_key
 from toolproof.match import (
     OPTIONS,
     Decisions,
@@ -89,9 +89,11 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
             case_error(case, ("id",), f"duplicate case id '{case.id}'")
             continue
         seen_cases[case.id] = 1
+        tools = by_name
         if case.tools:
             _check_case_tools(case, by_name, case_error)
-        tools = suite.tool_index(case, by_name) if case.definitions else by_name
+            if case.definitions:
+                tools = suite.tool_index(case, by_name)
         _check_case(case, tools, args, case_error)
         try:
             compile_expectations(case, suite, by_name, graded, memo)
@@ -99,7 +101,7 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
             case_error(case, exc.path, str(exc))
         if case.multistep:
             _check_multistep(case, suite, tools, ctx, graded, case_error)
-    defined = {t.name for c in suite.cases for t in c.definitions}
+    defined = {t.name for c in suite.cases if c.tools for t in c.definitions}
     for name in suite.mocks:
         if name not in by_name and name not in defined:
             errors.append(root.error(("mocks", name), f"mock for unknown tool '{name}'"))
@@ -268,11 +270,11 @@ def _check_args(
 ) -> None:
     known = facts.known
     for key, spec in args.items():
-        held = frozen(spec)
+        held = spec if type(spec) is str else value_key(spec)
         problems = known.get(entry := (key, held))
         if problems is None:
             problems = _arg_problems(facts, key, spec)
-            if held is not UNFROZEN:
+            if held is not None:
                 known[entry] = problems
         for sub, message in problems:
             report(case, (*base, "args", key, *sub), message)
