@@ -89,7 +89,7 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
             case_error(case, ("id",), f"duplicate case id '{case.id}'")
             continue
         seen_cases[case.id] = 1
-        tools = by_name
+        tools: dict[str, SuiteTool] = by_name
         if case.tools:
             _check_case_tools(case, by_name, case_error)
             if case.definitions:
