@@ -246,7 +246,6 @@ def _compile_expect(
     for s, specs in enumerate(expect.call_sets()):
         compiled = []
         for c, spec in enumerate(specs):
-            extra = default_extra if spec.extra_args is None else spec.extra_args
             tools = spec.tools
             if memo is None:
                 defaults = _defaults_for(tools, by_name)
@@ -261,6 +260,7 @@ def _compile_expect(
                     if error is not None:
                         raise error
                     continue
+                extra = default_extra if spec.extra_args is None else spec.extra_args
                 args = _compile_args(spec.args, defaults, extra, ctx, tools[0], memo, tools)
             except SpecError as exc:
                 where: tuple[str | int, ...]

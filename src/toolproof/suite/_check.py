@@ -101,7 +101,7 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
             case_error(case, exc.path, str(exc))
         if case.multistep:
             _check_multistep(case, suite, tools, ctx, graded, case_error)
-    defined = {t.name for c in suite.cases if c.tools for t in c.definitions}
+    defined = {t.name for c in suite.cases if c.tools for t in c.definitions} if suite.mocks else ()
     for name in suite.mocks:
         if name not in by_name and name not in defined:
             errors.append(root.error(("mocks", name), f"mock for unknown tool '{name}'"))
@@ -211,15 +211,16 @@ def _check_case(
     case: Case, by_name: dict[str, SuiteTool], args: dict[int, _ToolArgs], report: Any
 ) -> None:
     expect = case.expect
-    offered = case.tool_names
+    offered = None if case.tools is None else case.tool_names
     for i, name in enumerate(expect.forbidden):
         if name not in by_name:
             report(case, ("expect", "forbidden", i), f"unknown tool '{name}'")
+    alternatives, calls = expect.alternatives, expect.calls
     for s, specs in enumerate(expect.call_sets()):
         for c, spec in enumerate(specs):
-            if expect.alternatives is not None:
+            if alternatives is not None:
                 base: Path_ = ("expect", "alternatives", s, c)
-            elif expect.calls is not None:
+            elif calls is not None:
                 base = ("expect", "calls", c)
             else:
                 base = ("expect",)
@@ -238,7 +239,8 @@ def _check_case(
                 facts = args.get(id(tool))
                 if facts is None:
                     facts = args[id(tool)] = _ToolArgs(tool)
-                _check_args(facts, spec.args, base, case, report)
+                if spec.args:
+                    _check_args(facts, spec.args, base, case, report)
 
 
 class _ToolArgs:
@@ -276,8 +278,9 @@ def _check_args(
             problems = _arg_problems(facts, key, spec)
             if held is not None:
                 known[entry] = problems
-        for sub, message in problems:
-            report(case, (*base, "args", key, *sub), message)
+        if problems:
+            for sub, message in problems:
+                report(case, (*base, "args", key, *sub), message)
 
 
 def _arg_problems(facts: _ToolArgs, key: str, spec: Any) -> list[tuple[Path_, str]]:
