@@ -285,29 +285,30 @@ def _load_case_file(path: Path, text: str, reader: _Reader, origin: Origin) -> l
 
 def _load_jsonl_cases(path: Path, text: str, reader: _Reader, origin: Origin) -> list[Case]:
     cases = []
+    file = str(path)
     depth = reader.trust.max_depth
     checked = not has_long_digits(text)  # once for every line
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+        if not line or line.isspace():
             continue
-        where = JsonLineLocator(str(path), number, line)
         try:
             data = loads_json(line, depth, digits_checked=checked)
         except json.JSONDecodeError as exc:
             reader.add(
-                SuiteError(str(path), f"not valid JSON: {exc.msg}", line=number, column=exc.colno)
+                SuiteError(file, f"not valid JSON: {exc.msg}", line=number, column=exc.colno)
             )
             continue
         except TooDeep as exc:
-            reader.add(SuiteError(str(path), f"not accepted: {exc}", line=number, column=1))
+            reader.add(SuiteError(file, f"not accepted: {exc}", line=number, column=1))
             continue
         if not isinstance(data, dict):
             reader.add(
                 SuiteError(
-                    str(path), "expected a JSON object (one case per line)", line=number, column=1
+                    file, "expected a JSON object (one case per line)", line=number, column=1
                 )
             )
             continue
+        where = JsonLineLocator(file, number, line)
         case = reader.validate(Case, data, where)
         if case is not None:
             origin.cases.append((where, ()))
