@@ -9,8 +9,7 @@ from toolproof._gcpause import gc_paused
 from toolproof._jsonschema import schema_problems, value_checker
 from toolproof._locate import Locator, Path_
 from toolproof.errors import SuiteError
-from toolproof.grade import ToolIndex
-from toolproof.grade._compile import ArgMemo, compile_expectations, value_key
+from toolproof.grade import ArgMemo, ToolIndex, compile_expectations, value_key
 from toolproof.match import (
     OPTIONS,
     Decisions,
