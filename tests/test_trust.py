@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given as for_all
+from hypothesis import strategies as st
 
 from toolproof.trust import (
     TooDeep,
     UnsafePath,
     check_command,
+    has_long_digits,
     loads_json,
     read_capped,
     resolve_inside,
@@ -153,3 +157,23 @@ def test_a_command_file_that_links_out_is_refused(tmp_path: Path) -> None:
     (tmp_path / "suite" / "server.py").symlink_to(outside)
     with pytest.raises(UnsafePath, match="outside the suite's folder"):
         check_command(tmp_path / "suite", ("python", "server.py"))
+
+
+_DIGIT_RUN = re.compile("[0-9]{19}")
+
+
+@for_all(st.text(alphabet=st.sampled_from("0123456789a ١😀\ud800\x00"), max_size=60))
+def test_long_digit_runs_are_found_as_a_regular_expression_finds_them(text: str) -> None:
+    expected = _DIGIT_RUN.search(text) is not None
+    assert has_long_digits(text) is expected
+    assert has_long_digits(text.encode("utf-8", "surrogatepass")) is expected
+    raw = text.encode("utf-16", "surrogatepass")  # bytes are searched as they are
+    assert has_long_digits(raw) is (re.search(b"[0-9]{19}", raw) is not None)
+
+
+def test_a_file_checked_once_for_long_digits_reads_each_line_alike() -> None:
+    lines = ['{"n": 12345678901234567890123}', '{"n": 1.5, "s": "ž"}', "[1, 2]"]
+    checked = not has_long_digits("\n".join(lines))
+    for line in lines:
+        assert repr(loads_json(line, digits_checked=checked)) == repr(json.loads(line))
+    assert repr(loads_json(lines[1], digits_checked=True)) == repr(json.loads(lines[1]))

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import stat
 from dataclasses import dataclass
@@ -198,13 +197,17 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-#: A run of digits orjson would read as a float (it reads integers up to 64 bits);
-#: written out, the pattern searches faster than with a repeat count.
-_LONG_DIGITS = re.compile("[0-9]" * 19)
-_LONG_DIGITS_BYTES = re.compile(b"[0-9]" * 19)
+#: A run of digits orjson would read as a float (it reads integers up to 64 bits),
+#: found as a run of b"0" in the bytes with every ASCII digit made b"0" and
+#: every other byte a space: faster than a regular expression. (In UTF-8, no
+#: byte of a multi-byte character is an ASCII digit.)
+_LONG_DIGITS = b"0" * 19
+_DIGITS_ONLY = bytes(b if 0x30 <= b <= 0x39 else 0x20 for b in range(256)).replace(
+    b"123456789", b"000000000"
+)
 
 
-def loads_json(text: str | bytes, limit: int = MAX_DEPTH) -> Any:
+def loads_json(text: str | bytes, limit: int = MAX_DEPTH, *, digits_checked: bool = False) -> Any:
     """``json.loads`` with a nesting limit: :class:`TooDeep`, never a RecursionError.
 
     orjson parses first, where it reads the same values: whatever it refuses
@@ -212,9 +215,11 @@ def loads_json(text: str | bytes, limit: int = MAX_DEPTH) -> Any:
     text with a run of 19 or more digits, goes to :func:`json.loads`, so the
     values and the error messages are the standard library's. The value is
     walked for its depth only when the text holds more brackets than the limit.
+    ``digits_checked``: the caller knows ``text`` holds no such run of digits
+    (:func:`has_long_digits` on a whole file, once for all its lines).
     """
     try:
-        value = _loads(text)
+        value = _loads(text, digits_checked)
     except RecursionError:
         raise TooDeep(f"nested deeper than {limit} levels") from None
     if isinstance(text, str):
@@ -226,11 +231,14 @@ def loads_json(text: str | bytes, limit: int = MAX_DEPTH) -> Any:
     return value
 
 
-def _loads(text: str | bytes) -> Any:
-    long_digits = (
-        _LONG_DIGITS.search(text) if isinstance(text, str) else _LONG_DIGITS_BYTES.search(text)
-    )
-    if long_digits is None:
+def has_long_digits(text: str | bytes) -> bool:
+    """Whether ``text`` holds a run of 19 or more ASCII digits (orjson may read it otherwise)."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return _LONG_DIGITS in data.translate(_DIGITS_ONLY)
+
+
+def _loads(text: str | bytes, digits_checked: bool = False) -> Any:
+    if digits_checked or not has_long_digits(text):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:

@@ -1,5 +1,6 @@
 """validate checks the literals inside matchers, and names a misspelt matcher."""
 
+import json
 from pathlib import Path
 
 from toolproof.suite import load_suite_checked
@@ -56,7 +57,9 @@ def test_literals_inside_matcher_options_are_checked_against_the_schema(tmp_path
         for p in one_of
     ), problems
     assert not any("one_of[2]" in p for p in problems)  # celsius is allowed
-    assert any("cases[1].expect.args.unit.optional: option 'kelvin' violates" in p for p in problems)
+    assert any(
+        "cases[1].expect.args.unit.optional: option 'kelvin' violates" in p for p in problems
+    )
 
 
 def test_misspelt_matcher_names_get_did_you_mean(tmp_path: Path) -> None:
@@ -110,3 +113,41 @@ def test_schema_checks_are_cached_by_content_not_by_tool_name(tmp_path: Path) ->
         "invalid JSON Schema: 'low' is not of type 'number'"
     )
     assert _problems(tmp_path, _one_tool_suite(integers, "7")) == []
+
+
+def test_values_repeated_across_cases_are_reported_at_each_case(tmp_path: Path) -> None:
+    """Each distinct value is checked once, but every case that holds it is told."""
+    tools = (
+        '[{"name": "count_items", "match": {"label": "normalized"}, "parameters": {"type": '
+        '"object", "properties": {"n": {"type": "integer", "minimum": 1}, "label": '
+        '{"type": "string"}}, "additionalProperties": false}}]'
+    )
+    values = ["0", "true", "1.0", "-0.0", "0.0", '{"regx": "a"}', '{"one_of": [0, 2]}', "2"]
+    lines = [
+        json.dumps({"id": f"c{i}", "prompt": "Count.", "expect": {"call": "count_items"}})[:-2]
+        + f', "args": {{"n": {value}, "label": {{"soft": "x", "threshold": 2}}}}}}}}'
+        for i, value in enumerate(values * 2)
+    ]
+    (tmp_path / "tools.json").write_text(tools, encoding="utf-8")
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    suite = "suite: s\ntools: tools.json\ncases_from: [cases.jsonl]\n"
+    problems = _problems(tmp_path, suite)
+    by_line: dict[int, list[str]] = {}
+    for problem in problems:
+        by_line.setdefault(int(problem.split(":")[1]), []).append(problem.split(": ", 1)[1])
+    assert sorted(by_line) == list(range(1, 2 * len(values) + 1))  # every case, twice over
+    for line in range(1, len(values) + 1):
+        assert by_line[line] == by_line[line + len(values)]
+    first = [by_line[line][0] for line in range(1, len(values) + 1)]
+    assert first[:5] == [
+        "expect.args.n: expected value 0 violates the schema of count_items.n: "
+        "0 is less than the minimum of 1",
+        'expect.args.n: expected value True violates the schema of count_items.n: true is not of type "integer"',
+        "expect.args.label: 'threshold' must be a number in (0, 1]",
+        "expect.args.n: expected value -0.0 violates the schema of count_items.n: "
+        "-0.0 is less than the minimum of 1",
+        "expect.args.n: expected value 0.0 violates the schema of count_items.n: "
+        "0.0 is less than the minimum of 1",
+    ]
+    assert "unknown matcher 'regx'" in first[5]
+    assert first[6].startswith("expect.args.n.one_of[0]: option 0 violates")

@@ -12,7 +12,15 @@ from toolproof.grade._checks import (
     AnswerView,
     CaseCheck,
 )
-from toolproof.grade._compile import CompiledCall, CompiledCase, ToolIndex, compile_case
+from toolproof.grade._compile import (
+    ArgMemo,
+    CompiledCall,
+    CompiledCase,
+    ToolIndex,
+    compile_case,
+    compile_expectations,
+    value_key,
+)
 from toolproof.grade._custom import Finding, FunctionCheck
 from toolproof.grade._diff import render_diff
 from toolproof.grade._endstate import StateDiff, compare_states, render_state_diff
@@ -46,6 +54,7 @@ __all__ = [
     "NO_CALL",
     "SINGLE_STEP_CHECKS",
     "AnswerView",
+    "ArgMemo",
     "CallInfo",
     "CaseCheck",
     "ChangeError",
@@ -70,6 +79,7 @@ __all__ = [
     "apply_changes",
     "compare_states",
     "compile_case",
+    "compile_expectations",
     "compile_trajectory",
     "compile_value",
     "context",
@@ -83,4 +93,5 @@ __all__ = [
     "render_state_diff",
     "state_changes",
     "strict_equal",
+    "value_key",
 ]

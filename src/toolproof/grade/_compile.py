@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from toolproof.match import Context, Matcher, SpecError, compile_value, context, show
-from toolproof.match._matchers import ObjectMatcher, apply_default
+from toolproof.match._matchers import Exact, ObjectMatcher, apply_default
 from toolproof.types import Case, Kind, Order, Risk, Suite, SuiteTool
 
 
@@ -59,6 +60,49 @@ class ToolIndex(dict[str, SuiteTool]):
         )
 
 
+class ArgMemo:
+    """Compiled expected arguments, shared by the cases of one suite.
+
+    Cases repeat expected values (the same mode, filter or ``ignore`` for the
+    same tool), so each distinct (tools, parameter, value) is compiled once:
+    the matcher, or the SpecError it raises, is kept and handed to every case
+    that asks again. Matchers hold no per-case state, so sharing them is safe.
+    It applies to the tool index and context it was made for, to cases
+    without their own tool definitions (they change the tools' defaults), and
+    to values read from suite files (see :func:`value_key`).
+    """
+
+    __slots__ = ("by_name", "ctx", "defaults", "entries")
+
+    def __init__(self, by_name: ToolIndex, ctx: Context) -> None:
+        self.by_name = by_name
+        self.ctx = ctx
+        self.entries: dict[Hashable, Matcher | SpecError] = {}
+        self.defaults: dict[tuple[str, ...], dict[str, Any]] = {}
+        """The tools' default matchers, merged, by the tools a call names."""
+
+
+#: Plain values that compile to Exact as they are (as in compile_value; float is not: NaN).
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def value_key(value: Any) -> Hashable:
+    """A key equal only for values written alike, for values read from JSON or YAML.
+
+    For such values (strings, numbers, booleans, null, lists and mappings)
+    ``repr`` is one-to-one: it tells ``1`` from ``1.0``, ``True`` and ``"1"``,
+    ``0.0`` from ``-0.0``, and keeps key order. A string is its own key (no
+    other value's key is a bare string). None for a value nested too deeply
+    to write out (it is not memoised).
+    """
+    if type(value) is str:
+        return value
+    try:
+        return (repr(value),)
+    except RecursionError:
+        return None
+
+
 def _tool_sets(
     case: Case, suite: Suite, by_name: dict[str, SuiteTool]
 ) -> tuple[frozenset[str], frozenset[str]]:
@@ -80,16 +124,70 @@ def _compile_args(
     extra: bool,
     ctx: Context,
     tool: str = "",
+    memo: ArgMemo | None = None,
+    tools: tuple[str, ...] = (),
 ) -> ObjectMatcher:
+    """``memo``: compiled values of the cases compiled before (``tools``: the call's tools)."""
     fields: dict[str, Matcher] = {}
     for key, spec in args.items():
-        # a judge that decides this argument is told which tool and parameter it is
-        at = replace(ctx, argument=(tool, key)) if ctx.decisions is not None else ctx
-        try:
-            fields[key] = compile_value(apply_default(spec, tool_defaults.get(key)), at)
-        except SpecError as exc:
-            raise SpecError(str(exc), ("args", key, *exc.path)) from None
+        if type(spec) in _PLAIN and key not in tool_defaults:
+            fields[key] = Exact(spec)  # what compile_value makes of it, without the lookups
+            continue
+        found = _memo_arg(spec, key, tool_defaults, ctx, tool, memo, tools)
+        if isinstance(found, SpecError):
+            raise SpecError(str(found), ("args", key, *found.path))
+        fields[key] = found
     return ObjectMatcher(fields, extra)
+
+
+def _args_error(
+    args: dict[str, Any],
+    tool_defaults: dict[str, Any],
+    ctx: Context,
+    tool: str,
+    memo: ArgMemo | None,
+    tools: tuple[str, ...],
+) -> SpecError | None:
+    """The SpecError :func:`_compile_args` would raise, found without building the matchers."""
+    for key, spec in args.items():
+        if type(spec) in _PLAIN and key not in tool_defaults:
+            continue  # compiles to Exact: it cannot fail
+        found = _memo_arg(spec, key, tool_defaults, ctx, tool, memo, tools)
+        if isinstance(found, SpecError):
+            return SpecError(str(found), ("args", key, *found.path))
+    return None
+
+
+def _memo_arg(
+    spec: Any,
+    key: str,
+    tool_defaults: dict[str, Any],
+    ctx: Context,
+    tool: str,
+    memo: ArgMemo | None,
+    tools: tuple[str, ...],
+) -> Matcher | SpecError:
+    """One argument compiled, or taken from ``memo`` when compiled before."""
+    if memo is not None:
+        held = value_key(spec)
+        if held is not None:
+            found = memo.entries.get(entry := (tools, key, held))
+            if found is None:
+                found = memo.entries[entry] = _compile_arg(spec, key, tool_defaults, ctx, tool)
+            return found
+    return _compile_arg(spec, key, tool_defaults, ctx, tool)
+
+
+def _compile_arg(
+    spec: Any, key: str, tool_defaults: dict[str, Any], ctx: Context, tool: str
+) -> Matcher | SpecError:
+    """One expected argument's matcher, or the SpecError (path inside the value) it raises."""
+    # a judge that decides this argument is told which tool and parameter it is
+    at = replace(ctx, argument=(tool, key)) if ctx.decisions is not None else ctx
+    try:
+        return compile_value(apply_default(spec, tool_defaults.get(key)), at)
+    except SpecError as exc:
+        return exc
 
 
 def _defaults_for(tools: tuple[str, ...], by_name: dict[str, SuiteTool]) -> dict[str, Any]:
@@ -109,26 +207,61 @@ def _risk(case: Case, names: set[str], by_name: dict[str, SuiteTool]) -> Risk:
     return max(risks, key=lambda r: r.rank, default=Risk.low)
 
 
-def compile_case(
-    case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Context
-) -> CompiledCase:
-    """Compile one case. Raises SpecError with a path relative to the case.
+def compile_expectations(
+    case: Case,
+    suite: Suite,
+    by_name: dict[str, SuiteTool],
+    ctx: Context,
+    memo: ArgMemo | None = None,
+) -> None:
+    """Raise the SpecError :func:`compile_case` would raise for ``case``, if any.
 
-    ``by_name`` is the suite's tools by name; a case's own tool definitions
-    take the place of the suite's tools of the same name.
+    The part of compiling that can fail, alone: ``validate`` checks that
+    every case compiles without building what grading needs.
+    """
+    if memo is not None and (memo.by_name is not by_name or memo.ctx is not ctx):
+        memo = None
+    if case.tools and case.definitions:
+        memo = None
+        by_name = suite.tool_index(case, by_name)
+    _compile_expect(case, suite, by_name, ctx, memo, build=False)
+
+
+def _compile_expect(
+    case: Case,
+    suite: Suite,
+    by_name: dict[str, SuiteTool],
+    ctx: Context,
+    memo: ArgMemo | None,
+    build: bool = True,
+) -> tuple[list[list[CompiledCall]], Matcher | None]:
+    """The expected call sets and reply matcher; every SpecError compiling can raise.
+
+    ``by_name``: the tools the case may name (its own definitions included).
+    Not ``build``: only raise, and return no call sets.
     """
     expect = case.expect
-    by_name = suite.tool_index(case, by_name)
     default_extra = suite.defaults.extra_args
     call_sets: list[list[CompiledCall]] = []
     for s, specs in enumerate(expect.call_sets()):
         compiled = []
         for c, spec in enumerate(specs):
-            extra = default_extra if spec.extra_args is None else spec.extra_args
+            tools = spec.tools
+            if memo is None:
+                defaults = _defaults_for(tools, by_name)
+            else:
+                found = memo.defaults.get(tools)
+                if found is None:
+                    found = memo.defaults[tools] = _defaults_for(tools, by_name)
+                defaults = found
             try:
-                args = _compile_args(
-                    spec.args, _defaults_for(spec.tools, by_name), extra, ctx, spec.tools[0]
-                )
+                if not build:
+                    error = _args_error(spec.args, defaults, ctx, tools[0], memo, tools)
+                    if error is not None:
+                        raise error
+                    continue
+                extra = default_extra if spec.extra_args is None else spec.extra_args
+                args = _compile_args(spec.args, defaults, extra, ctx, tools[0], memo, tools)
             except SpecError as exc:
                 where: tuple[str | int, ...]
                 if expect.alternatives is not None:
@@ -138,19 +271,43 @@ def compile_case(
                 else:
                     where = ("expect",)
                 raise SpecError(str(exc), (*where, *exc.path)) from None
-            compiled.append(CompiledCall(spec.tools, args))
+            compiled.append(CompiledCall(tools, args))
         call_sets.append(compiled)
-    count: tuple[int | None, int | None] | None = None
-    if isinstance(expect.count, int):
-        count = (expect.count, expect.count)
-    elif expect.count is not None:
-        count = (expect.count.min, expect.count.max)
     text = None
     if expect.text is not None:
         try:
             text = compile_value(expect.text, ctx)
         except SpecError as exc:
             raise SpecError(str(exc), ("expect", "text", *exc.path)) from None
+    return call_sets, text
+
+
+def compile_case(
+    case: Case,
+    suite: Suite,
+    by_name: dict[str, SuiteTool],
+    ctx: Context,
+    memo: ArgMemo | None = None,
+) -> CompiledCase:
+    """Compile one case. Raises SpecError with a path relative to the case.
+
+    ``by_name`` is the suite's tools by name; a case's own tool definitions
+    take the place of the suite's tools of the same name. ``memo``: values
+    compiled for the suite's other cases, reused (see :class:`ArgMemo`); it is
+    used only when made for this ``by_name`` and ``ctx``.
+    """
+    expect = case.expect
+    if memo is not None and (memo.by_name is not by_name or memo.ctx is not ctx):
+        memo = None
+    if case.tools and case.definitions:
+        memo = None  # the case's own tools change the defaults
+        by_name = suite.tool_index(case, by_name)
+    call_sets, text = _compile_expect(case, suite, by_name, ctx, memo)
+    count: tuple[int | None, int | None] | None = None
+    if isinstance(expect.count, int):
+        count = (expect.count, expect.count)
+    elif expect.count is not None:
+        count = (expect.count.min, expect.count.max)
     named = {t for cs in call_sets for c in cs for t in c.tools} | set(expect.forbidden)
     offered, guarded = _tool_sets(case, suite, by_name)
     expected_tools = tuple(dict.fromkeys(c.tools[0] for c in call_sets[0])) if call_sets else ()
@@ -182,10 +339,12 @@ def describe_calls(calls: list[CompiledCall]) -> str:
 
 
 __all__ = [
+    "ArgMemo",
     "CompiledCall",
     "CompiledCase",
     "ToolIndex",
     "compile_case",
+    "compile_expectations",
     "context",
     "describe_calls",
     "show",

@@ -9,7 +9,7 @@ from toolproof._gcpause import gc_paused
 from toolproof._jsonschema import schema_problems, value_checker
 from toolproof._locate import Locator, Path_
 from toolproof.errors import SuiteError
-from toolproof.grade import ToolIndex, compile_case
+from toolproof.grade import ArgMemo, ToolIndex, compile_expectations, value_key
 from toolproof.match import (
     OPTIONS,
     Decisions,
@@ -80,6 +80,7 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
     # mock rules answer calls during a run, where no embeddings are computed
     graded = replace(ctx, embeddings=Embeddings(), decisions=Decisions())
     by_name = ToolIndex(suite.tools)
+    memo = ArgMemo(by_name, graded)  # values that cases repeat are compiled once
     args: dict[int, _ToolArgs] = {}
     seen_cases: dict[str, int] = {}
     for case in suite.cases:
@@ -87,16 +88,19 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
             case_error(case, ("id",), f"duplicate case id '{case.id}'")
             continue
         seen_cases[case.id] = 1
-        _check_case_tools(case, by_name, case_error)
-        tools = suite.tool_index(case, by_name)
+        tools: dict[str, SuiteTool] = by_name
+        if case.tools:
+            _check_case_tools(case, by_name, case_error)
+            if case.definitions:
+                tools = suite.tool_index(case, by_name)
         _check_case(case, tools, args, case_error)
         try:
-            compile_case(case, suite, by_name, graded)
+            compile_expectations(case, suite, by_name, graded, memo)
         except SpecError as exc:
             case_error(case, exc.path, str(exc))
         if case.multistep:
             _check_multistep(case, suite, tools, ctx, graded, case_error)
-    defined = {t.name for c in suite.cases for t in c.definitions}
+    defined = {t.name for c in suite.cases if c.tools for t in c.definitions} if suite.mocks else ()
     for name in suite.mocks:
         if name not in by_name and name not in defined:
             errors.append(root.error(("mocks", name), f"mock for unknown tool '{name}'"))
@@ -206,15 +210,16 @@ def _check_case(
     case: Case, by_name: dict[str, SuiteTool], args: dict[int, _ToolArgs], report: Any
 ) -> None:
     expect = case.expect
-    offered = case.tool_names
+    offered = None if case.tools is None else case.tool_names
     for i, name in enumerate(expect.forbidden):
         if name not in by_name:
             report(case, ("expect", "forbidden", i), f"unknown tool '{name}'")
+    alternatives, calls = expect.alternatives, expect.calls
     for s, specs in enumerate(expect.call_sets()):
         for c, spec in enumerate(specs):
-            if expect.alternatives is not None:
+            if alternatives is not None:
                 base: Path_ = ("expect", "alternatives", s, c)
-            elif expect.calls is not None:
+            elif calls is not None:
                 base = ("expect", "calls", c)
             else:
                 base = ("expect",)
@@ -233,7 +238,8 @@ def _check_case(
                 facts = args.get(id(tool))
                 if facts is None:
                     facts = args[id(tool)] = _ToolArgs(tool)
-                _check_args(facts, spec.args, base, case, report)
+                if spec.args:
+                    _check_args(facts, spec.args, base, case, report)
 
 
 class _ToolArgs:
@@ -247,6 +253,8 @@ class _ToolArgs:
         self.closed = schema.get("additionalProperties") is False
         self.defs = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
         self.checkers: dict[str, Any] = {}
+        self.known: dict[Any, list[tuple[Path_, str]]] = {}
+        """Problems of an expected value, by (parameter, value): cases repeat values."""
 
     def checker(self, key: str) -> Any:
         """The check of a value against parameter ``key``'s schema (with the $defs)."""
@@ -261,29 +269,40 @@ class _ToolArgs:
 def _check_args(
     facts: _ToolArgs, args: dict[str, Any], base: Path_, case: Case, report: Any
 ) -> None:
-    tool, props = facts.tool, facts.props
+    known = facts.known
     for key, spec in args.items():
-        where = (*base, "args", key)
-        if key not in props:
-            if facts.closed:
-                known = ", ".join(props) or "none"
-                report(
-                    case, where, f"'{key}' is not a parameter of {tool.name} (parameters: {known})"
-                )
-            continue
-        try:
-            literals = literal_options(spec)
-        except SpecError:
-            continue  # reported when the case is compiled
-        if not literals:
-            continue
-        check = facts.checker(key)
-        for inner, value in literals:
-            error = check(value)
-            if error is not None:
-                what = "expected value" if not inner else "option"
-                report(
-                    case,
-                    (*where, *inner),
-                    f"{what} {value!r} violates the schema of {tool.name}.{key}: {error}",
-                )
+        held = spec if type(spec) is str else value_key(spec)
+        problems = known.get(entry := (key, held))
+        if problems is None:
+            problems = _arg_problems(facts, key, spec)
+            if held is not None:
+                known[entry] = problems
+        if problems:
+            for sub, message in problems:
+                report(case, (*base, "args", key, *sub), message)
+
+
+def _arg_problems(facts: _ToolArgs, key: str, spec: Any) -> list[tuple[Path_, str]]:
+    """What is wrong with one expected value of a tool's parameter: (path inside it, message)."""
+    tool, props = facts.tool, facts.props
+    if key not in props:
+        if facts.closed:
+            known = ", ".join(props) or "none"
+            return [((), f"'{key}' is not a parameter of {tool.name} (parameters: {known})")]
+        return []
+    try:
+        literals = literal_options(spec)
+    except SpecError:
+        return []  # reported when the case is compiled
+    if not literals:
+        return []
+    check = facts.checker(key)
+    problems: list[tuple[Path_, str]] = []
+    for inner, value in literals:
+        error = check(value)
+        if error is not None:
+            what = "expected value" if not inner else "option"
+            problems.append(
+                (inner, f"{what} {value!r} violates the schema of {tool.name}.{key}: {error}")
+            )
+    return problems

@@ -101,16 +101,19 @@ class Expect(BaseModel):
 
     @model_validator(mode="after")
     def _one_way_of_saying_calls(self) -> Expect:
-        ways = [self.call is not None, self.calls is not None, self.alternatives is not None]
-        if sum(ways) > 1:
+        ways = (
+            (self.call is not None) + (self.calls is not None) + (self.alternatives is not None)
+        )
+        if ways > 1:
             raise ValueError("give only one of 'call', 'calls' and 'alternatives'")
         if self.args is not None and self.call is None:
             raise ValueError("'args' goes with 'call'; with 'calls', put args in each call")
         if self.extra_args is not None and self.call is None:
             raise ValueError("'extra_args' goes with 'call'; with 'calls', set it on each call")
-        if self.kind not in (None, Kind.call) and any(ways):
-            raise ValueError(f"kind '{self.kind}' expects no call, but calls are given")
-        if self.kind is Kind.call and not any(ways) and self.count is None:
+        kind = self.kind
+        if kind is not None and kind is not Kind.call and ways:
+            raise ValueError(f"kind '{kind}' expects no call, but calls are given")
+        if kind is Kind.call and not ways and self.count is None:
             raise ValueError("kind 'call' needs 'call', 'calls', 'alternatives' or 'count'")
         return self
 
@@ -220,6 +223,8 @@ class Trajectory(BaseModel):
 
 
 def _tool_entry(value: Any) -> str:
+    if isinstance(value, str):  # the common entry, told apart without the model's slow check
+        return "a tool name"
     return "a tool definition" if isinstance(value, dict | SuiteTool) else "a tool name"
 
 
