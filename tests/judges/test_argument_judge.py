@@ -390,6 +390,12 @@ def test_run_with_a_judge_judges_the_arguments_before_its_report(
     assert "all 2 scored attempts passed" in out
     assert "⚖ 2 decided by a judge: pass and argument figures are judge-derived" in out
     assert "rubric argument_meaning" in out
+    # the judged figures come before the headline; the verdict line stays last
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    assert "all 2 scored attempts passed" in lines[-1]
+    judged_at = next(i for i, line in enumerate(lines) if "rubric argument_meaning" in line)
+    headline_at = max(i for i, line in enumerate(lines) if line.strip().startswith("headline"))
+    assert judged_at < headline_at
     assert stub.request_count == 2
     summary = json.loads((d / "run" / "summary.json").read_text(encoding="utf-8"))
     [target] = summary["targets"].values()

@@ -188,11 +188,9 @@ def after_run(
     )
 
 
-def report_judged(result: Any, judgements: list[Judgement]) -> None:
-    """After the run's report: the judged figures, also into summary.json."""
-    from rich.console import Console
-
-    figures = show_judged(result.suite, judgements, Console())
+def report_judged(result: Any, judgements: list[Judgement], console: Console) -> None:
+    """In the run's report: the judged figures, also into summary.json."""
+    figures = show_judged(result.suite, judgements, console)
     add_to_summary(result.run_dir, figures)
 
 

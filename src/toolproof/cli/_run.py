@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,10 @@ from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, DEFAULT_CONFIG, trust_for
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from toolproof.evaluate import Evaluation
+    from toolproof.judges import Judgement
     from toolproof.run import RunConfig, RunOptions, RunResult, Target
     from toolproof.trust import Trust
     from toolproof.types import Suite
@@ -171,11 +174,7 @@ def run_command(
             config=user_config,
             trust=opts.trust,
         )
-    ev = _report(result, quiet, opts.trust, html)
-    if judged is not None:
-        from toolproof.cli._judge import report_judged
-
-        report_judged(result, judged)
+    ev = _report(result, quiet, opts.trust, html, judged)
     from toolproof.store._hooks import storing_run
 
     # stores it with its exit code, and the evaluation the report was made from
@@ -332,8 +331,15 @@ def _guarded(action: Any, run_dir: Path | None, quiet: bool) -> RunResult:
     return result
 
 
-def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = None) -> Evaluation:
-    """Write summary.json (and the HTML report), print the report; the evaluation."""
+def _report(
+    result: RunResult,
+    quiet: bool,
+    trust: Trust,
+    html: Path | None = None,
+    judged: list[Judgement] | None = None,
+) -> Evaluation:
+    """Write summary.json (and the HTML report), print the report (with the judged
+    figures before the headline, so the verdict stays last); the evaluation."""
     from rich.console import Console
 
     console = Console()
@@ -354,7 +360,14 @@ def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = No
 
         size = write_html(html, ev, report_gate(ev))
         console.print(f"HTML report: {term_text(str(html))} ({size:,} bytes)")
-    render_terminal(summaries, console)  # ends with the headline and the verdict
+    shown: Callable[[Console], None] | None = None
+    if judged is not None:
+        from toolproof.cli._judge import report_judged
+
+        def shown(out: Console) -> None:
+            report_judged(result, judged, out)
+
+    render_terminal(summaries, console, before_headline=shown)  # ends with the verdict
     return ev
 
 

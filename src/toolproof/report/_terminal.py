@@ -369,6 +369,7 @@ def render_terminal(
     tags: bool = True,
     headline: bool = True,
     max_failures: int | None = MAX_FAILURES,
+    before_headline: Callable[[Console], None] | None = None,
 ) -> None:
     """Print the report for one or more targets, side by side.
 
@@ -377,7 +378,8 @@ def render_terminal(
 
     It ends with the headline figures and a one-line verdict per target, after
     the failure list, so they are the last thing shown (``headline=False``
-    leaves them out, for a caller that prints its own decision).
+    leaves them out, for a caller that prints its own decision). ``before_headline``
+    prints what a caller adds (the judged figures of ``run --judge``) before them.
     """
     lay = _layout(list(summaries), console.width)
     for line in lay.legend:
@@ -399,6 +401,8 @@ def render_terminal(
     judged = judge_legend(summaries)
     if judged:
         console.print(judged, highlight=False)
+    if before_headline is not None:
+        before_headline(console)
     if headline:
         console.print()
         for line in lay.legend:  # again: the first one has scrolled away
