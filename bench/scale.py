@@ -15,14 +15,18 @@ to last line, with its peak RSS:
   keep_records=False)`` in-process on R records of a fixed 1,000-case suite
   (R/1000 attempts per case). µs per record is counted beyond scoring 1,000
   records (one per case), which pays start-up, loading the suite and the
-  statistics' fixed costs; wall-clock and CPU (user + system) both.
+  statistics' fixed costs; wall-clock and CPU (user + system) both;
+- the store: the same ``toolproof score`` with the history store on (a fresh
+  SQLite store in the temporary folder), so its peak RSS includes writing
+  the run, its attempts and its summaries to the store.
 
 Records are generated one line at a time (1,000,000 records make an 840 MB
 file and take a few minutes).
 
-Usage: python bench/scale.py [--suites N,...] [--records R,...]
-       (default --suites 10000,100000 --records 10000,100000;
-       P5 figures: --suites "" --records 10000,100000,1000000)
+Usage: python bench/scale.py [--suites N,...] [--records R,...] [--stages S,...]
+       (default --suites 10000,100000 --records 10000,100000
+       --stages score,store,evaluate; P5 figures: --suites "" --records
+       10000,100000,1000000; the store alone: --suites "" --stages store)
 """
 
 from __future__ import annotations
@@ -211,9 +215,32 @@ def _sizes(flag: str, default: str) -> list[int]:
     return [int(x) for x in value.split(",") if x]
 
 
+def _names(flag: str, default: str) -> list[str]:
+    argv = sys.argv[1:]
+    value = argv[argv.index(flag) + 1] if flag in argv else default
+    return [x for x in value.split(",") if x]
+
+
+def _commands(suite: Path, out: Path, tmp: Path) -> dict[str, Any]:
+    """What each stage runs on a records file."""
+
+    def score(records: Path) -> list[str]:
+        return [TOOLPROOF, "score", str(suite), str(records), "--no-failures", "--json", str(out)]
+
+    def store(records: Path) -> list[str]:
+        # a fresh store for each records file (``env`` execs: the RSS is the command's own)
+        return ["env", f"TOOLPROOF_STORE={tmp / (records.stem + '.db')}", *score(records)]
+
+    def in_process(records: Path) -> list[str]:
+        return [PY, "-c", EVALUATE, str(suite), str(records)]
+
+    return {"score": score, "store": store, "evaluate()": in_process}
+
+
 def main() -> None:
     suites = _sizes("--suites", "10000,100000")
     record_counts = _sizes("--records", "10000,100000")
+    stages = _names("--stages", "score,store,evaluate")
     floor_py, _ = min(measure([PY, "-c", "pass"]) for _ in range(3))
     floor_help, cpu_help, rss_help = min(measure_cpu([TOOLPROOF, "--help"]) for _ in range(3))
     print(
@@ -239,12 +266,12 @@ def main() -> None:
                     dst.write(line)
             out = Path(tmp) / "report.json"
             mb = records.stat().st_size / 1e6
-            for name, argv in [
-                ("score", [TOOLPROOF, "score", str(suite), "{}", "--no-failures", "--json", str(out)]),
-                ("evaluate()", [PY, "-c", EVALUATE, str(suite), "{}"]),
-            ]:
-                base_wall, base_cpu, _ = measure_cpu([a.format(small) for a in argv])
-                wall, cpu, rss = measure_cpu([a.format(records) for a in argv])
+            commands = _commands(suite, out, Path(tmp))
+            for name, argv in commands.items():
+                if name.removesuffix("()") not in stages:
+                    continue
+                base_wall, base_cpu, _ = measure_cpu(argv(small))
+                wall, cpu, rss = measure_cpu(argv(records))
                 n = max(1, r - 1000)
                 print(
                     f"{r:>9,} records ({mb:5.0f} MB)  {name:<10} {wall:8.2f} s wall "

@@ -36,7 +36,7 @@ def test_an_old_store_is_migrated_and_keeps_its_data(store_url: str, tmp_path: P
              st.db.ts(datetime.now(UTC))),
         )  # fmt: skip
         described = st.db.all("SELECT version, description FROM schema_version ORDER BY version")
-        assert [v for v, _ in described] == [1, 2, 3]
+        assert [v for v, _ in described] == [1, 2, 3, 4]
         assert [d for _, d in described] == [step.description for step in STEPS]
 
 
@@ -44,6 +44,8 @@ def _as_version_2(store_url: str) -> None:
     """Take the store back to what toolproof wrote at schema version 2 (before step 3)."""
     db = connect(store_url)
     with db.transaction():
+        db.execute("DROP TABLE summary_failures")
+        db.execute("DELETE FROM schema_version WHERE version = 4")
         db.execute("DROP TABLE case_results")
         db.execute("DROP TABLE suite_cases")
         db.execute("ALTER TABLE run_targets DROP COLUMN latency_histogram")
@@ -77,6 +79,33 @@ def test_a_version_2_store_is_migrated_and_its_runs_still_open_in_the_viewer(
 
     assert rows(old) == rows(new) and len(rows(new)) == 76
     assert [t.metrics for t in old.targets] == [t.metrics for t in new.targets]
+
+
+def test_a_version_3_store_keeps_its_failures_in_the_summary(
+    store_url: str, tmp_path: Path
+) -> None:
+    import json
+
+    with open_store(store_url) as st:
+        pk = st.import_run(run_folder(tmp_path, "v3"), trust=CODE).run_pk
+        whole = {t.target: t.summary for t in st.get_run(pk).targets}
+    assert all(s["failures"] for s in whole.values())
+    db = connect(store_url)  # as toolproof wrote it at version 3: the failures in the summary
+    with db.transaction():
+        for target, summary in whole.items():
+            db.execute(
+                "UPDATE run_targets SET summary = ? WHERE run_pk = ? AND target = ?",
+                (json.dumps(summary), pk, target),
+            )
+        db.execute("DROP TABLE summary_failures")
+        db.execute("DELETE FROM schema_version WHERE version = 4")
+    db.close()
+    with open_store(store_url) as st:
+        assert current_version(st.db) == SCHEMA_VERSION
+        assert st.db.one("SELECT COUNT(*) FROM summary_failures")[0] == 0
+        assert {t.target: t.summary for t in st.get_run(pk).targets} == whole
+        light = st.get_run(pk, light=True).targets
+        assert all(t.summary["failures"] == [] for t in light)
 
 
 def test_a_store_newer_than_toolproof_is_refused(store_url: str) -> None:

@@ -145,7 +145,8 @@ def test_prune_deletes_old_runs_and_everything_of_them(store_url: str, tmp_path:
         st.import_run(run_folder(tmp_path, "new", days=100), trust=CODE)
         assert st.prune(T0 + timedelta(days=50)) == 1
         assert [r.run_id for r in st.list_runs().items] == ["new"]
-        for table in ("attempts", "metrics", "run_targets", "gate_decisions", "case_results"):
+        for table in ("attempts", "metrics", "run_targets", "gate_decisions", "case_results",
+                      "summary_failures"):  # fmt: skip
             rows = st.db.one(f"SELECT COUNT(*) FROM {table} WHERE run_pk = ?", (old,))
             assert rows[0] == 0, table
         assert st.db.one("SELECT COUNT(*) FROM gate_targets")[0] == 0
@@ -202,6 +203,36 @@ def test_case_results_sum_the_attempts_and_light_summaries_drop_the_per_case_lis
         again = st.run_version(pk)
         assert again is not None and again[1] != first[1]
         assert st.run_version("nope") is None
+
+
+def test_a_summary_s_failures_are_stored_apart_in_parts(
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.store import _write
+
+    folder = run_folder(tmp_path, "r1")
+    ev = load_run(folder, trust=CODE)
+    summary = ev.targets["recorded:demo-model"].summary
+    n = len(summary.failures)
+    assert n > 7
+    monkeypatch.setattr(_write, "FAILURES_PER_PART", 3)
+    with open_store(store_url) as st:
+        pk = st.save(ev, [folder / "records.jsonl"])
+        stored = st.db.one("SELECT summary FROM run_targets WHERE run_pk = ?", (pk,))[0]
+        assert json.loads(stored)["failures"] == []
+        parts = st.db.all(
+            "SELECT part, failures FROM summary_failures WHERE run_pk = ? ORDER BY part", (pk,)
+        )
+        assert [p for p, _ in parts] == list(range((n + 2) // 3))
+        assert [len(json.loads(f)) for _, f in parts][:-1] == [3] * (len(parts) - 1)
+        detail = st.get_run(pk)
+        assert detail is not None
+        whole = detail.targets[0].summary
+        assert whole["failures"] == summary.model_dump(mode="json")["failures"]
+        assert Summary.model_validate(whole) == summary
+        st.save(ev, [folder / "records.jsonl"])  # stored again: the parts are replaced
+        again = st.db.one("SELECT COUNT(*) FROM summary_failures WHERE run_pk = ?", (pk,))[0]
+        assert again == len(parts)
 
 
 def test_attempts_of_an_unknown_run_is_an_error(store_url: str) -> None:

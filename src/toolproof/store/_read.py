@@ -333,6 +333,9 @@ def get_run(db: Database, ref: int | str, *, light: bool = False) -> RunDetail |
             (pk,),
         )
     ]
+    if not light:
+        for t in targets:
+            _add_failures(db, pk, t)
     manifest = db.one("SELECT manifest FROM runs WHERE id = ?", (pk,))[0]
     return RunDetail(
         run=_run(db, row, headline=headline, gate=gates[-1] if gates else None),
@@ -341,6 +344,17 @@ def get_run(db: Database, ref: int | str, *, light: bool = False) -> RunDetail |
         gates=gates,
         manifest=_loads(manifest, None),
     )
+
+
+def _add_failures(db: Database, pk: int, target: TargetRow) -> None:
+    """The failure list of a summary stored with its failures apart (schema version 4 on;
+    before, the summary holds them, and there are no parts)."""
+    parts = db.all(
+        "SELECT failures FROM summary_failures WHERE run_pk = ? AND target = ? ORDER BY part",
+        (pk, target.target),
+    )
+    if parts:
+        target.summary["failures"] = [item for (text,) in parts for item in json.loads(text)]
 
 
 def list_attempts(

@@ -193,6 +193,21 @@ STEPS: tuple[Step, ...] = (
             "ALTER TABLE run_targets ADD COLUMN figures TEXT",
         ),
     ),
+    Step(
+        4,
+        "a summary's failure list in parts, apart from the summary",
+        (
+            # run_targets.summary holds the failure list of the runs stored before this
+            # step; from it on, an empty list, and the failures here, in order
+            """CREATE TABLE summary_failures (
+                run_pk {bigint} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                target TEXT NOT NULL,
+                part INTEGER NOT NULL,
+                failures TEXT NOT NULL,
+                PRIMARY KEY (run_pk, target, part)
+            )""",
+        ),
+    ),
 )
 
 #: The schema version this toolproof writes.

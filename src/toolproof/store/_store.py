@@ -175,7 +175,7 @@ class Store:
                 gates = f"SELECT id FROM gate_decisions WHERE run_pk IN ({marks})"
                 self.db.execute(f"DELETE FROM gate_targets WHERE gate_pk IN ({gates})", chunk)
                 for table in ("gate_decisions", "judge_results", "attempts", "metrics",
-                              "case_results", "run_targets"):  # fmt: skip
+                              "case_results", "summary_failures", "run_targets"):  # fmt: skip
                     self.db.execute(f"DELETE FROM {table} WHERE run_pk IN ({marks})", chunk)
                 self.db.execute(f"DELETE FROM runs WHERE id IN ({marks})", chunk)
             if ids:  # the cases of suites no run refers to any more

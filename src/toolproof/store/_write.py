@@ -14,9 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from toolproof.evaluate import Evaluation
 from toolproof.run import Manifest
-from toolproof.stats import Rate, Summary
+from toolproof.stats import FailureItem, Rate, Summary
 from toolproof.stats._repeats import Estimate
 from toolproof.store._db import Database
 from toolproof.types import Record, Verdict
@@ -291,7 +293,7 @@ def save_evaluation(
             (
                 position, spec, entry.kind if entry else None,
                 _dumps(entry.settings.model_dump(mode="json")) if entry else None,
-                _dumps(entry.model_versions) if entry else None, t.summary.model_dump_json(),
+                _dumps(entry.model_versions) if entry else None, _without_failures(t.summary),
                 _histogram_json(noted.latencies.get(spec, ()))
                 if noted is not None
                 else latency_histogram(t.records),
@@ -320,13 +322,21 @@ def save_evaluation(
     suite_rows = make_suite_rows() if make_suite_rows is not None and known is None else []
     with db.transaction():
         pk = _upsert_run(db, run_row)
-        for table in ("attempts", "metrics", "case_results", "run_targets"):
+        for table in ("attempts", "metrics", "case_results", "summary_failures", "run_targets"):
             db.execute(f"DELETE FROM {table} WHERE run_pk = ?", (pk,))
         db.executemany(
             "INSERT INTO run_targets (run_pk, position, target, kind, settings, "
             "model_versions, summary, latency_histogram, figures) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(pk, *row) for row in targets],
+        )
+        db.executemany(
+            "INSERT INTO summary_failures (run_pk, target, part, failures) VALUES (?, ?, ?, ?)",
+            (
+                (pk, spec, part, text)
+                for spec, t in ev.targets.items()
+                for part, text in enumerate(failure_parts(t.summary))
+            ),
         )
         db.executemany(
             "INSERT INTO case_results (run_pk, target, case_id, position, attempts, scored, "
@@ -431,11 +441,34 @@ def suite_cases(ev: Evaluation, fingerprint: str) -> Callable[[], list[tuple[Any
     return rows
 
 
+#: Failures per row of ``summary_failures``.
+FAILURES_PER_PART = 1000
+_FAILURE_LIST: TypeAdapter[list[FailureItem]] = TypeAdapter(list[FailureItem])
+
+
+def _without_failures(summary: Summary) -> str:
+    """A summary's JSON with an empty failure list: its failures are stored apart, in
+    parts (:func:`failure_parts`), so that neither is ever whole in memory."""
+    return summary.model_copy(update={"failures": []}).model_dump_json()
+
+
+def failure_parts(summary: Summary) -> Iterator[str]:
+    """A summary's failure list as JSON lists of at most :data:`FAILURES_PER_PART` failures
+    each, made one at a time (a failure log is read as it goes)."""
+    part: list[FailureItem] = []
+    for item in summary.failures:
+        part.append(item)
+        if len(part) == FAILURES_PER_PART:
+            yield _FAILURE_LIST.dump_json(part).decode("utf-8")
+            part = []
+    if part:
+        yield _FAILURE_LIST.dump_json(part).decode("utf-8")
+
+
 def figures(summary: Summary) -> str:
     """A summary without its per-case lists (the failure list, per-case stability),
     which ``case_results`` holds: what a run page reads, a few kB for any run size."""
-    data = summary.model_dump(mode="json")
-    data["failures"] = []
+    data = summary.model_copy(update={"failures": []}).model_dump(mode="json")
     if isinstance(data.get("stability"), dict):
         data["stability"]["per_case"] = []
     return _dumps(data)
