@@ -52,7 +52,9 @@ Metrics are named as in :class:`toolproof.stats.Summary`: ``strict_pass``,
 ``cost_usd``, ``unsafe_calls`` and the other counts; with repeats ``pass_at_1``,
 ``pass_at_k``, ``pass_hat_k`` (bootstrap intervals), ``tool_change`` and
 ``flaky_cases``; for multi-step cases ``multistep_*`` rates. A target's whole
-``Summary`` is in ``TargetRow.summary`` (``Summary.model_validate`` reads it).
+``Summary`` is in ``TargetRow.summary`` (``Summary.model_validate`` reads it);
+``get_run(..., light=True)`` leaves out its per-case lists (the failure list
+and the per-case stability), which can be large.
 
 Writing it
 ----------
@@ -67,9 +69,10 @@ brings them back.
 
 Schema
 ------
-Tables ``runs``, ``run_targets``, ``metrics``, ``attempts``,
-``gate_decisions``, ``gate_targets``, ``judge_results``, ``calibrations`` and
-``schema_version``; see :mod:`toolproof.store._schema`, whose ordered steps
+Tables ``runs``, ``run_targets``, ``summary_failures`` (a summary's failure
+list, in parts of 1,000, apart from the summary), ``metrics``, ``attempts``,
+``case_results``, ``suite_cases``, ``gate_decisions``, ``gate_targets``,
+``judge_results``, ``calibrations`` and ``schema_version``; see :mod:`toolproof.store._schema`, whose ordered steps
 are the migration path. Writers take short transactions (SQLite in WAL mode
 with a busy timeout; PostgreSQL row locks), so concurrent CI jobs can share
 one store.

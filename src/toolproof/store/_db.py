@@ -165,7 +165,7 @@ class PostgresDatabase(Database):
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self._conn.cursor() as cur:
-            cur.executemany(self._sql(sql), [tuple(r) for r in rows])
+            cur.executemany(self._sql(sql), (tuple(r) for r in rows))  # streamed
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
