@@ -35,6 +35,7 @@ from toolproof.grade._multistep import (
     analyse_multi,
     multi_facts,
 )
+from toolproof.grade._plan import Plan, make_plan
 from toolproof.grade._repair import native_view
 from toolproof.grade._statechanges import InitialState
 from toolproof.grade._trajectory import compile_multistep
@@ -154,6 +155,14 @@ class Scorer:
             )
             if skipped:
                 self._notes[case.id] = tuple(skipped)
+        #: the fast route of each single-step case that has one (see ``_plan``)
+        self._plans: dict[str, Plan] = {}
+        for case_id, case_checks in self._single.items():
+            if case_checks == SINGLE_STEP_CHECKS and case_id not in self._notes:
+                cc = self.cases[case_id]
+                plan = make_plan(cc, lambda name, cc=cc: self._validator(cc, name))  # type: ignore[misc]
+                if plan is not None:
+                    self._plans[case_id] = plan
 
     def is_multistep(self, case_id: str) -> bool:
         """The case runs through the agent loop and is judged on its whole transcript."""
@@ -167,7 +176,20 @@ class Scorer:
         if record.outcome != "ok" or record.response is None:
             return None
         response = record.response
+        plan = self._plans.get(record.case_id)
+        if plan is not None and self._settled():
+            verdict = plan.quick(response, record.target, record.attempt)
+            if verdict is not None:
+                return verdict
+            # not a plain pass: the general path, without trying the quick routes again
+            return self._judged(
+                lambda: self._grade_response(record.case_id, response, record, False), record
+            )
         return self._judged(lambda: self._grade(record, response), record)
+
+    def _settled(self) -> bool:
+        """Nothing is left over from an earlier grading (a plan notes nothing itself)."""
+        return not (self.embeddings.seen or self.embeddings.missing or self.decisions.asked)
 
     def grade_response(
         self, case_id: str, response: Response, record: Record | None = None
@@ -280,14 +302,21 @@ class Scorer:
         return self._finish(self._grade_multi(raw, None, unreached))
 
     def _grade_response(
-        self, case_id: str, response: Response, record: Record | None = None
+        self, case_id: str, response: Response, record: Record | None = None, quick: bool = True
     ) -> Verdict:
+        """``quick``: try the routes of a plainly passing answer first."""
         cc = self.cases[case_id]
         checks = self._single[case_id]
-        if len(checks) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
-            quick = self._quick_pass(cc, response, record)
-            if quick is not None:
-                return quick
+        plan = self._plans.get(case_id)
+        if quick and plan is not None:
+            target, attempt = (record.target, record.attempt) if record is not None else (None, 0)
+            verdict = plan.quick(response, target, attempt)
+            if verdict is not None:
+                return verdict
+        elif quick and len(checks) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
+            passed = self._quick_pass(cc, response, record)
+            if passed is not None:
+                return passed
         answer = analyse(cc, response, [self._inspect(call, cc) for call in response.tool_calls])
         findings = run_checks(checks, cc, answer)
         notes = self._notes.get(case_id, ())
