@@ -1,14 +1,22 @@
-"""The fast route of a single-step case: an answer that makes exactly the expected calls.
+"""The fast routes of a single-step case whose verdict nothing but its calls decides.
 
-A plan is built once per case whose verdict nothing but its calls decides:
-one call set of one or more calls, each to its own tool; no reply matcher,
-no count, no forbidden tool, no check of the suite's own, and matchers that
-note nothing (``Matcher.pure``). An answer that makes those calls, each
-with arguments that parse, validate against the schema the model was given
-and match, passes; its verdict is built here from what the plan holds
-already. Anything else returns None and takes the scorer's general path,
-which reaches the same verdict for the answers the plan passes (a test
-grades a generated mix both ways and compares every field).
+A plan is built once per case with one call set of one or more calls, each
+to its own tool; no reply matcher, no count, no forbidden tool, no check of
+the suite's own, and matchers that note nothing (``Matcher.pure``). For
+such a case the general machinery (a cost matrix, optimal pairing over it,
+six check objects, the assembler) reaches its verdict by a shorter road,
+taken here:
+
+- ``quick``: the answer makes exactly the expected calls, each with
+  arguments that parse, validate against the schema the model was given and
+  match: a pass, built from what the plan holds already;
+- ``grade``: any other answer whose calls name distinct tools. Each call can
+  pair only with the expected call of its tool, so the optimal pairing is
+  forced; the findings and figures are the ones the checks and the
+  assembler would make, in the same words.
+
+An answer that names a tool twice returns None and takes the general path.
+A test grades generated answers both ways and compares every field.
 """
 
 from __future__ import annotations
@@ -16,8 +24,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolproof.grade._compile import CompiledCase
-from toolproof.types import NO_EVIDENCE, Kind, Order, Response, Verdict
+from toolproof.grade._answer import NO_CALL, CallInfo
+from toolproof.grade._assemble import cross_pairs
+from toolproof.grade._assign import assign
+from toolproof.grade._compile import CompiledCase, describe_calls
+from toolproof.types import (
+    NO_EVIDENCE,
+    Check,
+    Evidence,
+    FailureClass,
+    Kind,
+    Order,
+    Response,
+    Stage,
+    ToolCall,
+    Verdict,
+)
+
+_FAR = 100  # the cost of pairing calls to different tools (as in ``_answer``)
+_VALID: tuple[bool, FailureClass | None, str] = (True, None, "")
+_WRONG_ORDER = Check(
+    Stage.contract,
+    FailureClass.wrong_order,
+    "the right calls, in the wrong order (order: strict)",
+)
 
 __all__ = ["Plan", "make_plan"]
 
@@ -25,7 +55,19 @@ __all__ = ["Plan", "make_plan"]
 class Plan:
     """What a passing verdict of one case holds, and how to recognise a passing answer."""
 
-    __slots__ = ("_calls", "_head", "_index", "_strict", "_tail")
+    __slots__ = (
+        "_calls",
+        "_cc",
+        "_described",
+        "_head",
+        "_index",
+        "_matchers",
+        "_missed",
+        "_order",
+        "_strict",
+        "_tail",
+        "_tools",
+    )
 
     def __init__(
         self,
@@ -35,8 +77,13 @@ class Plan:
         #: (tool, is_valid of its schema, argument matcher's ok), in expected order
         self._calls = calls
         self._index = {name: i for i, (name, _, _) in enumerate(calls)}
+        self._cc = cc
+        self._order = cc.order
         self._strict = cc.order is Order.strict
+        self._matchers = tuple(c.args for c in cc.call_sets[0])
+        self._described = describe_calls(cc.call_sets[0])
         tools = tuple(name for name, _, _ in calls)
+        self._tools = frozenset(tools)
         n = len(calls)
         # Verdict fields, in order: case_id .. reply_ok, expected_tools
         self._head = (
@@ -57,6 +104,29 @@ class Plan:
         )
         # pairs .. unsafe_calls
         self._tail = (tuple((t, t) for t in tools), n, n, (), 0)
+        # the verdict of an answer with no call, up to target, attempt and evidence
+        self._missed = (
+            cc.case.id,
+            cc.kind,
+            cc.risk,
+            cc.tags,
+            False,
+            FailureClass.missed_call,
+            (Check(Stage.decision, FailureClass.missed_call, "expected a tool call, got none"),),
+            False,  # decision_ok
+            None,
+            None,
+            None,
+            True,  # contract_ok
+            None,
+            cc.expected_tools,
+            (),
+            ((cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL),),
+            0,
+            0,
+            (),
+            0,
+        )
 
     def quick(self, response: Response, target: str | None, attempt: int) -> Verdict | None:
         """The verdict when the answer makes exactly the expected calls; else None."""
@@ -100,6 +170,173 @@ class Plan:
                     return None
             actual = tuple(call.name for call in calls)
         return Verdict(*self._head, actual, *self._tail, target, attempt, None, (), NO_EVIDENCE)
+
+    def grade(
+        self,
+        response: Response,
+        target: str | None,
+        attempt: int,
+        inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+    ) -> Verdict:
+        """The verdict of any answer to the case.
+
+        ``inspect`` is the scorer's (is the tool offered, do the arguments parse
+        and validate), asked for the calls this cannot settle at once. Each step
+        below is the one of the general path it stands for (``_answer.match_set``,
+        the checks of ``_checks``, ``_assemble``).
+        """
+        calls = response.tool_calls
+        m = len(calls)
+        if m == 0:
+            return Verdict(*self._missed, target, attempt, None, (), Evidence(response, 0))
+        cc = self._cc
+        expected = self._calls
+        n = len(expected)
+        index = self._index
+        names: list[str] = []
+        infos: list[tuple[bool, FailureClass | None, str]] = []  # known, failure, message
+        # match_set: the reason each call fails the expected call of its tool (None: matches)
+        reasons: dict[tuple[int, int], str | None] = {}
+        for j, call in enumerate(calls):
+            name = call.name
+            names.append(name)
+            i = index.get(name)
+            valid = False
+            if i is not None and call.parse_error is None:
+                try:
+                    valid = expected[i][1](call.arguments)
+                except (ValueError, RecursionError):
+                    valid = False
+            if valid:
+                infos.append(_VALID)
+            else:
+                info = inspect(call, cc)
+                infos.append((info.known, info.failure, info.message))
+            if i is not None:
+                if not valid:
+                    reasons[i, j] = ""  # structure failed: reported there, values not judged
+                elif expected[i][2](call.arguments):
+                    reasons[i, j] = None
+                else:
+                    reasons[i, j] = self._matchers[i].check(call.arguments)
+        if len(reasons) == len({i for i, _ in reasons}):
+            # each expected call has one candidate at most: the optimal pairing takes them all
+            pairs = sorted(reasons)
+        else:  # a tool called twice: as the general path pairs them
+            cost = [[_FAR] * m for _ in range(n)]
+            for (i, j), reason in reasons.items():
+                cost[i][j] = 0 if reason is None else 1
+            pairs = [(i, j) for i, j in assign(cost) if cost[i][j] < _FAR]
+        lost_expected, lost_actual = n - len(pairs), m - len(pairs)
+        order = self._order
+        if order is Order.subset:
+            selection_ok = lost_actual == 0
+        elif order is Order.superset:
+            selection_ok = lost_expected == 0
+        else:
+            selection_ok = lost_expected == 0 and lost_actual == 0
+        count_ok = True
+        if not selection_ok:
+            called = set(names)
+            only_expected = order is Order.superset or called <= self._tools
+            every_called = self._tools <= called
+            if only_expected and (order is Order.subset or every_called):
+                selection_ok, count_ok = True, False
+        failed = [(i, j) for i, j in pairs if reasons[i, j] is not None]
+        values_ok = None if not selection_ok else not failed
+        order_ok = True
+        if self._strict and selection_ok and values_ok:
+            order_ok = all(reasons.get((k, k), "x") is None for k in range(n))
+        # the checks, stage by stage (decision passed: there are calls)
+        checks: list[Check] = []
+        if not selection_ok:
+            unknown = [name for name, info in zip(names, infos, strict=True) if not info[0]]
+            if unknown:
+                wrong = FailureClass.unknown_tool
+                why = f"called unknown tool {', '.join(unknown)}"
+            else:
+                wrong, why = FailureClass.wrong_tool, "wrong tools"
+            checks.append(Check(Stage.selection, wrong, f"{why}: expected {self._described}"))
+        for _, failure, message in infos:
+            if failure is not None:
+                checks.append(Check(Stage.structure, failure, message))
+        if values_ok is False:
+            value_reasons = [f"{names[j]}: {reasons[i, j]}" for i, j in failed if reasons[i, j]]
+            if value_reasons:
+                reason = "; ".join(value_reasons)
+                checks.append(Check(Stage.values, FailureClass.wrong_arguments, reason))
+        contract_ok = True
+        if not count_ok:
+            reason = f"the right tools, called {m} times; expected {n} calls: {self._described}"
+            checks.append(Check(Stage.contract, FailureClass.wrong_count, reason))
+            contract_ok = False
+        if not order_ok:
+            checks.append(_WRONG_ORDER)
+            contract_ok = False
+        # the facts (single_facts)
+        structure_ok: bool | None = True
+        n_checked = n_valid = 0
+        for known, failure, _ in infos:
+            if known:
+                n_checked += 1
+                if failure is None:
+                    n_valid += 1
+                else:
+                    structure_ok = False
+            elif failure is not None:
+                n_checked += 1
+        unsafe = 0
+        guarded = cc.guarded
+        if guarded:
+            asked_for = {j for _, j in pairs} if selection_ok else set()
+            unsafe = sum(
+                1 for j, name in enumerate(names) if name in guarded and j not in asked_for
+            )
+        if n == 1 and m == 1:
+            labels: tuple[tuple[str, str], ...] = (
+                (names[0] if pairs else self._calls[0][0], names[0]),
+            )
+        else:
+            labels = self._labels(names, pairs)
+        head = self._head
+        return Verdict(
+            head[0],
+            head[1],
+            head[2],
+            head[3],
+            not checks,
+            checks[0].failure if checks else None,
+            tuple(checks),
+            True,  # decision_ok
+            selection_ok,
+            structure_ok,
+            values_ok,
+            contract_ok,
+            None,  # reply_ok: not judged
+            head[13],
+            tuple(names),
+            labels,
+            n_checked,
+            n_valid,
+            (),
+            unsafe,
+            target,
+            attempt,
+            None,
+            (),
+            Evidence(response, 0) if checks else NO_EVIDENCE,
+        )
+
+    def _labels(
+        self, names: list[str], pairs: list[tuple[int, int]]
+    ) -> tuple[tuple[str, str], ...]:
+        """(expected, actual) tool labels for the confusion matrix (``_assemble._set_pairs``)."""
+        out = [(names[j], names[j]) for _, j in pairs]
+        paired_e = {i for i, _ in pairs}
+        paired_a = {j for _, j in pairs}
+        out.extend((t[0], NO_CALL) for i, t in enumerate(self._calls) if i not in paired_e)
+        out.extend((NO_CALL, name) for j, name in enumerate(names) if j not in paired_a)
+        return tuple(cross_pairs(out))
 
 
 def make_plan(cc: CompiledCase, validator: Callable[[str], Any]) -> Plan | None:

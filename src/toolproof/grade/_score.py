@@ -179,12 +179,9 @@ class Scorer:
         plan = self._plans.get(record.case_id)
         if plan is not None and self._settled():
             verdict = plan.quick(response, record.target, record.attempt)
-            if verdict is not None:
-                return verdict
-            # not a plain pass: the general path, without trying the quick routes again
-            return self._judged(
-                lambda: self._grade_response(record.case_id, response, record, False), record
-            )
+            if verdict is None:
+                verdict = plan.grade(response, record.target, record.attempt, self._inspect)
+            return verdict
         return self._judged(lambda: self._grade(record, response), record)
 
     def _settled(self) -> bool:
@@ -302,18 +299,18 @@ class Scorer:
         return self._finish(self._grade_multi(raw, None, unreached))
 
     def _grade_response(
-        self, case_id: str, response: Response, record: Record | None = None, quick: bool = True
+        self, case_id: str, response: Response, record: Record | None = None
     ) -> Verdict:
-        """``quick``: try the routes of a plainly passing answer first."""
         cc = self.cases[case_id]
         checks = self._single[case_id]
         plan = self._plans.get(case_id)
-        if quick and plan is not None:
+        if plan is not None:
             target, attempt = (record.target, record.attempt) if record is not None else (None, 0)
             verdict = plan.quick(response, target, attempt)
-            if verdict is not None:
-                return verdict
-        elif quick and len(checks) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
+            if verdict is None:
+                verdict = plan.grade(response, target, attempt, self._inspect)
+            return verdict
+        if len(checks) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
             passed = self._quick_pass(cc, response, record)
             if passed is not None:
                 return passed
