@@ -7,15 +7,16 @@ such a case the general machinery (a cost matrix, optimal pairing over it,
 six check objects, the assembler) reaches its verdict by a shorter road,
 taken here:
 
-- ``quick``: the answer makes exactly the expected calls, each with
-  arguments that parse, validate against the schema the model was given and
-  match: a pass, built from what the plan holds already;
-- ``grade``: any other answer whose calls name distinct tools. Each call can
-  pair only with the expected call of its tool, so the optimal pairing is
-  forced; the findings and figures are the ones the checks and the
-  assembler would make, in the same words.
+- the answer makes exactly the expected calls, each with arguments that
+  parse, validate against the schema the model was given and match: a pass,
+  built from what the plan holds already;
+- any other answer: when its calls name distinct tools, each call can pair
+  only with the expected call of its tool, so the optimal pairing is forced
+  (a tool called twice is paired by ``assign`` over the costs, as the
+  general path does). The findings and figures are the ones the checks and
+  the assembler would make, in the same words; the calls the first route
+  verified are not inspected again.
 
-An answer that names a tool twice returns None and takes the general path.
 A test grades generated answers both ways and compares every field.
 """
 
@@ -41,6 +42,10 @@ from toolproof.types import (
     Verdict,
 )
 
+#: Verdicts are built as tuples of all their fields, in order (named tuples: the same thing,
+#: without the keyword parsing); the fields after target and attempt of a pass:
+_new = tuple.__new__
+_PASSED_END = (None, (), NO_EVIDENCE, False, 0)  # multistep .. undecided
 _FAR = 100  # the cost of pairing calls to different tools (as in ``_answer``)
 _VALID: tuple[bool, FailureClass | None, str] = (True, None, "")
 _WRONG_ORDER = Check(
@@ -128,48 +133,46 @@ class Plan:
             0,
         )
 
-    def quick(self, response: Response, target: str | None, attempt: int) -> Verdict | None:
-        """The verdict when the answer makes exactly the expected calls; else None."""
-        calls = response.tool_calls
+    def _passed(self, calls: list[ToolCall], target: str | None, attempt: int) -> Verdict:
+        actual = tuple(call.name for call in calls)
+        return _new(Verdict, [*self._head, actual, *self._tail, target, attempt, *_PASSED_END])
+
+    def _verify(self, calls: list[ToolCall]) -> tuple[int, bool]:
+        """How many leading calls are expected calls, each once (in order, if strict), whose
+        arguments parse, validate and match; and whether the next one validated."""
         expected = self._calls
-        if len(calls) != len(expected):
-            return None
-        if len(expected) == 1:
+        if len(expected) == 1:  # the common case, without the bookkeeping
             call = calls[0]
             name, is_valid, ok = expected[0]
             if call.name != name or call.parse_error is not None:
-                return None
+                return 0, False
+            try:
+                if not is_valid(call.arguments):
+                    return 0, False
+            except (ValueError, RecursionError):
+                return 0, False
+            return (1, False) if ok(call.arguments) else (0, True)
+        index = self._index
+        strict = self._strict
+        seen = 0
+        for position, call in enumerate(calls):
+            i = index.get(call.name)
+            if i is None or (strict and i != position) or call.parse_error is not None:
+                return position, False
+            bit = 1 << i
+            if seen & bit:
+                return position, False
+            seen |= bit
+            _, is_valid, ok = expected[i]
             args = call.arguments
             try:
                 if not is_valid(args):
-                    return None
+                    return position, False
             except (ValueError, RecursionError):
-                return None
+                return position, False
             if not ok(args):
-                return None
-            actual: tuple[str, ...] = (name,)
-        else:
-            index = self._index
-            seen = 0
-            for position, call in enumerate(calls):
-                i = index.get(call.name)
-                if i is None or (self._strict and i != position):
-                    return None
-                bit = 1 << i
-                if seen & bit or call.parse_error is not None:
-                    return None
-                seen |= bit
-                _, is_valid, ok = expected[i]
-                args = call.arguments
-                try:
-                    if not is_valid(args):
-                        return None
-                except (ValueError, RecursionError):
-                    return None
-                if not ok(args):
-                    return None
-            actual = tuple(call.name for call in calls)
-        return Verdict(*self._head, actual, *self._tail, target, attempt, None, (), NO_EVIDENCE)
+                return position, True
+        return len(calls), False
 
     def grade(
         self,
@@ -187,11 +190,20 @@ class Plan:
         """
         calls = response.tool_calls
         m = len(calls)
-        if m == 0:
-            return Verdict(*self._missed, target, attempt, None, (), Evidence(response, 0))
-        cc = self._cc
         expected = self._calls
         n = len(expected)
+        if m == n:
+            # the leading calls verified here are not inspected again
+            verified, next_valid = self._verify(calls)
+            if verified == n:
+                return self._passed(calls, target, attempt)
+        elif m == 0:
+            return _new(
+                Verdict, [*self._missed, target, attempt, None, (), Evidence(response, 0), False, 0]
+            )
+        else:
+            verified, next_valid = 0, False
+        cc = self._cc
         index = self._index
         names: list[str] = []
         infos: list[tuple[bool, FailureClass | None, str]] = []  # known, failure, message
@@ -201,8 +213,13 @@ class Plan:
             name = call.name
             names.append(name)
             i = index.get(name)
-            valid = False
-            if i is not None and call.parse_error is None:
+            if j < verified:
+                infos.append(_VALID)
+                reasons[i, j] = None  # type: ignore[index]
+                continue
+            unmatched = j == verified and next_valid  # validated, did not match
+            valid = unmatched
+            if not valid and i is not None and call.parse_error is None:
                 try:
                     valid = expected[i][1](call.arguments)
                 except (ValueError, RecursionError):
@@ -215,7 +232,7 @@ class Plan:
             if i is not None:
                 if not valid:
                     reasons[i, j] = ""  # structure failed: reported there, values not judged
-                elif expected[i][2](call.arguments):
+                elif not unmatched and expected[i][2](call.arguments):
                     reasons[i, j] = None
                 else:
                     reasons[i, j] = self._matchers[i].check(call.arguments)
@@ -299,32 +316,37 @@ class Plan:
         else:
             labels = self._labels(names, pairs)
         head = self._head
-        return Verdict(
-            head[0],
-            head[1],
-            head[2],
-            head[3],
-            not checks,
-            checks[0].failure if checks else None,
-            tuple(checks),
-            True,  # decision_ok
-            selection_ok,
-            structure_ok,
-            values_ok,
-            contract_ok,
-            None,  # reply_ok: not judged
-            head[13],
-            tuple(names),
-            labels,
-            n_checked,
-            n_valid,
-            (),
-            unsafe,
-            target,
-            attempt,
-            None,
-            (),
-            Evidence(response, 0) if checks else NO_EVIDENCE,
+        return _new(
+            Verdict,
+            [
+                head[0],
+                head[1],
+                head[2],
+                head[3],
+                not checks,
+                checks[0].failure if checks else None,
+                tuple(checks),
+                True,  # decision_ok
+                selection_ok,
+                structure_ok,
+                values_ok,
+                contract_ok,
+                None,  # reply_ok: not judged
+                head[13],
+                tuple(names),
+                labels,
+                n_checked,
+                n_valid,
+                (),
+                unsafe,
+                target,
+                attempt,
+                None,
+                (),
+                Evidence(response, 0) if checks else NO_EVIDENCE,
+                False,
+                0,
+            ],
         )
 
     def _labels(

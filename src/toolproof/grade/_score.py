@@ -177,16 +177,12 @@ class Scorer:
             return None
         response = record.response
         plan = self._plans.get(record.case_id)
-        if plan is not None and self._settled():
-            verdict = plan.quick(response, record.target, record.attempt)
-            if verdict is None:
-                verdict = plan.grade(response, record.target, record.attempt, self._inspect)
-            return verdict
+        if plan is not None:
+            emb = self.embeddings
+            # nothing left over from an earlier grading (a plan notes nothing itself)
+            if not (emb.seen or emb.missing or self.decisions.asked):
+                return plan.grade(response, record.target, record.attempt, self._inspect)
         return self._judged(lambda: self._grade(record, response), record)
-
-    def _settled(self) -> bool:
-        """Nothing is left over from an earlier grading (a plan notes nothing itself)."""
-        return not (self.embeddings.seen or self.embeddings.missing or self.decisions.asked)
 
     def grade_response(
         self, case_id: str, response: Response, record: Record | None = None
@@ -306,10 +302,7 @@ class Scorer:
         plan = self._plans.get(case_id)
         if plan is not None:
             target, attempt = (record.target, record.attempt) if record is not None else (None, 0)
-            verdict = plan.quick(response, target, attempt)
-            if verdict is None:
-                verdict = plan.grade(response, target, attempt, self._inspect)
-            return verdict
+            return plan.grade(response, target, attempt, self._inspect)
         if len(checks) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
             passed = self._quick_pass(cc, response, record)
             if passed is not None:
