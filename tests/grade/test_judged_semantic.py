@@ -66,6 +66,17 @@ def test_the_judges_answer_decides() -> None:
     assert different.judge_decided
     # had the judge said "same", it would have passed: kept for the gate
     assert scorer.if_same[("t", "c0", 0)].passed
+    assert ("t", "c0", 0) not in scorer.if_different
+
+
+def test_a_pass_the_judge_decided_keeps_its_other_outcome() -> None:
+    note = "money back, broken product"
+    scorer, v = grade(note, {subject(note): True})
+    assert v is not None and v.passed and v.judge_decided
+    # had the judge said "different", it would have failed: kept for the baseline comparison
+    other = scorer.if_different[("t", "c0", 0)]
+    assert not other.passed and other.failure is not None and other.judge_decided
+    assert ("t", "c0", 0) not in scorer.if_same
 
 
 def test_an_outcome_that_does_not_turn_on_the_judge_is_not_judge_derived() -> None:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+
+if TYPE_CHECKING:
+    from toolproof.evaluate import Evaluation
+    from toolproof.gate import GateResult
 
 _REPORT_HELP = """Print a run's report, or write it as one self-contained HTML file (--html).
 
@@ -42,7 +46,6 @@ def report(
     from rich.console import Console
 
     from toolproof.evaluate import load_run
-    from toolproof.gate import run_gate
     from toolproof.report import render_terminal
 
     trust, _ = trust_for(config, allow_code)
@@ -51,8 +54,17 @@ def report(
     if html is None:
         render_terminal(ev.summaries, Console())
         return
-    size = write_html(html, ev, run_gate(ev, base))
+    size = write_html(html, ev, report_gate(ev, base))
     typer.echo(f"wrote {html} ({size:,} bytes)")
+
+
+def report_gate(ev: Evaluation, base: Evaluation | None = None) -> GateResult:
+    """The gate decision an HTML report shows: the suite's calibration records decide
+    which judges' figures count as calibrated."""
+    from toolproof.cli._judge import calibrations_of
+    from toolproof.gate import GateOptions, run_gate
+
+    return run_gate(ev, base, GateOptions(calibrations=calibrations_of(ev.suite)))
 
 
 def write_html(path: Path, ev: object, gate: object) -> int:

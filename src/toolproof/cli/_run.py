@@ -327,10 +327,9 @@ def _report(result: RunResult, quiet: bool, trust: Trust, html: Path | None = No
     _write_summary(result.run_dir, summary_json(summaries))
     console.print(f"run folder: {term_text(str(result.run_dir))}")
     if html is not None:
-        from toolproof.cli._report import write_html
-        from toolproof.gate import run_gate
+        from toolproof.cli._report import report_gate, write_html
 
-        size = write_html(html, ev, run_gate(ev))
+        size = write_html(html, ev, report_gate(ev))
         console.print(f"HTML report: {term_text(str(html))} ({size:,} bytes)")
     render_terminal(summaries, console)  # ends with the headline and the verdict
     return ev

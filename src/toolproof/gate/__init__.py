@@ -13,6 +13,7 @@ baseline comparison, paired significance).
 
 from toolproof.gate._compare import (
     Comparison,
+    JudgeUsed,
     McNemar,
     MetricDelta,
     RiskRow,
@@ -30,8 +31,10 @@ from toolproof.gate._gate import (
     Finding,
     GateOptions,
     GateResult,
+    JudgeStatus,
     TargetGate,
     gate_target,
+    judge_statuses,
     run_gate,
 )
 from toolproof.gate._thresholds import (
@@ -53,6 +56,8 @@ __all__ = [
     "Finding",
     "GateOptions",
     "GateResult",
+    "JudgeStatus",
+    "JudgeUsed",
     "McNemar",
     "MetricDelta",
     "RiskRow",
@@ -66,6 +71,7 @@ __all__ = [
     "effective_thresholds",
     "fingerprint_warnings",
     "gate_target",
+    "judge_statuses",
     "mcnemar",
     "run_gate",
 ]

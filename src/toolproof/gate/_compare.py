@@ -1,14 +1,29 @@
-"""Compare a run with a baseline: metric deltas, changed cases, paired significance."""
+"""Compare a run with a baseline: metric deltas, changed cases, paired significance.
+
+A figure that a judge's answers can change is marked with the judge
+(``MetricDelta.judge``): a pass rate that counts judge-decided attempts, and a
+judge rubric's own figure. For a pass rate the comparison also gives the same
+figure with every judge answer going against a drop (``without_judge``): a
+drop that stays there happens regardless of the judge.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.evaluate import Evaluation, TargetEvaluation
 from toolproof.gate._metrics import case_outcomes, metric_rate, unsafe_calls
-from toolproof.stats import Rate
+from toolproof.judges import Judgement
+from toolproof.stats import Rate, pass_at_k, pass_hat_k
 from toolproof.stats._metrics import RATE_NAMES
-from toolproof.types import Risk, Verdict
+from toolproof.types import ARGUMENT_RUBRIC, Risk, Verdict
+
+#: (target, case, attempt): how the scorer keys the verdicts a judge's answers could change.
+AttemptKey = tuple[str | None, str, int]
 
 #: Rate metrics compared (and gated on drops), in report order.
 COMPARED = RATE_NAMES
@@ -24,6 +39,16 @@ class McNemar(BaseModel):
     p_value: float
 
 
+class JudgeUsed(BaseModel):
+    """A judge whose answers a figure depends on, in one of the two runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run: Literal["baseline", "current"]
+    model: str = Field(description="The judge's model spec.")
+    fingerprint: str = Field(description="Judge fingerprint: model, settings, rubric, prompt.")
+
+
 class MetricDelta(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -32,6 +57,22 @@ class MetricDelta(BaseModel):
     current: float | None
     delta: float | None
     test: McNemar | None = None
+    judge: str | None = Field(
+        default=None,
+        description="RUBRIC.FIELD of the judge answers this figure depends on (a judge "
+        "rubric's figure, or a pass rate counting attempts a judge decided); None: no "
+        "judge's say changes it.",
+    )
+    judges: list[JudgeUsed] = Field(
+        default_factory=list, description="The judges behind the figure, per run."
+    )
+    without_judge: MetricDelta | None = Field(
+        default=None,
+        description="A pass rate with every judge answer going against a drop (this run's "
+        "'different meaning' answers read as same, the baseline's 'same' as different): a "
+        "drop beyond the margin here happens regardless of the judge. None for a judge "
+        "rubric's own figure, which has no value without the judge.",
+    )
 
 
 class RiskRow(BaseModel):
@@ -57,6 +98,11 @@ class Comparison(BaseModel):
     new_critical_failures: list[str]
     by_risk: list[RiskRow]
     warnings: list[str]
+    judged: list[MetricDelta] = Field(
+        default_factory=list,
+        description="Judge rubric figures the suite gates with a 'min' threshold "
+        "(RUBRIC.FIELD, rate of true): every one judge-derived.",
+    )
 
 
 def mcnemar(base: dict[str, bool], cur: dict[str, bool]) -> McNemar:
@@ -114,13 +160,20 @@ def _by_risk(base: list[Verdict], cur: list[Verdict]) -> list[RiskRow]:
 
 
 def compare_targets(
-    base: TargetEvaluation, cur: TargetEvaluation, warnings: list[str] | None = None
+    base: TargetEvaluation,
+    cur: TargetEvaluation,
+    warnings: list[str] | None = None,
+    *,
+    base_run: Evaluation | None = None,
+    cur_run: Evaluation | None = None,
 ) -> Comparison:
     """Deltas, changed cases and the per-risk table for one pair of targets.
 
     Figures are compared over the cases both runs scored, so a smoke run can be
     compared with a full baseline; a case only the new run has can still be a
-    new critical failure.
+    new critical failure. With the two runs (``base_run``, ``cur_run``), the
+    figures a judge's answers change are marked with the judge, and the judge
+    rubric figures the suite gates are compared too.
     """
     common = {v.case_id for v in base.verdicts} & {v.case_id for v in cur.verdicts}
     bv = [v for v in base.verdicts if v.case_id in common]
@@ -131,11 +184,19 @@ def compare_targets(
     new_critical = [
         c for c, ok in every.items() if not ok and a.get(c, True) and risk_of[c] is Risk.critical
     ]
+    metrics = [_metric(m, bv, cv) for m in COMPARED] + _stability_deltas(
+        base, cur, common, mcnemar(a, b)
+    )
+    judged: list[MetricDelta] = []
+    if base_run is not None and cur_run is not None:
+        bj, cj = RunJudges.of(base_run), RunJudges.of(cur_run)
+        metrics = _mark_judged(metrics, base, cur, bv, cv, common, bj, cj)
+        judged = judged_deltas(cur_run, base.target, cur.target, common, bj, cj)
     return Comparison(
         baseline_target=base.target,
         target=cur.target,
-        metrics=[_metric(m, bv, cv) for m in COMPARED]
-        + _stability_deltas(base, cur, common, mcnemar(a, b)),
+        metrics=metrics,
+        judged=judged,
         counts={
             "unsafe_calls": (unsafe_calls(bv), unsafe_calls(cv)),
             "forbidden_calls": (
@@ -190,4 +251,210 @@ def pair_targets(
 def compare_runs(base: Evaluation, cur: Evaluation) -> list[Comparison]:
     """Compare every paired target of two runs."""
     warnings = fingerprint_warnings(base, cur)
-    return [compare_targets(a, b, warnings) for a, b in pair_targets(base, cur)]
+    return [
+        compare_targets(a, b, warnings, base_run=base, cur_run=cur)
+        for a, b in pair_targets(base, cur)
+    ]
+
+
+# --- figures a judge decides ------------------------------------------------------------------
+
+
+class RunJudges:
+    """What one run's judges decided, as the comparison needs it (from its scorer)."""
+
+    def __init__(
+        self,
+        judgements: Sequence[Judgement],
+        if_same: Mapping[AttemptKey, Verdict],
+        if_different: Mapping[AttemptKey, Verdict],
+    ) -> None:
+        self.judgements = judgements
+        self.if_same = if_same
+        self.if_different = if_different
+
+    @classmethod
+    def of(cls, run: Evaluation) -> RunJudges:
+        scorer = run.scorer
+        if scorer is None:
+            return cls(run.judgements, {}, {})
+        return cls(run.judgements, scorer.if_same, scorer.if_different)
+
+    def used(self, run: Literal["baseline", "current"], target: str, rubric: str) -> JudgeUsed:
+        """The judge of one rubric for one target: the fingerprint most of its judgements have."""
+        mine = [j for j in self.judgements if j.target == target and j.rubric == rubric]
+        if not mine:
+            return JudgeUsed(run=run, model="unknown", fingerprint="")
+        fp = Counter(j.fingerprint for j in mine).most_common(1)[0][0]
+        model = next(j.judge for j in mine if j.fingerprint == fp)
+        return JudgeUsed(run=run, model=model, fingerprint=fp)
+
+
+def judge_bound(verdicts: Iterable[Verdict], swap: Mapping[AttemptKey, Verdict]) -> list[Verdict]:
+    """The verdicts with each judge-decided attempt in ``swap`` replaced by its other outcome
+    (``Scorer.if_same``: as if the judge had found the same meaning; ``Scorer.if_different``:
+    a different one)."""
+    if not swap:
+        return list(verdicts)
+    return [
+        swap.get((v.target, v.case_id, v.attempt), v) if v.judge_decided else v for v in verdicts
+    ]
+
+
+def _mark_judged(
+    metrics: list[MetricDelta],
+    base: TargetEvaluation,
+    cur: TargetEvaluation,
+    bv: list[Verdict],
+    cv: list[Verdict],
+    common: set[str],
+    bj: RunJudges,
+    cj: RunJudges,
+) -> list[MetricDelta]:
+    """Mark the pass rates a judge's answers change, with the figure they would have without."""
+    if not bj.if_different and not cj.if_same:
+        return metrics
+    lower = judge_bound(bv, bj.if_different)  # every baseline "same" read as "different"
+    upper = judge_bound(cv, cj.if_same)  # every current "different" read as "same"
+    judges = []
+    if any(lower[i] is not v for i, v in enumerate(bv)):
+        judges.append(bj.used("baseline", base.target, ARGUMENT_RUBRIC))
+    if any(upper[i] is not v for i, v in enumerate(cv)):
+        judges.append(cj.used("current", cur.target, ARGUMENT_RUBRIC))
+    if not judges:
+        return metrics
+    bounds = {m: _metric(m, lower, upper) for m in COMPARED}
+    bounds.update(_stability_bounds(base, cur, common, bv, cv, lower, upper))
+    out = []
+    for m in metrics:
+        b = bounds.get(m.metric)
+        if b is not None and (b.baseline, b.current) != (m.baseline, m.current):
+            m = m.model_copy(
+                update={
+                    "judge": f"{ARGUMENT_RUBRIC}.same_meaning",
+                    "judges": judges,
+                    "without_judge": b,
+                }
+            )
+        out.append(m)
+    return out
+
+
+def _stability_bounds(
+    base: TargetEvaluation,
+    cur: TargetEvaluation,
+    common: set[str],
+    bv: list[Verdict],
+    cv: list[Verdict],
+    lower: list[Verdict],
+    upper: list[Verdict],
+) -> dict[str, MetricDelta]:
+    """pass@k and pass^k with each case's passes moved as the judge bound moves them."""
+    a = _shifted_means(base, common, bv, lower)
+    b = _shifted_means(cur, common, cv, upper)
+    test = mcnemar(case_outcomes("strict_pass", lower), case_outcomes("strict_pass", upper))
+    return {
+        name: MetricDelta(
+            metric=name,
+            baseline=a[name],
+            current=b[name],
+            delta=_delta(a[name], b[name]),
+            test=test,
+        )
+        for name in ("pass_at_k", "pass_hat_k")
+    }
+
+
+def _shifted_means(
+    run: TargetEvaluation, cases: set[str], actual: list[Verdict], bound: list[Verdict]
+) -> dict[str, float | None]:
+    st = run.summary.stability
+    if st is None:
+        return {"pass_at_k": None, "pass_hat_k": None}
+    shift: Counter[str] = Counter()
+    for v, w in zip(actual, bound, strict=True):
+        shift[v.case_id] += int(w.passed) - int(v.passed)
+    at, hat = [], []
+    for c in st.per_case:
+        if c.case_id not in cases:
+            continue
+        n, kk = c.attempts, min(st.k, c.attempts)
+        passes = min(n, max(0, c.passes + shift[c.case_id]))
+        at.append(pass_at_k(n, passes, kk))
+        hat.append(pass_hat_k(n, passes, kk))
+    return {
+        "pass_at_k": sum(at) / len(at) if at else None,
+        "pass_hat_k": sum(hat) / len(hat) if hat else None,
+    }
+
+
+def judged_deltas(
+    cur_run: Evaluation,
+    base_target: str,
+    cur_target: str,
+    common: set[str],
+    bj: RunJudges,
+    cj: RunJudges,
+) -> list[MetricDelta]:
+    """The judge rubric figures the suite gates with a ``min`` threshold, baseline against
+    this run, over the cases both runs scored: rates of true, from each record's first repeat."""
+    sj = cur_run.suite.judge
+    if sj is None:
+        return []
+    out = []
+    for key, th in sj.thresholds.items():
+        if th.min is None:
+            continue
+        rubric, _, field = key.partition(".")
+        a, ua = _judged_outcomes(bj, "baseline", base_target, rubric, field, common)
+        b, ub = _judged_outcomes(cj, "current", cur_target, rubric, field, common)
+        if ua is None and ub is None:
+            continue
+        va, vb = _share(a), _share(b)
+        out.append(
+            MetricDelta(
+                metric=key,
+                baseline=va,
+                current=vb,
+                delta=_delta(va, vb),
+                test=mcnemar(_per_case(a), _per_case(b)),
+                judge=key,
+                judges=[u for u in (ua, ub) if u is not None],
+            )
+        )
+    return out
+
+
+def _judged_outcomes(
+    rj: RunJudges,
+    run: Literal["baseline", "current"],
+    target: str,
+    rubric: str,
+    field: str,
+    cases: set[str],
+) -> tuple[list[tuple[str, bool]], JudgeUsed | None]:
+    mine = [
+        j
+        for j in rj.judgements
+        if j.target == target and j.rubric == rubric and j.repeat == 0 and j.case_id in cases
+    ]
+    if not mine:
+        return [], None
+    used = rj.used(run, target, rubric)
+    values = [
+        (j.case_id, j.fields[field] is True)
+        for j in mine
+        if j.fingerprint == used.fingerprint and j.status == "ok" and j.fields and field in j.fields
+    ]
+    return values, used
+
+
+def _share(values: list[tuple[str, bool]]) -> float | None:
+    return sum(1 for _, v in values if v) / len(values) if values else None
+
+
+def _per_case(values: list[tuple[str, bool]]) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    for case, v in values:
+        out[case] = out.get(case, True) and v
+    return out

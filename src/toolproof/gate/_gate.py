@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.evaluate import Evaluation, TargetEvaluation
-from toolproof.gate._compare import Comparison, compare_targets, fingerprint_warnings, pair_targets
+from toolproof.gate._compare import (
+    Comparison,
+    MetricDelta,
+    RunJudges,
+    compare_targets,
+    fingerprint_warnings,
+    pair_targets,
+)
 from toolproof.gate._coverage import Coverage, check_coverage
 from toolproof.gate._metrics import LABELS
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
+from toolproof.judges import Calibration, calibration_status
 from toolproof.stats import Summary
+from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -38,6 +48,12 @@ class GateOptions:
     repaired: bool = False
     """Gate on the repaired figures (calls recovered from text count as calls); by
     default the raw ones (a call printed as text is a missed call)."""
+    calibrations: Sequence[Calibration] | None = None
+    """Judge calibration records: a drop a judge decided blocks only under a judge
+    calibrated for the fields it used (see ``toolproof.judges.calibration_status``).
+    None: not checked, so every judge counts as uncalibrated and says so."""
+    calibration_policy: CalibrationPolicy | None = None
+    """When a judge counts as calibrated (default: the suite's ``judge.require``)."""
 
 
 class Finding(BaseModel):
@@ -46,10 +62,33 @@ class Finding(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     rule: str = Field(
-        description="threshold, critical, drop, new_critical, noise, warning, incomplete, cached"
+        description="threshold, critical, drop, new_critical, noise, warning, incomplete, "
+        "cached, judge, advisory"
     )
     message: str
     blocking: bool
+    judge: str | None = Field(
+        default=None,
+        description="A drop a judge decided: RUBRIC.FIELD of the judge answers it rests on.",
+    )
+    calibration: str | None = Field(
+        default=None,
+        description="With judge: whether the judge is calibrated for that field, in words; "
+        "an uncalibrated judge's drop is advisory (missing calibration, κ too low, "
+        "fingerprint changed).",
+    )
+
+
+class JudgeStatus(BaseModel):
+    """A judge behind some of a target's figures, and whether it may block a release."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    field: str = Field(description="RUBRIC.FIELD whose answers the figures use.")
+    model: str = Field(description="The judge's model spec.")
+    fingerprint: str
+    calibrated: bool
+    why: str = Field(description="The calibration status in words (why it is advisory).")
 
 
 class TargetGate(BaseModel):
@@ -64,6 +103,16 @@ class TargetGate(BaseModel):
     findings: list[Finding]
     comparison: Comparison | None = None
     infra_errors: int = 0
+    judges: list[JudgeStatus] = Field(
+        default_factory=list,
+        description="The judges behind this target's figures (judge-decided arguments, "
+        "judge rubrics), each with its calibration status.",
+    )
+    judge_decided_failures: list[str] = Field(
+        default_factory=list,
+        description="Cases with a failed attempt whose outcome a judge decided (a "
+        "judge-decided argument the judge found different), sorted.",
+    )
 
 
 class GateResult(BaseModel):
@@ -88,34 +137,83 @@ class GateResult(BaseModel):
     )
 
 
-def _drops(comp: Comparison, opts: GateOptions) -> list[Finding]:
+def _drop(m: MetricDelta, opts: GateOptions) -> Finding | None:
+    """The finding of one figure against the baseline: None when it did not drop."""
+    if m.delta is None or m.delta >= -opts.margin - 1e-12:
+        return None
+    label = LABELS.get(m.metric, m.metric)
+    text = f"{label} dropped {100 * -m.delta:.1f} points ({_pct(m.baseline)} → {_pct(m.current)})"
+    if m.test is None:
+        return Finding(rule="drop", message=text, blocking=True)
+    text += f"; McNemar p={m.test.p_value:.3g} (cases worse {m.test.worse}, better {m.test.better})"
+    if m.test.p_value < opts.alpha:
+        return Finding(rule="drop", message=text + ", significant", blocking=True)
+    blocking = not opts.require_significance
+    return Finding(
+        rule="drop" if blocking else "noise",
+        message=text + ", not significant: may be noise",
+        blocking=blocking,
+    )
+
+
+def _drops(comp: Comparison, opts: GateOptions, policy: CalibrationPolicy) -> list[Finding]:
     out = []
-    for m in comp.metrics:
-        if m.delta is None or m.delta >= -opts.margin - 1e-12:
+    for m in [*comp.metrics, *comp.judged]:
+        f = _drop(m, opts)
+        if f is None:
             continue
-        label = LABELS.get(m.metric, m.metric)
-        text = (
-            f"{label} dropped {100 * -m.delta:.1f} points ({_pct(m.baseline)} → {_pct(m.current)})"
-        )
-        if m.test is None:
-            out.append(Finding(rule="drop", message=text, blocking=True))
-            continue
-        sig = m.test.p_value < opts.alpha
-        text += (
-            f"; McNemar p={m.test.p_value:.3g} (cases worse {m.test.worse}, better {m.test.better})"
-        )
-        if sig:
-            out.append(Finding(rule="drop", message=text + ", significant", blocking=True))
-        else:
-            blocking = not opts.require_significance
-            out.append(
-                Finding(
-                    rule="drop" if blocking else "noise",
-                    message=text + ", not significant: may be noise",
-                    blocking=blocking,
-                )
-            )
+        if f.blocking and m.judge is not None:
+            # a pass rate's drop is the judge's when it is gone with every answer against it
+            alone = m.without_judge is None or not _blocks(_drop(m.without_judge, opts))
+            if alone:
+                f = _judge_drop(f, m, opts, policy)
+        out.append(f)
     return out
+
+
+def _policy(run: Evaluation, opts: GateOptions) -> CalibrationPolicy:
+    if opts.calibration_policy is not None:
+        return opts.calibration_policy
+    return run.suite.judge.require if run.suite.judge is not None else CalibrationPolicy()
+
+
+def _blocks(f: Finding | None) -> bool:
+    return f is not None and f.blocking
+
+
+def _judge_drop(
+    f: Finding, m: MetricDelta, opts: GateOptions, policy: CalibrationPolicy
+) -> Finding:
+    """A drop a judge decided: blocking only under a judge calibrated for the field used
+    (by every judge behind the figure, in either run), as for a judge threshold."""
+    assert m.judge is not None
+    rubric, _, field = m.judge.partition(".")
+    # one judge (fingerprint) is asked once; this run's judge is named as such
+    judges = {j.fingerprint: j for j in sorted(m.judges, key=lambda j: j.run == "current")}
+    statuses = [
+        (j, *_calibration(rubric, field, j.fingerprint, opts.calibrations, policy))
+        for j in judges.values()
+    ]
+    calibrated = bool(statuses) and all(ok for _, ok, _ in statuses)
+    reasons = [
+        (why if j.run == "current" else f"baseline judge {why}")
+        for j, ok, why in sorted(statuses, key=lambda s: s[0].run != "current")
+        if ok is calibrated
+    ]
+    why = "; ".join(reasons) or "advisory: no judgements"
+    models = ", ".join(sorted({j.model for j in m.judges})) or "unknown"
+    message = f"⚖ judge-derived ({m.judge}, judge {models}): {f.message}"
+    if m.without_judge is not None and m.without_judge.delta is not None:
+        message += (
+            f"; with every judge answer against the drop: {100 * m.without_judge.delta:+.1f} points"
+        )
+    return Finding(
+        rule="judge" if calibrated else "advisory",
+        message=f"{message}; {why}",
+        blocking=calibrated,
+        judge=m.judge,
+        calibration=why,
+    )
 
 
 def _pct(x: float | None) -> str:
@@ -128,8 +226,13 @@ def gate_target(
     base: TargetEvaluation | None,
     opts: GateOptions,
     warnings: list[str] | None = None,
+    baseline: Evaluation | None = None,
 ) -> TargetGate:
-    """Thresholds, hard rules and (with a baseline) drops and new critical failures."""
+    """Thresholds, hard rules and (with a baseline) drops and new critical failures.
+
+    With the baseline run (``baseline``), a drop a judge decided is advisory
+    unless the judge is calibrated (``opts.calibrations``).
+    """
     checks = check_thresholds(run.suite, cur.verdicts)
     findings = [
         Finding(rule="threshold", message=f"{c.scope}: {c.label} {c.detail}", blocking=True)
@@ -142,8 +245,10 @@ def gate_target(
     ]
     comparison = None
     if base is not None:
-        comparison = compare_targets(base, cur, warnings)
-        findings += _drops(comparison, opts)
+        comparison = compare_targets(
+            base, cur, warnings, base_run=baseline, cur_run=run if baseline is not None else None
+        )
+        findings += _drops(comparison, opts, _policy(run, opts))
         findings += [
             Finding(rule="new_critical", message=f"new critical failure: {c}", blocking=True)
             for c in comparison.new_critical_failures
@@ -166,7 +271,59 @@ def gate_target(
         findings=findings,
         comparison=comparison,
         infra_errors=infra,
+        judges=judge_statuses(run, cur, opts.calibrations, _policy(run, opts)),
+        judge_decided_failures=sorted(
+            {v.case_id for v in cur.verdicts if v.judge_decided and not v.passed}
+        )
+        if cur.summary.judge_decided
+        else [],
     )
+
+
+def _calibration(
+    rubric: str,
+    field: str,
+    fingerprint: str,
+    calibrations: Sequence[Calibration] | None,
+    policy: CalibrationPolicy,
+) -> tuple[bool, str]:
+    """``calibration_status``, the one decision for judge thresholds and judge drops alike."""
+    if calibrations is None:
+        return False, "advisory: calibration not checked (no calibration records given)"
+    return calibration_status(rubric, field, fingerprint, calibrations, policy)
+
+
+def judge_statuses(
+    run: Evaluation,
+    cur: TargetEvaluation,
+    calibrations: Sequence[Calibration] | None,
+    policy: CalibrationPolicy,
+) -> list[JudgeStatus]:
+    """Every judge behind a target's figures: the judge of its judge-decided arguments (when
+    one decided an attempt) and of each rubric that judged it, per field, with the
+    calibration status that decides whether the figure may block (``calibration_status``)."""
+    from toolproof.judges import suite_rubrics
+
+    judges = RunJudges.of(run)
+    mine = [j for j in run.judgements if j.target == cur.target and j.repeat == 0]
+    rubrics = suite_rubrics(run.suite)
+    names = sorted({j.rubric for j in mine if j.rubric != ARGUMENT_RUBRIC and j.rubric in rubrics})
+    wanted = [(ARGUMENT_RUBRIC, "same_meaning")] if cur.summary.judge_decided else []
+    wanted += [(name, f) for name in names for f in rubrics[name].fields]
+    out = []
+    for rubric, field in wanted:
+        used = judges.used("current", cur.target, rubric)
+        ok, why = _calibration(rubric, field, used.fingerprint, calibrations, policy)
+        out.append(
+            JudgeStatus(
+                field=f"{rubric}.{field}",
+                model=used.model,
+                fingerprint=used.fingerprint,
+                calibrated=ok,
+                why=why,
+            )
+        )
+    return out
 
 
 def run_gate(
@@ -195,7 +352,7 @@ def run_gate(
         pairs = [(t, None) for t in run.targets.values()]
     if opts.repaired:
         pairs = [(_repaired(cur), _repaired(base) if base else None) for cur, base in pairs]
-    targets = [gate_target(run, cur, base, opts, warnings) for cur, base in pairs]
+    targets = [gate_target(run, cur, base, opts, warnings, baseline) for cur, base in pairs]
     if refused:
         for t in targets:
             t.findings.insert(

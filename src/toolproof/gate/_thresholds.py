@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from toolproof.gate._compare import judge_bound
 from toolproof.gate._metrics import LABELS, failed_cases, metric_rate, unsafe_calls
 from toolproof.stats._metrics import RATE_NAMES
 from toolproof.types import Risk, Suite, Thresholds, Verdict
@@ -137,7 +138,7 @@ def judge_derived(
     """
     if not if_same:
         return set()
-    optimistic = [if_same.get((v.target, v.case_id, v.attempt), v) for v in verdicts]
+    optimistic = judge_bound(verdicts, if_same)
     still = {(c.scope, c.metric) for c in check_thresholds(suite, optimistic) if not c.passed}
     out = {
         f"{c.scope}: {c.label} {c.detail}"

@@ -110,6 +110,8 @@ class Scorer:
         self.questions: dict[tuple[str | None, str, int], tuple[Question, ...]] = {}
         #: Attempts a judge failed: their verdict had it found the same meaning everywhere.
         self.if_same: dict[tuple[str | None, str, int], Verdict] = {}
+        #: Attempts a judge passed: their verdict had it found a different meaning everywhere.
+        self.if_different: dict[tuple[str | None, str, int], Verdict] = {}
         states = dict(expected_states or {})
         self.initial_state = initial_state or next(
             (s.initial for s in states.values() if s.initial is not None), None
@@ -226,6 +228,8 @@ class Scorer:
             )
         if key is not None and not verdict.passed:
             self.if_same[key] = same._replace(judge_decided=True)
+        elif key is not None:
+            self.if_different[key] = different._replace(judge_decided=True)
         return verdict._replace(judge_decided=True)
 
     def _judge_note(self, q: Question) -> str:

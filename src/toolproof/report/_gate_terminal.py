@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console
 from rich.table import Table
 
-from toolproof.gate import Comparison, GateResult, TargetGate
+from toolproof.gate import Comparison, GateResult, JudgeStatus, TargetGate
 from toolproof.gate._metrics import LABELS
 from toolproof.report._escape import term_text
+from toolproof.report._judged import comparison_legend, judged_rates, legend, marked
 from toolproof.report._terminal import fmt_rate, render_terminal
 
 
@@ -21,12 +24,11 @@ def comparison_table(c: Comparison) -> Table:
     )
     for col in ("metric", "baseline", "this run", "Δ points", "McNemar p (worse/better)"):
         table.add_column(col)
-    for m in c.metrics:
+    for m in [*c.metrics, *c.judged]:
         delta = "–" if m.delta is None else f"{100 * m.delta:+.1f}"
         test = "–" if m.test is None else f"{m.test.p_value:.3g} ({m.test.worse}/{m.test.better})"
-        table.add_row(
-            LABELS.get(m.metric, m.metric), _pct(m.baseline), _pct(m.current), delta, test
-        )
+        label = term_text(marked(LABELS.get(m.metric, m.metric), m.judge is not None))
+        table.add_row(label, _pct(m.baseline), _pct(m.current), delta, test)
     for name, (a, b) in c.counts.items():
         table.add_row(LABELS.get(name, name), str(a), str(b), f"{b - a:+d}", "–")
     return table
@@ -42,8 +44,11 @@ def risk_table(c: Comparison) -> Table:
     return table
 
 
-def render_comparison(c: Comparison, console: Console) -> None:
+def render_comparison(c: Comparison, console: Console, judges: Sequence[JudgeStatus] = ()) -> None:
+    """The comparison tables, and the legend of the rows marked ⚖."""
     console.print(comparison_table(c))
+    for line in comparison_legend(c, judges):
+        console.print(term_text(line), highlight=False)
     console.print(risk_table(c))
     for title, ids in (("newly failing", c.newly_failing), ("newly fixed", c.newly_fixed)):
         names = ", ".join(term_text(i) for i in ids) or "none"
@@ -54,9 +59,11 @@ def _thresholds(t: TargetGate) -> Table:
     table = Table(title=f"thresholds · {term_text(t.target)}", title_justify="left")
     for col in ("scope", "metric", "result", ""):
         table.add_column(col)
+    judged = judged_rates(t.summary)
     for c in t.thresholds:
         mark = "[green]ok[/green]" if c.passed else "[red]MISS[/red]"
-        table.add_row(term_text(c.scope), c.label, term_text(c.detail), mark)
+        label = marked(c.label, c.metric in judged)
+        table.add_row(term_text(c.scope), label, term_text(c.detail), mark)
     return table
 
 
@@ -73,7 +80,10 @@ def render_gate(
     for t in result.targets:
         console.print(_thresholds(t))
         if t.comparison is not None:
-            render_comparison(t.comparison, console)
+            render_comparison(t.comparison, console, t.judges)
+        else:
+            for line in legend(t.judges):
+                console.print(term_text(line), highlight=False)
         st = t.summary.stability
         if st is not None and st.flaky:
             rows = {c.case_id: c for c in st.per_case}

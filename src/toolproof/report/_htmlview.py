@@ -10,11 +10,13 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from toolproof.report._escape import visible
+from toolproof.report._judged import judged_rates, legend, state_text, summary_legend
 from toolproof.report._repaired import repaired_line
 from toolproof.stats import RATE_NAMES, Rate, Summary
 from toolproof.stats._latency import Histogram, histogram
@@ -24,7 +26,8 @@ from toolproof.types import Record, Verdict
 
 if TYPE_CHECKING:
     from toolproof.evaluate import Evaluation, TargetEvaluation
-    from toolproof.gate import GateResult
+    from toolproof.gate import GateResult, JudgeStatus
+    from toolproof.judges import Judgement
     from toolproof.types import Case
 
 #: Metric labels, in report order.
@@ -121,6 +124,36 @@ class TargetView:
     gate: str | None = None
     """"pass", "fail" or None when the run was not gated."""
     gate_findings: list[str] = field(default_factory=list)
+    judged: frozenset[str] = frozenset()
+    """Labels of the metrics that count attempts a judge decided: shown with ⚖."""
+    judge_legend: list[str] = field(default_factory=list)
+    """What ⚖ means here: the judges behind the marked figures, with their calibration."""
+    judge_figures: list[JudgedRow] = field(default_factory=list)
+    """The judge rubrics' own figures (every one decided by a judge)."""
+
+
+@dataclass(frozen=True)
+class JudgedRow:
+    """One field of one judge rubric for one target: the figure and who decided it."""
+
+    rubric: str
+    field: str
+    figure: str
+    judge: str
+    judged: int
+    judge_errors: int
+    calibration: str
+
+
+@dataclass(frozen=True)
+class JudgementView:
+    """What a judge said about one attempt: its fields and its reasoning, as data."""
+
+    rubric: str
+    judge: str
+    status: str
+    fields: str
+    reasoning: str
 
 
 @dataclass(frozen=True)
@@ -168,6 +201,9 @@ class AttemptView:
     latency_ms: float | None
     notes: list[str] = field(default_factory=list)
     """What the scorer observed beside the verdict, e.g. the similarity of a semantic match."""
+    judge_decided: bool = False
+    """The outcome turned on a judge-decided argument: the judge's answer decided it."""
+    judgements: list[JudgementView] = field(default_factory=list)
 
 
 @dataclass
@@ -303,12 +339,52 @@ def summary_view(target: str, s: Summary, latencies: Sequence[float]) -> TargetV
         ],
         flaky=list(st.flaky) if st else [],
         repaired=repaired_line(s),
+        judged=frozenset(LABELS[m] for m in judged_rates(s)),
+        judge_legend=[summary_legend()] if s.judge_decided else [],
         k=st.k if st else None,
         pass_hat_k=(st.pass_hat_k.value, st.pass_hat_k.low, st.pass_hat_k.high)
         if st
         else (None, None, None),
         latency=histogram(latencies),
     )
+
+
+def judged_rows(
+    ev: Evaluation, target: str, statuses: Sequence[JudgeStatus] | None
+) -> list[JudgedRow]:
+    """The judge rubrics' figures of one target, each with its judge and calibration
+    (from the gate's ``statuses``; "not checked" without a gate decision)."""
+    from toolproof.judges import rubric_figures, suite_rubrics
+
+    mine = [j for j in ev.judgements if j.target == target]
+    if not mine:
+        return []
+    known = {s.field: s for s in statuses or ()}
+    rows = []
+    for fig in rubric_figures(mine, suite_rubrics(ev.suite)):
+        for f in fig.fields:
+            if f.rate is not None:
+                figure = rate_view(f.rate).text + " true"
+            elif f.total is not None:
+                mean = "–" if f.mean is None else f"{f.mean:.2f}"
+                figure = f"total {f.total}, mean {mean}"
+            else:
+                figure = ", ".join(f"{k} {v}" for k, v in (f.counts or {}).items() if v) or "–"
+            st = known.get(f"{fig.rubric}.{f.field}")
+            rows.append(
+                JudgedRow(
+                    rubric=fig.rubric,
+                    field=f.field,
+                    figure=figure,
+                    judge=visible(fig.judge),
+                    judged=fig.judged,
+                    judge_errors=fig.judge_errors,
+                    calibration=visible(state_text(st))
+                    if st is not None
+                    else "calibration not checked (toolproof gate checks it)",
+                )
+            )
+    return rows
 
 
 # -- cases --------------------------------------------------------------------
@@ -421,13 +497,33 @@ class SharedParts:
         return _json(out)
 
 
+def judgement_view(j: Judgement) -> JudgementView:
+    """A judgement for display: control and bidi characters in what the judge wrote are
+    shown as visible escapes (the templates escape HTML)."""
+    if j.status == "ok":
+        fields = ", ".join(f"{k}={v}" for k, v in (j.fields or {}).items())
+        reasoning = j.reasoning or ""
+    else:
+        fields = j.status
+        reasoning = j.error or ""
+    return JudgementView(
+        rubric=j.rubric,
+        judge=visible(j.judge),
+        status=j.status,
+        fields=visible(fields),
+        reasoning=visible(reasoning, keep="\n\t"),
+    )
+
+
 def attempt_view(
     record: Record,
     verdict: Verdict | None,
     shared: SharedParts | None = None,
     diff: Callable[[Verdict], str] | None = None,
+    judgements: Sequence[Judgement] = (),
 ) -> AttemptView:
-    """One attempt with its verdict (None when it got no model answer)."""
+    """One attempt with its verdict (None when it got no model answer) and what judges
+    said about it."""
     resp = record.response
     calls = (
         [_call_text(c.name, c.raw_arguments, c.arguments) for c in resp.tool_calls]
@@ -471,6 +567,8 @@ def attempt_view(
         if record.latency_ms is not None
         else (resp.latency_ms if resp else None),
         notes=list(verdict.notes) if verdict is not None else [],
+        judge_decided=verdict is not None and verdict.judge_decided,
+        judgements=[judgement_view(j) for j in judgements if j.repeat == 0],
     )
 
 
@@ -488,6 +586,11 @@ def entries(ev: Evaluation, *, details: bool, shared: SharedParts | None = None)
         by_case: dict[str, list[Record]] = {}
         for r in t.records:
             by_case.setdefault(r.case_id, []).append(r)
+        judged: dict[tuple[str, int], list[Judgement]] = {}
+        if details:
+            for j in ev.judgements:
+                if j.target == t.target:
+                    judged.setdefault((j.case_id, j.attempt), []).append(j)
         for cid in sorted(by_case, key=lambda c: order.get(c, 1 << 30)):
             recs = sorted(by_case[cid], key=lambda r: r.attempt)
             vs = [verdicts.get((cid, r.attempt)) for r in recs]
@@ -501,6 +604,7 @@ def entries(ev: Evaluation, *, details: bool, shared: SharedParts | None = None)
                     details=details,
                     diff=ev.diff,
                     shared=shared,
+                    judgements=judged,
                 )
             )
     return out
@@ -516,6 +620,7 @@ def entry(
     details: bool,
     shared: SharedParts | None = None,
     diff: Callable[[Verdict], str] | None = None,
+    judgements: Mapping[tuple[str, int], Sequence[Judgement]] | None = None,
 ) -> CaseEntry:
     scored = [v for v in verdicts if v is not None]
     failures = sorted({v.failure.value for v in scored if v.failure is not None})
@@ -533,8 +638,10 @@ def entry(
         case=case,
     )
     if details:
+        said = judgements or {}
         e.details = [
-            attempt_view(r, v, shared, diff) for r, v in zip(records, verdicts, strict=True)
+            attempt_view(r, v, shared, diff, said.get((r.case_id, r.attempt), ()))
+            for r, v in zip(records, verdicts, strict=True)
         ]
     return e
 
@@ -542,13 +649,23 @@ def entry(
 def run_view(ev: Evaluation, gate: GateResult | None = None, *, details: bool = True) -> RunView:
     """Shape an evaluation (and its gate decision, if any) for display."""
     targets = [target_view(t) for t in ev.targets.values()]
+    statuses: dict[str, list[JudgeStatus]] = {}
     if gate is not None:
         decided = {g.target: g for g in gate.targets}
         for tv in targets:
             g = decided.get(tv.target)
             if g is not None:
                 tv.gate = "pass" if g.passed else "fail"
-                tv.gate_findings = [f.message for f in g.findings if f.blocking]
+                tv.gate_findings = [
+                    visible(f.message if f.blocking else f"not blocking: {f.message}")
+                    for f in g.findings
+                    if f.blocking or f.rule == "advisory"
+                ]
+                statuses[tv.target] = g.judges
+                if g.judges:
+                    tv.judge_legend = [visible(line) for line in legend(g.judges)]
+    for tv in targets:
+        tv.judge_figures = judged_rows(ev, tv.target, statuses.get(tv.target))
     shared = SharedParts.of(ev.records) if details else None
     all_entries = entries(ev, details=details, shared=shared)
     m = ev.manifest

@@ -8,8 +8,11 @@ HTML, links or broken tables.
 
 from __future__ import annotations
 
-from toolproof.gate import Comparison, GateResult, TargetGate
+from collections.abc import Sequence
+
+from toolproof.gate import Comparison, GateResult, JudgeStatus, TargetGate
 from toolproof.report._escape import html_text, md_code_block, md_text
+from toolproof.report._judged import comparison_legend, judged_rates, legend, marked
 from toolproof.report._repaired import recovered_text, with_repaired
 from toolproof.report._terminal import fmt_rate
 from toolproof.stats import CaseStability, MultiStepStats, Summary
@@ -40,14 +43,19 @@ def _headline(result: GateResult) -> list[str]:
     for t in result.targets:
         s = t.summary
         st = s.stability
+        judged = judged_rates(s)
         lines.append(
             f"| {md_text(t.target)} | {_verdict(t.passed)} "
-            f"| {with_repaired(s, 'strict_pass', fmt_rate)} "
+            f"| {marked(with_repaired(s, 'strict_pass', fmt_rate), 'strict_pass' in judged)} "
             f"| {with_repaired(s, 'selection', fmt_rate)} "
-            f"| {with_repaired(s, 'arguments', fmt_rate)} "
-            f"| {_pct(st.pass_hat_k.value) if st else '–'} "
+            f"| {marked(with_repaired(s, 'arguments', fmt_rate), 'arguments' in judged)} "
+            f"| {marked(_pct(st.pass_hat_k.value) if st else '–', 'pass_hat_k' in judged)} "
             f"| {len(st.flaky) if st else 0} | {s.unsafe_calls} |"
         )
+    for t in result.targets:
+        if t.judges:
+            lines += [""]
+            lines += [f"{md_text(t.target)}: {md_text(x, 500)}  " for x in legend(t.judges)]
     for t in result.targets:
         if t.summary.repaired is not None:
             lines += [
@@ -70,7 +78,7 @@ def _findings(t: TargetGate) -> list[str]:
     return out
 
 
-def _comparison(c: Comparison) -> list[str]:
+def _comparison(c: Comparison, judges: Sequence[JudgeStatus] = ()) -> list[str]:
     out = [
         "",
         f"**Against the baseline** ({md_text(c.baseline_target)})",
@@ -80,14 +88,17 @@ def _comparison(c: Comparison) -> list[str]:
     ]
     from toolproof.gate._metrics import LABELS
 
-    for m in c.metrics:
+    for m in [*c.metrics, *c.judged]:
         p = f"{m.test.p_value:.3g}" if m.test is not None else "–"
+        label = marked(md_text(LABELS.get(m.metric, m.metric)), m.judge is not None)
         out.append(
-            f"| {LABELS.get(m.metric, m.metric)} | {_pct(m.baseline)} | {_pct(m.current)} "
-            f"| {_delta(m.delta)} | {p} |"
+            f"| {label} | {_pct(m.baseline)} | {_pct(m.current)} | {_delta(m.delta)} | {p} |"
         )
     for name, (a, b) in c.counts.items():
         out.append(f"| {LABELS.get(name, name)} | {a} | {b} | {b - a:+d} | – |")
+    legend_lines = comparison_legend(c, judges)
+    if legend_lines:
+        out += [""] + [f"{md_text(x, 500)}  " for x in legend_lines]
     out += ["", "| risk class | baseline | this run | Δ points |", "|---|---|---|---|"]
     out += [
         f"| {r.risk} | {fmt_rate(r.baseline)} | {fmt_rate(r.current)} | {_delta(r.delta)} |"
@@ -179,7 +190,7 @@ def _target(t: TargetGate) -> list[str]:
         out += _multistep(s.multistep)
     out += _findings(t)
     if t.comparison is not None:
-        out += _comparison(t.comparison)
+        out += _comparison(t.comparison, t.judges)
     out += _failures(s)
     out += _flaky(s.stability.per_case if s.stability else [])
     return out

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolproof.report._escape import term_text
+from toolproof.report._judged import JUDGE_MARK, summary_legend
 from toolproof.report._repaired import recovered_text, with_repaired
 from toolproof.stats import Estimate, MultiStepStats, Rate, Summary
 
@@ -29,6 +30,7 @@ def _short_rate(r: Rate) -> str:
 
 
 RateFormat = Callable[[Rate], str]
+
 
 def _num(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
@@ -244,7 +246,10 @@ def _report_table(summaries: dict[str, Summary], lay: _Layout) -> Table:
     for target in summaries:
         table.add_column(lay.labels[target], overflow="fold")
     for label, getter in _ROWS:
-        table.add_row(label, *(getter(s, lay.rate) for s in summaries.values()))
+        table.add_row(
+            label,
+            *(_mark(label, s, getter(s, lay.rate)) for s in summaries.values()),
+        )
     return table
 
 
@@ -294,7 +299,7 @@ def _headline(summaries: dict[str, Summary], lay: _Layout) -> Table:
         table.add_column(lay.labels[target], overflow="fold")
     for label, getter in _HEADLINE:
         name = label.replace("^k", f"^{k}")
-        table.add_row(name, *(getter(s) for s in summaries.values()))
+        table.add_row(name, *(_mark(label, s, getter(s)) for s in summaries.values()))
     if any(s.repaired is not None for s in summaries.values()):
         table.add_row("calls recovered from text", *map(recovered_text, summaries.values()))
     return table
@@ -331,6 +336,25 @@ def _verdict(target: str, s: Summary) -> str:
     if failed == 0 and not s.unsafe_calls:
         return f"[green]✓[/green] {label} all {s.scored} scored attempts passed{tail}"
     return f"[red]✗[/red] {label} {failed} of {s.scored} scored attempts failed{tail}"
+
+
+#: Rows whose figures count attempts a judge decided (judge-decided arguments).
+_JUDGED_ROWS = frozenset(
+    ("strict pass", "argument accuracy (tool right)", "argument accuracy",
+     "pass@1 / pass@k / pass^k", "pass^k")
+)  # fmt: skip
+
+
+def _mark(label: str, s: Summary, cell: str) -> str:
+    """A figure a judge decided part of carries the judge mark (the legend says what it is)."""
+    return f"{JUDGE_MARK} {cell}" if s.judge_decided and label in _JUDGED_ROWS else cell
+
+
+def judge_legend(summaries: dict[str, Summary]) -> str | None:
+    """The words for ⚖, when any figure carries it."""
+    if not any(s.judge_decided for s in summaries.values()):
+        return None
+    return summary_legend()
 
 
 #: Failures listed per target; the rest are counted (every one is in the JSON report).
@@ -372,11 +396,16 @@ def render_terminal(
             console.print(table)
     if failures:
         _print_failures(summaries, console, max_failures)
+    judged = judge_legend(summaries)
+    if judged:
+        console.print(judged, highlight=False)
     if headline:
         console.print()
         for line in lay.legend:  # again: the first one has scrolled away
             console.print(line, highlight=False)
         console.print(_headline(summaries, lay))
+        if judged:
+            console.print(judged, highlight=False)
         for target, s in summaries.items():
             console.print(_verdict(term_text(target), s), highlight=False)
 

@@ -145,8 +145,12 @@ async def case_page(request: web.Request) -> web.Response:
         found = [r for r in records if r is not None]
         verdicts = [index.verdicts.get((r.case_id, target, r.attempt)) for r in found]
         shown = entry(case, target, found, verdicts, row.pass_hat_k, details=False)
+        said = [j for j in index.light.judgements if j.target == target and j.case_id == case_id]
         shown.details = [
-            attempt_view(r, v, diff=index.light.diff) for r, v in zip(found, verdicts, strict=True)
+            attempt_view(
+                r, v, diff=index.light.diff, judgements=[j for j in said if j.attempt == r.attempt]
+            )
+            for r, v in zip(found, verdicts, strict=True)
         ]
         return shown
 

@@ -97,6 +97,7 @@ def _light(ev: Evaluation) -> Evaluation:
         targets=targets,
         superseded=ev.superseded,
         scorer=ev.scorer,
+        judgements=ev.judgements,
     )
 
 

@@ -10,7 +10,9 @@ from toolproof.errors import UserError
 from toolproof.gate import Comparison, compare_runs, fingerprint_warnings
 from toolproof.gate._compare import McNemar, MetricDelta, mcnemar
 from toolproof.report import RunView
+from toolproof.report._escape import visible
 from toolproof.report._htmlview import LABELS, CaseEntry, RateView, rate_view
+from toolproof.report._judged import comparison_legend, marked
 from toolproof.stats import RATE_NAMES, Summary
 from toolproof.web._index import RunIndex
 from toolproof.web._stored import StoredRun, metric_view
@@ -88,6 +90,8 @@ class TargetDiff:
     rows: list[DiffRow]
     metrics: list[tuple[str, float | None, float | None, float | None, float | None]]
     """(label, A, B, delta, McNemar p)"""
+    legend: list[str] = field(default_factory=list)
+    """What ⚖ means on the rows a judge's answers decide."""
 
 
 @dataclass
@@ -153,15 +157,16 @@ def _target_diff(
     rows.sort(key=lambda r: _ORDER[r.change])
     metrics = [
         (
-            LABELS.get(m.metric, m.metric.replace("_", " ")),
+            marked(LABELS.get(m.metric, m.metric.replace("_", " ")), m.judge is not None),
             m.baseline,
             m.current,
             m.delta,
             m.test.p_value if m.test else None,
         )
-        for m in c.metrics
+        for m in [*c.metrics, *c.judged]
     ]
-    return TargetDiff(c, sorted(flaky), rows, metrics)
+    legend = [visible(line) for line in comparison_legend(c)]
+    return TargetDiff(c, sorted(flaky), rows, metrics, legend)
 
 
 def _pairs(a: StoredRun, b: StoredRun) -> list[tuple[str, str]]:
