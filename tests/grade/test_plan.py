@@ -170,3 +170,20 @@ def test_no_plan_where_more_than_the_calls_decides() -> None:
     suite = make_suite(cases)
     suite.tools = [type(suite.tools[0]).model_validate(t) for t in TOOLS]
     assert set(Scorer(suite)._plans) == {"plain"}
+
+
+def test_a_matcher_defined_elsewhere_is_not_pure_and_is_asked_once() -> None:
+    from toolproof.match import Matcher
+    from toolproof.match._matchers import Exact, ObjectMatcher
+
+    class Counting(Matcher):
+        asked = 0
+
+        def check(self, actual: Any) -> str | None:
+            Counting.asked += 1
+            return None if actual == "x" else "not x"
+
+    args = ObjectMatcher({"a": Counting(), "b": Exact(1)}, extra=False)
+    assert not args.pure
+    assert args.check({"a": "y", "b": 2}) == "a: not x; b: expected 1, got 2"
+    assert Counting.asked == 1

@@ -62,9 +62,10 @@ def strict_equal(expected: Any, actual: Any) -> bool:
 class Matcher:
     __slots__ = ()
     name = "matcher"
-    #: ``ok`` has no side effect and costs no more than ``check`` (false for matchers
-    #: that note what they compare, such as ``semantic``: they are asked once, by ``check``).
-    pure = True
+    #: ``check`` has no side effect, so ``ok`` may be asked before it (the built-in matchers
+    #: but ``semantic``, which notes what it compares; a matcher defined elsewhere is asked
+    #: once, by ``check``, unless it says so).
+    pure = False
 
     def check(self, actual: Any) -> Reason:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -80,6 +81,7 @@ class Matcher:
 class Exact(Matcher):
     __slots__ = ("value",)
     name = "exact"
+    pure = True
 
     def __init__(self, value: Any) -> None:
         self.value = value
@@ -110,6 +112,7 @@ class Exact(Matcher):
 class Ignore(Matcher):
     __slots__ = ()
     name = "ignore"
+    pure = True
 
     def check(self, actual: Any) -> Reason:
         return None
@@ -282,6 +285,7 @@ def _need_str(actual: Any) -> Reason:
 class Normalized(Matcher):
     __slots__ = ("ignore_diacritics", "ignore_punctuation", "target", "value")
     name = "normalized"
+    pure = True
 
     def __init__(
         self, value: str, ignore_diacritics: bool = False, ignore_punctuation: bool = False
@@ -311,6 +315,7 @@ class Normalized(Matcher):
 class Soft(Matcher):
     __slots__ = ("target", "threshold", "value")
     name = "soft"
+    pure = True
 
     def __init__(self, value: str, threshold: float = 0.8) -> None:
         self.value = value
@@ -397,6 +402,7 @@ class JudgedSemantic(Matcher):
 class Regex(Matcher):
     __slots__ = ("pattern",)
     name = "regex"
+    pure = True
 
     def __init__(self, pattern: str) -> None:
         self.pattern = compile_regex(pattern)
@@ -419,6 +425,7 @@ class Regex(Matcher):
 class Range(Matcher):
     __slots__ = ("high", "low")
     name = "range"
+    pure = True
 
     def __init__(self, low: float | None, high: float | None) -> None:
         self.low = low
@@ -444,6 +451,7 @@ class Range(Matcher):
 class DateMatcher(Matcher):
     __slots__ = ("expr", "target", "tz")
     name = "date"
+    pure = True
 
     def __init__(self, expr: str, target: datetime, tz: tzinfo) -> None:
         self.expr = expr
@@ -467,6 +475,7 @@ class DateMatcher(Matcher):
 class DateTimeMatcher(Matcher):
     __slots__ = ("expr", "target", "tolerance", "tz")
     name = "datetime"
+    pure = True
 
     def __init__(self, expr: str, target: datetime, tz: tzinfo, tolerance: timedelta) -> None:
         self.expr = expr
@@ -535,6 +544,7 @@ class Absent(Matcher):
 
     __slots__ = ()
     name = "absent"
+    pure = True
 
     def check(self, actual: Any) -> Reason:
         return None if actual is MISSING else f"expected no value, got {show(actual)}"
