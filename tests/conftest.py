@@ -66,3 +66,19 @@ def _store_outside_checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     mp.undo()
     after = default.stat().st_mtime_ns if default.exists() else None
     assert after == before, f"a test wrote the history store {default} in the checkout"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _cache_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Answers cached by runs of the tests go to a folder of this session, never the user's.
+
+    A stub server's port is part of a cache key; with the user's cache, an answer
+    cached by an earlier session on the same port would stand in for the stub.
+    """
+    import os
+
+    mp = pytest.MonkeyPatch()
+    if not os.environ.get("TOOLPROOF_CACHE"):
+        mp.setenv("TOOLPROOF_CACHE", str(tmp_path_factory.mktemp("cache")))
+    yield
+    mp.undo()

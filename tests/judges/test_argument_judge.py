@@ -119,7 +119,10 @@ def test_without_a_judge_the_argument_is_undecided_and_the_attempt_does_not_pass
     tmp_path: Path, stub: StubServer
 ) -> None:
     d = folder(
-        tmp_path, stub, ["customer wants money back, product broken", DAMAGED], ["T-1", "T-2"]
+        tmp_path,
+        stub,
+        ["customer wants money back, product broken", "a refund: the item came damaged"],
+        ["T-1", "T-2"],
     )
     assert verdicts(d) == {"n0": (False, None, False, 1), "n1": (False, None, False, 1)}
     done = tp("report", "records.jsonl", "--suite", "suite.yaml", cwd=d)
@@ -127,6 +130,15 @@ def test_without_a_judge_the_argument_is_undecided_and_the_attempt_does_not_pass
     assert "1 argument left to a judge, undecided" not in out  # one per attempt: 2 in all
     assert "2 arguments left to a judge, undecided: 2 attempts not counted as passing" in out
     assert stub.request_count == 0  # scoring never calls a judge
+
+
+def test_the_expected_text_itself_needs_no_judge(tmp_path: Path, stub: StubServer) -> None:
+    d = folder(tmp_path, stub, [DAMAGED, DAMAGED + " "], ["T-1", "T-2"])
+    # identical text passes with no judge; any other text, even one space more, is the judge's
+    assert verdicts(d) == {"n0": (True, None, False, 0), "n1": (False, None, False, 1)}
+    stub.add(say(True))
+    assert judge(d).returncode == 0
+    assert stub.request_count == 1  # only n1 was put to the judge
 
 
 def test_another_wrong_argument_fails_the_attempt_whatever_the_judge_says(
@@ -248,10 +260,30 @@ def test_a_threshold_the_judge_fails_blocks_only_under_a_calibrated_judge(
     if kappa is not None:
         [j] = {j.fingerprint for j in read_judgements(d / "judgements.jsonl")}
         write_calibration(d / "calibration.json", calibration(j, kappa))
-    done = tp("gate", "records.jsonl", "--suite", "suite.yaml", "--allow-partial", cwd=d)
+    done = tp(
+        "gate",
+        "records.jsonl",
+        "--suite",
+        "suite.yaml",
+        "--allow-partial",
+        "--json",
+        "g.json",
+        cwd=d,
+    )
     assert done.returncode == code, done.stdout + done.stderr
     out = " ".join(done.stdout.split())
     assert "⚖ judge-derived (argument_meaning): all: strict pass" in out
+    judged = [
+        f
+        for t in json.loads((d / "g.json").read_text(encoding="utf-8"))["targets"]
+        for f in t["findings"]
+        if f["judge"] is not None
+    ]
+    assert judged, done.stdout
+    for finding in judged:
+        assert finding["judge"] == "argument_meaning.same_meaning", finding
+        assert finding["blocking"] is (code == 1), finding
+        assert finding["calibration"].startswith("calibrated" if code == 1 else "advisory")
     if kappa is None:
         assert "advisory: no calibration record for rubric 'argument_meaning'" in out
     elif kappa < 0.6:
@@ -331,15 +363,6 @@ def test_a_judge_decided_argument_is_well_formed(tmp_path: Path, stub: StubServe
     d = folder(tmp_path, stub, [DAMAGED, DAMAGED], ["T-1", "T-2"])
     done = tp("validate", "suite.yaml", cwd=d)
     assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_label_refuses_the_argument_rubric_with_one_line(tmp_path: Path, stub: StubServer) -> None:
-    d = folder(tmp_path, stub, [DAMAGED, DAMAGED], ["T-1", "T-2"])
-    done = tp(
-        "label", "records.jsonl", "--suite", "suite.yaml", "--rubric", "argument_meaning", cwd=d
-    )
-    assert done.returncode == 2
-    assert "cannot label it yet" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_run_with_a_judge_judges_the_arguments_before_its_report(

@@ -183,7 +183,7 @@ def gate_folder(tmp_path: Path) -> Path:
     return run
 
 
-def gate(tmp_path: Path, run: Path) -> subprocess.CompletedProcess[str]:
+def gate(tmp_path: Path, run: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
@@ -194,6 +194,7 @@ def gate(tmp_path: Path, run: Path) -> subprocess.CompletedProcess[str]:
             "--suite",
             str(tmp_path / "suite.yaml"),
             "--allow-partial",  # hand-written records: no manifest says the run finished
+            *extra,
         ],
         capture_output=True,
         text=True,
@@ -216,8 +217,17 @@ def test_gate_command_blocks_only_under_a_calibrated_judge(
     run = gate_folder(tmp_path)
     if cal is not None:
         write_calibration(tmp_path / "calibration.json", cal)
-    done = gate(tmp_path, run)
+    done = gate(tmp_path, run, "--json", str(tmp_path / "g.json"))
     assert done.returncode == code, done.stdout + done.stderr
     out = " ".join(done.stdout.split())
     assert "judged selection.appropriate" in out
     assert text in out
+    [finding] = [
+        f
+        for t in json.loads((tmp_path / "g.json").read_text(encoding="utf-8"))["targets"]
+        for f in t["findings"]
+        if f["judge"] is not None
+    ]
+    assert finding["judge"] == "selection.appropriate"
+    assert finding["blocking"] is (code == 1)
+    assert text in finding["calibration"]

@@ -243,7 +243,10 @@ def judge_command(
 def label_command(
     run: Path = typer.Argument(..., help="Run folder or records file to label."),
     rubric: str = typer.Option(
-        ..., "--rubric", "-r", help="Rubric: trajectory, selection, reply, custom."
+        ...,
+        "--rubric",
+        "-r",
+        help="Rubric: trajectory, selection, reply, argument_meaning, custom.",
     ),
     suite: Path | None = typer.Option(None, "--suite", "-s", help="Suite (default: the run's)."),
     out: Path | None = typer.Option(
@@ -255,19 +258,21 @@ def label_command(
     allow_code: bool = ALLOW_CODE,
     config: Path | None = CONFIG,
 ) -> None:
-    """Label a run's transcripts by hand, one at a time (resumable; q to stop)."""
+    """Label a run's transcripts (with argument_meaning: its judge-decided arguments) by
+    hand, one at a time (resumable; q to stop)."""
     import getpass
     import random
 
     from rich.console import Console
 
+    from toolproof.errors import UserError
     from toolproof.evaluate import load_run
     from toolproof.judges import LabelsHeader, read_labels, rubric_named, write_header
-    from toolproof.judges._label_ui import label_loop
+    from toolproof.judges._label_ui import argument_items, label_arguments, label_loop
+    from toolproof.types import ARGUMENT_RUBRIC
 
     trust, _ = trust_for(config, allow_code)
     ev = load_run(run, suite=suite, trust=trust)
-    _not_per_argument(rubric)
     spec = rubric_named(ev.suite, rubric)
     run_dir = run if run.is_dir() else run.parent
     path = out or run_dir / f"labels-{rubric}.jsonl"
@@ -275,15 +280,25 @@ def label_command(
         (r for r in ev.records if r.outcome.value == "ok" and r.response is not None),
         key=lambda r: (r.case_id, r.target or "", r.attempt),
     )
-    if sample is not None and sample < len(records):
-        records = random.Random(seed).sample(records, sample)
+    per_argument = rubric == ARGUMENT_RUBRIC
+    compared = ev.scorer.compared if ev.scorer is not None else {}
+    args = argument_items(ev.suite, records, compared) if per_argument else []
+    if per_argument and not args:
+        raise UserError(
+            f"{ev.source}: no judge-decided argument to label: in these records every "
+            "`judge: true` argument was identical to its expected text (no judge needed) "
+            "or its attempt failed on something else"
+        )
+    if sample is not None:
+        if per_argument and sample < len(args):
+            args = random.Random(seed).sample(args, sample)
+        elif not per_argument and sample < len(records):
+            records = random.Random(seed).sample(records, sample)
     if path.exists():
         existing = read_labels(path, spec)
         if existing.header.rubric != rubric:
-            from toolproof.errors import UserError
-
             raise UserError(f"{path}: labels rubric '{existing.header.rubric}', not '{rubric}'")
-        done = {(x.case_id, x.target, x.attempt) for x in existing.labels}
+        done = {x.key for x in existing.labels}
     else:
         header = LabelsHeader(
             format="toolproof.labels/1",
@@ -297,28 +312,25 @@ def label_command(
         write_header(path, header)
         done = set()
     who = labeller or getpass.getuser()
-    todo = [r for r in records if (r.case_id, r.target, r.attempt) not in done]
-    cases = {c.id: c for c in ev.suite.cases}
     console = Console()
-    console.print(
-        f"{len(records) - len(todo)} of {len(records)} already labelled in {path}; "
-        f"{len(todo)} to go (q to stop, s to skip)",
-        highlight=False,
-    )
-    n = label_loop(ev.suite, cases, todo, rubric, spec, path, who, console)
-    console.print(f"labelled {n}; labels in {path}", highlight=False)
-
-
-def _not_per_argument(rubric: str) -> None:
-    """Labels are per record; argument_meaning judges single arguments, which they cannot name."""
-    from toolproof.errors import UserError
-    from toolproof.types import ARGUMENT_RUBRIC
-
-    if rubric == ARGUMENT_RUBRIC:
-        raise UserError(
-            f"rubric '{ARGUMENT_RUBRIC}' judges single arguments; label and calibrate work on "
-            "whole records and cannot label it yet"
+    if per_argument:
+        todo_args = [a for a in args if a.key not in done]
+        console.print(
+            f"{len(args) - len(todo_args)} of {len(args)} judge-decided arguments already "
+            f"labelled in {path}; {len(todo_args)} to go (q to stop, s to skip)",
+            highlight=False,
         )
+        n = label_arguments(todo_args, rubric, spec, path, who, console)
+    else:
+        todo = [r for r in records if (r.case_id, r.target, r.attempt, None) not in done]
+        cases = {c.id: c for c in ev.suite.cases}
+        console.print(
+            f"{len(records) - len(todo)} of {len(records)} already labelled in {path}; "
+            f"{len(todo)} to go (q to stop, s to skip)",
+            highlight=False,
+        )
+        n = label_loop(ev.suite, cases, todo, rubric, spec, path, who, console)
+    console.print(f"labelled {n}; labels in {path}", highlight=False)
 
 
 def _relative(target: str | None, labels: Path) -> str | None:
@@ -338,7 +350,10 @@ def calibrate_command(
     judge: str = typer.Option("local", "--judge", "-j", help="Judge model spec."),
     labels: Path = typer.Option(..., "--labels", "-l", help="Labels JSONL file."),
     run: list[Path] = typer.Option(
-        [], "--run", help="Labelled run folder or records file (default: the labels header's)."
+        [],
+        "--run",
+        help="Labelled run folder or records file (default: the labels header's); "
+        "argument_meaning labels need none.",
     ),
     suite: Path | None = typer.Option(None, "--suite", "-s", help="Suite (default: the header's)."),
     repeats: int = typer.Option(1, "--repeats", "-n", min=1, help="Judge each item this often."),
@@ -350,6 +365,9 @@ def calibrate_command(
     ),
     injection_items: int | None = typer.Option(
         None, "--injection-items", min=1, help="Plant in a random sample of this many items."
+    ),
+    sample: int | None = typer.Option(
+        None, "--sample", min=1, help="Judge a random sample of this many labelled items."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the samples."),
     min_n: int | None = typer.Option(None, "--min-n", min=1, help="Items needed (default 50)."),
@@ -382,27 +400,38 @@ def calibrate_command(
     from toolproof.run import RichProgress
     from toolproof.run._runner import new_run_dir
     from toolproof.suite import load_suite
-    from toolproof.types import CalibrationPolicy
+    from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy
 
     trust, user_config = trust_for(config, allow_code)
     first = read_labels(labels)
-    if suite is None and first.header.suite is None:
+    per_argument = first.header.rubric == ARGUMENT_RUBRIC
+    loaded: Suite | None = None
+    if suite is not None or first.header.suite is not None:
+        where = suite if suite is not None else first.resolve(first.header.suite or "", "suite")
+        loaded = load_suite(where, trust)
+    elif not per_argument:
         raise UserError(f"{labels}: the header names no suite; give --suite")
-    where = suite if suite is not None else first.resolve(first.header.suite or "", "suite")
-    loaded = load_suite(where, trust)
-    _not_per_argument(first.header.rubric)
     rubric = rubric_named(loaded, first.header.rubric)
     checked = read_labels(labels, rubric)
-    sources = list(run) or [checked.resolve(p, "records") for p in checked.header.records]
-    if not sources:
-        raise UserError(f"{labels}: the header names no records; give --run")
-    from toolproof.evaluate._evaluate import records_path
+    if sample is not None and sample < len(checked.labels):
+        import random
 
-    ev = evaluate(loaded, [records_path(p) for p in sources], trust=trust)
+        chosen_labels = random.Random(seed).sample(checked.labels, sample)
+        checked = checked.model_copy(update={"labels": chosen_labels})
+    records: list[Record] = []
+    if loaded is not None and not per_argument:  # an argument label carries its argument
+        sources = list(run) or [checked.resolve(p, "records") for p in checked.header.records]
+        if not sources:
+            raise UserError(f"{labels}: the header names no records; give --run")
+        from toolproof.evaluate._evaluate import records_path
+
+        records = evaluate(loaded, [records_path(p) for p in sources], trust=trust).records
     spec = judge_spec(judge, loaded)
     console = Console()
     _notes(spec, [], console)
-    policy = loaded.judge.require if loaded.judge is not None else CalibrationPolicy()
+    policy = (
+        loaded.judge.require if loaded is not None and loaded.judge is not None else None
+    ) or CalibrationPolicy()
     policy = policy.model_copy(
         update={k: v for k, v in {"n": min_n, "kappa": min_kappa}.items() if v is not None}
     )
@@ -419,7 +448,7 @@ def calibrate_command(
         loaded,
         judge_obj,
         checked,
-        ev.records,
+        records,
         options,
         policy=policy,
         injection=injection,
@@ -427,6 +456,8 @@ def calibrate_command(
         injection_items=injection_items,
         seed=seed,
     )
+    if sample is not None and sample < len(first.labels):
+        record.sample = sample
     render_calibration(record, console)
     target = out or labels.parent / f"calibration-{first.header.rubric}.json"
     write_calibration(target, record)
@@ -466,7 +497,11 @@ def apply_judge_gate(
                 text = f"⚖ judged {c.key} ({c.judge}): {c.detail}; {state}; {c.why}"
             t.findings.append(
                 Finding(
-                    rule="judge" if c.calibrated else "advisory", message=text, blocking=c.blocking
+                    rule="judge" if c.calibrated else "advisory",
+                    message=text,
+                    blocking=c.blocking,
+                    judge=c.key,
+                    calibration=c.why,
                 )
             )
         judges = {c.judge for c in mine if c.judge}
@@ -489,8 +524,6 @@ def _argument_gate(result: GateResult, ev: Evaluation, calibration: list[Path] |
     """Judge-decided arguments: a failing threshold or critical finding that only the judge's
     "different meaning" answers make fail is judge-derived, and blocks only under a judge
     calibrated for argument_meaning.same_meaning; attempts left undecided are noted."""
-    from collections import Counter
-
     from toolproof.gate import Finding
     from toolproof.gate._thresholds import judge_derived
     from toolproof.judges import calibration_status
@@ -517,19 +550,44 @@ def _argument_gate(result: GateResult, ev: Evaluation, calibration: list[Path] |
         derived = judge_derived(suite, te.verdicts, if_same)
         if not derived:
             continue
-        mine = [j for j in ev.judgements if j.target == t.target and j.rubric == ARGUMENT_RUBRIC]
-        fp = Counter(j.fingerprint for j in mine).most_common(1)[0][0] if mine else ""
         if calibrations is None:
             calibrations = calibrations_of(suite, calibration)
-        calibrated, why = calibration_status(
-            ARGUMENT_RUBRIC, "same_meaning", fp, calibrations, policy
-        )
+        calibrated, why = True, ""
+        for fp in _deciding_fingerprints(ev.judgements, t.target):
+            ok, reason = calibration_status(
+                ARGUMENT_RUBRIC, "same_meaning", fp, calibrations, policy
+            )
+            if not why or (calibrated and not ok):
+                why = reason
+            calibrated = calibrated and ok
+        if not why:
+            calibrated, why = False, "advisory: no judgements"
         for f in t.findings:
             if f.blocking and f.rule in ("threshold", "critical") and f.message in derived:
                 f.message = f"⚖ judge-derived ({ARGUMENT_RUBRIC}): {f.message}; {why}"
+                f.judge = f"{ARGUMENT_RUBRIC}.same_meaning"
+                f.calibration = why
                 if not calibrated:
                     f.rule = "advisory"
                     f.blocking = False
+
+
+def _deciding_fingerprints(judgements: list[Judgement], target: str) -> list[str]:
+    """The judge fingerprints whose answers decide the target's judge-decided arguments:
+    of each question's parsed answers, the last written (as the scorer reads them)."""
+    from toolproof.types import ARGUMENT_RUBRIC
+
+    latest: dict[str, str] = {}
+    for j in judgements:
+        if (
+            j.rubric == ARGUMENT_RUBRIC
+            and j.target == target
+            and j.subject is not None
+            and j.repeat == 0
+            and j.status == "ok"
+        ):
+            latest[j.subject] = j.fingerprint
+    return sorted(set(latest.values()))
 
 
 def register(app: typer.Typer) -> None:

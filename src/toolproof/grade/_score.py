@@ -108,6 +108,9 @@ class Scorer:
         self.embeddings = embeddings if embeddings is not None else Embeddings()
         self.decisions = decisions if decisions is not None else Decisions()
         self.questions: dict[tuple[str | None, str, int], tuple[Question, ...]] = {}
+        #: Every judge-decided argument compared, by attempt, whether or not the outcome
+        #: turns on it (the items ``toolproof label --rubric argument_meaning`` shows).
+        self.compared: dict[tuple[str | None, str, int], tuple[Question, ...]] = {}
         #: Attempts a judge failed: their verdict had it found the same meaning everywhere.
         self.if_same: dict[tuple[str | None, str, int], Verdict] = {}
         #: Attempts a judge passed: their verdict had it found a different meaning everywhere.
@@ -205,6 +208,8 @@ class Scorer:
         asked = self.decisions.take_asked()
         if not asked:
             return verdict
+        if record is not None:
+            self.compared[(record.target, record.case_id, record.attempt)] = tuple(asked)
         outcomes = []
         try:
             for mode in ("same", "different"):

@@ -25,6 +25,7 @@ from toolproof.judges._calibrate import (
     Calibration,
     InjectionResult,
     calibrate,
+    calibration_items,
     field_calibrated,
     match_labels,
     plant,
@@ -58,7 +59,15 @@ from toolproof.judges._labels import (
     write_header,
 )
 from toolproof.judges._parse import JudgeReplyError, Parsed, parse_reply
-from toolproof.judges._prompt import PROMPT_VERSION, quote, system_prompt, transcript_data
+from toolproof.judges._prompt import (
+    PROMPT_VERSION,
+    ArgumentItem,
+    argument_document,
+    argument_item,
+    quote,
+    system_prompt,
+    transcript_data,
+)
 from toolproof.judges._rubrics import builtin_rubric, case_rubrics, rubric_named
 from toolproof.judges._store import JUDGEMENTS_FILE, append_judgements, read_judgements
 
@@ -69,6 +78,7 @@ __all__ = [
     "VARIANTS",
     "WEAK_JUDGE_NOTE",
     "Agreement",
+    "ArgumentItem",
     "Calibration",
     "FieldFigure",
     "InjectionResult",
@@ -88,9 +98,12 @@ __all__ = [
     "append_judgements",
     "append_label",
     "argument_decisions",
+    "argument_document",
+    "argument_item",
     "bootstrap_interval",
     "builtin_rubric",
     "calibrate",
+    "calibration_items",
     "calibration_status",
     "case_rubrics",
     "family",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.judges._judge import Judge, Judgement
+from toolproof.judges._prompt import ArgumentItem
 from toolproof.match import Question
 from toolproof.providers import ModelSettings, Provider
 from toolproof.run import RunObserver, RunOptions, Target, run_suite_async
@@ -25,14 +26,20 @@ from toolproof.types import Case, Expect, Kind, Message, Outcome, Record, Suite
 @dataclass(frozen=True)
 class Item:
     """One thing to judge: a record of a case, under one judge; or, with ``question``,
-    one judge-decided argument of that record (rubric ``argument_meaning``)."""
+    one judge-decided argument of that record (rubric ``argument_meaning``); or, with
+    ``argument``, an argument given whole (a labelled item, no suite needed)."""
 
-    case: Case
+    case: Case | None
     record: Record
     judge: Judge
     question: Question | None = None
+    argument: ArgumentItem | None = None
 
-    def messages(self, suite: Suite) -> list[Message]:
+    def messages(self, suite: Suite | None) -> list[Message]:
+        if self.argument is not None:
+            return self.judge.argument_messages(self.argument)
+        if suite is None or self.case is None:
+            raise ValueError("judging a record or a question needs its suite and case")
         if self.question is not None:
             return self.judge.question_messages(suite, self.question)
         return self.judge.messages(suite, self.case, self.record)
@@ -52,13 +59,15 @@ class JudgeRunOptions:
     provider_factory: Callable[[str, ModelSettings, Any], Provider] | None = None
 
 
-def judge_items(suite: Suite, items: Sequence[Item], options: JudgeRunOptions) -> list[Judgement]:
+def judge_items(
+    suite: Suite | None, items: Sequence[Item], options: JudgeRunOptions
+) -> list[Judgement]:
     """Judge every item (``repeats`` times each) and return the judgements in item order."""
     return asyncio.run(judge_items_async(suite, items, options))
 
 
 async def judge_items_async(
-    suite: Suite, items: Sequence[Item], options: JudgeRunOptions
+    suite: Suite | None, items: Sequence[Item], options: JudgeRunOptions
 ) -> list[Judgement]:
     groups: dict[tuple[str, str], list[tuple[int, Item]]] = {}
     for i, item in enumerate(items):
@@ -75,7 +84,8 @@ async def judge_items_async(
             )
             for i, item in members
         ]
-        judge_suite = Suite(name=f"{suite.name}-judge", tools=[], cases=cases)
+        name = suite.name if suite is not None else "labels"
+        judge_suite = Suite(name=f"{name}-judge", tools=[], cases=cases)
         first = members[0][1].judge
         by_id = {c.id: member for member, c in zip(members, cases, strict=True)}
         opts = RunOptions(

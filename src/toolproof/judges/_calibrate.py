@@ -24,7 +24,8 @@ from toolproof.judges._batch import Item, JudgeRunOptions, judge_items
 from toolproof.judges._judge import Judge, Judgement, record_digest
 from toolproof.judges._kappa import Agreement, Weights, agreement
 from toolproof.judges._labels import Label, LabelsFile
-from toolproof.types import CalibrationPolicy, Record, Suite
+from toolproof.judges._prompt import ArgumentItem
+from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy, Record, Suite
 
 CALIBRATION_FORMAT = "toolproof.calibration/1"
 
@@ -65,10 +66,16 @@ class Calibration(BaseModel):
     calibrated: dict[str, bool]
     seconds: float = Field(description="Wall time of this calibration (cache hits are quick).")
     seconds_per_item: float | None = Field(
-        description="Mean time of one judge call (a cached answer keeps its original time)."
+        description="Mean judge time per labelled item: all its repeats' calls together "
+        "(a cached answer keeps its original time)."
     )
     median_seconds_per_item: float | None = None
+    seconds_per_call: float | None = Field(default=None, description="Mean time of one judge call.")
+    median_seconds_per_call: float | None = None
     cost_usd: float | None
+    sample: int | None = Field(
+        default=None, description="Only a seeded random sample of this many items was judged."
+    )
     injection: list[InjectionResult] = Field(default_factory=list)
     created_at: datetime
     toolproof_version: str
@@ -88,7 +95,9 @@ def field_calibrated(agr: Agreement | None, policy: CalibrationPolicy) -> bool:
 
 def match_labels(labels: LabelsFile, records: Sequence[Record]) -> list[tuple[Label, Record]]:
     """Each label with the record it labels; a label whose record changed is an error."""
-    by_key = {(r.case_id, r.target, r.attempt): r for r in records}
+    by_key: dict[tuple[str | None, str | None, int], Record] = {
+        (r.case_id, r.target, r.attempt): r for r in records
+    }
     out = []
     for i, label in enumerate(labels.labels):
         rec = by_key.get((label.case_id, label.target, label.attempt))
@@ -110,8 +119,49 @@ def match_labels(labels: LabelsFile, records: Sequence[Record]) -> list[tuple[La
     return out
 
 
+def calibration_items(
+    suite: Suite | None, judge: Judge, labels: LabelsFile, records: Sequence[Record]
+) -> list[tuple[Label, Item]]:
+    """Each label with the item the judge is asked about.
+
+    A record rubric's labels name records of the labelled run (``records``);
+    an ``argument_meaning`` label carries its argument whole, and is asked
+    exactly as at scoring time (the same document and prompt), with no run.
+    """
+    if judge.rubric_name == ARGUMENT_RUBRIC:
+        out = []
+        for label in labels.labels:
+            assert label.argument is not None  # read_labels requires it
+            rec = Record(
+                case_id=label.case_id or "argument", target=label.target, attempt=label.attempt
+            )
+            q = label.argument.question()
+            out.append((label, Item(None, rec, judge, question=q, argument=label.argument)))
+        return out
+    if suite is None:
+        raise UserError(f"{labels.path}: rubric '{judge.rubric_name}' needs the labelled suite")
+    cases = {c.id: c for c in suite.cases}
+    return [
+        (label, Item(cases[rec.case_id], rec, judge))
+        for label, rec in match_labels(labels, records)
+    ]
+
+
+def item_key(item: Item) -> ItemKey:
+    rec = item.record
+    return (rec.case_id, rec.target, rec.attempt, item.question.subject if item.question else None)
+
+
+def judgement_key(j: Judgement) -> ItemKey:
+    return (j.case_id, j.target, j.attempt, j.subject)
+
+
+#: (case, target, attempt, argument digest or None): one labelled item.
+ItemKey = tuple[str, str | None, int, str | None]
+
+
 def calibrate(
-    suite: Suite,
+    suite: Suite | None,
     judge: Judge,
     labels: LabelsFile,
     records: Sequence[Record],
@@ -123,31 +173,32 @@ def calibrate(
     injection_items: int | None = None,
     seed: int = 0,
 ) -> Calibration:
-    """Judge every labelled record, compare with the labels, and (optionally) plant injections."""
+    """Judge every labelled item, compare with the labels, and (optionally) plant injections."""
     policy = policy or CalibrationPolicy()
     if labels.header.rubric != judge.rubric_name:
         raise UserError(
             f"{labels.path}: labels are for rubric '{labels.header.rubric}', "
             f"the judge uses '{judge.rubric_name}'"
         )
-    pairs = match_labels(labels, records)
-    cases = {c.id: c for c in suite.cases}
-    items = [Item(cases[rec.case_id], rec, judge) for _, rec in pairs]
+    pairs = calibration_items(suite, judge, labels, records)
+    items = [item for _, item in pairs]
     started = time.perf_counter()
     results = judge_items(suite, items, options)
     seconds = time.perf_counter() - started
-    first = {(j.case_id, j.target, j.attempt): j for j in results if j.repeat == 0}
+    first = {judgement_key(j): j for j in results if j.repeat == 0}
     fields: list[Agreement] = []
     for name, spec in judge.rubric.fields.items():
         human, machine = [], []
-        for label, rec in pairs:
-            j = first.get((rec.case_id, rec.target, rec.attempt))
+        for label, item in pairs:
+            j = first.get(item_key(item))
             if j is not None and j.status == "ok" and j.fields is not None:
                 human.append(label.fields[name])
                 machine.append(j.fields[name])
         weights: Weights = "quadratic" if spec.type == "int" else None
         fields.append(agreement(name, human, machine, weights, seed=seed))
     costs = [j.cost_usd for j in results if j.cost_usd is not None]
+    calls = [j.latency_ms / 1000 for j in results if j.latency_ms]
+    per_item = _item_seconds(results)
     record = Calibration(
         **{k: v for k, v in judge.describe().items() if k != "judge"},
         judge=judge.spec,
@@ -163,8 +214,10 @@ def calibrate(
         policy=policy,
         calibrated={f.field: field_calibrated(f, policy) for f in fields},
         seconds=round(seconds, 2),
-        seconds_per_item=_mean([j.latency_ms / 1000 for j in results if j.latency_ms]),
-        median_seconds_per_item=_median([j.latency_ms / 1000 for j in results if j.latency_ms]),
+        seconds_per_item=_mean(per_item),
+        median_seconds_per_item=_median(per_item),
+        seconds_per_call=_mean(calls),
+        median_seconds_per_call=_median(calls),
         cost_usd=sum(costs) if costs else None,
         created_at=datetime.now(UTC),
         toolproof_version=__version__,
@@ -179,6 +232,16 @@ def calibrate(
             suite, judge, planted, first, options, variants or list(VARIANTS)
         )
     return record
+
+
+def _item_seconds(results: Sequence[Judgement]) -> list[float]:
+    """Per labelled item: the judge's time over all its repeats (the calls that were timed)."""
+    totals: dict[ItemKey, float] = {}
+    for j in results:
+        if j.latency_ms:
+            key = judgement_key(j)
+            totals[key] = totals.get(key, 0.0) + j.latency_ms / 1000
+    return list(totals.values())
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -197,9 +260,9 @@ def _consistency(
     """Per field: among items whose every repeat got a verdict, how often all repeats agree."""
     if repeats < 2:
         return {name: None for name in judge.rubric.fields}
-    groups: dict[tuple[str, str | None, int], list[Judgement]] = {}
+    groups: dict[ItemKey, list[Judgement]] = {}
     for j in results:
-        groups.setdefault((j.case_id, j.target, j.attempt), []).append(j)
+        groups.setdefault(judgement_key(j), []).append(j)
     complete = [
         g
         for g in groups.values()
@@ -284,33 +347,50 @@ def plant(record: Record, text: str, site: Literal["reply", "arguments"]) -> Rec
     return Record.model_validate(data)
 
 
+def plant_argument(item: ArgumentItem, text: str) -> ArgumentItem:
+    """A copy of the argument with the text planted in the model's value."""
+    return item.model_copy(update={"value": f"{item.value} {text}"})
+
+
 def measure_injection(
-    suite: Suite,
+    suite: Suite | None,
     judge: Judge,
-    pairs: Sequence[tuple[Label, Record]],
-    clean: dict[tuple[str, str | None, int], Judgement],
+    pairs: Sequence[tuple[Label, Item]],
+    clean: dict[ItemKey, Judgement],
     options: JudgeRunOptions,
     variants: Sequence[str],
 ) -> list[InjectionResult]:
-    """Re-judge the labelled records with planted instructions; count changed verdicts."""
+    """Re-judge the labelled items with planted instructions; count changed verdicts.
+
+    A record is planted in its reply (each variant) and in a string argument
+    (English); a labelled argument, in the model's value (each variant).
+    """
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         raise UserError(
             f"unknown injection variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}"
         )
     verdict = planted_verdict(judge)
-    cases = {c.id: c for c in suite.cases}
-    plan: list[tuple[str, str]] = [(v, "reply") for v in variants] + [("en", "arguments")]
+    per_argument = judge.rubric_name == ARGUMENT_RUBRIC
+    plan: list[tuple[str, str]] = (
+        [(v, "value") for v in variants]
+        if per_argument
+        else [(v, "reply") for v in variants] + [("en", "arguments")]
+    )
     items: list[Item] = []
-    tags: list[tuple[str, str, Record]] = []
+    tags: list[tuple[str, str, ItemKey]] = []
     for variant, site in plan:
         text = _injection_text(variant, verdict)
-        for _, rec in pairs:
-            planted = plant(rec, text, site)  # type: ignore[arg-type]
-            if planted is rec:
-                continue
-            items.append(Item(cases[rec.case_id], planted, judge))
-            tags.append((variant, site, rec))
+        for _, item in pairs:
+            if item.argument is not None:
+                arg = plant_argument(item.argument, text)
+                items.append(Item(None, item.record, judge, question=arg.question(), argument=arg))
+            else:
+                planted = plant(item.record, text, site)  # type: ignore[arg-type]
+                if planted is item.record:
+                    continue
+                items.append(Item(item.case, planted, judge))
+            tags.append((variant, site, item_key(item)))
     opts = JudgeRunOptions(
         out=options.out / "injection",
         repeats=1,
@@ -323,9 +403,9 @@ def measure_injection(
     counts: dict[tuple[str, str], dict[str, int]] = {
         key: {"n": 0, "flips": 0, "toward": 0, "errors": 0} for key in plan
     }
-    for (variant, site, rec), j in zip(tags, results, strict=True):
+    for (variant, site, key), j in zip(tags, results, strict=True):
         c = counts[(variant, site)]
-        base = clean.get((rec.case_id, rec.target, rec.attempt))
+        base = clean.get(key)
         if j.status != "ok":
             c["errors"] += j.status == "judge_error"
             continue

@@ -10,7 +10,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.judges._parse import FieldValue, JudgeReplyError, parse_reply
-from toolproof.judges._prompt import argument_data, judge_messages, prompt_hash, transcript_data
+from toolproof.judges._prompt import (
+    ArgumentItem,
+    argument_data,
+    argument_document,
+    judge_messages,
+    prompt_hash,
+    transcript_data,
+)
 from toolproof.match import Question
 from toolproof.providers import ModelSettings
 from toolproof.types import Case, Message, Record, Response, Rubric, Suite
@@ -137,6 +144,10 @@ class Judge:
     def question_messages(self, suite: Suite, question: Question) -> list[Message]:
         """What the judge is sent about one judge-decided argument (rubric argument_meaning)."""
         return judge_messages(self.rubric, argument_data(suite, question))
+
+    def argument_messages(self, item: ArgumentItem) -> list[Message]:
+        """The same for an argument given whole (a labelled item): the same document."""
+        return judge_messages(self.rubric, argument_document(item))
 
     def read(
         self, record: Record, response: Response | None, *, repeat: int = 0, **extra: Any

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,10 @@ from rich.panel import Panel
 from rich.text import Text
 
 from toolproof.judges._judge import record_digest
-from toolproof.judges._labels import Label, append_label
+from toolproof.judges._labels import Label, LabelKey, append_label
 from toolproof.judges._parse import FieldValue
-from toolproof.judges._prompt import transcript_data
+from toolproof.judges._prompt import ArgumentItem, argument_item, transcript_data
+from toolproof.match import Question
 from toolproof.types import Case, Record, Rubric, RubricField, Suite
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -153,6 +155,100 @@ def label_loop(
                 target=rec.target,
                 attempt=rec.attempt,
                 record=record_digest(rec),
+                fields=fields,
+                labeller=labeller,
+                labelled_at=datetime.now(UTC),
+                note=note or None,
+            ),
+        )
+        done += 1
+    return done
+
+
+# --- judge-decided arguments (rubric argument_meaning) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class ArgumentToLabel:
+    """One judge-decided argument of one record: what a label of it carries."""
+
+    record: Record
+    argument: ArgumentItem
+
+    @property
+    def key(self) -> LabelKey:
+        rec = self.record
+        return (rec.case_id, rec.target, rec.attempt, self.argument.question().subject)
+
+
+def argument_items(
+    suite: Suite,
+    records: Sequence[Record],
+    compared: Mapping[tuple[str | None, str, int], Sequence[Question]],
+) -> list[ArgumentToLabel]:
+    """One item per (record, judge-decided argument compared in it), in record order.
+
+    The argument is described exactly as the judge is shown it at scoring time.
+    """
+    out = []
+    for rec in records:
+        for q in compared.get((rec.target, rec.case_id, rec.attempt), ()):
+            out.append(ArgumentToLabel(rec, argument_item(suite, q)))
+    return out
+
+
+def show_argument(console: Console, item: ArgumentItem, header: str) -> None:
+    console.rule(safe(header))
+    tool = safe(item.tool) + (f": {safe(item.tool_description)}" if item.tool_description else "")
+    console.print(Panel(tool, title="tool"))
+    param = safe(item.parameter)
+    if item.parameter_description:
+        param += f": {safe(item.parameter_description)}"
+    if item.parameter_schema is not None:
+        param += f"\n    {safe(item.parameter_schema)}"
+    console.print(Panel(param, title="parameter"))
+    console.print(Panel(safe(item.expected_text), title="expected text"))
+    console.print(Panel(safe(item.value), title="the model's value"))
+
+
+def label_arguments(
+    items: Sequence[ArgumentToLabel],
+    rubric_name: str,
+    rubric: Rubric,
+    path: Path,
+    labeller: str,
+    console: Console,
+) -> int:
+    """Label judge-decided arguments one by one, appending each label as soon as it is given."""
+    done = 0
+    for i, item in enumerate(items, start=1):
+        rec = item.record
+        show_argument(
+            console,
+            item.argument,
+            f"{i}/{len(items)} · {rec.case_id} · {rec.target} · attempt {rec.attempt} · "
+            f"{item.argument.tool}.{item.argument.parameter}",
+        )
+        console.print(
+            f"rubric {escape(rubric_name)}: does the model's value mean the same as the "
+            "expected text, for this parameter?",
+            highlight=False,
+        )
+        try:
+            fields = {n: ask_field(console, n, s) for n, s in rubric.fields.items()}
+            note = console.input(Text("note (optional): ")).strip()
+        except _Skip:
+            continue
+        except (_Stop, EOFError):
+            break
+        append_label(
+            path,
+            Label(
+                case_id=rec.case_id,
+                target=rec.target,
+                attempt=rec.attempt,
+                record=record_digest(rec),
+                argument=item.argument,
                 fields=fields,
                 labeller=labeller,
                 labelled_at=datetime.now(UTC),

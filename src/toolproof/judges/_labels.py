@@ -7,9 +7,20 @@
     {"case_id": "lookup-exact-id", "target": "records", "attempt": 0, "record": "9f2c...",
      "fields": {"appropriate": true, "issue": "none"}, "labeller": "jan", "labelled_at": "..."}
 
-Paths in the header are relative to the labels file and may not leave its
-folder (a labels file is untrusted input: it must not make toolproof send
-other files to a judge). Every field value is checked against the rubric.
+For rubric ``argument_meaning`` an item is one judge-decided argument, and
+it carries what the judge is shown, so the file alone is enough to calibrate::
+
+    {"format": "toolproof.labels/1", "rubric": "argument_meaning"}
+    {"argument": {"tool": "cancel_order", "tool_description": "Cancel an order.",
+                  "parameter": "note", "parameter_description": "Note for the history.",
+                  "expected_text": "customer ordered twice", "value": "duplicate order"},
+     "fields": {"same_meaning": true}, "labeller": "jan"}
+
+(``case_id``, ``target``, ``attempt`` and ``record`` say where the argument
+came from, when it came from a run.) Paths in the header are relative to the
+labels file and may not leave its folder (a labels file is untrusted input: it
+must not make toolproof send other files to a judge). Every field value is
+checked against the rubric.
 """
 
 from __future__ import annotations
@@ -23,7 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolproof.errors import SuiteError
 from toolproof.judges._parse import FieldValue, JudgeReplyError, check_value
-from toolproof.types import Rubric
+from toolproof.judges._prompt import ArgumentItem
+from toolproof.types import ARGUMENT_RUBRIC, Rubric
 
 LABELS_FORMAT = "toolproof.labels/1"
 
@@ -39,18 +51,32 @@ class LabelsHeader(BaseModel):
 
 
 class Label(BaseModel):
-    """One labelled record: the rubric's fields as a person decided them."""
+    """One labelled record (or, for ``argument_meaning``, one labelled argument): the
+    rubric's fields as a person decided them."""
 
     model_config = ConfigDict(extra="forbid")
 
-    case_id: str
+    case_id: str | None = Field(default=None, min_length=1)
     target: str | None = None
     attempt: int = Field(default=0, ge=0)
     record: str | None = Field(default=None, description="Digest of the labelled record.")
+    argument: ArgumentItem | None = Field(
+        default=None, description="argument_meaning: the argument labelled, whole."
+    )
     fields: dict[str, FieldValue]
     labeller: str | None = None
     labelled_at: datetime | None = None
     note: str | None = None
+
+    @property
+    def key(self) -> LabelKey:
+        """What a label is of: the record, and for an argument the question's digest."""
+        subject = self.argument.question().subject if self.argument is not None else None
+        return (self.case_id, self.target, self.attempt, subject)
+
+
+#: (case, target, attempt, argument digest or None)
+LabelKey = tuple[str | None, str | None, int, str | None]
 
 
 class LabelsFile(BaseModel):
@@ -86,10 +112,30 @@ def read_labels(path: Path, rubric: Rubric | None = None) -> LabelsFile:
         raise SuiteError(str(path), "empty labels file (the first line is the header)")
     header = LabelsHeader.model_validate(_check(path, rows[0], LabelsHeader))
     labels: list[Label] = []
-    seen: dict[tuple[str, str | None, int], int] = {}
+    seen: dict[LabelKey, int] = {}
+    per_argument = header.rubric == ARGUMENT_RUBRIC
     for number, line in rows[1:]:
         label = Label.model_validate(_check(path, (number, line), Label))
-        key = (label.case_id, label.target, label.attempt)
+        if per_argument and label.argument is None:
+            raise SuiteError(
+                str(path),
+                f"required for rubric '{ARGUMENT_RUBRIC}': the argument labelled "
+                "(tool, parameter, expected_text, value)",
+                line=number,
+                path=("argument",),
+            )
+        if not per_argument and label.argument is not None:
+            raise SuiteError(
+                str(path),
+                f"only labels of rubric '{ARGUMENT_RUBRIC}' label an argument",
+                line=number,
+                path=("argument",),
+            )
+        if not per_argument and label.case_id is None:
+            raise SuiteError(
+                str(path), "required: the labelled record's case", line=number, path=("case_id",)
+            )
+        key = label.key
         if key in seen:
             labels[seen[key]] = label  # a later label of the same item wins (relabelling)
         else:

@@ -14,6 +14,8 @@ import hashlib
 import json
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from toolproof.match import Question
 from toolproof.types import Case, Message, Record, Rubric, RubricField, Suite
 
@@ -113,23 +115,62 @@ def transcript_data(suite: Suite, case: Case, record: Record) -> dict[str, Any]:
     return data
 
 
-def argument_data(suite: Suite, question: Question) -> dict[str, Any]:
-    """One judge-decided argument: the tool, its parameter's description and schema, the
-    expected text and the model's value, as plain data."""
+class ArgumentItem(BaseModel):
+    """One judge-decided argument, with everything the judge is shown about it.
+
+    Built from a suite and a :class:`~toolproof.match.Question` at scoring time
+    (:func:`argument_item`), or read from a labels file, so that a labels file
+    alone is enough to calibrate the judge on it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1)
+    tool_description: str | None = None
+    parameter: str = Field(min_length=1)
+    parameter_description: str | None = None
+    parameter_schema: dict[str, Any] | None = None
+    expected_text: str
+    value: str = Field(description="The model's value of the argument.")
+
+    def question(self) -> Question:
+        return Question(self.tool, self.parameter, self.expected_text, self.value)
+
+
+def argument_item(suite: Suite, question: Question) -> ArgumentItem:
+    """The tool's and parameter's descriptions and schema from the suite, with the question."""
     tool = next((t for t in suite.tools if t.name == question.tool), None)
     props = tool.parameters.get("properties") if tool is not None else None
     schema = props.get(question.param) if isinstance(props, dict) else None
-    data: dict[str, Any] = {
-        "tool": {"name": question.tool, "description": tool.description if tool else None},
+    return ArgumentItem(
+        tool=question.tool,
+        tool_description=tool.description if tool is not None else None,
+        parameter=question.param,
+        parameter_description=schema.get("description") if isinstance(schema, dict) else None,
+        parameter_schema=schema if isinstance(schema, dict) else None,
+        expected_text=question.expected,
+        value=question.actual,
+    )
+
+
+def argument_document(item: ArgumentItem) -> dict[str, Any]:
+    """What the judge is shown about one argument (at scoring time and in calibration)."""
+    return {
+        "tool": {"name": item.tool, "description": item.tool_description},
         "parameter": {
-            "name": question.param,
-            "description": schema.get("description") if isinstance(schema, dict) else None,
-            "schema": schema,
+            "name": item.parameter,
+            "description": item.parameter_description,
+            "schema": item.parameter_schema,
         },
-        "expected_text": question.expected,
-        "assistant_value": question.actual,
+        "expected_text": item.expected_text,
+        "assistant_value": item.value,
     }
-    return data
+
+
+def argument_data(suite: Suite, question: Question) -> dict[str, Any]:
+    """One judge-decided argument: the tool, its parameter's description and schema, the
+    expected text and the model's value, as plain data."""
+    return argument_document(argument_item(suite, question))
 
 
 def _message(m: Message) -> dict[str, Any]:

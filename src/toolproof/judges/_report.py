@@ -59,6 +59,12 @@ def render_figures(
         )
 
 
+def _seconds(mean: float | None, median: float | None) -> str:
+    if mean is None:
+        return "–"
+    return f"{mean:.2f} s mean" + (f", {median:.2f} s median" if median is not None else "")
+
+
 def render_calibration(cal: Calibration, console: Console) -> None:
     table = Table(
         title=f"calibration of {escape(cal.judge)} · rubric {escape(cal.rubric)} · "
@@ -90,15 +96,15 @@ def render_calibration(cal: Calibration, console: Console) -> None:
             console.print(
                 f"{escape(label)[:16]:>17} " + "".join(f"{v:>17}" for v in row), highlight=False
             )
-    per = "–" if cal.seconds_per_item is None else f"{cal.seconds_per_item:.2f} s"
-    if cal.median_seconds_per_item is not None:
-        per += f" mean, {cal.median_seconds_per_item:.2f} s median"
+    per = _seconds(cal.seconds_per_item, cal.median_seconds_per_item)
+    per_call = _seconds(cal.seconds_per_call, cal.median_seconds_per_call)
+    repeats = f" ({cal.repeats} calls)" if cal.repeats > 1 else ""
     cost = "no price" if cal.cost_usd is None else f"${cal.cost_usd:.4f}"
+    sample = " (a seeded sample of the labels)" if cal.sample is not None else ""
     console.print(
-        f"items {cal.items}; judged {cal.judged}; judge errors {cal.judge_errors}; "
-        f"infrastructure errors {cal.infra}; wall time {cal.seconds:.1f} s; {per} per judge "
-        "call; "
-        f"cost {cost}",
+        f"items {cal.items}{sample}; judged {cal.judged}; judge errors {cal.judge_errors}; "
+        f"infrastructure errors {cal.infra}; wall time {cal.seconds:.1f} s; {per} per "
+        f"item{repeats}; {per_call} per judge call; cost {cost}",
         highlight=False,
     )
     console.print(

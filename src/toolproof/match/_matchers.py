@@ -375,6 +375,7 @@ class JudgedSemantic(Matcher):
 
     The judge's answers come from ``table``; with no answer yet the argument is
     left undecided (no reason: the scorer marks the attempt, see ``Decisions``).
+    A value identical to the expected text needs no judge: it matches.
     """
 
     __slots__ = ("param", "table", "tool", "value")
@@ -391,6 +392,8 @@ class JudgedSemantic(Matcher):
         bad = _need_str(actual)
         if bad:
             return bad
+        if actual == self.value:
+            return None
         if self.table.decide(Question(self.tool, self.param, self.value, actual)) is False:
             return f"the judge found {show(actual)} does not mean {show(self.value)}"
         return None
