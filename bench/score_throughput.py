@@ -1,21 +1,27 @@
-"""Score 100,000 records and print microseconds per case and peak memory.
+"""Grading speed: microseconds per case for the scorer, and end to end.
 
-Records are generated from the bundled example suite's recorded answers
-(both demo models, cycled), written to a temporary JSONL file, then streamed
-back: nothing holds all records at once. Two figures are printed:
+Figures printed (CPU time, best of 5 rounds; the load average beside them,
+since the machine may be shared):
 
-- scorer: Scorer.grade on already-parsed records (schema validation,
-  optimal pairing and every matcher on);
-- end to end: reading the JSONL line, parsing it into a typed Record, and
-  grading it.
+- P1, the realistic mix (``grading_mix.py``): 2,000 generated cases and
+  20,000 answers to them, one to three calls each, nested objects, enums
+  and optional parameters, about 40% failing. Scorer.grade on parsed
+  records, schema validation, optimal pairing and every matcher on; the
+  whole mix, its passing answers and its failing answers apart.
+- the bundled example suite's recorded answers (both demo models): its
+  single-step answers (mix, passing, failing) and its multi-step transcripts.
+- end to end: N records cycled from the example answers, written to a
+  temporary JSONL file and streamed back (reading the line, parsing it into
+  a typed Record, grading it); nothing holds all records at once.
 
-Usage: python bench/score_throughput.py [N]
+Usage: python bench/score_throughput.py [N]   (N end-to-end records, default 100,000)
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import resource
 import sys
 import tempfile
@@ -24,6 +30,8 @@ import tracemalloc
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from grading_mix import make_mix
 
 from toolproof.grade import Scorer
 from toolproof.records import iter_records, read_records
@@ -49,8 +57,36 @@ def make_records(n: int, path: Path) -> None:
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
 
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def realistic_mix() -> dict[str, float]:
+    """µs per case on the generated mix: all of it, passing and failing answers apart."""
+    with tempfile.TemporaryDirectory() as tmp:
+        suite, path = make_mix(2_000, 20_000, Path(tmp))
+        records = read_records(path)
+    scorer = Scorer(suite)
+    verdicts = [scorer.grade(r) for r in records]
+    passing = [r for r, v in zip(records, verdicts, strict=True) if v is not None and v.passed]
+    failing = [r for r, v in zip(records, verdicts, strict=True) if v is not None and not v.passed]
+    figures = {
+        name: _cpu_per_case(scorer, recs, 1)
+        for name, recs in (("mix", records), ("passing", passing), ("failing", failing))
+    }
+    figures["failing_share"] = len(failing) / len(records)
+    return figures
+
+
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    print(f"load average at start: {_load()}")
+    p1 = realistic_mix()
+    print(
+        f"P1 realistic mix (20,000 answers, {100 * p1['failing_share']:.0f}% failing; "
+        f"CPU, best of 5): mix {p1['mix']:.2f} µs/case; passing {p1['passing']:.2f}; "
+        f"failing {p1['failing']:.2f}  [load {_load()}]"
+    )
     suite = load_suite(SUITE)
     scorer = Scorer(suite, expected_states(suite, Trust(allow_code=True)))
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,12 +138,12 @@ def main() -> None:
 
     print(f"records: {n} ({size_mb:.1f} MB JSONL), scored {scored}, outcomes {dict(outcomes)}")
     print(
-        "scorer only, single-step answers (CPU, best of 5): example mix "
+        "example suite, single-step answers (CPU, best of 5): mix "
         f"{per_case['mix']:.2f} µs/case; passing {per_case['passing']:.2f}; "
         f"failing {per_case['failing']:.2f}"
     )
     print(
-        f"scorer only, multi-step transcripts ({len(multi)} in the sample): "
+        f"example suite, multi-step transcripts ({len(multi)} in the sample): "
         f"{per_case['multi']:.2f} µs/attempt"
     )
     print(
@@ -118,6 +154,7 @@ def main() -> None:
         f"memory: peak traced Python allocations while streaming {peak / 1e6:.2f} MB; "
         f"max RSS {rss_before:.0f} MB before streaming, {rss_after:.0f} MB after"
     )
+    print(f"load average at end: {_load()}")
 
 
 def _cpu_per_case(scorer: Scorer, records: list[Any], reps: int) -> float:

@@ -24,7 +24,7 @@ from toolproof.types import (
     Verdict,
 )
 
-__all__ = ["Facts", "assemble", "single_facts"]
+__all__ = ["Facts", "assemble", "cross_pairs", "single_facts"]
 
 _STAGE_RANK = {s: n for n, s in enumerate(Stage)}
 
@@ -158,10 +158,10 @@ def _set_pairs(cc: CompiledCase, answer: SingleAnswer, best: SetResult) -> list[
             out.append((NO_CALL, info.call.name))
     if not best.expected:
         out = [(NO_CALL if cc.kind is not Kind.call else "(any)", i.call.name) for i in calls]
-    return _cross_pairs(out)
+    return cross_pairs(out)
 
 
-def _cross_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def cross_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Turn an unpaired expected and an unpaired actual into one confusion (wrong tool)."""
     missing = [e for e, a in pairs if a == NO_CALL]
     extra = [a for e, a in pairs if e == NO_CALL]

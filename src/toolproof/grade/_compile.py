@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolproof.match import Context, Matcher, SpecError, compile_value, context, show
@@ -15,13 +15,17 @@ from toolproof.types import Case, Kind, Order, Risk, Suite, SuiteTool
 class CompiledCall:
     tools: tuple[str, ...]
     args: ObjectMatcher
+    described: str | None = field(default=None, compare=False, repr=False)
+    """``describe()``, once it has been asked for (matchers do not change once compiled)."""
 
     def describe(self) -> str:
-        name = self.tools[0] if len(self.tools) == 1 else "{" + "|".join(self.tools) + "}"
-        parts = [f"{k}={m.describe()}" for k, m in self.args.fields.items()]
-        if self.args.extra:
-            parts.append("...")
-        return f"{name}({', '.join(parts)})"
+        if self.described is None:
+            name = self.tools[0] if len(self.tools) == 1 else "{" + "|".join(self.tools) + "}"
+            parts = [f"{k}={m.describe()}" for k, m in self.args.fields.items()]
+            if self.args.extra:
+                parts.append("...")
+            self.described = f"{name}({', '.join(parts)})"
+        return self.described
 
 
 @dataclass(slots=True)

@@ -35,6 +35,7 @@ from toolproof.grade._multistep import (
     analyse_multi,
     multi_facts,
 )
+from toolproof.grade._plan import Plan, make_plan
 from toolproof.grade._repair import native_view
 from toolproof.grade._statechanges import InitialState
 from toolproof.grade._trajectory import compile_multistep
@@ -159,6 +160,14 @@ class Scorer:
             )
             if skipped:
                 self._notes[case.id] = tuple(skipped)
+        #: the fast route of each single-step case that has one (see ``_plan``)
+        self._plans: dict[str, Plan] = {}
+        for case_id, case_checks in self._single.items():
+            if case_checks == SINGLE_STEP_CHECKS and case_id not in self._notes:
+                cc = self.cases[case_id]
+                plan = make_plan(cc, lambda name, cc=cc: self._validator(cc, name))  # type: ignore[misc]
+                if plan is not None:
+                    self._plans[case_id] = plan
 
     def is_multistep(self, case_id: str) -> bool:
         """The case runs through the agent loop and is judged on its whole transcript."""
@@ -172,6 +181,12 @@ class Scorer:
         if record.outcome != "ok" or record.response is None:
             return None
         response = record.response
+        plan = self._plans.get(record.case_id)
+        if plan is not None:
+            emb = self.embeddings
+            # nothing left over from an earlier grading (a plan notes nothing itself)
+            if not (emb.seen or emb.missing or self.decisions.asked):
+                return plan.grade(response, record.target, record.attempt, self._inspect)
         return self._judged(lambda: self._grade(record, response), record)
 
     def grade_response(
@@ -293,10 +308,14 @@ class Scorer:
     ) -> Verdict:
         cc = self.cases[case_id]
         checks = self._single[case_id]
+        plan = self._plans.get(case_id)
+        if plan is not None:
+            target, attempt = (record.target, record.attempt) if record is not None else (None, 0)
+            return plan.grade(response, target, attempt, self._inspect)
         if len(checks) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
-            quick = self._quick_pass(cc, response, record)
-            if quick is not None:
-                return quick
+            passed = self._quick_pass(cc, response, record)
+            if passed is not None:
+                return passed
         answer = analyse(cc, response, [self._inspect(call, cc) for call in response.tool_calls])
         findings = run_checks(checks, cc, answer)
         notes = self._notes.get(case_id, ())

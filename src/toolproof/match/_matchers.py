@@ -1,7 +1,9 @@
 """Argument matchers, compiled once per suite and applied per call.
 
 A matcher's ``check(actual)`` returns ``None`` when the value matches, or a
-short reason when it does not. Matching never changes the model's value.
+short reason when it does not. ``ok(actual)`` answers the same question
+without the reason, faster: the scorer asks it first and renders a reason
+only for a value that does not match. Matching never changes the model's value.
 """
 
 from __future__ import annotations
@@ -60,9 +62,17 @@ def strict_equal(expected: Any, actual: Any) -> bool:
 class Matcher:
     __slots__ = ()
     name = "matcher"
+    #: ``check`` has no side effect, so ``ok`` may be asked before it (the built-in matchers
+    #: but ``semantic``, which notes what it compares; a matcher defined elsewhere is asked
+    #: once, by ``check``, unless it says so).
+    pure = False
 
     def check(self, actual: Any) -> Reason:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def ok(self, actual: Any) -> bool:
+        """``check(actual) is None``, without building the reason."""
+        return self.check(actual) is None
 
     def describe(self) -> str:
         return self.name
@@ -71,9 +81,17 @@ class Matcher:
 class Exact(Matcher):
     __slots__ = ("value",)
     name = "exact"
+    pure = True
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+    def ok(self, actual: Any) -> bool:
+        value = self.value
+        # the same type, a scalar: strict_equal is plain equality
+        if type(actual) is type(value) and type(value) in _SCALARS:
+            return bool(actual == value)
+        return actual is not MISSING and strict_equal(value, actual)
 
     def check(self, actual: Any) -> Reason:
         if actual is MISSING:
@@ -94,9 +112,13 @@ class Exact(Matcher):
 class Ignore(Matcher):
     __slots__ = ()
     name = "ignore"
+    pure = True
 
     def check(self, actual: Any) -> Reason:
         return None
+
+    def ok(self, actual: Any) -> bool:
+        return True
 
     def describe(self) -> str:
         return "<any>"
@@ -105,14 +127,47 @@ class Ignore(Matcher):
 class ObjectMatcher(Matcher):
     """An object whose listed keys each match; unlisted keys allowed only if ``extra``."""
 
-    __slots__ = ("extra", "fields")
+    __slots__ = ("_keys", "_others", "_required", "_scalars", "extra", "fields", "pure")
     name = "object"
 
     def __init__(self, fields: dict[str, Matcher], extra: bool) -> None:
         self.fields = fields
         self.extra = extra
+        self.pure = all(m.pure for m in fields.values())
+        # for ok(): literal scalars compared in place, ignored keys skipped, the rest asked
+        self._scalars = tuple(
+            (k, m.value, type(m.value))
+            for k, m in fields.items()
+            if type(m) is Exact and type(m.value) in _SCALARS
+        )
+        self._others = tuple(
+            (k, m)
+            for k, m in fields.items()
+            if type(m) is not Ignore and not (type(m) is Exact and type(m.value) in _SCALARS)
+        )
+        self._keys = frozenset(fields)
+        # how many keys a matching object surely has: no more means no unexpected key
+        self._required = sum(1 for m in fields.values() if type(m) in _PRESENT)
+
+    def ok(self, actual: Any) -> bool:
+        if type(actual) is not dict:
+            return self.check(actual) is None
+        get = actual.get
+        for key, expected, kind in self._scalars:
+            value = get(key, MISSING)
+            if type(value) is kind:
+                if value != expected:
+                    return False
+            elif value is MISSING or not strict_equal(expected, value):
+                return False
+        for key, matcher in self._others:
+            if not matcher.ok(get(key, MISSING)):
+                return False
+        return self.extra or len(actual) == self._required or self._keys.issuperset(actual)
 
     def check(self, actual: Any) -> Reason:
+        if self.pure and type(actual) is dict and self.ok(actual):
+            return None
         if actual is MISSING:
             return "missing"
         if not isinstance(actual, dict):
@@ -128,7 +183,7 @@ class ObjectMatcher(Matcher):
         n = 0
         for key, matcher in self.fields.items():
             value = actual.get(key, MISSING)
-            if matcher.check(value) is not None:
+            if not matcher.ok(value):
                 n += 2 if value is MISSING else 1
         if not self.extra:
             n += 2 * sum(1 for k in actual if k not in self.fields)
@@ -153,11 +208,38 @@ class ObjectMatcher(Matcher):
 
 
 class ArrayMatcher(Matcher):
-    __slots__ = ("items",)
+    __slots__ = ("_others", "_scalars", "items", "pure")
     name = "array"
 
     def __init__(self, items: list[Matcher]) -> None:
         self.items = items
+        self.pure = all(m.pure for m in items)
+        scalar = [type(m) is Exact and type(m.value) in _SCALARS for m in items]
+        self._scalars = tuple(
+            (i, m.value, type(m.value))  # type: ignore[attr-defined]
+            for i, m in enumerate(items)
+            if scalar[i]
+        )
+        self._others = tuple(
+            (i, m) for i, m in enumerate(items) if not scalar[i] and type(m) is not Ignore
+        )
+
+    def ok(self, actual: Any) -> bool:
+        if type(actual) is not list:
+            return self.check(actual) is None
+        if len(actual) != len(self.items):
+            return False
+        for i, expected, kind in self._scalars:
+            value = actual[i]
+            if type(value) is kind:
+                if value != expected:
+                    return False
+            elif not strict_equal(expected, value):
+                return False
+        for i, matcher in self._others:  # noqa: SIM110 - a loop is faster
+            if not matcher.ok(actual[i]):
+                return False
+        return True
 
     def check(self, actual: Any) -> Reason:
         if actual is MISSING:
@@ -203,6 +285,7 @@ def _need_str(actual: Any) -> Reason:
 class Normalized(Matcher):
     __slots__ = ("ignore_diacritics", "ignore_punctuation", "target", "value")
     name = "normalized"
+    pure = True
 
     def __init__(
         self, value: str, ignore_diacritics: bool = False, ignore_punctuation: bool = False
@@ -211,6 +294,11 @@ class Normalized(Matcher):
         self.ignore_diacritics = ignore_diacritics
         self.ignore_punctuation = ignore_punctuation
         self.target = normalize_text(value, ignore_diacritics, ignore_punctuation)
+
+    def ok(self, actual: Any) -> bool:
+        if type(actual) is str and actual == self.value:
+            return True  # the same text normalizes alike
+        return self.check(actual) is None
 
     def check(self, actual: Any) -> Reason:
         bad = _need_str(actual)
@@ -227,6 +315,7 @@ class Normalized(Matcher):
 class Soft(Matcher):
     __slots__ = ("target", "threshold", "value")
     name = "soft"
+    pure = True
 
     def __init__(self, value: str, threshold: float = 0.8) -> None:
         self.value = value
@@ -255,6 +344,7 @@ class Semantic(Matcher):
 
     __slots__ = ("minimum", "table", "value")
     name = "semantic"
+    pure = False
 
     def __init__(self, value: str, minimum: float, table: Embeddings) -> None:
         self.value = value
@@ -290,6 +380,7 @@ class JudgedSemantic(Matcher):
 
     __slots__ = ("param", "table", "tool", "value")
     name = "semantic"
+    pure = False
 
     def __init__(self, value: str, tool: str, param: str, table: Decisions) -> None:
         self.value = value
@@ -314,9 +405,13 @@ class JudgedSemantic(Matcher):
 class Regex(Matcher):
     __slots__ = ("pattern",)
     name = "regex"
+    pure = True
 
     def __init__(self, pattern: str) -> None:
         self.pattern = compile_regex(pattern)
+
+    def ok(self, actual: Any) -> bool:
+        return isinstance(actual, str) and bool(self.pattern.fullmatch(actual))
 
     def check(self, actual: Any) -> Reason:
         bad = _need_str(actual)
@@ -333,6 +428,7 @@ class Regex(Matcher):
 class Range(Matcher):
     __slots__ = ("high", "low")
     name = "range"
+    pure = True
 
     def __init__(self, low: float | None, high: float | None) -> None:
         self.low = low
@@ -358,6 +454,7 @@ class Range(Matcher):
 class DateMatcher(Matcher):
     __slots__ = ("expr", "target", "tz")
     name = "date"
+    pure = True
 
     def __init__(self, expr: str, target: datetime, tz: tzinfo) -> None:
         self.expr = expr
@@ -381,6 +478,7 @@ class DateMatcher(Matcher):
 class DateTimeMatcher(Matcher):
     __slots__ = ("expr", "target", "tolerance", "tz")
     name = "datetime"
+    pure = True
 
     def __init__(self, expr: str, target: datetime, tz: tzinfo, tolerance: timedelta) -> None:
         self.expr = expr
@@ -403,14 +501,18 @@ class DateTimeMatcher(Matcher):
 
 
 class OneOf(Matcher):
-    __slots__ = ("options",)
+    __slots__ = ("options", "pure")
     name = "one_of"
 
     def __init__(self, options: list[Matcher]) -> None:
         self.options = options
+        self.pure = all(m.pure for m in options)
+
+    def ok(self, actual: Any) -> bool:
+        return any(m.ok(actual) for m in self.options)
 
     def check(self, actual: Any) -> Reason:
-        if any(m.check(actual) is None for m in self.options):
+        if any(m.ok(actual) for m in self.options):
             return None  # an option such as {ignore: true} may accept an absent argument
         if actual is MISSING:
             return "missing"
@@ -423,11 +525,15 @@ class OneOf(Matcher):
 class Optional(Matcher):
     """Absent, or present and matching: a check of one argument, so linear in the arguments."""
 
-    __slots__ = ("inner",)
+    __slots__ = ("inner", "pure")
     name = "optional"
 
     def __init__(self, inner: Matcher) -> None:
         self.inner = inner
+        self.pure = inner.pure
+
+    def ok(self, actual: Any) -> bool:
+        return actual is MISSING or self.inner.ok(actual)
 
     def check(self, actual: Any) -> Reason:
         return None if actual is MISSING else self.inner.check(actual)
@@ -441,6 +547,7 @@ class Absent(Matcher):
 
     __slots__ = ()
     name = "absent"
+    pure = True
 
     def check(self, actual: Any) -> Reason:
         return None if actual is MISSING else f"expected no value, got {show(actual)}"
@@ -450,13 +557,14 @@ class Absent(Matcher):
 
 
 class Contains(Matcher):
-    __slots__ = ("ignore_case", "needles", "text")
+    __slots__ = ("ignore_case", "needles", "pure", "text")
     name = "contains"
 
     def __init__(self, text: str | None, needles: list[Matcher] | None, ignore_case: bool) -> None:
         self.text = text
         self.needles = needles
         self.ignore_case = ignore_case
+        self.pure = all(m.pure for m in needles or ())
 
     def check(self, actual: Any) -> Reason:
         if actual is MISSING:
@@ -590,6 +698,10 @@ def matcher_name(spec: Any) -> str | None:
 
 #: Plain values that compile to Exact as they are (float is not: NaN can never match).
 _PLAIN = (str, int, bool, type(None))
+#: Types whose values strict_equal compares by plain equality when both sides have the type.
+_SCALARS = frozenset({str, int, bool, float, type(None)})
+#: Matchers that never accept an absent argument.
+_PRESENT = frozenset({Exact, ObjectMatcher, ArrayMatcher, Regex, Range, Normalized, Soft})
 
 
 def compile_value(spec: Any, ctx: Context, extra: bool = False) -> Matcher:

@@ -1,0 +1,389 @@
+"""The fast routes of a single-step case whose verdict nothing but its calls decides.
+
+A plan is built once per case with one call set of one or more calls, each
+to its own tool; no reply matcher, no count, no forbidden tool, no check of
+the suite's own, and matchers that note nothing (``Matcher.pure``). For
+such a case the general machinery (a cost matrix, optimal pairing over it,
+six check objects, the assembler) reaches its verdict by a shorter road,
+taken here:
+
+- the answer makes exactly the expected calls, each with arguments that
+  parse, validate against the schema the model was given and match: a pass,
+  built from what the plan holds already;
+- any other answer: when its calls name distinct tools, each call can pair
+  only with the expected call of its tool, so the optimal pairing is forced
+  (a tool called twice is paired by ``assign`` over the costs, as the
+  general path does). The findings and figures are the ones the checks and
+  the assembler would make, in the same words; the calls the first route
+  verified are not inspected again.
+
+A test grades generated answers both ways and compares every field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from toolproof.grade._answer import NO_CALL, CallInfo
+from toolproof.grade._assemble import cross_pairs
+from toolproof.grade._assign import assign
+from toolproof.grade._compile import CompiledCase, describe_calls
+from toolproof.types import (
+    NO_EVIDENCE,
+    Check,
+    Evidence,
+    FailureClass,
+    Kind,
+    Order,
+    Response,
+    Stage,
+    ToolCall,
+    Verdict,
+)
+
+#: Verdicts are built as tuples of all their fields, in order (named tuples: the same thing,
+#: without the keyword parsing); the fields after target and attempt of a pass:
+_new = tuple.__new__
+_PASSED_END = (None, (), NO_EVIDENCE, False, 0)  # multistep .. undecided
+_FAR = 100  # the cost of pairing calls to different tools (as in ``_answer``)
+_VALID: tuple[bool, FailureClass | None, str] = (True, None, "")
+_WRONG_ORDER = Check(
+    Stage.contract,
+    FailureClass.wrong_order,
+    "the right calls, in the wrong order (order: strict)",
+)
+
+__all__ = ["Plan", "make_plan"]
+
+
+class Plan:
+    """What a passing verdict of one case holds, and how to recognise a passing answer."""
+
+    __slots__ = (
+        "_calls",
+        "_cc",
+        "_described",
+        "_head",
+        "_index",
+        "_matchers",
+        "_missed",
+        "_order",
+        "_strict",
+        "_tail",
+        "_tools",
+    )
+
+    def __init__(
+        self,
+        cc: CompiledCase,
+        calls: tuple[tuple[str, Any, Any], ...],
+    ) -> None:
+        #: (tool, is_valid of its schema, argument matcher's ok), in expected order
+        self._calls = calls
+        self._index = {name: i for i, (name, _, _) in enumerate(calls)}
+        self._cc = cc
+        self._order = cc.order
+        self._strict = cc.order is Order.strict
+        self._matchers = tuple(c.args for c in cc.call_sets[0])
+        self._described = describe_calls(cc.call_sets[0])
+        tools = tuple(name for name, _, _ in calls)
+        self._tools = frozenset(tools)
+        n = len(calls)
+        # Verdict fields, in order: case_id .. reply_ok, expected_tools
+        self._head = (
+            cc.case.id,
+            cc.kind,
+            cc.risk,
+            cc.tags,
+            True,  # passed
+            None,  # failure
+            (),  # checks
+            True,  # decision_ok
+            True,  # selection_ok
+            True,  # structure_ok
+            True,  # values_ok
+            True,  # contract_ok
+            None,  # reply_ok: not judged
+            cc.expected_tools,
+        )
+        # pairs .. unsafe_calls
+        self._tail = (tuple((t, t) for t in tools), n, n, (), 0)
+        # the verdict of an answer with no call, up to target, attempt and evidence
+        self._missed = (
+            cc.case.id,
+            cc.kind,
+            cc.risk,
+            cc.tags,
+            False,
+            FailureClass.missed_call,
+            (Check(Stage.decision, FailureClass.missed_call, "expected a tool call, got none"),),
+            False,  # decision_ok
+            None,
+            None,
+            None,
+            True,  # contract_ok
+            None,
+            cc.expected_tools,
+            (),
+            ((cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL),),
+            0,
+            0,
+            (),
+            0,
+        )
+
+    def _passed(self, calls: list[ToolCall], target: str | None, attempt: int) -> Verdict:
+        actual = tuple(call.name for call in calls)
+        return _new(Verdict, [*self._head, actual, *self._tail, target, attempt, *_PASSED_END])
+
+    def _verify(self, calls: list[ToolCall]) -> tuple[int, bool]:
+        """How many leading calls are expected calls, each once (in order, if strict), whose
+        arguments parse, validate and match; and whether the next one validated."""
+        expected = self._calls
+        if len(expected) == 1:  # the common case, without the bookkeeping
+            call = calls[0]
+            name, is_valid, ok = expected[0]
+            if call.name != name or call.parse_error is not None:
+                return 0, False
+            try:
+                if not is_valid(call.arguments):
+                    return 0, False
+            except (ValueError, RecursionError):
+                return 0, False
+            return (1, False) if ok(call.arguments) else (0, True)
+        index = self._index
+        strict = self._strict
+        seen = 0
+        for position, call in enumerate(calls):
+            i = index.get(call.name)
+            if i is None or (strict and i != position) or call.parse_error is not None:
+                return position, False
+            bit = 1 << i
+            if seen & bit:
+                return position, False
+            seen |= bit
+            _, is_valid, ok = expected[i]
+            args = call.arguments
+            try:
+                if not is_valid(args):
+                    return position, False
+            except (ValueError, RecursionError):
+                return position, False
+            if not ok(args):
+                return position, True
+        return len(calls), False
+
+    def grade(
+        self,
+        response: Response,
+        target: str | None,
+        attempt: int,
+        inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+    ) -> Verdict:
+        """The verdict of any answer to the case.
+
+        ``inspect`` is the scorer's (is the tool offered, do the arguments parse
+        and validate), asked for the calls this cannot settle at once. Each step
+        below is the one of the general path it stands for (``_answer.match_set``,
+        the checks of ``_checks``, ``_assemble``).
+        """
+        calls = response.tool_calls
+        m = len(calls)
+        expected = self._calls
+        n = len(expected)
+        if m == n:
+            # the leading calls verified here are not inspected again
+            verified, next_valid = self._verify(calls)
+            if verified == n:
+                return self._passed(calls, target, attempt)
+        elif m == 0:
+            return _new(
+                Verdict, [*self._missed, target, attempt, None, (), Evidence(response, 0), False, 0]
+            )
+        else:
+            verified, next_valid = 0, False
+        cc = self._cc
+        index = self._index
+        names: list[str] = []
+        infos: list[tuple[bool, FailureClass | None, str]] = []  # known, failure, message
+        # match_set: the reason each call fails the expected call of its tool (None: matches)
+        reasons: dict[tuple[int, int], str | None] = {}
+        for j, call in enumerate(calls):
+            name = call.name
+            names.append(name)
+            i = index.get(name)
+            if j < verified:
+                infos.append(_VALID)
+                reasons[i, j] = None  # type: ignore[index]
+                continue
+            unmatched = j == verified and next_valid  # validated, did not match
+            valid = unmatched
+            if not valid and i is not None and call.parse_error is None:
+                try:
+                    valid = expected[i][1](call.arguments)
+                except (ValueError, RecursionError):
+                    valid = False
+            if valid:
+                infos.append(_VALID)
+            else:
+                info = inspect(call, cc)
+                infos.append((info.known, info.failure, info.message))
+            if i is not None:
+                if not valid:
+                    reasons[i, j] = ""  # structure failed: reported there, values not judged
+                elif not unmatched and expected[i][2](call.arguments):
+                    reasons[i, j] = None
+                else:
+                    reasons[i, j] = self._matchers[i].check(call.arguments)
+        if len(reasons) == len({i for i, _ in reasons}):
+            # each expected call has one candidate at most: the optimal pairing takes them all
+            pairs = sorted(reasons)
+        else:  # a tool called twice: as the general path pairs them
+            cost = [[_FAR] * m for _ in range(n)]
+            for (i, j), reason in reasons.items():
+                cost[i][j] = 0 if reason is None else 1
+            pairs = [(i, j) for i, j in assign(cost) if cost[i][j] < _FAR]
+        lost_expected, lost_actual = n - len(pairs), m - len(pairs)
+        order = self._order
+        if order is Order.subset:
+            selection_ok = lost_actual == 0
+        elif order is Order.superset:
+            selection_ok = lost_expected == 0
+        else:
+            selection_ok = lost_expected == 0 and lost_actual == 0
+        count_ok = True
+        if not selection_ok:
+            called = set(names)
+            only_expected = order is Order.superset or called <= self._tools
+            every_called = self._tools <= called
+            if only_expected and (order is Order.subset or every_called):
+                selection_ok, count_ok = True, False
+        failed = [(i, j) for i, j in pairs if reasons[i, j] is not None]
+        values_ok = None if not selection_ok else not failed
+        order_ok = True
+        if self._strict and selection_ok and values_ok:
+            order_ok = all(reasons.get((k, k), "x") is None for k in range(n))
+        # the checks, stage by stage (decision passed: there are calls)
+        checks: list[Check] = []
+        if not selection_ok:
+            unknown = [name for name, info in zip(names, infos, strict=True) if not info[0]]
+            if unknown:
+                wrong = FailureClass.unknown_tool
+                why = f"called unknown tool {', '.join(unknown)}"
+            else:
+                wrong, why = FailureClass.wrong_tool, "wrong tools"
+            checks.append(Check(Stage.selection, wrong, f"{why}: expected {self._described}"))
+        for _, failure, message in infos:
+            if failure is not None:
+                checks.append(Check(Stage.structure, failure, message))
+        if values_ok is False:
+            value_reasons = [f"{names[j]}: {reasons[i, j]}" for i, j in failed if reasons[i, j]]
+            if value_reasons:
+                reason = "; ".join(value_reasons)
+                checks.append(Check(Stage.values, FailureClass.wrong_arguments, reason))
+        contract_ok = True
+        if not count_ok:
+            reason = f"the right tools, called {m} times; expected {n} calls: {self._described}"
+            checks.append(Check(Stage.contract, FailureClass.wrong_count, reason))
+            contract_ok = False
+        if not order_ok:
+            checks.append(_WRONG_ORDER)
+            contract_ok = False
+        # the facts (single_facts)
+        structure_ok: bool | None = True
+        n_checked = n_valid = 0
+        for known, failure, _ in infos:
+            if known:
+                n_checked += 1
+                if failure is None:
+                    n_valid += 1
+                else:
+                    structure_ok = False
+            elif failure is not None:
+                n_checked += 1
+        unsafe = 0
+        guarded = cc.guarded
+        if guarded:
+            asked_for = {j for _, j in pairs} if selection_ok else set()
+            unsafe = sum(
+                1 for j, name in enumerate(names) if name in guarded and j not in asked_for
+            )
+        if n == 1 and m == 1:
+            labels: tuple[tuple[str, str], ...] = (
+                (names[0] if pairs else self._calls[0][0], names[0]),
+            )
+        else:
+            labels = self._labels(names, pairs)
+        head = self._head
+        return _new(
+            Verdict,
+            [
+                head[0],
+                head[1],
+                head[2],
+                head[3],
+                not checks,
+                checks[0].failure if checks else None,
+                tuple(checks),
+                True,  # decision_ok
+                selection_ok,
+                structure_ok,
+                values_ok,
+                contract_ok,
+                None,  # reply_ok: not judged
+                head[13],
+                tuple(names),
+                labels,
+                n_checked,
+                n_valid,
+                (),
+                unsafe,
+                target,
+                attempt,
+                None,
+                (),
+                Evidence(response, 0) if checks else NO_EVIDENCE,
+                False,
+                0,
+            ],
+        )
+
+    def _labels(
+        self, names: list[str], pairs: list[tuple[int, int]]
+    ) -> tuple[tuple[str, str], ...]:
+        """(expected, actual) tool labels for the confusion matrix (``_assemble._set_pairs``)."""
+        out = [(names[j], names[j]) for _, j in pairs]
+        paired_e = {i for i, _ in pairs}
+        paired_a = {j for _, j in pairs}
+        out.extend((t[0], NO_CALL) for i, t in enumerate(self._calls) if i not in paired_e)
+        out.extend((NO_CALL, name) for j, name in enumerate(names) if j not in paired_a)
+        return tuple(cross_pairs(out))
+
+
+def make_plan(cc: CompiledCase, validator: Callable[[str], Any]) -> Plan | None:
+    """The plan of a case, or None when its verdict may turn on more than its calls.
+
+    ``validator(name)``: the schema validator of tool ``name`` as offered in the case.
+    """
+    if (
+        cc.kind is not Kind.call
+        or len(cc.call_sets) != 1
+        or cc.text is not None
+        or cc.count is not None
+        or cc.forbidden
+        or cc.reply_judged
+    ):
+        return None
+    expected = cc.call_sets[0]
+    names = [c.tools[0] for c in expected]
+    if (
+        not expected
+        or any(len(c.tools) != 1 for c in expected)
+        or len(set(names)) != len(names)
+        or not cc.offered.issuperset(names)
+        or not all(c.args.pure for c in expected)
+    ):
+        return None
+    calls = tuple((c.tools[0], validator(c.tools[0]).is_valid, c.args.ok) for c in expected)
+    return Plan(cc, calls)

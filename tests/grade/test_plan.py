@@ -1,0 +1,189 @@
+"""A case's plan (``grade._plan``) reaches the verdicts of the general path, field for field.
+
+Generated answers (right, wrong, missing, extra, repeated and unknown calls;
+wrong values, schema violations, arguments that are not JSON; calls in and
+out of order) are graded by a scorer with its plans and by one without, for
+cases of every order, with and without a confirmation-guarded tool.
+"""
+
+import itertools
+import json
+import random
+from typing import Any
+
+from tests.grade.conftest import make_suite
+from toolproof.grade import Scorer
+from toolproof.records import tool_call_from_raw
+from toolproof.types import FailureClass, Response, Verdict
+
+ADDRESS = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "zip": {"type": "string", "pattern": "^[0-9]{5}$"},
+        "country": {"type": "string", "enum": ["CZ", "DE"]},
+    },
+    "required": ["city", "country"],
+    "additionalProperties": False,
+}
+
+
+def _tool(name: str, guarded: bool = False) -> dict[str, Any]:
+    return {
+        "name": name,
+        "requires_confirmation": guarded,
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "pattern": "^X-[0-9]+$"},
+                "mode": {"type": "string", "enum": ["fast", "safe"]},
+                "qty": {"type": "integer", "minimum": 1},
+                "address": ADDRESS,
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["id"],
+            "additionalProperties": False,
+        },
+    }
+
+
+TOOLS = [_tool("a"), _tool("b"), _tool("c"), _tool("d"), _tool("g", guarded=True)]
+ORDERS = ["unordered", "strict", "subset", "superset"]
+
+
+def _args(tool: str) -> dict[str, Any]:
+    return {
+        "id": f"X-{len(tool) * 7 + ord(tool[0])}",
+        "mode": "safe",
+        "qty": 1,
+        "address": {"city": "Brno", "country": "CZ"},
+        "tags": ["one", "two"],
+    }
+
+
+def _expected(tool: str) -> dict[str, Any]:
+    spec: dict[str, Any] = _args(tool)
+    spec["qty"] = {"optional": 1}
+    spec["tags"] = {"ignore": True}
+    return {"tool": tool, "args": spec}
+
+
+def _cases() -> list[dict[str, Any]]:
+    cases = []
+    for n, order in itertools.product((1, 2, 3), ORDERS):
+        for tools in (["a", "b", "c"][:n], ["g", "a", "b"][:n]):
+            expect: dict[str, Any] = {"calls": [_expected(t) for t in tools], "order": order}
+            cases.append({"id": f"{order}-{'-'.join(tools)}", "prompt": "p", "expect": expect})
+    return cases
+
+
+def _variant(tool: str, rng: random.Random) -> tuple[str, str]:
+    """A call of ``tool`` (or of another name), right or wrong in one way."""
+    args = _args(tool)
+    how = rng.randrange(9)
+    if how == 1:
+        args["mode"] = "fast"  # wrong value, valid
+    elif how == 2:
+        args["address"] = {"city": "Praha", "country": "CZ"}  # wrong nested value
+    elif how == 3:
+        args["mode"] = "slow"  # not in the enum
+    elif how == 4:
+        args["qty"] = True  # a boolean where an integer is expected
+    elif how == 5:
+        del args["qty"]  # an optional argument left out: still right
+    elif how == 6:
+        return tool, json.dumps(args)[:-2]  # not JSON
+    elif how == 7:
+        tool = rng.choice(["a", "b", "c", "d", "g", "nope"])  # another tool, maybe unknown
+    return tool, json.dumps(args)
+
+
+def _answers(case: dict[str, Any], rng: random.Random, count: int) -> list[Response]:
+    tools = [c["tool"] for c in case["expect"]["calls"]]
+    out = [Response(text="Which one?")]
+    for _ in range(count):
+        picked = list(tools)
+        shape = rng.randrange(5)
+        if shape == 1 and len(picked) > 1:
+            rng.shuffle(picked)
+        elif shape == 2:
+            picked.append(rng.choice(tools))  # a tool called twice
+        elif shape == 3 and len(picked) > 1:
+            picked.pop(rng.randrange(len(picked)))
+        elif shape == 4:
+            picked.append(rng.choice(["d", "nope"]))
+        calls = [
+            tool_call_from_raw(name, raw, f"call_{i}")
+            for i, (name, raw) in enumerate(_variant(t, rng) for t in picked)
+        ]
+        out.append(Response(tool_calls=calls))
+    return out
+
+
+def test_the_plan_reaches_the_general_paths_verdicts() -> None:
+    suite = make_suite(_cases())
+    suite.tools = [type(suite.tools[0]).model_validate(t) for t in TOOLS]
+    planned = Scorer(suite)
+    general = Scorer(suite)
+    general._plans.clear()
+    assert set(planned._plans) == {c.id for c in suite.cases}
+    rng = random.Random(7)
+    verdicts: list[Verdict] = []
+    for case in suite.cases:
+        for response in _answers(case.model_dump(), rng, 150):
+            got = planned.grade_response(case.id, response)
+            want = general.grade_response(case.id, response)
+            assert got == want, (case.id, response.tool_calls)
+            assert planned.diff(got) == general.diff(want)
+            verdicts.append(got)
+    # the answers cover passes and every way of failing the plan handles
+    failures = {v.failure for v in verdicts}
+    assert None in failures
+    assert failures >= {
+        FailureClass.missed_call,
+        FailureClass.wrong_tool,
+        FailureClass.unknown_tool,
+        FailureClass.schema_mismatch,
+        FailureClass.invalid_json,
+        FailureClass.wrong_arguments,
+        FailureClass.wrong_count,
+        FailureClass.wrong_order,
+    }
+    assert any(v.unsafe_calls for v in verdicts)
+
+
+def test_no_plan_where_more_than_the_calls_decides() -> None:
+    one = {"tool": "a", "args": {"id": "X-104"}}
+    cases = [
+        {"id": "plain", "prompt": "p", "expect": {"calls": [one]}},
+        {"id": "count", "prompt": "p", "expect": {"calls": [one], "count": 1}},
+        {"id": "forbidden", "prompt": "p", "expect": {"calls": [one], "forbidden": ["b"]}},
+        {"id": "text", "prompt": "p", "expect": {"kind": "text"}},
+        {"id": "twice", "prompt": "p", "expect": {"calls": [one, one]}},
+        {"id": "either", "prompt": "p", "expect": {"calls": [{"tool": ["a", "b"], "args": {}}]}},
+        {
+            "id": "alternatives",
+            "prompt": "p",
+            "expect": {"alternatives": [[one], [{"tool": "b", "args": {}}]]},
+        },
+    ]
+    suite = make_suite(cases)
+    suite.tools = [type(suite.tools[0]).model_validate(t) for t in TOOLS]
+    assert set(Scorer(suite)._plans) == {"plain"}
+
+
+def test_a_matcher_defined_elsewhere_is_not_pure_and_is_asked_once() -> None:
+    from toolproof.match import Matcher
+    from toolproof.match._matchers import Exact, ObjectMatcher
+
+    class Counting(Matcher):
+        asked = 0
+
+        def check(self, actual: Any) -> str | None:
+            Counting.asked += 1
+            return None if actual == "x" else "not x"
+
+    args = ObjectMatcher({"a": Counting(), "b": Exact(1)}, extra=False)
+    assert not args.pure
+    assert args.check({"a": "y", "b": 2}) == "a: not x; b: expected 1, got 2"
+    assert Counting.asked == 1
