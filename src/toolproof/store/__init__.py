@@ -73,9 +73,9 @@ Tables ``runs``, ``run_targets``, ``summary_failures`` (a summary's failure
 list, in parts of 1,000, apart from the summary), ``metrics``, ``attempts``,
 ``case_results``, ``suite_cases``, ``gate_decisions``, ``gate_targets``,
 ``judge_results``, ``calibrations`` and ``schema_version``; see
-:mod:`toolproof.store._schema`, whose ordered steps are the migration path. Writers take short transactions (SQLite in WAL mode
-with a busy timeout; PostgreSQL row locks), so concurrent CI jobs can share
-one store.
+:mod:`toolproof.store._schema`, whose ordered steps are the migration path.
+Writers take short transactions (SQLite in WAL mode with a busy timeout;
+PostgreSQL row locks), so concurrent CI jobs can share one store.
 """
 
 from toolproof.store._db import DEFAULT_PATH, resolve_location
