@@ -253,6 +253,17 @@ def test_a_bad_hand_written_label_is_one_located_error(
     assert where in error, error
 
 
+def test_a_label_nested_past_the_limit_is_one_located_error(tmp_path: Path) -> None:
+    header = {"format": "toolproof.labels/1", "rubric": "argument_meaning"}
+    deep = '{"argument": ' + "[" * 5000 + "]" * 5000 + ', "fields": {"same_meaning": true}}'
+    (tmp_path / "labels.jsonl").write_text(json.dumps(header) + "\n" + deep + "\n", "utf-8")
+    done = calibrate(tmp_path, "labels.jsonl")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    [error] = done.stderr.strip().splitlines()
+    assert "labels.jsonl:2" in error and "nested deeper than 100 levels" in error, error
+
+
 def test_a_record_label_may_not_carry_an_argument(tmp_path: Path) -> None:
     header = {"format": "toolproof.labels/1", "rubric": "selection", "suite": "suite.yaml"}
     line = {"case_id": "c0", "argument": argument("x"), "fields": {}}
@@ -399,9 +410,7 @@ def test_a_labelled_item_keeps_what_the_judge_was_shown() -> None:
 def test_the_examples_argument_labels_describe_the_suites_tool_as_scoring_does() -> None:
     root = Path(__file__).resolve().parents[2] / "examples" / "support"
     suite = load_suite(root / "suite.yaml")
-    labels = read_labels(
-        root / "labels-argument_meaning.jsonl", builtin_rubric("argument_meaning")
-    )
+    labels = read_labels(root / "labels-argument_meaning.jsonl", builtin_rubric("argument_meaning"))
     assert labels.header.rubric == "argument_meaning" and len(labels.labels) >= 60
     same = sum(1 for x in labels.labels if x.fields["same_meaning"] is True)
     assert 0.4 <= same / len(labels.labels) <= 0.6
