@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tests.judges.judges_support import FAKE_KEYS
+from tests.judges.judges_support import FAKE_KEYS, label_session
 from tests.judges.test_argument_judge import DAMAGED, folder, judge, say, tp, verdicts
 from toolproof.judges import (
     Judge,
@@ -353,40 +351,11 @@ def test_the_labeller_says_when_no_argument_was_left_to_a_judge(
 
 def session(d: Path, answers: list[str], more: list[str]) -> str:
     """The labeller on a pseudo-terminal, answering each prompt in turn."""
-    import pty
-    import select
-    import time
-
     env = {k: v for k, v in os.environ.items() if k != "GOOGLE_API_KEY"}
     env.update(FAKE_KEYS)
     env["COLUMNS"] = "200"
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.chdir(d)
-        argv = [sys.executable, "-m", "toolproof", "label", "records.jsonl", "--suite",
-                "suite.yaml", "--rubric", "argument_meaning", "--labeller", "tester", *more]  # fmt: skip
-        os.execvpe(sys.executable, argv, env)
-    seen = b""
-    pending = list(answers)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-            plain = re.sub(rb"\x1b\[[0-9;]*m", b"", seen)
-            if pending and plain.rstrip().endswith(b"):"):
-                os.write(fd, (pending.pop(0) + "\n").encode())
-                seen += b"\n"
-    else:
-        os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    return seen.decode(errors="replace")
+    args = ["records.jsonl", "--suite", "suite.yaml", "--rubric", "argument_meaning"]
+    return label_session(d, [*args, "--labeller", "tester", *more], answers, env)
 
 
 def test_a_labelled_item_keeps_what_the_judge_was_shown() -> None:
