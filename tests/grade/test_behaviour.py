@@ -162,6 +162,9 @@ def test_empty_and_malformed_results_count_as_failures() -> None:
     assert failed_result(tool.model_copy(update={"content": '{"status": "ok", "da'}))
     assert not failed_result(tool.model_copy(update={"content": '{"status": "ok"}'}))
     assert not failed_result(tool.model_copy(update={"content": "plain text answer"}))
+    # nested past the interpreter's recursion limit: still JSON, never a crash
+    deep = "[" * 100_000 + "]" * 100_000
+    assert not failed_result(tool.model_copy(update={"content": deep}))
 
 
 # ---------------------------------------------------------------- redundant calls

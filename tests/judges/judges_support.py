@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import sys
+from pathlib import Path
 from typing import Any
 
 from tests.providers.providers_support import FAKE_KEYS, SPECS, settings_for
@@ -91,3 +95,37 @@ def stub_judge(provider: str, stub: StubServer, rubric: str = "selection") -> Ju
 
 def verdict(**fields: Any) -> str:
     return json.dumps({"reasoning": "The exact ID was given and looked up.", **fields})
+
+
+def label_session(folder: Path, args: list[str], answers: list[str], env: dict[str, str]) -> str:
+    """``toolproof label ARGS`` on a pseudo-terminal in ``folder``, answering each prompt
+    (a line ending in "):") with the next answer; all it printed."""
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the labeller on a terminal
+        os.chdir(folder)
+        os.execvpe(sys.executable, [sys.executable, "-m", "toolproof", "label", *args], env)
+    seen = b""
+    pending = list(answers)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+            plain = re.sub(rb"\x1b\[[0-9;]*m", b"", seen)
+            if pending and plain.rstrip().endswith(b"):"):
+                os.write(fd, (pending.pop(0) + "\n").encode())
+                seen += b"\n"
+    else:  # the labeller did not finish: stop it, and fail in the caller
+        os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return seen.decode(errors="replace")

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tests.judges.judges_support import FAKE_KEYS
+from tests.judges.judges_support import FAKE_KEYS, label_session
 from tests.judges.test_argument_judge import DAMAGED, folder, judge, say, tp, verdicts
 from toolproof.judges import (
     Judge,
@@ -253,6 +251,17 @@ def test_a_bad_hand_written_label_is_one_located_error(
     assert where in error, error
 
 
+def test_a_label_nested_past_the_limit_is_one_located_error(tmp_path: Path) -> None:
+    header = {"format": "toolproof.labels/1", "rubric": "argument_meaning"}
+    deep = '{"argument": ' + "[" * 5000 + "]" * 5000 + ', "fields": {"same_meaning": true}}'
+    (tmp_path / "labels.jsonl").write_text(json.dumps(header) + "\n" + deep + "\n", "utf-8")
+    done = calibrate(tmp_path, "labels.jsonl")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    [error] = done.stderr.strip().splitlines()
+    assert "labels.jsonl:2" in error and "nested deeper than 100 levels" in error, error
+
+
 def test_a_record_label_may_not_carry_an_argument(tmp_path: Path) -> None:
     header = {"format": "toolproof.labels/1", "rubric": "selection", "suite": "suite.yaml"}
     line = {"case_id": "c0", "argument": argument("x"), "fields": {}}
@@ -342,40 +351,11 @@ def test_the_labeller_says_when_no_argument_was_left_to_a_judge(
 
 def session(d: Path, answers: list[str], more: list[str]) -> str:
     """The labeller on a pseudo-terminal, answering each prompt in turn."""
-    import pty
-    import select
-    import time
-
     env = {k: v for k, v in os.environ.items() if k != "GOOGLE_API_KEY"}
     env.update(FAKE_KEYS)
     env["COLUMNS"] = "200"
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.chdir(d)
-        argv = [sys.executable, "-m", "toolproof", "label", "records.jsonl", "--suite",
-                "suite.yaml", "--rubric", "argument_meaning", "--labeller", "tester", *more]  # fmt: skip
-        os.execvpe(sys.executable, argv, env)
-    seen = b""
-    pending = list(answers)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-            plain = re.sub(rb"\x1b\[[0-9;]*m", b"", seen)
-            if pending and plain.rstrip().endswith(b"):"):
-                os.write(fd, (pending.pop(0) + "\n").encode())
-                seen += b"\n"
-    else:
-        os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    return seen.decode(errors="replace")
+    args = ["records.jsonl", "--suite", "suite.yaml", "--rubric", "argument_meaning"]
+    return label_session(d, [*args, "--labeller", "tester", *more], answers, env)
 
 
 def test_a_labelled_item_keeps_what_the_judge_was_shown() -> None:
@@ -399,9 +379,7 @@ def test_a_labelled_item_keeps_what_the_judge_was_shown() -> None:
 def test_the_examples_argument_labels_describe_the_suites_tool_as_scoring_does() -> None:
     root = Path(__file__).resolve().parents[2] / "examples" / "support"
     suite = load_suite(root / "suite.yaml")
-    labels = read_labels(
-        root / "labels-argument_meaning.jsonl", builtin_rubric("argument_meaning")
-    )
+    labels = read_labels(root / "labels-argument_meaning.jsonl", builtin_rubric("argument_meaning"))
     assert labels.header.rubric == "argument_meaning" and len(labels.labels) >= 60
     same = sum(1 for x in labels.labels if x.fields["same_meaning"] is True)
     assert 0.4 <= same / len(labels.labels) <= 0.6

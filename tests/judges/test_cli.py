@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.judges.judges_support import FAKE_KEYS, record
+from tests.judges.judges_support import FAKE_KEYS, label_session, record
 from toolproof.judges import read_judgements, read_labels, record_digest
 from toolproof.testing import Reply, StubServer
 
@@ -238,55 +237,11 @@ def test_labels_may_not_point_outside_their_folder(tmp_path: Path, stub: StubSer
 
 
 def test_labeller_in_a_pseudo_terminal_is_resumable(tmp_path: Path, stub: StubServer) -> None:
-    import pty
-    import select
-    import time
-
     d = folder(tmp_path, stub, 3)
 
     def session(answers: list[str]) -> str:
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: the labeller on a terminal
-            os.chdir(d)
-            os.execvpe(
-                sys.executable,
-                [
-                    sys.executable,
-                    "-m",
-                    "toolproof",
-                    "label",
-                    "records.jsonl",
-                    "--suite",
-                    "suite.yaml",
-                    "--rubric",
-                    "selection",
-                    "--labeller",
-                    "tester",
-                ],
-                env(),
-            )
-        seen = b""
-        pending = list(answers)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-                # answer each prompt as it appears
-                plain = re.sub(rb"\x1b\[[0-9;]*m", b"", seen)
-                if pending and plain.rstrip().endswith(b"):"):
-                    os.write(fd, (pending.pop(0) + "\n").encode())
-                    seen += b"\n"
-        else:  # the labeller did not finish: stop it, and fail below
-            os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        return seen.decode(errors="replace")
+        args = ["records.jsonl", "--suite", "suite.yaml", "--rubric", "selection"]
+        return label_session(d, [*args, "--labeller", "tester"], answers, env())
 
     first = session(["y", "1", "looks right", "maybe", "n", "6", "", "q"])
     assert "not a valid answer" in first  # "maybe" is refused, then asked again

@@ -46,6 +46,7 @@ def test_one_json_fence_around_the_object_is_accepted() -> None:
         (good(unnecessary_calls=True), "'unnecessary_calls': expected an integer"),
         (good(dangerous_calls=-1), "'dangerous_calls': -1 is below 0"),
         (good(reasoning=["a"]), "'reasoning' is not a string"),
+        ('{"reasoning": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested deeper than"),
     ],
 )
 def test_anything_else_is_a_judge_error(reply: str | None, message: str) -> None:

@@ -108,6 +108,8 @@ def failed_result(message: Message) -> bool:
             json.loads(text)
         except ValueError:
             return True
+        except RecursionError:  # nested past the interpreter's limit, but JSON all the same
+            return False
     return False
 
 

@@ -25,6 +25,7 @@ from toolproof.judges._judge import Judge, Judgement, record_digest
 from toolproof.judges._kappa import Agreement, Weights, agreement
 from toolproof.judges._labels import Label, LabelsFile
 from toolproof.judges._prompt import ArgumentItem
+from toolproof.trust import loads_json
 from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy, Record, Suite
 
 CALIBRATION_FORMAT = "toolproof.calibration/1"
@@ -433,10 +434,10 @@ def read_calibration(path: Path) -> Calibration:
     from pydantic import ValidationError
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SuiteError(str(path), "file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSON errors, TooDeep
         raise SuiteError(str(path), f"not a calibration record: {exc}") from None
     try:
         return Calibration.model_validate(data)

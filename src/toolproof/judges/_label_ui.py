@@ -119,6 +119,40 @@ def _value(raw: str, spec: RubricField) -> FieldValue | None:
     return None
 
 
+def _ask_and_keep(
+    console: Console,
+    rubric: Rubric,
+    path: Path,
+    rec: Record,
+    labeller: str,
+    argument: ArgumentItem | None = None,
+) -> int | None:
+    """Ask the rubric's fields and a note, and append the label at once: 1 when labelled,
+    0 when skipped, None when the labeller stops."""
+    try:
+        fields = {n: ask_field(console, n, s) for n, s in rubric.fields.items()}
+        note = console.input(Text("note (optional): ")).strip()
+    except _Skip:
+        return 0
+    except (_Stop, EOFError):
+        return None
+    append_label(
+        path,
+        Label(
+            case_id=rec.case_id,
+            target=rec.target,
+            attempt=rec.attempt,
+            record=record_digest(rec),
+            argument=argument,
+            fields=fields,
+            labeller=labeller,
+            labelled_at=datetime.now(UTC),
+            note=note or None,
+        ),
+    )
+    return 1
+
+
 def label_loop(
     suite: Suite,
     cases: dict[str, Case],
@@ -141,27 +175,10 @@ def label_loop(
         console.print(
             f"rubric {escape(rubric_name)}: {escape(rubric.instructions)}", highlight=False
         )
-        try:
-            fields = {n: ask_field(console, n, s) for n, s in rubric.fields.items()}
-            note = console.input(Text("note (optional): ")).strip()
-        except _Skip:
-            continue
-        except (_Stop, EOFError):
+        answered = _ask_and_keep(console, rubric, path, rec, labeller)
+        if answered is None:
             break
-        append_label(
-            path,
-            Label(
-                case_id=rec.case_id,
-                target=rec.target,
-                attempt=rec.attempt,
-                record=record_digest(rec),
-                fields=fields,
-                labeller=labeller,
-                labelled_at=datetime.now(UTC),
-                note=note or None,
-            ),
-        )
-        done += 1
+        done += answered
     return done
 
 
@@ -234,26 +251,8 @@ def label_arguments(
             "expected text, for this parameter?",
             highlight=False,
         )
-        try:
-            fields = {n: ask_field(console, n, s) for n, s in rubric.fields.items()}
-            note = console.input(Text("note (optional): ")).strip()
-        except _Skip:
-            continue
-        except (_Stop, EOFError):
+        answered = _ask_and_keep(console, rubric, path, rec, labeller, item.argument)
+        if answered is None:
             break
-        append_label(
-            path,
-            Label(
-                case_id=rec.case_id,
-                target=rec.target,
-                attempt=rec.attempt,
-                record=record_digest(rec),
-                argument=item.argument,
-                fields=fields,
-                labeller=labeller,
-                labelled_at=datetime.now(UTC),
-                note=note or None,
-            ),
-        )
-        done += 1
+        done += answered
     return done

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolproof.errors import SuiteError
 from toolproof.judges._parse import FieldValue, JudgeReplyError, check_value
 from toolproof.judges._prompt import ArgumentItem
+from toolproof.trust import TooDeep, loads_json
 from toolproof.types import ARGUMENT_RUBRIC, Rubric
 
 LABELS_FORMAT = "toolproof.labels/1"
@@ -149,9 +150,11 @@ def read_labels(path: Path, rubric: Rubric | None = None) -> LabelsFile:
 def _check(path: Path, row: tuple[int, str], model: type[BaseModel]) -> Any:
     number, line = row
     try:
-        data = json.loads(line)
+        data = loads_json(line)
     except json.JSONDecodeError as exc:
         raise SuiteError(str(path), f"not valid JSON: {exc.msg}", line=number) from None
+    except TooDeep as exc:
+        raise SuiteError(str(path), str(exc), line=number) from None
     try:
         model.model_validate(data)
     except ValidationError as exc:

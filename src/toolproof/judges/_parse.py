@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from toolproof.trust import TooDeep, loads_json
 from toolproof.types import Rubric
 
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
@@ -35,9 +36,11 @@ def parse_reply(text: str | None, rubric: Rubric) -> Parsed:
     if fenced:
         body = fenced.group(1).strip()
     try:
-        data = json.loads(body)
+        data = loads_json(body)
     except json.JSONDecodeError as exc:
         raise JudgeReplyError(f"not one JSON object: {exc.msg} at char {exc.pos}") from None
+    except TooDeep as exc:
+        raise JudgeReplyError(f"not one JSON object: {exc}") from None
     if not isinstance(data, dict):
         raise JudgeReplyError(f"expected a JSON object, got {type(data).__name__}")
     wanted = {"reasoning", *rubric.fields}

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from toolproof.errors import SuiteError
 from toolproof.judges._judge import Judgement
+from toolproof.trust import TooDeep, loads_json
 
 JUDGEMENTS_FILE = "judgements.jsonl"
 
@@ -34,7 +35,9 @@ def read_judgements(path: Path) -> list[Judgement]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = loads_json(line)
+        except TooDeep as exc:
+            raise SuiteError(str(path), str(exc), line=number) from None
         except json.JSONDecodeError as exc:
             if number == len(lines) and not text.endswith("\n"):
                 continue  # a torn last line: a writer was stopped mid-line

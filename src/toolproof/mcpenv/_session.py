@@ -108,7 +108,7 @@ class McpCall:
             return None
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return text
 
 

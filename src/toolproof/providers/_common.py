@@ -84,7 +84,7 @@ def arguments_for_history(call: ToolCall) -> Any:
         return call.arguments if call.arguments is not None else {}
     try:
         return json.loads(call.raw_arguments)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
 
 

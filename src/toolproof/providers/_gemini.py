@@ -242,7 +242,7 @@ def _function_response(msg: Message) -> dict[str, Any]:
     if not msg.is_error and msg.content:
         try:
             parsed = json.loads(msg.content)
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = None
         if isinstance(parsed, dict):
             response = parsed

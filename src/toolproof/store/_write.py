@@ -81,7 +81,7 @@ def _line_index(source: RunSource) -> dict[tuple[str, str, int], tuple[str, int,
                     data = json.loads(line)
                     target = data.get("target") or file.stem
                     key = (str(target), str(data["case_id"]), int(data.get("attempt", 0)))
-                except (ValueError, KeyError, TypeError, AttributeError):
+                except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                     continue
                 out[key] = (rel, number, start)
     return out

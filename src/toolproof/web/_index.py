@@ -69,7 +69,7 @@ def _offsets(path: Path) -> dict[Key, int]:
                 try:
                     d = json.loads(line)
                     key = (d["case_id"], d.get("target") or stem, int(d.get("attempt", 0)))
-                except (ValueError, KeyError, TypeError):
+                except (ValueError, KeyError, TypeError, RecursionError):
                     key = None  # evaluate() has already refused malformed records
                 if key is not None:
                     out[key] = offset
