@@ -155,6 +155,24 @@ class FileRecords(Sequence[Record]):
             for _, record in iter_records(path, only=_Lines(lines)):
                 yield self._prepare(record, path)
 
+    def graded(
+        self, grade: Callable[[Record], Verdict | None]
+    ) -> Iterator[tuple[Record, Verdict | None]]:
+        """Each record graded as read, raw parts and all (a multi-step end state is
+        rebuilt from them), then prepared as iterating gives it."""
+        for segment in self._segments:
+            if isinstance(segment, list):
+                for record in segment:
+                    verdict = grade(record)
+                    yield self._prepare(record, None), verdict
+                continue
+            path, lines = segment
+            for _, record in iter_records(path, only=_Lines(lines)):
+                if not record.target:
+                    record = record.model_copy(update={"target": path.stem})
+                verdict = grade(record)
+                yield self._prepare(record, path), verdict
+
     @overload
     def __getitem__(self, index: int) -> Record: ...
     @overload
@@ -183,8 +201,7 @@ class FileVerdicts(Sequence[Verdict]):
 
     def pairs(self) -> Iterator[tuple[Record, Verdict | None]]:
         """Each record with its verdict, reading and grading each record once."""
-        for record in self._records:
-            yield record, self._grade(record)
+        yield from self._records.graded(self._grade)
 
     @overload
     def __getitem__(self, index: int) -> Verdict: ...
