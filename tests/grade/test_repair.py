@@ -13,9 +13,7 @@ LOOKUP = {"call": "lookup_order", "args": {"order_id": "ORD-104821"}}
 
 def _call(recovered: bool, **args: Any) -> ToolCall:
     args = args or {"order_id": "ORD-104821"}
-    return ToolCall(
-        id="c1", name="lookup_order", arguments=args, extracted_from_text=recovered
-    )
+    return ToolCall(id="c1", name="lookup_order", arguments=args, extracted_from_text=recovered)
 
 
 def _suite() -> Suite:
@@ -32,6 +30,28 @@ def test_a_recovered_call_passes_repaired_and_is_a_missed_call_raw() -> None:
     assert raw.failure is FailureClass.missed_call
     # the record itself is untouched
     assert record.response is not None and record.response.tool_calls[0].extracted_from_text
+    # the raw failure shows what the model printed instead of calling
+    diff = scorer.diff(raw)
+    assert "actual:   (no call)" in diff
+    assert (
+        'printed as text, not called (counts only when repaired): lookup_order(order_id="ORD-104821")'
+        in diff
+    )
+
+
+def test_only_the_raw_failure_shows_the_printed_call() -> None:
+    scorer = Scorer(_suite())
+    record = Record(case_id="a", response=Response(tool_calls=[_call(True, order_id="ORD-1")]))
+    raw = scorer.grade_native(record)
+    repaired = scorer.grade(record)
+    assert raw is not None and repaired is not None and not repaired.passed
+    assert (
+        'printed as text, not called (counts only when repaired): lookup_order(order_id="ORD-1")'
+        in scorer.diff(raw)
+    )
+    # the repaired view called it: its diff shows the call as the answer's, with no such line
+    assert "printed as text" not in scorer.diff(repaired)
+    assert 'actual:   lookup_order(order_id="ORD-1")' in scorer.diff(repaired)
 
 
 def test_native_calls_have_no_raw_view() -> None:

@@ -40,6 +40,10 @@ def render_diff(
     text = (response.refusal or response.text) if response is not None else None
     if text:
         act += f"; reply: {show(' '.join(text.split()), 100)}"
+    printed = verdict.evidence.recovered
+    if printed:  # a raw verdict: say what the model printed instead of calling
+        shown = "; ".join(render_call(c) for c in printed)
+        act += f"\n          printed as text, not called (counts only when repaired): {shown}"
     return f"expected: {exp}\nactual:   {act}"
 
 

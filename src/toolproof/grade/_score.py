@@ -291,8 +291,12 @@ class Scorer:
         raw = view.record
         self.embeddings.seen.clear()
         if raw.case_id not in self._multi:
-            assert raw.response is not None
-            return self._finish(self._grade_response(raw.case_id, raw.response, raw))
+            assert raw.response is not None and record.response is not None
+            verdict = self._finish(self._grade_response(raw.case_id, raw.response, raw))
+            if verdict.passed:
+                return verdict
+            printed = tuple(c for c in record.response.tool_calls if c.extracted_from_text)
+            return verdict._replace(evidence=verdict.evidence._replace(recovered=printed))
         if view.stopped_at is None or self.cases[raw.case_id].case.end_state is None:
             return self._finish(self._grade_multi(raw, self.expected_state(raw.case_id)))
         unreached = Check(

@@ -5,7 +5,7 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from toolproof.types._case import Kind
-from toolproof.types._message import Message
+from toolproof.types._message import Message, ToolCall
 from toolproof.types._response import Response
 from toolproof.types._tool import Risk
 
@@ -126,6 +126,8 @@ class Evidence(NamedTuple):
     """Index of the expected call set (alternative) closest to the answer."""
     transcript: tuple[Message, ...] = ()
     end_state_diff: str = ""
+    recovered: tuple[ToolCall, ...] = ()
+    """A raw verdict's calls the model printed as text: left out of it, shown beside it."""
 
 
 NO_EVIDENCE = Evidence()
