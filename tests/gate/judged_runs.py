@@ -8,16 +8,14 @@ c0's does not.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
-from tests.judges.judges_support import record
+from tests.judges.judges_support import calibration_record, record
 from toolproof.evaluate import Evaluation, evaluate
 from toolproof.gate import GateOptions, run_gate
-from toolproof.judges import Agreement, Calibration, Judgement, record_digest
+from toolproof.judges import Calibration, Judgement, record_digest
 from toolproof.match import Question
 from toolproof.types import (
-    CalibrationPolicy,
     Case,
     Expect,
     Record,
@@ -102,41 +100,7 @@ def run(records: Sequence[Record], judgements: Sequence[Judgement], s: Suite) ->
 
 def calibration(kappa: float, fingerprint: str = FP, rubric: str = "argument_meaning",
                 field: str = "same_meaning") -> Calibration:  # fmt: skip
-    return Calibration(
-        judge=JUDGE,
-        rubric=rubric,
-        fingerprint=fingerprint,
-        prompt="p",
-        settings={},
-        labels="labels.jsonl",
-        labels_sha256="0" * 64,
-        items=60,
-        judged=60,
-        judge_errors=0,
-        infra=0,
-        repeats=1,
-        fields=[
-            Agreement(
-                field=field,
-                n=60,
-                kappa=kappa,
-                weights=None,
-                low=kappa - 0.1,
-                high=kappa + 0.1,
-                agreement=0.9,
-                labels=["false", "true"],
-                confusion=[[20, 3], [3, 34]],
-            )
-        ],
-        self_consistency={field: None},
-        policy=CalibrationPolicy(),
-        calibrated={field: kappa >= 0.6},
-        seconds=1.0,
-        seconds_per_item=0.1,
-        cost_usd=None,
-        created_at=datetime.now(UTC),
-        toolproof_version="0",
-    )
+    return calibration_record(JUDGE, rubric, field, fingerprint, kappa)
 
 
 def close(case: str, tool: str = "close_ticket") -> Record:

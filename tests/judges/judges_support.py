@@ -6,13 +6,22 @@ import json
 import os
 import re
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from tests.providers.providers_support import FAKE_KEYS, SPECS, settings_for
-from toolproof.judges import Judge, builtin_rubric
+from toolproof.judges import Agreement, Calibration, Judge, builtin_rubric
 from toolproof.testing import StubServer
-from toolproof.types import Message, Record, Response, Suite, SuiteTool, ToolCall
+from toolproof.types import (
+    CalibrationPolicy,
+    Message,
+    Record,
+    Response,
+    Suite,
+    SuiteTool,
+    ToolCall,
+)
 from toolproof.types._case import Case, Expect
 
 __all__ = ["FAKE_KEYS", "SPECS", "multistep_record", "record", "stub_judge", "suite", "verdict"]
@@ -129,3 +138,55 @@ def label_session(folder: Path, args: list[str], answers: list[str], env: dict[s
         os.kill(pid, 9)
     os.waitpid(pid, 0)
     return seen.decode(errors="replace")
+
+
+def calibration_record(
+    judge: str,
+    rubric: str,
+    field: str,
+    fingerprint: str,
+    kappa: float,
+    *,
+    n: int = 60,
+    prompt: str = "p",
+    settings: dict[str, Any] | None = None,
+    policy: CalibrationPolicy | None = None,
+    confusion: list[list[int]] | None = None,
+    other_fields: tuple[str, ...] = (),
+) -> Calibration:
+    """A calibration record of one judged field, calibrated when κ ≥ 0.6 and n ≥ 50."""
+    return Calibration(
+        judge=judge,
+        rubric=rubric,
+        fingerprint=fingerprint,
+        prompt=prompt,
+        settings=settings or {},
+        labels="labels.jsonl",
+        labels_sha256="0" * 64,
+        items=n,
+        judged=n,
+        judge_errors=0,
+        infra=0,
+        repeats=1,
+        fields=[
+            Agreement(
+                field=field,
+                n=n,
+                kappa=kappa,
+                weights=None,
+                low=kappa - 0.1,
+                high=kappa + 0.1,
+                agreement=0.9,
+                labels=["false", "true"],
+                confusion=confusion or [[20, 3], [3, 34]],
+            )
+        ],
+        self_consistency=dict.fromkeys((field, *other_fields)),
+        policy=policy or CalibrationPolicy(),
+        calibrated={field: kappa >= 0.6 and n >= 50},
+        seconds=1.0,
+        seconds_per_item=0.1,
+        cost_usd=None,
+        created_at=datetime.now(UTC),
+        toolproof_version="0",
+    )

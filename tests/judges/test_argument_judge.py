@@ -11,16 +11,14 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from tests.judges.judges_support import FAKE_KEYS, record
+from tests.judges.judges_support import FAKE_KEYS, calibration_record, record
 from toolproof.errors import SuiteError
 from toolproof.evaluate import load_run
 from toolproof.judges import (
-    Agreement,
     Calibration,
     Judge,
     builtin_rubric,
@@ -31,7 +29,6 @@ from toolproof.judges import (
 from toolproof.judges._calibrate import _injection_text
 from toolproof.suite import load_suite
 from toolproof.testing import Reply, StubServer
-from toolproof.types import CalibrationPolicy
 
 DAMAGED = "refund because the item arrived damaged"
 CONFIG = """models:
@@ -213,40 +210,8 @@ def test_the_judge_is_shown_the_tool_the_parameter_and_both_texts_as_quoted_data
 
 
 def calibration(fingerprint: str, kappa: float) -> Calibration:
-    return Calibration(
-        judge="openai:judge-model",
-        rubric="argument_meaning",
-        fingerprint=fingerprint,
-        prompt="p",
-        settings={},
-        labels="labels.jsonl",
-        labels_sha256="0" * 64,
-        items=60,
-        judged=60,
-        judge_errors=0,
-        infra=0,
-        repeats=1,
-        fields=[
-            Agreement(
-                field="same_meaning",
-                n=60,
-                kappa=kappa,
-                weights=None,
-                low=kappa - 0.1,
-                high=kappa + 0.1,
-                agreement=0.9,
-                labels=["false", "true"],
-                confusion=[[20, 3], [3, 34]],
-            )
-        ],
-        self_consistency={"same_meaning": None},
-        policy=CalibrationPolicy(),
-        calibrated={"same_meaning": kappa >= 0.6},
-        seconds=1.0,
-        seconds_per_item=0.1,
-        cost_usd=None,
-        created_at=datetime.now(UTC),
-        toolproof_version="0",
+    return calibration_record(
+        "openai:judge-model", "argument_meaning", "same_meaning", fingerprint, kappa
     )
 
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from tests.judges.judges_support import record
+from tests.judges.judges_support import calibration_record, record
 from toolproof.judges import (
-    Agreement,
     Calibration,
     Judge,
     Judgement,
@@ -30,40 +28,19 @@ POLICY = CalibrationPolicy(n=50, kappa=0.6)
 
 
 def calibration(kappa: float = 0.8, n: int = 60, fingerprint: str | None = None) -> Calibration:
-    agr = Agreement(
-        field="appropriate",
-        n=n,
-        kappa=kappa,
-        weights=None,
-        low=kappa - 0.1,
-        high=kappa + 0.1,
-        agreement=0.9,
-        labels=["false", "true"],
-        confusion=[[10, 2], [4, 44]],
-    )
     d = JUDGE.describe()
-    return Calibration(
-        judge=JUDGE.spec,
-        rubric="selection",
-        fingerprint=fingerprint or JUDGE.fingerprint,
+    return calibration_record(
+        JUDGE.spec,
+        "selection",
+        "appropriate",
+        fingerprint or JUDGE.fingerprint,
+        kappa,
+        n=n,
         prompt=d["prompt"],
         settings=d["settings"],
-        labels="labels.jsonl",
-        labels_sha256="0" * 64,
-        items=n,
-        judged=n,
-        judge_errors=0,
-        infra=0,
-        repeats=1,
-        fields=[agr],
-        self_consistency={"appropriate": None, "issue": None},
         policy=POLICY,
-        calibrated={"appropriate": kappa >= 0.6 and n >= 50},
-        seconds=1.0,
-        seconds_per_item=0.1,
-        cost_usd=None,
-        created_at=datetime.now(UTC),
-        toolproof_version="0",
+        confusion=[[10, 2], [4, 44]],
+        other_fields=("issue",),
     )
 
 
