@@ -3,9 +3,11 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, TextIO
 
+import orjson
 from pydantic_core import to_jsonable_python
 
 from toolproof._jsontext import _escape_surrogates, finite, has_surrogates
@@ -74,12 +76,48 @@ def _rows(items: Iterable[FailureItem]) -> Iterator[tuple[str, int, str, str, li
         )
 
 
+#: Failures encoded together: orjson writes a batch at a time, in the layout of ``indent=2``.
+_BATCH = 512
+_KEYS = ("case_id", "attempt", "risk", "failure", "reasons", "diff")
+
+
 def _failure_list(items: Iterable[FailureItem], indent: int) -> Iterator[str]:
-    """A failure list as ``dumps(..., indent=2)`` writes it at this indentation."""
+    """A failure list as ``dumps(..., indent=2)`` writes it at this indentation.
+
+    orjson writes strings as ``json.dumps(..., ensure_ascii=False)`` does and lays
+    an indented list out the same way; a batch it refuses (a lone surrogate)
+    is written by :func:`_failure_texts`, as the standard library would.
+    """
+    newline = "\n" + " " * indent
+    first = True
+    batch: list[tuple[str, int, str, str, list[str], str]] = []
+    rows = _rows(items)
+    while True:
+        batch.extend(islice(rows, _BATCH))
+        if not batch:
+            break
+        try:
+            text = orjson.dumps(
+                [dict(zip(_KEYS, row, strict=True)) for row in batch], option=orjson.OPT_INDENT_2
+            ).decode("utf-8")
+        except TypeError:  # a lone surrogate: orjson refuses it
+            text = "".join(_failure_texts(batch, indent, first))
+        else:
+            # "[\n  {...},\n  {...}\n]": the items, at this indentation, without the brackets
+            text = ("[" if first else ",") + text[1:-2].replace("\n", newline)
+        first = False
+        batch.clear()
+        yield text
+    yield "[]" if first else newline + "]"
+
+
+def _failure_texts(
+    rows: Iterable[tuple[str, int, str, str, list[str], str]], indent: int, first: bool
+) -> Iterator[str]:
+    """Failures as ``dumps(..., indent=2)`` writes them, one at a time, surrogates escaped."""
     pad = " " * (indent + 2)
     inner = pad + "  "
-    first = True
-    for case_id, attempt, risk, failure, reasons, diff in _rows(items):
+    for case_id, attempt, risk, failure, reasons, diff in rows:
         listed = (
             "[\n" + ",\n".join(f"{inner}  {encode_basestring(r)}" for r in reasons)
             + f"\n{inner}]"
@@ -98,7 +136,6 @@ def _failure_list(items: Iterable[FailureItem], indent: int) -> Iterator[str]:
         )
         first = False
         yield _escape_surrogates(text) if has_surrogates(text) else text
-    yield "[]" if first else "\n" + " " * indent + "]"
 
 
 def gate_json(result: GateResult) -> dict[str, Any]:
