@@ -245,7 +245,8 @@ class RepeatCounts:
             self._cases.append((v.case_id, v.risk, list(v.tags)))
             self._tool_sets.append(set())
         tools = v.actual_tools
-        self._tool_sets[index].add(tuple(sorted(set(tools))))
+        # one tool or none: already its own sorted set
+        self._tool_sets[index].add(tuple(tools) if len(tools) < 2 else tuple(sorted(set(tools))))
         self._case.append(index)
         self._attempt.append(v.attempt)
         self._passed.append(1 if v.passed else 0)
