@@ -347,7 +347,7 @@ def save_evaluation(
             for t in ev.targets.values()
             for r, v in t.pairs()
         ]
-    results = case_results(ev, rows)
+    tally = _CaseTally()  # summed as the attempt rows are inserted: the rows are read once
     make_suite_rows = suite_cases(ev, str(fp["suite fingerprint"]))
     known = db.one(
         "SELECT 1 FROM suite_cases WHERE suite_fingerprint = ? LIMIT 1", (fp["suite fingerprint"],)
@@ -371,12 +371,6 @@ def save_evaluation(
                 for part, text in enumerate(failure_parts(t.summary))
             ),
         )
-        db.executemany(
-            "INSERT INTO case_results (run_pk, target, case_id, position, attempts, scored, "
-            "passes, risk, kind, tags, failures, pass_at_k, pass_hat_k, flaky) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(pk, *row) for row in results],
-        )
         if suite_rows:  # a suite's cases are stored once, for every run of it
             db.executemany(
                 "INSERT INTO suite_cases (suite_fingerprint, case_id, position, prompt, contract, "
@@ -395,7 +389,13 @@ def save_evaluation(
             "latency_ms, cost_usd, cached, started_at, records_file, records_line, "
             "records_offset) VALUES "
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((pk, *row[1:]) for row in rows),
+            ((pk, *row[1:]) for row in tally.counting(rows)),
+        )
+        db.executemany(
+            "INSERT INTO case_results (run_pk, target, case_id, position, attempts, scored, "
+            "passes, risk, kind, tags, failures, pass_at_k, pass_hat_k, flaky) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(pk, *row) for row in tally.results(ev)],
         )
     return pk
 
@@ -413,47 +413,64 @@ class _Rows:
 def case_results(ev: Evaluation, rows: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """One row per case and target, summed over its attempt rows (as :func:`_attempt_row`
     builds them), with its pass@k and pass^k: what a case list shows without the attempts."""
-    order = {c.id: i for i, c in enumerate(ev.suite.cases)}
-    acc: dict[tuple[str, str], list[Any]] = {}
-    for r in rows:
-        # r: run_pk, target, case, attempt, outcome, scored, passed, failure, stage, kind,
-        #    risk, tags, ..., records_line at 20
-        a = acc.get((r[1], r[2]))
-        if a is None:
-            # attempts, scored, passes, risk, kind, tags, failures, first line
-            a = acc[(r[1], r[2])] = [0, 0, 0, None, None, None, set(), None]
-        a[0] += 1
-        a[1] += r[5]
-        a[2] += r[6] or 0
-        a[3] = a[3] or r[10]
-        a[4] = a[4] or r[9]
-        a[5] = a[5] or r[11]
-        if r[7] is not None:
-            a[6].add(r[7])
-        if r[20] is not None and (a[7] is None or r[20] < a[7]):
-            a[7] = r[20]
-    stability = {
-        (name, c.case_id): c
-        for name, t in ev.targets.items()
-        for c in (t.summary.stability.per_case if t.summary.stability else [])
-    }
-    far = len(order)
-    known = {c.id: c for c in ev.suite.cases}
-    out = []
-    for (target, case_id), a in acc.items():
-        st = stability.get((target, case_id))
-        case = known.get(case_id)
-        if a[5] is None and case is not None:  # no attempt graded: the case's own tags and risk
-            a[5] = _dumps(list(case.tags))
-            a[3] = a[3] or (case.risk.value if case.risk else None)
-        out.append(
-            (
-                target, case_id, order.get(case_id, far + (a[7] or 0)), a[0], a[1], a[2], a[3],
-                a[4], a[5], _dumps(sorted(a[6])), st.pass_at_k if st else None,
-                st.pass_hat_k if st else None, None if st is None else int(st.flaky),
-            )
-        )  # fmt: skip
-    return out
+    tally = _CaseTally()
+    for _ in tally.counting(rows):
+        pass
+    return tally.results(ev)
+
+
+class _CaseTally:
+    """The sums of :func:`case_results`, added up as the attempt rows go by."""
+
+    def __init__(self) -> None:
+        # (target, case) -> attempts, scored, passes, risk, kind, tags, failures, first line
+        self._acc: dict[tuple[str, str], list[Any]] = {}
+
+    def counting(self, rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+        """The rows, each added to the sums as it is passed on."""
+        acc = self._acc
+        for r in rows:
+            # r: run_pk, target, case, attempt, outcome, scored, passed, failure, stage, kind,
+            #    risk, tags, ..., records_line at 20
+            a = acc.get((r[1], r[2]))
+            if a is None:
+                a = acc[(r[1], r[2])] = [0, 0, 0, None, None, None, set(), None]
+            a[0] += 1
+            a[1] += r[5]
+            a[2] += r[6] or 0
+            a[3] = a[3] or r[10]
+            a[4] = a[4] or r[9]
+            a[5] = a[5] or r[11]
+            if r[7] is not None:
+                a[6].add(r[7])
+            if r[20] is not None and (a[7] is None or r[20] < a[7]):
+                a[7] = r[20]
+            yield r
+
+    def results(self, ev: Evaluation) -> list[tuple[Any, ...]]:
+        order = {c.id: i for i, c in enumerate(ev.suite.cases)}
+        stability = {
+            (name, c.case_id): c
+            for name, t in ev.targets.items()
+            for c in (t.summary.stability.per_case if t.summary.stability else [])
+        }
+        far = len(order)
+        known = {c.id: c for c in ev.suite.cases}
+        out = []
+        for (target, case_id), a in self._acc.items():
+            st = stability.get((target, case_id))
+            case = known.get(case_id)
+            if a[5] is None and case is not None:  # no attempt graded: the case's tags and risk
+                a[5] = _dumps(list(case.tags))
+                a[3] = a[3] or (case.risk.value if case.risk else None)
+            out.append(
+                (
+                    target, case_id, order.get(case_id, far + (a[7] or 0)), a[0], a[1], a[2],
+                    a[3], a[4], a[5], _dumps(sorted(a[6])), st.pass_at_k if st else None,
+                    st.pass_hat_k if st else None, None if st is None else int(st.flaky),
+                )
+            )  # fmt: skip
+        return out
 
 
 def suite_cases(ev: Evaluation, fingerprint: str) -> Callable[[], list[tuple[Any, ...]]] | None:
