@@ -187,7 +187,7 @@ def _lines(path: str | Path) -> Iterator[tuple[int, str, bool]]:
         raise SuiteError(file, exc.strerror or "cannot read file") from None
     with handle:
         for number, line in enumerate(handle, start=1):
-            if not line.strip():
+            if line.isspace():  # blank (what strip() would empty), without copying the line
                 continue
             # only the last line can lack its newline: its writer may have been killed
             yield number, line, not line.endswith("\n")
