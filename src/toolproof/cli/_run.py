@@ -123,6 +123,7 @@ def run_command(
     store: str | None = STORE,
     no_store: bool = NO_STORE,
 ) -> None:
+    from toolproof._gcpause import freeze_standing
     from toolproof.errors import UserError
 
     overrides = {
@@ -159,8 +160,10 @@ def run_command(
         opts.shard = _shard(shard)
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
+        freeze_standing()  # modules and suite: the run's collections need not walk them
         with warmup:
             result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
+    freeze_standing()  # the records: the report's collections need not walk them
     judged = None
     if judge is not None:  # judged first: judge-decided arguments change the report
         from toolproof.cli._judge import after_run
