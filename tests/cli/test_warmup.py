@@ -317,3 +317,28 @@ def test_records_written_before_the_grading_is_ready_are_graded_after_with_the_r
     assert t.summary.scored == 20 and t.summary.strict_pass.k == 1  # only case-0 is right
     noted = [origin for _, origin in log._read()]
     assert noted == [(str(tmp_path / "records.jsonl"), line) for line in range(1, 21)]
+
+
+def test_when_the_grading_cannot_be_made_records_pass_and_the_run_is_evaluated_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof import evaluate
+    from toolproof.cli._warmup import StreamedEvaluation
+    from toolproof.run import RunResult
+    from toolproof.run._manifest import Manifest
+    from toolproof.suite import load_suite
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("cannot grade")
+
+    _streamed_suite(tmp_path / "s")
+    suite = load_suite(tmp_path / "s")
+    monkeypatch.setattr(evaluate, "EvaluationStream", refuse)
+    grading = StreamedEvaluation(suite, ["m"], tmp_path / "records.jsonl", Trust(), store=True)
+    records = [Record(case_id=f"case-{i}", target="m") for i in range(3)]
+    grading.add(records[0])
+    grading.prepare()  # fails, in the warm-up thread: never an error in the event loop
+    for record in records[1:]:
+        grading.add(record)
+    manifest = Manifest.model_construct(run_id="x", started_at=datetime.now(UTC))
+    assert grading.result(RunResult(tmp_path, manifest, records, suite)) is None

@@ -223,7 +223,8 @@ class StreamedEvaluation:
 
     def _grade(self, upto: int) -> None:
         stream = self._stream
-        assert stream is not None
+        if stream is None:  # its making failed (in the warm-up thread), or grading did
+            return
         try:
             while self._graded < upto:
                 record = self._records[self._graded]
