@@ -282,5 +282,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if {"-h", "--help"} & set(sys.argv[1:]):
+        print(__doc__)
+        raise SystemExit(0)
     os.environ.setdefault("TOOLPROOF_STORE", "off")
     main()

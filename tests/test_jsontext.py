@@ -65,6 +65,34 @@ def test_a_lone_surrogate_in_a_mapping_key_is_written_too() -> None:
     assert Record.model_validate(_strict_loads(line)) == record
 
 
+def _copying_finite(data: Any) -> Any:
+    """What finite gave when it copied every container."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: _copying_finite(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_copying_finite(v) for v in data]
+    return data
+
+
+@settings(max_examples=300)
+@given(JSON_VALUES)
+def test_finite_gives_what_a_full_copy_gives_and_the_same_json(value: Any) -> None:
+    assert finite(value) == _copying_finite(value)
+    assert json.dumps(finite(value)) == json.dumps(_copying_finite(value))
+
+
+def test_finite_copies_only_the_containers_that_hold_a_non_finite_number() -> None:
+    clean = {"a": [1, 2.5, {"b": "x"}], "c": (1, 2)}
+    assert finite(clean) is clean
+    data = {"keep": [1.0, 2.0], "deep": {"x": [0.5, math.nan]}, "after": {"y": 1}}
+    out = finite(data)
+    assert out == {"keep": [1.0, 2.0], "deep": {"x": [0.5, None]}, "after": {"y": 1}}
+    assert out["keep"] is data["keep"] and out["after"] is data["after"]
+    assert math.isnan(data["deep"]["x"][1])  # the data given is left as it was
+
+
 def _reference(data: Any, indent: int) -> str:
     """What dumps wrote with the standard library alone, before its faster indented path."""
     from pydantic_core import to_jsonable_python

@@ -17,6 +17,7 @@ import contextlib
 import json
 import math
 import re
+from itertools import islice
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -38,13 +39,34 @@ def _escape_surrogates(json_text: str) -> str:
 
 
 def finite(data: Any) -> Any:
-    """``data`` with every NaN and ±Infinity replaced by ``None`` (containers are copied)."""
+    """``data`` with every NaN and ±Infinity replaced by ``None``.
+
+    Only the containers on the way to such a number are copied (a tuple becomes
+    a list, as JSON writes it); where there is none, ``data`` itself comes back,
+    so a big report is never held twice.
+    """
     if isinstance(data, float):
         return data if math.isfinite(data) else None
     if isinstance(data, dict):
-        return {k: finite(v) for k, v in data.items()}
+        changed: dict[Any, Any] | None = None
+        for i, (key, value) in enumerate(data.items()):
+            new = finite(value)
+            if changed is None:
+                if new is value:
+                    continue
+                changed = dict(islice(data.items(), i))
+            changed[key] = new
+        return data if changed is None else changed
     if isinstance(data, list | tuple):
-        return [finite(v) for v in data]
+        copied: list[Any] | None = None
+        for i, value in enumerate(data):
+            new = finite(value)
+            if copied is None:
+                if new is value:
+                    continue
+                copied = list(data[:i])
+            copied.append(new)
+        return data if copied is None else copied
     return data
 
 

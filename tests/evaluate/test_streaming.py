@@ -193,3 +193,29 @@ def test_a_torn_last_line_leaves_the_earlier_record_in_place(tmp_path: Path) -> 
     records = list(next(iter(ev.targets.values())).records)
     assert [r.outcome for r in records] == [Outcome.ok]
     assert ev.superseded == 1
+
+
+def test_long_failure_lists_and_odd_case_stability_are_written_as_dumps_writes_them() -> None:
+    suite = load_suite(SUITE, CODE)
+    ev = evaluate(suite, [SUITE / "records.jsonl", SUITE / "records.jsonl"], trust=CODE)
+    s = next(iter(ev.summaries.values()))
+    assert s.stability is not None and s.stability.per_case
+    plain = FailureItem(
+        case_id="c", attempt=1, risk=Risk.low, failure=FailureClass.wrong_tool, reasons=[], diff=""
+    )
+    log = FailureLog()
+    for i in range(1300):  # batches of several hundred, one of them with a lone surrogate
+        odd = "lone \ud800" if i == 700 else f"é\n{i}"
+        log.append(plain.model_copy(update={"case_id": odd, "reasons": [odd] * (i % 3)}))
+    first = s.stability.per_case[0].model_copy(update={"case_id": "odd \ud800 \u2028 \"case\""})
+    stability = s.stability.model_copy(update={"per_case": [first, *s.stability.per_case[1:]]})
+    summaries = {
+        "a": s.model_copy(update={"failures": log, "stability": stability}),
+        "b": s.model_copy(
+            update={"failures": [], "stability": stability.model_copy(update={"per_case": []})}
+        ),
+        "c": s.model_copy(update={"failures": [], "stability": None}),
+    }
+    out = io.StringIO()
+    write_summary_json(out, summaries)
+    assert out.getvalue() == dumps(summary_json(summaries), indent=2) + "\n"

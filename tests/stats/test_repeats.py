@@ -1,6 +1,8 @@
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.grade.conftest import call, make_suite, reply
 from toolproof.evaluate import evaluate
@@ -222,3 +224,17 @@ def test_many_cases_draw_counts_and_land_within_resampling_noise_of_scipy() -> N
         assert got.low != want.low  # drawn another way
         assert abs(got.low - want.low) < 1e-3 and abs(got.high - want.high) < 1e-3
         assert got.low < got.value < got.high
+
+
+@settings(max_examples=200)
+@given(st.lists(st.integers(min_value=0, max_value=3000), min_size=1, max_size=300))
+def test_distinct_counts_are_numpy_s_unique_counts(values: list[int]) -> None:
+    import numpy as np
+
+    from toolproof.stats._repeats import _distinct_counts
+
+    array = np.asarray(values, dtype=np.int64)
+    distinct, counts = _distinct_counts(array)
+    want_distinct, want_counts = np.unique(array, return_counts=True)
+    assert distinct.tolist() == want_distinct.tolist()
+    assert counts.tolist() == want_counts.tolist()

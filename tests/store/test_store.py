@@ -248,10 +248,16 @@ def test_schema_is_at_the_latest_version(store_url: str) -> None:
         assert st.db.one("SELECT COUNT(*) FROM schema_version")[0] == SCHEMA_VERSION
 
 
-def test_rows_noted_while_grading_are_the_rows_read_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch", [1024, 7])
+def test_rows_noted_while_grading_are_the_rows_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
     import sqlite3
 
+    from toolproof.store import _write
     from toolproof.store._write import AttemptLog
+
+    monkeypatch.setattr(_write, "_LOG_BATCH", batch)  # 7: rows pickled in many batches
 
     # two targets in one bare records file (no manifest), one attempt recorded twice
     records = tmp_path / "both.jsonl"

@@ -350,7 +350,9 @@ class EvaluationStream:
         target = record.target or UNNAMED  # always set by _winning_records
         try:
             verdict = _grade(scorer, record, embedder)
-            raw = _grade(scorer, record, embedder, native=True) if verdict is not None else None
+            # a raw verdict differs only when a call was recovered from text
+            recovered = recovered_calls(record) if verdict is not None else 0
+            raw = _grade(scorer, record, embedder, native=True) if recovered else None
         except MissingExpectedState as exc:
             from toolproof.run._env import code_not_allowed
 
@@ -364,10 +366,10 @@ class EvaluationStream:
             into = self.grouped[target] = _Target(self._builder(target))
         # the headline is raw: a call printed as text counts as no call
         scored = raw or verdict
-        if scored is not None:
+        if scored is not None and scored.target != target:
             scored = scored._replace(target=target)
         if raw is not None:
-            into.recovered_calls += recovered_calls(record)
+            into.recovered_calls += recovered
             into.recovered_attempts += 1
         into.summary.add_record(record)
         if scored is not None:
@@ -522,9 +524,11 @@ def _regrade(
 
     def grade(record: Record) -> Verdict | None:
         verdict = _grade(scorer, record, embedder)
-        if native and verdict is not None:
+        if native and verdict is not None and recovered_calls(record):
             verdict = _grade(scorer, record, embedder, native=True) or verdict
-        return verdict._replace(target=target) if verdict is not None else None
+        if verdict is None or verdict.target == target:
+            return verdict
+        return verdict._replace(target=target)
 
     return grade
 

@@ -90,7 +90,11 @@ class FailureLog(Sequence[FailureItem]):
             lines = (rest + chunk).split(b"\n")
             rest = lines.pop()
             for line in lines:
-                yield tuple(loads(line.decode("utf-8")))
+                try:  # orjson wrote it, but for a lone surrogate (escaped: orjson refuses it)
+                    row = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    row = loads(line.decode("utf-8"))
+                yield tuple(row)
 
     @overload
     def __getitem__(self, index: int) -> FailureItem: ...

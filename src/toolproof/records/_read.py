@@ -70,8 +70,12 @@ def tool_call_from_raw(name: str, raw: str, call_id: str | None = None) -> ToolC
     return ToolCall(id=call_id, name=name, raw_arguments=raw, arguments=value, parse_error=error)
 
 
-def _normalise_calls(data: dict[str, Any]) -> None:
-    """Parse raw argument text where the record gives only the text."""
+def _normalise_calls(data: dict[str, Any], *, plain: bool = False) -> None:
+    """Parse raw argument text where the record gives only the text.
+
+    ``plain``: the record's line holds no run of 19 digits and no ``\\u`` escape,
+    so no argument text does either: orjson reads it as :func:`loads` would.
+    """
     response = data.get("response")
     if not isinstance(response, dict):
         return
@@ -84,7 +88,14 @@ def _normalise_calls(data: dict[str, Any]) -> None:
             and isinstance(call.get("raw_arguments"), str)
             and "arguments" not in call
         ):
-            value, error = parse_arguments(call["raw_arguments"])
+            raw = call["raw_arguments"]
+            if plain:
+                try:
+                    call["arguments"] = orjson.loads(raw)
+                    continue
+                except orjson.JSONDecodeError:
+                    pass  # the standard library's error message (or NaN, which it reads)
+            value, error = parse_arguments(raw)
             call["arguments"] = value
             if error is not None and "parse_error" not in call:
                 call["parse_error"] = error
@@ -176,7 +187,7 @@ def _lines(path: str | Path) -> Iterator[tuple[int, str, bool]]:
         raise SuiteError(file, exc.strerror or "cannot read file") from None
     with handle:
         for number, line in enumerate(handle, start=1):
-            if not line.strip():
+            if line.isspace():  # blank (what strip() would empty), without copying the line
                 continue
             # only the last line can lack its newline: its writer may have been killed
             yield number, line, not line.endswith("\n")
@@ -206,8 +217,14 @@ def _check_json(file: str, number: int, line: str) -> None:
         _json_data(file, number, line)  # raises the reader's usual error, or passes
 
 
-def _json_data(file: str, number: int, line: str) -> Any:
+def _json_data(file: str, number: int, line: str, long_digits: bool | None = None) -> Any:
+    """The line's JSON value; ``long_digits``: whether it holds a run of 19 digits, if known."""
     try:
+        if long_digits is False:
+            try:
+                return orjson.loads(line)
+            except orjson.JSONDecodeError:
+                return json.loads(line, parse_constant=_refuse_constant)
         return loads(line, strict=True)
     except _NotJson as exc:
         raise SuiteError(
@@ -225,7 +242,8 @@ def _json_data(file: str, number: int, line: str) -> Any:
 
 
 def _parse_line(file: str, number: int, line: str) -> Record:
-    data = _json_data(file, number, line)
+    long_digits = _long_digits(line)
+    data = _json_data(file, number, line, long_digits)
     if not isinstance(data, dict):
         raise SuiteError(
             file, "expected a JSON object (one record per line)", line=number, column=1
@@ -248,7 +266,7 @@ def _parse_line(file: str, number: int, line: str) -> Record:
                 column=1,
                 path=(name,),
             )
-    _normalise_calls(data)
+    _normalise_calls(data, plain=not long_digits and "\\u" not in line)
     try:
         return Record.model_validate(data)
     except ValidationError as exc:

@@ -2,10 +2,14 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
+from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, TextIO
 
+import orjson
+from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from toolproof._jsontext import _escape_surrogates, finite, has_surrogates
@@ -31,30 +35,55 @@ def summary_json(summaries: dict[str, Summary]) -> dict[str, Any]:
 
 def write_summary_json(out: TextIO, summaries: dict[str, Summary]) -> None:
     """Write ``dumps(summary_json(summaries), indent=2)`` and a newline, the same text,
-    a piece at a time: neither the text nor the failure lists are ever whole in memory."""
+    a piece at a time: neither the text nor the failure lists are ever whole in memory,
+    and each case's stability is made JSON-ready only when it is written."""
     token = secrets.token_hex(8)
-    markers: dict[str, Iterable[FailureItem]] = {}
+    markers: dict[str, Callable[[int], Iterator[str]]] = {}
     targets: dict[str, Any] = {}
     for i, (target, s) in enumerate(summaries.items()):
-        data = s.model_dump(mode="json", exclude={"failures"})
+        data = s.model_dump(mode="json", exclude={"failures": True, "stability": {"per_case"}})
         marker = f"toolproof-failures-{token}-{i}"
-        markers[f'"{marker}"'] = s.failures
+        markers[f'"{marker}"'] = partial(_failure_list, s.failures)
         targets[target] = {f: marker if f == "failures" else data[f] for f in Summary.model_fields}
+        stability = s.stability
+        if stability is not None:
+            cases = f"toolproof-cases-{token}-{i}"
+            markers[f'"{cases}"'] = partial(_model_list, stability.per_case)
+            dumped = data["stability"]
+            targets[target]["stability"] = {
+                f: cases if f == "per_case" else dumped[f] for f in type(stability).model_fields
+            }
     report = {"format": REPORT_FORMAT, "toolproof": __version__, "targets": targets}
-    encoder = json.JSONEncoder(
-        ensure_ascii=False, allow_nan=False, indent=2, default=to_jsonable_python
-    )  # what dumps(..., indent=2) uses
     indent = 0
-    for chunk in encoder.iterencode(finite(report)):
-        items = markers.get(chunk)
-        if items is not None:  # a string value is a chunk of its own
-            for part in _failure_list(items, indent):
+    for chunk in _ENCODER.iterencode(finite(report)):
+        write_list = markers.get(chunk)
+        if write_list is not None:  # a string value is a chunk of its own
+            for part in write_list(indent):
                 out.write(part)
             continue
         if "\n" in chunk:
             indent = len(chunk) - chunk.rindex("\n") - 1
         out.write(_escape_surrogates(chunk) if has_surrogates(chunk) else chunk)
     out.write("\n")
+
+
+#: What ``dumps(..., indent=2)`` uses.
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, indent=2, default=to_jsonable_python
+)
+
+
+def _model_list(items: Sequence[BaseModel], indent: int) -> Iterator[str]:
+    """A list of models as ``dumps(..., indent=2)`` writes it at this indentation, one at a time."""
+    newline = "\n" + " " * (indent + 2)
+    first = True
+    for item in items:
+        text = _ENCODER.encode(finite(item.model_dump(mode="json")))
+        # JSON text holds a newline only where the layout puts one: none inside a string
+        text = ("[" if first else ",") + newline + text.replace("\n", newline)
+        first = False
+        yield _escape_surrogates(text) if has_surrogates(text) else text
+    yield "[]" if first else "\n" + " " * indent + "]"
 
 
 def _rows(items: Iterable[FailureItem]) -> Iterator[tuple[str, int, str, str, list[str], str]]:
@@ -74,12 +103,48 @@ def _rows(items: Iterable[FailureItem]) -> Iterator[tuple[str, int, str, str, li
         )
 
 
+#: Failures encoded together: orjson writes a batch at a time, in the layout of ``indent=2``.
+_BATCH = 512
+_KEYS = ("case_id", "attempt", "risk", "failure", "reasons", "diff")
+
+
 def _failure_list(items: Iterable[FailureItem], indent: int) -> Iterator[str]:
-    """A failure list as ``dumps(..., indent=2)`` writes it at this indentation."""
+    """A failure list as ``dumps(..., indent=2)`` writes it at this indentation.
+
+    orjson writes strings as ``json.dumps(..., ensure_ascii=False)`` does and lays
+    an indented list out the same way; a batch it refuses (a lone surrogate)
+    is written by :func:`_failure_texts`, as the standard library would.
+    """
+    newline = "\n" + " " * indent
+    first = True
+    batch: list[tuple[str, int, str, str, list[str], str]] = []
+    rows = _rows(items)
+    while True:
+        batch.extend(islice(rows, _BATCH))
+        if not batch:
+            break
+        try:
+            text = orjson.dumps(
+                [dict(zip(_KEYS, row, strict=True)) for row in batch], option=orjson.OPT_INDENT_2
+            ).decode("utf-8")
+        except TypeError:  # a lone surrogate: orjson refuses it
+            text = "".join(_failure_texts(batch, indent, first))
+        else:
+            # "[\n  {...},\n  {...}\n]": the items, at this indentation, without the brackets
+            text = ("[" if first else ",") + text[1:-2].replace("\n", newline)
+        first = False
+        batch.clear()
+        yield text
+    yield "[]" if first else newline + "]"
+
+
+def _failure_texts(
+    rows: Iterable[tuple[str, int, str, str, list[str], str]], indent: int, first: bool
+) -> Iterator[str]:
+    """Failures as ``dumps(..., indent=2)`` writes them, one at a time, surrogates escaped."""
     pad = " " * (indent + 2)
     inner = pad + "  "
-    first = True
-    for case_id, attempt, risk, failure, reasons, diff in _rows(items):
+    for case_id, attempt, risk, failure, reasons, diff in rows:
         listed = (
             "[\n" + ",\n".join(f"{inner}  {encode_basestring(r)}" for r in reasons)
             + f"\n{inner}]"
@@ -98,7 +163,6 @@ def _failure_list(items: Iterable[FailureItem], indent: int) -> Iterator[str]:
         )
         first = False
         yield _escape_surrogates(text) if has_surrogates(text) else text
-    yield "[]" if first else "\n" + " " * indent + "]"
 
 
 def gate_json(result: GateResult) -> dict[str, Any]:

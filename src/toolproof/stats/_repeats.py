@@ -64,8 +64,9 @@ class Estimate(BaseModel):
 
 
 _RESAMPLES = 2000
-#: Values drawn per bootstrap batch (about 16 MB of floats).
-_BATCH_VALUES = 2_000_000
+#: Values drawn per bootstrap batch (about 2 MB of floats: scipy makes several arrays of
+#: that size for each batch; the interval is the same whatever the batch).
+_BATCH_VALUES = 250_000
 
 
 def mean_estimate(values: Sequence[float], confidence: float = 0.95) -> Estimate:
@@ -245,7 +246,8 @@ class RepeatCounts:
             self._cases.append((v.case_id, v.risk, list(v.tags)))
             self._tool_sets.append(set())
         tools = v.actual_tools
-        self._tool_sets[index].add(tuple(sorted(set(tools))))
+        # one tool or none: already its own sorted set
+        self._tool_sets[index].add(tuple(tools) if len(tools) < 2 else tuple(sorted(set(tools))))
         self._case.append(index)
         self._attempt.append(v.attempt)
         self._passed.append(1 if v.passed else 0)
@@ -263,12 +265,12 @@ class RepeatCounts:
         calls = np.frombuffer(self._calls, dtype=np.intc)
         count = len(self._cases)
         n_of = np.bincount(case, minlength=count)
-        c_of = np.bincount(case, weights=passed, minlength=count).astype(np.int64)
+        c_of = np.bincount(case[passed != 0], minlength=count).astype(np.int64)
         if k is None:
             k = int(n_of.min())
         # attempts by (case, number of calls), in that order
         width = int(calls.max()) + 1
-        pairs, times = np.unique(case.astype(np.int64) * width + calls, return_counts=True)
+        pairs, times = _distinct_counts(case.astype(np.int64) * width + calls)
         pair_case = (pairs // width).tolist()
         pair_calls = (pairs % width).tolist()
         del pairs
@@ -333,10 +335,26 @@ def stability(verdicts: Iterable[Verdict], k: int | None = None) -> Stability | 
 def _series(attempt: Any, passed: Any) -> dict[int, Rate]:
     import numpy as np
 
-    numbers, where = np.unique(attempt, return_inverse=True)
-    n = np.bincount(where, minlength=len(numbers))
-    k = np.bincount(where, weights=passed, minlength=len(numbers))
+    numbers, n = _distinct_counts(attempt)
+    k = np.bincount(np.searchsorted(numbers, attempt[passed != 0]), minlength=len(numbers))
     return {int(a): rate(int(kk), int(nn)) for a, kk, nn in zip(numbers, k, n, strict=True)}
+
+
+def _distinct_counts(values: Any) -> tuple[Any, Any]:
+    """``np.unique(values, return_counts=True)`` of non-negative integers, in less memory.
+
+    When the largest value is below about their number (attempt numbers, cases), they
+    are counted in place (``np.bincount``) instead of sorted: no sorted copy of a
+    million values, and an array of counts no bigger than the values.
+    """
+    import numpy as np
+
+    top = int(values.max()) + 1 if len(values) else 0
+    if top > len(values) + 1024:
+        return np.unique(values, return_counts=True)
+    counted = np.bincount(values, minlength=top)
+    distinct = np.flatnonzero(counted)
+    return distinct, counted[distinct]
 
 
 class Costs(BaseModel):

@@ -358,8 +358,19 @@ class _Outcome(NamedTuple):
     decision_ok: bool
 
 
-#: (outcome, reply_ok, no call made, tags, expected tools, risk) of an attempt.
-_Group = tuple[_Outcome, bool | None, bool, tuple[str, ...], tuple[str, ...], Risk]
+#: (the _Outcome's five fields, reply_ok, no call made, tags, expected tools, risk) of an attempt.
+_Group = tuple[
+    Kind,
+    bool,
+    bool | None,
+    bool | None,
+    bool,
+    bool | None,
+    bool,
+    tuple[str, ...],
+    tuple[str, ...],
+    Risk,
+]
 
 
 class SummaryBuilder:
@@ -445,8 +456,14 @@ class SummaryBuilder:
 
     def add_verdict(self, v: Verdict) -> None:
         self.scored += 1
+        passed = v.passed
+        # the _Outcome's fields first (see _Group), as a plain tuple: cheaper to make
         key = (
-            _Outcome(v.kind, v.passed, v.selection_ok, v.values_ok, v.decision_ok),
+            v.kind,
+            passed,
+            v.selection_ok,
+            v.values_ok,
+            v.decision_ok,
             v.reply_ok,
             not v.actual_tools,
             v.tags,
@@ -457,30 +474,32 @@ class SummaryBuilder:
         groups[key] = groups.get(key, 0) + 1
         self._calls_valid += v.calls_schema_valid
         self._calls_checked += v.calls_checked
-        if v.failure:
-            self._failure_counts[v.failure.value] += 1
+        failure = v.failure
+        if failure is not None:
+            self._failure_counts[failure.value] += 1
         if v.forbidden_called:
             self._forbidden += len(v.forbidden_called)
         self._unsafe += v.unsafe_calls
-        self._passed += v.passed
+        self._passed += passed
         self._judge_decided += v.judge_decided
         if v.undecided:
             self._undecided += 1
             self._undecided_arguments += v.undecided
-        for pair in v.pairs:
-            if pair[0] != "(any)":
-                self._pairs[pair] += 1
+        if v.pairs:
+            counted = self._pairs
+            for pair in v.pairs:
+                if pair[0] != "(any)":
+                    counted[pair] += 1
         self._repeats.add(v)
         if v.multistep is not None:
             self._multistep.add(v)
-        if v.failure is not None:
+        if failure is not None:
             if self._rows is not None:
                 reasons = [c.message for c in v.checks]
-                self._rows.add_failure(
-                    v.case_id, v.attempt, v.risk, v.failure, reasons, self._diff(v)
-                )
+                diff = self._diff(v)
+                self._rows.add_failure(v.case_id, v.attempt, v.risk, failure, reasons, diff)
             else:
-                self.failures.append(self._failure_item(v, v.failure))
+                self.failures.append(self._failure_item(v, failure))
 
     def _counts(
         self,
@@ -501,7 +520,10 @@ class SummaryBuilder:
             for name, (applies, ok) in RATE_METRICS.items()
             if name != "schema_adherence"  # counts calls, not attempts
         ]
-        for (outcome, reply_ok, no_call, tags, tools, risk), n in self._groups.items():
+        for group, n in self._groups.items():
+            kind, passed, selection_ok, values_ok, decision_ok = group[:5]
+            reply_ok, no_call, tags, tools, risk = group[5:]
+            outcome = _Outcome(kind, passed, selection_ok, values_ok, decision_ok)
             # the metrics read only these fields: they are measured on them alone
             seen = cast(Verdict, outcome)
             inc = [0, 0, 0, 0, 0, 0]
