@@ -46,8 +46,8 @@ from toolproof.types import (
 #: without the keyword parsing); the fields after target and attempt of a pass:
 _new = tuple.__new__
 _PASSED_END = (None, (), NO_EVIDENCE, False, 0)  # multistep .. undecided
+_NO_EV = tuple(NO_EVIDENCE)[2:]  # an Evidence's fields after answer and closest
 _FAR = 100  # the cost of pairing calls to different tools (as in ``_answer``)
-_VALID: tuple[bool, FailureClass | None, str] = (True, None, "")
 _WRONG_ORDER = Check(
     Stage.contract,
     FailureClass.wrong_order,
@@ -61,17 +61,23 @@ class Plan:
     """What a passing verdict of one case holds, and how to recognise a passing answer."""
 
     __slots__ = (
-        "_calls",
         "_cc",
         "_described",
         "_head",
         "_index",
         "_matchers",
         "_missed",
+        "_name",
+        "_names",
+        "_ok",
+        "_oks",
         "_order",
+        "_pass",
         "_strict",
         "_tail",
         "_tools",
+        "_valid",
+        "_validators",
     )
 
     def __init__(
@@ -79,15 +85,19 @@ class Plan:
         cc: CompiledCase,
         calls: tuple[tuple[str, Any, Any], ...],
     ) -> None:
-        #: (tool, is_valid of its schema, argument matcher's ok), in expected order
-        self._calls = calls
-        self._index = {name: i for i, (name, _, _) in enumerate(calls)}
+        #: per expected call, in expected order: its tool, the validator of the tool's
+        #: schema (``is_valid``, ``iter_errors``) and the argument matcher's ``ok``
+        self._names = tuple(name for name, _, _ in calls)
+        self._validators = tuple(validator for _, validator, _ in calls)
+        self._valid = tuple(validator.is_valid for validator in self._validators)
+        self._oks = tuple(ok for _, _, ok in calls)
+        self._index = {name: i for i, name in enumerate(self._names)}
         self._cc = cc
         self._order = cc.order
         self._strict = cc.order is Order.strict
         self._matchers = tuple(c.args for c in cc.call_sets[0])
         self._described = describe_calls(cc.call_sets[0])
-        tools = tuple(name for name, _, _ in calls)
+        tools = self._names
         self._tools = frozenset(tools)
         n = len(calls)
         # Verdict fields, in order: case_id .. reply_ok, expected_tools
@@ -109,6 +119,11 @@ class Plan:
         )
         # pairs .. unsafe_calls
         self._tail = (tuple((t, t) for t in tools), n, n, (), 0)
+        # a pass making the expected calls in the expected order, up to target and attempt
+        self._pass = (*self._head, tools, *self._tail)
+        # the one expected call, when there is one: (tool, is_valid, ok)
+        self._name = tools[0] if n == 1 else None
+        self._ok = self._oks[0]
         # the verdict of an answer with no call, up to target, attempt and evidence
         self._missed = (
             cc.case.id,
@@ -133,29 +148,16 @@ class Plan:
             0,
         )
 
-    def _passed(self, calls: list[ToolCall], target: str | None, attempt: int) -> Verdict:
-        actual = tuple(call.name for call in calls)
-        return _new(Verdict, [*self._head, actual, *self._tail, target, attempt, *_PASSED_END])
-
     def _verify(self, calls: list[ToolCall]) -> tuple[int, bool]:
         """How many leading calls are expected calls, each once (in order, if strict), whose
         arguments parse, validate and match; and whether the next one validated."""
-        expected = self._calls
-        if len(expected) == 1:  # the common case, without the bookkeeping
-            call = calls[0]
-            name, is_valid, ok = expected[0]
-            if call.name != name or call.parse_error is not None:
-                return 0, False
-            try:
-                if not is_valid(call.arguments):
-                    return 0, False
-            except (ValueError, RecursionError):
-                return 0, False
-            return (1, False) if ok(call.arguments) else (0, True)
         index = self._index
         strict = self._strict
+        valids = self._valid
+        oks = self._oks
         seen = 0
-        for position, call in enumerate(calls):
+        position = 0
+        for call in calls:
             i = index.get(call.name)
             if i is None or (strict and i != position) or call.parse_error is not None:
                 return position, False
@@ -163,16 +165,16 @@ class Plan:
             if seen & bit:
                 return position, False
             seen |= bit
-            _, is_valid, ok = expected[i]
             args = call.arguments
             try:
-                if not is_valid(args):
+                if not valids[i](args):
                     return position, False
             except (ValueError, RecursionError):
                 return position, False
-            if not ok(args):
+            if not oks[i](args):
                 return position, True
-        return len(calls), False
+            position += 1
+        return position, False
 
     def grade(
         self,
@@ -190,59 +192,106 @@ class Plan:
         """
         calls = response.tool_calls
         m = len(calls)
-        expected = self._calls
-        n = len(expected)
-        if m == n:
-            # the leading calls verified here are not inspected again
-            verified, next_valid = self._verify(calls)
-            if verified == n:
-                return self._passed(calls, target, attempt)
-        elif m == 0:
-            return _new(
-                Verdict, [*self._missed, target, attempt, None, (), Evidence(response, 0), False, 0]
-            )
-        else:
-            verified, next_valid = 0, False
-        cc = self._cc
-        index = self._index
-        names: list[str] = []
-        infos: list[tuple[bool, FailureClass | None, str]] = []  # known, failure, message
-        # match_set: the reason each call fails the expected call of its tool (None: matches)
-        reasons: dict[tuple[int, int], str | None] = {}
-        for j, call in enumerate(calls):
-            name = call.name
-            names.append(name)
-            i = index.get(name)
-            if j < verified:
-                infos.append(_VALID)
-                reasons[i, j] = None  # type: ignore[index]
-                continue
-            unmatched = j == verified and next_valid  # validated, did not match
-            valid = unmatched
-            if not valid and i is not None and call.parse_error is None:
+        if m == 1 and self._name is not None:  # the common case, without the bookkeeping
+            call = calls[0]
+            if call.name == self._name and call.parse_error is None:
+                args = call.arguments
                 try:
-                    valid = expected[i][1](call.arguments)
+                    valid = self._valid[0](args)
                 except (ValueError, RecursionError):
                     valid = False
-            if valid:
-                infos.append(_VALID)
-            else:
-                info = inspect(call, cc)
-                infos.append((info.known, info.failure, info.message))
-            if i is not None:
-                if not valid:
-                    reasons[i, j] = ""  # structure failed: reported there, values not judged
-                elif not unmatched and expected[i][2](call.arguments):
-                    reasons[i, j] = None
+                if valid:
+                    if self._ok(args):
+                        return _new(Verdict, (*self._pass, target, attempt, *_PASSED_END))
+                    return self._failed(response, calls, 0, True, target, attempt, inspect)
+            return self._failed(response, calls, 0, False, target, attempt, inspect)
+        if m == len(self._names):
+            # the leading calls verified here are not inspected again
+            verified, next_valid = self._verify(calls)
+            if verified == m:
+                names = tuple([call.name for call in calls])
+                if names == self._names:
+                    return _new(Verdict, (*self._pass, target, attempt, *_PASSED_END))
+                return _new(
+                    Verdict,
+                    (*self._head, names, *self._tail, target, attempt, *_PASSED_END),
+                )
+            return self._failed(response, calls, verified, next_valid, target, attempt, inspect)
+        if m == 0:
+            evidence = _new(Evidence, (response, 0, *_NO_EV))
+            return _new(Verdict, (*self._missed, target, attempt, None, (), evidence, False, 0))
+        return self._failed(response, calls, 0, False, target, attempt, inspect)
+
+    def _failed(
+        self,
+        response: Response,
+        calls: list[ToolCall],
+        verified: int,
+        next_valid: bool,
+        target: str | None,
+        attempt: int,
+        inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+    ) -> Verdict:
+        """The verdict of an answer whose first ``verified`` calls are expected calls that
+        validate and match, and whose next call validated but did not match if
+        ``next_valid``."""
+        m = len(calls)
+        n = len(self._names)
+        index = self._index
+        valids = self._valid
+        names = [call.name for call in calls]
+        slots = [index.get(name) for name in names]  # the expected call each can pair with
+        # match_set: the reason each call fails the expected call of its tool (None: matches,
+        # "": its structure failed, reported there, values not judged)
+        reason_of: list[str | None] = [None] * m
+        structure: list[Check] = []  # the structure findings, in call order
+        unknown: list[str] = []
+        n_checked = n_valid = verified  # the verified calls are known and valid
+        structure_ok: bool | None = True
+        for j in range(verified, m):
+            call = calls[j]
+            i = slots[j]
+            args = call.arguments
+            if j == verified and next_valid:  # validated, did not match
+                n_checked += 1
+                n_valid += 1
+                reason_of[j] = self._matchers[i].check(args)  # type: ignore[index]
+                continue
+            if i is not None and call.parse_error is None:
+                try:
+                    valid = valids[i](args)
+                except (ValueError, RecursionError):
+                    valid = False
+                if valid:
+                    n_checked += 1
+                    n_valid += 1
+                    if not self._oks[i](args):
+                        reason_of[j] = self._matchers[i].check(args)
+                    continue
+            info = inspect(call, self._cc)
+            failure = info.failure
+            if info.known:
+                n_checked += 1
+                if failure is None:
+                    n_valid += 1
                 else:
-                    reasons[i, j] = self._matchers[i].check(call.arguments)
-        if len(reasons) == len({i for i, _ in reasons}):
+                    structure_ok = False
+            else:
+                unknown.append(call.name)
+                if failure is not None:
+                    n_checked += 1
+            if failure is not None:
+                structure.append(_new(Check, (Stage.structure, failure, info.message, "")))
+            if i is not None:
+                reason_of[j] = ""
+        candidates = [(i, j) for j, i in enumerate(slots) if i is not None]
+        if len(candidates) == len({i for i, _ in candidates}):
             # each expected call has one candidate at most: the optimal pairing takes them all
-            pairs = sorted(reasons)
+            pairs = sorted(candidates)
         else:  # a tool called twice: as the general path pairs them
             cost = [[_FAR] * m for _ in range(n)]
-            for (i, j), reason in reasons.items():
-                cost[i][j] = 0 if reason is None else 1
+            for i, j in candidates:
+                cost[i][j] = 0 if reason_of[j] is None else 1
             pairs = [(i, j) for i, j in assign(cost) if cost[i][j] < _FAR]
         lost_expected, lost_actual = n - len(pairs), m - len(pairs)
         order = self._order
@@ -259,51 +308,38 @@ class Plan:
             every_called = self._tools <= called
             if only_expected and (order is Order.subset or every_called):
                 selection_ok, count_ok = True, False
-        failed = [(i, j) for i, j in pairs if reasons[i, j] is not None]
+        failed = [j for _, j in pairs if reason_of[j] is not None]
         values_ok = None if not selection_ok else not failed
         order_ok = True
         if self._strict and selection_ok and values_ok:
-            order_ok = all(reasons.get((k, k), "x") is None for k in range(n))
+            order_ok = all(k < m and slots[k] == k and reason_of[k] is None for k in range(n))
         # the checks, stage by stage (decision passed: there are calls)
         checks: list[Check] = []
         if not selection_ok:
-            unknown = [name for name, info in zip(names, infos, strict=True) if not info[0]]
             if unknown:
                 wrong = FailureClass.unknown_tool
                 why = f"called unknown tool {', '.join(unknown)}"
             else:
                 wrong, why = FailureClass.wrong_tool, "wrong tools"
-            checks.append(Check(Stage.selection, wrong, f"{why}: expected {self._described}"))
-        for _, failure, message in infos:
-            if failure is not None:
-                checks.append(Check(Stage.structure, failure, message))
+            checks.append(
+                _new(Check, (Stage.selection, wrong, f"{why}: expected {self._described}", ""))
+            )
+        checks += structure
         if values_ok is False:
-            value_reasons = [f"{names[j]}: {reasons[i, j]}" for i, j in failed if reasons[i, j]]
+            value_reasons = [f"{names[j]}: {reason_of[j]}" for j in failed if reason_of[j]]
             if value_reasons:
                 reason = "; ".join(value_reasons)
-                checks.append(Check(Stage.values, FailureClass.wrong_arguments, reason))
+                checks.append(_new(Check, (Stage.values, FailureClass.wrong_arguments, reason, "")))
         contract_ok = True
         if not count_ok:
             reason = f"the right tools, called {m} times; expected {n} calls: {self._described}"
-            checks.append(Check(Stage.contract, FailureClass.wrong_count, reason))
+            checks.append(_new(Check, (Stage.contract, FailureClass.wrong_count, reason, "")))
             contract_ok = False
         if not order_ok:
             checks.append(_WRONG_ORDER)
             contract_ok = False
-        # the facts (single_facts)
-        structure_ok: bool | None = True
-        n_checked = n_valid = 0
-        for known, failure, _ in infos:
-            if known:
-                n_checked += 1
-                if failure is None:
-                    n_valid += 1
-                else:
-                    structure_ok = False
-            elif failure is not None:
-                n_checked += 1
         unsafe = 0
-        guarded = cc.guarded
+        guarded = self._cc.guarded
         if guarded:
             asked_for = {j for _, j in pairs} if selection_ok else set()
             unsafe = sum(
@@ -311,14 +347,17 @@ class Plan:
             )
         if n == 1 and m == 1:
             labels: tuple[tuple[str, str], ...] = (
-                (names[0] if pairs else self._calls[0][0], names[0]),
+                (names[0] if pairs else self._names[0], names[0]),
             )
+        elif len(pairs) == n == m:
+            # every call paired (to an expected tool, never named NO_CALL): nothing to cross
+            labels = tuple([(names[j], names[j]) for _, j in pairs])
         else:
             labels = self._labels(names, pairs)
         head = self._head
         return _new(
             Verdict,
-            [
+            (
                 head[0],
                 head[1],
                 head[2],
@@ -343,10 +382,10 @@ class Plan:
                 attempt,
                 None,
                 (),
-                Evidence(response, 0) if checks else NO_EVIDENCE,
+                _new(Evidence, (response, 0, *_NO_EV)) if checks else NO_EVIDENCE,
                 False,
                 0,
-            ],
+            ),
         )
 
     def _labels(
@@ -356,7 +395,7 @@ class Plan:
         out = [(names[j], names[j]) for _, j in pairs]
         paired_e = {i for i, _ in pairs}
         paired_a = {j for _, j in pairs}
-        out.extend((t[0], NO_CALL) for i, t in enumerate(self._calls) if i not in paired_e)
+        out.extend((t, NO_CALL) for i, t in enumerate(self._names) if i not in paired_e)
         out.extend((NO_CALL, name) for j, name in enumerate(names) if j not in paired_a)
         return tuple(cross_pairs(out))
 
@@ -385,5 +424,5 @@ def make_plan(cc: CompiledCase, validator: Callable[[str], Any]) -> Plan | None:
         or not all(c.args.pure for c in expected)
     ):
         return None
-    calls = tuple((c.tools[0], validator(c.tools[0]).is_valid, c.args.ok) for c in expected)
+    calls = tuple((c.tools[0], validator(c.tools[0]), c.args.ok) for c in expected)
     return Plan(cc, calls)

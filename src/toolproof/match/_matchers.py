@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import operator
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -57,6 +58,44 @@ def strict_equal(expected: Any, actual: Any) -> bool:
     if te is list and ta is list:
         return len(expected) == len(actual) and all(map(strict_equal, expected, actual))
     return te is ta and bool(expected == actual)
+
+
+def _unambiguous(value: Any) -> bool:
+    """Plain equality with ``value`` decides as strict_equal does: a JSON value with no
+    boolean and no number equal to 0 or 1 inside (True == 1 and False == 0.0 in Python)."""
+    kind = type(value)
+    if kind is str or value is None:
+        return True
+    if kind is int or kind is float:
+        return bool(value != 0 and value != 1)
+    try:
+        if kind is dict:
+            return all(type(k) is str and _unambiguous(v) for k, v in value.items())
+        if kind is list:
+            return all(map(_unambiguous, value))
+    except RecursionError:
+        return False
+    return False
+
+
+def _literal(matcher: Any) -> Any:
+    """The one value a pure matcher accepts, when plain equality with it decides as the
+    matcher does (see :func:`_unambiguous`); else MISSING."""
+    kind = type(matcher)
+    if kind is Exact:
+        return matcher.value if _unambiguous(matcher.value) else MISSING
+    if kind is ObjectMatcher and not matcher.extra:
+        out = {}
+        for key, field in matcher.fields.items():
+            value = _literal(field)
+            if value is MISSING:
+                return MISSING
+            out[key] = value
+        return out
+    if kind is ArrayMatcher:
+        items = [_literal(item) for item in matcher.items]
+        return MISSING if any(v is MISSING for v in items) else items
+    return MISSING
 
 
 class Matcher:
@@ -127,23 +166,50 @@ class Ignore(Matcher):
 class ObjectMatcher(Matcher):
     """An object whose listed keys each match; unlisted keys allowed only if ``extra``."""
 
-    __slots__ = ("_keys", "_others", "_required", "_scalars", "extra", "fields", "pure")
+    __slots__ = (
+        "_fetch",
+        "_keys",
+        "_literals",
+        "_others",
+        "_required",
+        "_scalars",
+        "extra",
+        "fields",
+        "pure",
+    )
     name = "object"
 
     def __init__(self, fields: dict[str, Matcher], extra: bool) -> None:
         self.fields = fields
         self.extra = extra
         self.pure = all(m.pure for m in fields.values())
-        # for ok(): literal scalars compared in place, ignored keys skipped, the rest asked
+        # for ok(): the keys whose matcher accepts one value that plain equality decides are
+        # fetched at once and compared as a tuple (a pure matcher only: the order in which
+        # the fields are asked does not matter then); other literal scalars compared in
+        # place, ignored keys skipped, the rest asked (an optional one only when present)
+        literal: dict[str, Any] = {}
+        if self.pure:
+            for k, m in fields.items():
+                value = _literal(m)
+                if value is not MISSING:
+                    literal[k] = value
+        self._fetch: Callable[[dict[str, Any]], Any] | None = None
+        self._literals: Any = None
+        if literal:
+            self._fetch = operator.itemgetter(*literal)
+            values = tuple(literal.values())
+            self._literals = values[0] if len(values) == 1 else values
         self._scalars = tuple(
             (k, m.value, type(m.value))
             for k, m in fields.items()
-            if type(m) is Exact and type(m.value) in _SCALARS
+            if k not in literal and type(m) is Exact and type(m.value) in _SCALARS
         )
         self._others = tuple(
-            (k, m)
+            (k, m.inner.ok, True) if type(m) is Optional else (k, m.ok, False)
             for k, m in fields.items()
-            if type(m) is not Ignore and not (type(m) is Exact and type(m.value) in _SCALARS)
+            if k not in literal
+            and type(m) is not Ignore
+            and not (type(m) is Exact and type(m.value) in _SCALARS)
         )
         self._keys = frozenset(fields)
         # how many keys a matching object surely has: no more means no unexpected key
@@ -152,6 +218,13 @@ class ObjectMatcher(Matcher):
     def ok(self, actual: Any) -> bool:
         if type(actual) is not dict:
             return self.check(actual) is None
+        fetch = self._fetch
+        if fetch is not None:
+            try:
+                if fetch(actual) != self._literals:
+                    return False
+            except KeyError:  # a literal key missing
+                return False
         get = actual.get
         for key, expected, kind in self._scalars:
             value = get(key, MISSING)
@@ -160,8 +233,9 @@ class ObjectMatcher(Matcher):
                     return False
             elif value is MISSING or not strict_equal(expected, value):
                 return False
-        for key, matcher in self._others:
-            if not matcher.ok(get(key, MISSING)):
+        for key, ok, optional in self._others:
+            value = get(key, MISSING)
+            if not ((optional and value is MISSING) or ok(value)):
                 return False
         return self.extra or len(actual) == self._required or self._keys.issuperset(actual)
 
@@ -208,12 +282,14 @@ class ObjectMatcher(Matcher):
 
 
 class ArrayMatcher(Matcher):
-    __slots__ = ("_others", "_scalars", "items", "pure")
+    __slots__ = ("_literal", "_others", "_scalars", "items", "pure")
     name = "array"
 
     def __init__(self, items: list[Matcher]) -> None:
         self.items = items
         self.pure = all(m.pure for m in items)
+        #: the whole array, when plain equality decides it as strict_equal does
+        self._literal: Any = _literal(self) if self.pure else MISSING
         scalar = [type(m) is Exact and type(m.value) in _SCALARS for m in items]
         self._scalars = tuple(
             (i, m.value, type(m.value))  # type: ignore[attr-defined]
@@ -227,6 +303,9 @@ class ArrayMatcher(Matcher):
     def ok(self, actual: Any) -> bool:
         if type(actual) is not list:
             return self.check(actual) is None
+        literal = self._literal
+        if literal is not MISSING:
+            return bool(actual == literal)
         if len(actual) != len(self.items):
             return False
         for i, expected, kind in self._scalars:
@@ -501,15 +580,25 @@ class DateTimeMatcher(Matcher):
 
 
 class OneOf(Matcher):
-    __slots__ = ("options", "pure")
+    __slots__ = ("_literals", "_oks", "options", "pure")
     name = "one_of"
 
     def __init__(self, options: list[Matcher]) -> None:
         self.options = options
         self.pure = all(m.pure for m in options)
+        self._oks = tuple(m.ok for m in options)
+        #: the options, when each is one value plain equality decides (see ``_literal``)
+        literals = tuple(_literal(m) for m in options)
+        self._literals = None if any(v is MISSING for v in literals) else literals
 
     def ok(self, actual: Any) -> bool:
-        return any(m.ok(actual) for m in self.options)
+        literals = self._literals
+        if literals is not None:
+            return actual in literals
+        for ok in self._oks:  # noqa: SIM110 - a loop is faster
+            if ok(actual):
+                return True
+        return False
 
     def check(self, actual: Any) -> Reason:
         if any(m.ok(actual) for m in self.options):
