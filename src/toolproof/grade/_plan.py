@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolproof.grade._answer import NO_CALL, CallInfo
+from toolproof.grade._answer import NO_CALL, CallInfo, schema_failure
 from toolproof.grade._assemble import cross_pairs
 from toolproof.grade._assign import assign
 from toolproof.grade._compile import CompiledCase, describe_calls
@@ -199,12 +199,28 @@ class Plan:
                 try:
                     valid = self._valid[0](args)
                 except (ValueError, RecursionError):
-                    valid = False
+                    valid = None
                 if valid:
                     if self._ok(args):
                         return _new(Verdict, (*self._pass, target, attempt, *_PASSED_END))
+                    reason = self._matchers[0].mismatch(args)
+                    if reason:
+                        check = _new(
+                            Check,
+                            (
+                                Stage.values,
+                                FailureClass.wrong_arguments,
+                                f"{call.name}: {reason}",
+                                "",
+                            ),
+                        )
+                        return self._one(response, call, check, True, target, attempt)
                     return self._failed(response, calls, 0, True, target, attempt, inspect)
-            return self._failed(response, calls, 0, False, target, attempt, inspect)
+                if valid is False:  # (None: the validator failed, as inspect reports it)
+                    why = schema_failure(call.name, self._validators[0], args, True)
+                    check = _new(Check, (Stage.structure, FailureClass.schema_mismatch, why, ""))
+                    return self._one(response, call, check, False, target, attempt)
+            return self._one_other(response, call, target, attempt, inspect)
         if m == len(self._names):
             # the leading calls verified here are not inspected again
             verified, next_valid = self._verify(calls)
@@ -221,6 +237,115 @@ class Plan:
             evidence = _new(Evidence, (response, 0, *_NO_EV))
             return _new(Verdict, (*self._missed, target, attempt, None, (), evidence, False, 0))
         return self._failed(response, calls, 0, False, target, attempt, inspect)
+
+    def _one(
+        self,
+        response: Response,
+        call: ToolCall,
+        check: Check,
+        valid: bool,
+        target: str | None,
+        attempt: int,
+    ) -> Verdict:
+        """The verdict of one call to the one expected tool that fails ``check``: its values,
+        if ``valid``, else its structure."""
+        head = self._head
+        name = call.name
+        return _new(
+            Verdict,
+            (
+                head[0],
+                head[1],
+                head[2],
+                head[3],
+                False,  # passed
+                check.failure,
+                (check,),
+                True,  # decision_ok
+                True,  # selection_ok
+                valid,  # structure_ok
+                False,  # values_ok: wrong, or not judged when the structure failed
+                True,  # contract_ok
+                None,  # reply_ok: not judged
+                head[13],
+                (name,),
+                ((name, name),),
+                1,  # calls_checked
+                1 if valid else 0,  # calls_schema_valid
+                (),
+                0,  # unsafe_calls: the call was asked for
+                target,
+                attempt,
+                None,
+                (),
+                _new(Evidence, (response, 0, *_NO_EV)),
+                False,
+                0,
+            ),
+        )
+
+    def _one_other(
+        self,
+        response: Response,
+        call: ToolCall,
+        target: str | None,
+        attempt: int,
+        inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+    ) -> Verdict:
+        """The verdict of one call where one is expected, unless it calls the expected tool
+        with arguments that parse and validate."""
+        name = call.name
+        info = inspect(call, self._cc)
+        failure = info.failure
+        if name == self._name:  # arguments not JSON, or that cannot be validated
+            if failure is None:  # (not reached: as the general path would grade it)
+                return self._failed(response, [call], 0, False, target, attempt, inspect)
+            check = _new(Check, (Stage.structure, failure, info.message, ""))
+            return self._one(response, call, check, False, target, attempt)
+        if info.known:
+            why = "wrong tools"
+            wrong = FailureClass.wrong_tool
+        else:
+            why = f"called unknown tool {name}"
+            wrong = FailureClass.unknown_tool
+        selection = _new(Check, (Stage.selection, wrong, f"{why}: expected {self._described}", ""))
+        if failure is None:
+            checks: tuple[Check, ...] = (selection,)
+        else:
+            checks = (selection, _new(Check, (Stage.structure, failure, info.message, "")))
+        head = self._head
+        return _new(
+            Verdict,
+            (
+                head[0],
+                head[1],
+                head[2],
+                head[3],
+                False,  # passed
+                wrong,
+                checks,
+                True,  # decision_ok
+                False,  # selection_ok
+                not (info.known and failure is not None),  # structure_ok
+                None,  # values_ok: not judged
+                True,  # contract_ok
+                None,  # reply_ok: not judged
+                head[13],
+                (name,),
+                ((self._name, name),),
+                1 if info.known or failure is not None else 0,  # calls_checked
+                1 if info.known and failure is None else 0,  # calls_schema_valid
+                (),
+                1 if name in self._cc.guarded else 0,  # unsafe_calls: not asked for
+                target,
+                attempt,
+                None,
+                (),
+                _new(Evidence, (response, 0, *_NO_EV)),
+                False,
+                0,
+            ),
+        )
 
     def _failed(
         self,

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolproof._jsonschema import rs_validator
-from toolproof.grade._answer import NO_CALL, CallInfo, analyse
+from toolproof.grade._answer import NO_CALL, CallInfo, analyse, schema_failure
 from toolproof.grade._assemble import assemble, single_facts
 from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks
 from toolproof.grade._compile import CompiledCase, ToolIndex, compile_case
@@ -435,15 +435,7 @@ class Scorer:
             )
         if not known:
             return CallInfo(call, known, None, "")
-        validator = self._validator(cc, call.name)
-        try:
-            if validator.is_valid(call.arguments):
-                return CallInfo(call, known, None, "")
-            err = next(iter(validator.iter_errors(call.arguments)))
-            pointer = "/" + "/".join(
-                str(p).replace("~", "~0").replace("/", "~1") for p in err.instance_path
-            )
-            message = f"{call.name}: {pointer}: {err.message}"
-        except (ValueError, RecursionError) as exc:
-            message = f"{call.name}: arguments cannot be validated ({str(exc)[:80]})"
+        message = schema_failure(call.name, self._validator(cc, call.name), call.arguments)
+        if message is None:
+            return CallInfo(call, known, None, "")
         return CallInfo(call, known, FailureClass.schema_mismatch, message)

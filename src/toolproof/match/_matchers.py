@@ -168,6 +168,7 @@ class ObjectMatcher(Matcher):
 
     __slots__ = (
         "_fetch",
+        "_fields",
         "_keys",
         "_literals",
         "_others",
@@ -211,6 +212,16 @@ class ObjectMatcher(Matcher):
             and type(m) is not Ignore
             and not (type(m) is Exact and type(m.value) in _SCALARS)
         )
+        # for field_reasons(): (key, matcher, its ok when pure, what gives its reason)
+        self._fields = tuple(
+            (
+                k,
+                m,
+                m.ok if m.pure else None,
+                m.mismatch if type(m) is ObjectMatcher and m.pure else m.check,
+            )
+            for k, m in fields.items()
+        )
         self._keys = frozenset(fields)
         # how many keys a matching object surely has: no more means no unexpected key
         self._required = sum(1 for m in fields.values() if type(m) in _PRESENT)
@@ -242,12 +253,16 @@ class ObjectMatcher(Matcher):
     def check(self, actual: Any) -> Reason:
         if self.pure and type(actual) is dict and self.ok(actual):
             return None
+        return self.mismatch(actual)
+
+    def mismatch(self, actual: Any) -> Reason:
+        """``check(actual)`` without asking ``ok`` first: for a value ``ok`` refused."""
         if actual is MISSING:
             return "missing"
         if not isinstance(actual, dict):
             return f"expected an object, got {show(actual)}"
         reasons = self.field_reasons(actual)
-        return "; ".join(f"{k}: {r}" for k, r in reasons) if reasons else None
+        return "; ".join([f"{k}: {r}" for k, r in reasons]) if reasons else None
 
     def differences(self, actual: Any) -> int:
         """How far the arguments are from matching: 2 per missing or unexpected key,
@@ -265,8 +280,12 @@ class ObjectMatcher(Matcher):
 
     def field_reasons(self, actual: dict[str, Any]) -> list[tuple[str, str]]:
         out = []
-        for key, matcher in self.fields.items():
-            reason = matcher.check(actual.get(key, MISSING))
+        get = actual.get
+        for key, matcher, ok, reason_of in self._fields:
+            value = get(key, MISSING)
+            if ok is not None and ok(value):
+                continue  # a pure matcher: ok() is check() is None
+            reason = reason_of(value)
             if reason is not None and not (reason == "missing" and isinstance(matcher, Ignore)):
                 out.append((key, reason))
         if not self.extra:
@@ -512,6 +531,13 @@ class Range(Matcher):
     def __init__(self, low: float | None, high: float | None) -> None:
         self.low = low
         self.high = high
+
+    def ok(self, actual: Any) -> bool:
+        kind = type(actual)
+        if kind is int or kind is float:
+            low, high = self.low, self.high
+            return not ((low is not None and actual < low) or (high is not None and actual > high))
+        return self.check(actual) is None
 
     def check(self, actual: Any) -> Reason:
         if actual is MISSING:
