@@ -364,35 +364,57 @@ class Plan:
         n = len(self._names)
         index = self._index
         valids = self._valid
-        names = [call.name for call in calls]
-        slots = [index.get(name) for name in names]  # the expected call each can pair with
+        oks = self._oks
+        matchers = self._matchers
+        names: list[str] = []
+        # the expected call each call can pair with, and the position of its candidate
+        slots: list[int | None] = []
+        candidate = [-1] * n
+        twice = False  # an expected call with two candidates (a tool called twice)
         # match_set: the reason each call fails the expected call of its tool (None: matches,
         # "": its structure failed, reported there, values not judged)
-        reason_of: list[str | None] = [None] * m
+        reason_of: list[str | None] = []
         structure: list[Check] = []  # the structure findings, in call order
         unknown: list[str] = []
-        n_checked = n_valid = verified  # the verified calls are known and valid
+        n_checked = n_valid = 0
         structure_ok: bool | None = True
-        for j in range(verified, m):
-            call = calls[j]
-            i = slots[j]
-            args = call.arguments
-            if j == verified and next_valid:  # validated, did not match
-                n_checked += 1
-                n_valid += 1
-                reason_of[j] = self._matchers[i].check(args)  # type: ignore[index]
-                continue
-            if i is not None and call.parse_error is None:
-                try:
-                    valid = valids[i](args)
-                except (ValueError, RecursionError):
-                    valid = False
-                if valid:
+        j = 0
+        for call in calls:
+            name = call.name
+            names.append(name)
+            i = index.get(name)
+            slots.append(i)
+            reason: str | None = None
+            if i is not None:
+                if candidate[i] < 0:
+                    candidate[i] = j
+                else:
+                    twice = True
+                if j < verified:  # validated and matched
                     n_checked += 1
                     n_valid += 1
-                    if not self._oks[i](args):
-                        reason_of[j] = self._matchers[i].check(args)
+                    reason_of.append(None)
+                    j += 1
                     continue
+                args = call.arguments
+                if j == verified and next_valid:  # validated, did not match
+                    n_checked += 1
+                    n_valid += 1
+                    reason_of.append(matchers[i].mismatch(args))
+                    j += 1
+                    continue
+                if call.parse_error is None:
+                    try:
+                        valid = valids[i](args)
+                    except (ValueError, RecursionError):
+                        valid = False
+                    if valid:
+                        n_checked += 1
+                        n_valid += 1
+                        reason_of.append(None if oks[i](args) else matchers[i].mismatch(args))
+                        j += 1
+                        continue
+                reason = ""
             info = inspect(call, self._cc)
             failure = info.failure
             if info.known:
@@ -402,30 +424,30 @@ class Plan:
                 else:
                     structure_ok = False
             else:
-                unknown.append(call.name)
+                unknown.append(name)
                 if failure is not None:
                     n_checked += 1
             if failure is not None:
                 structure.append(_new(Check, (Stage.structure, failure, info.message, "")))
-            if i is not None:
-                reason_of[j] = ""
-        candidates = [(i, j) for j, i in enumerate(slots) if i is not None]
-        if len(candidates) == len({i for i, _ in candidates}):
+            reason_of.append(reason)
+            j += 1
+        if not twice:
             # each expected call has one candidate at most: the optimal pairing takes them all
-            pairs = sorted(candidates)
+            pairs = [(i, j) for i, j in enumerate(candidate) if j >= 0]
         else:  # a tool called twice: as the general path pairs them
             cost = [[_FAR] * m for _ in range(n)]
-            for i, j in candidates:
-                cost[i][j] = 0 if reason_of[j] is None else 1
+            for j, i in enumerate(slots):
+                if i is not None:
+                    cost[i][j] = 0 if reason_of[j] is None else 1
             pairs = [(i, j) for i, j in assign(cost) if cost[i][j] < _FAR]
-        lost_expected, lost_actual = n - len(pairs), m - len(pairs)
+        paired = len(pairs)
         order = self._order
         if order is Order.subset:
-            selection_ok = lost_actual == 0
+            selection_ok = paired == m
         elif order is Order.superset:
-            selection_ok = lost_expected == 0
+            selection_ok = paired == n
         else:
-            selection_ok = lost_expected == 0 and lost_actual == 0
+            selection_ok = paired == n and paired == m
         count_ok = True
         if not selection_ok:
             called = set(names)
@@ -433,14 +455,19 @@ class Plan:
             every_called = self._tools <= called
             if only_expected and (order is Order.subset or every_called):
                 selection_ok, count_ok = True, False
-        failed = [j for _, j in pairs if reason_of[j] is not None]
-        values_ok = None if not selection_ok else not failed
-        order_ok = True
-        if self._strict and selection_ok and values_ok:
-            order_ok = all(k < m and slots[k] == k and reason_of[k] is None for k in range(n))
-        # the checks, stage by stage (decision passed: there are calls)
         checks: list[Check] = []
-        if not selection_ok:
+        values_ok: bool | None = None
+        if selection_ok:
+            value_reasons: list[str] = []
+            values_ok = True
+            for _, j in pairs:
+                reason = reason_of[j]
+                if reason is not None:
+                    values_ok = False
+                    if reason:
+                        value_reasons.append(f"{names[j]}: {reason}")
+        else:
+            # the checks, stage by stage (decision passed: there are calls)
             if unknown:
                 wrong = FailureClass.unknown_tool
                 why = f"called unknown tool {', '.join(unknown)}"
@@ -449,32 +476,34 @@ class Plan:
             checks.append(
                 _new(Check, (Stage.selection, wrong, f"{why}: expected {self._described}", ""))
             )
-        checks += structure
-        if values_ok is False:
-            value_reasons = [f"{names[j]}: {reason_of[j]}" for j in failed if reason_of[j]]
-            if value_reasons:
-                reason = "; ".join(value_reasons)
-                checks.append(_new(Check, (Stage.values, FailureClass.wrong_arguments, reason, "")))
+        if structure:
+            checks += structure
+        if values_ok is False and value_reasons:
+            reason = "; ".join(value_reasons)
+            checks.append(_new(Check, (Stage.values, FailureClass.wrong_arguments, reason, "")))
         contract_ok = True
         if not count_ok:
             reason = f"the right tools, called {m} times; expected {n} calls: {self._described}"
             checks.append(_new(Check, (Stage.contract, FailureClass.wrong_count, reason, "")))
             contract_ok = False
-        if not order_ok:
-            checks.append(_WRONG_ORDER)
-            contract_ok = False
+        if self._strict and values_ok:  # (values judged: selection passed)
+            for k in range(n):
+                if k >= m or slots[k] != k or reason_of[k] is not None:
+                    checks.append(_WRONG_ORDER)
+                    contract_ok = False
+                    break
         unsafe = 0
         guarded = self._cc.guarded
         if guarded:
             asked_for = {j for _, j in pairs} if selection_ok else set()
-            unsafe = sum(
-                1 for j, name in enumerate(names) if name in guarded and j not in asked_for
-            )
+            for j, name in enumerate(names):
+                if name in guarded and j not in asked_for:
+                    unsafe += 1
         if n == 1 and m == 1:
             labels: tuple[tuple[str, str], ...] = (
                 (names[0] if pairs else self._names[0], names[0]),
             )
-        elif len(pairs) == n == m:
+        elif paired == n and paired == m:
             # every call paired (to an expected tool, never named NO_CALL): nothing to cross
             labels = tuple([(names[j], names[j]) for _, j in pairs])
         else:
