@@ -95,6 +95,8 @@ def _variant(tool: str, rng: random.Random) -> tuple[str, str]:
         return tool, json.dumps(args)[:-2]  # not JSON
     elif how == 7:
         tool = rng.choice(["a", "b", "c", "d", "g", "nope"])  # another tool, maybe unknown
+        if rng.random() < 0.3:
+            return tool, json.dumps(args)[:-2]  # ... and not JSON
     return tool, json.dumps(args)
 
 
