@@ -434,6 +434,13 @@ class Plan:
         if not twice:
             # each expected call has one candidate at most: the optimal pairing takes them all
             pairs = [(i, j) for i, j in enumerate(candidate) if j >= 0]
+        elif n == 1:  # the tool called twice: the first call that matches, else the first
+            first = candidate[0]
+            for j in range(first, m):
+                if slots[j] == 0 and reason_of[j] is None:
+                    first = j
+                    break
+            pairs = [(0, first)]
         else:  # a tool called twice: as the general path pairs them
             cost = [[_FAR] * m for _ in range(n)]
             for j, i in enumerate(slots):
@@ -545,13 +552,26 @@ class Plan:
     def _labels(
         self, names: list[str], pairs: list[tuple[int, int]]
     ) -> tuple[tuple[str, str], ...]:
-        """(expected, actual) tool labels for the confusion matrix (``_assemble._set_pairs``)."""
-        out = [(names[j], names[j]) for _, j in pairs]
-        paired_e = {i for i, _ in pairs}
-        paired_a = {j for _, j in pairs}
-        out.extend((t, NO_CALL) for i, t in enumerate(self._names) if i not in paired_e)
-        out.extend((NO_CALL, name) for j, name in enumerate(names) if j not in paired_a)
-        return tuple(cross_pairs(out))
+        """(expected, actual) tool labels for the confusion matrix (``_assemble._set_pairs``,
+        then ``cross_pairs``: an unpaired expected call and an unpaired call, in their
+        orders, make one confusion)."""
+        kept = []
+        paired_e = set()
+        paired_a = set()
+        for i, j in pairs:
+            kept.append((names[j], names[j]))
+            paired_e.add(i)
+            paired_a.add(j)
+        missing = [t for i, t in enumerate(self._names) if i not in paired_e]
+        extra = [name for j, name in enumerate(names) if j not in paired_a]
+        if NO_CALL in extra:  # a call named like the label of no call: as cross_pairs reads it
+            out = kept + [(t, NO_CALL) for t in missing] + [(NO_CALL, a) for a in extra]
+            return tuple(cross_pairs(out))
+        crossed = min(len(missing), len(extra))
+        kept.extend(zip(missing[:crossed], extra[:crossed], strict=True))
+        kept.extend((t, NO_CALL) for t in missing[crossed:])
+        kept.extend((NO_CALL, a) for a in extra[crossed:])
+        return tuple(kept)
 
 
 def make_plan(cc: CompiledCase, validator: Callable[[str], Any]) -> Plan | None:

@@ -133,16 +133,15 @@ class Exact(Matcher):
         return actual is not MISSING and strict_equal(value, actual)
 
     def check(self, actual: Any) -> Reason:
+        if self.ok(actual):
+            return None
         if actual is MISSING:
             return "missing"
-        if strict_equal(self.value, actual):
-            return None
-        if type(self.value) is not type(actual) and not (
-            _is_number(self.value) and _is_number(actual)
-        ):
-            want, got = type(self.value).__name__, type(actual).__name__
-            return f"expected {show(self.value)} ({want}), got {show(actual)} ({got})"
-        return f"expected {show(self.value)}, got {show(actual)}"
+        value = self.value
+        if type(value) is not type(actual) and not (_is_number(value) and _is_number(actual)):
+            want, got = type(value).__name__, type(actual).__name__
+            return f"expected {show(value)} ({want}), got {show(actual)} ({got})"
+        return f"expected {show(value)}, got {show(actual)}"
 
     def describe(self) -> str:
         return show(self.value)
@@ -606,11 +605,12 @@ class DateTimeMatcher(Matcher):
 
 
 class OneOf(Matcher):
-    __slots__ = ("_literals", "_oks", "options", "pure")
+    __slots__ = ("_described", "_literals", "_oks", "options", "pure")
     name = "one_of"
 
     def __init__(self, options: list[Matcher]) -> None:
         self.options = options
+        self._described: str | None = None
         self.pure = all(m.pure for m in options)
         self._oks = tuple(m.ok for m in options)
         #: the options, when each is one value plain equality decides (see ``_literal``)
@@ -627,14 +627,18 @@ class OneOf(Matcher):
         return False
 
     def check(self, actual: Any) -> Reason:
-        if any(m.ok(actual) for m in self.options):
+        if self.ok(actual):
             return None  # an option such as {ignore: true} may accept an absent argument
         if actual is MISSING:
             return "missing"
         return f"{show(actual)} is none of {self.describe()}"
 
     def describe(self) -> str:
-        return "one of (" + " | ".join(m.describe() for m in self.options) + ")"
+        described = self._described
+        if described is None:  # once: a matcher does not change once compiled
+            described = "one of (" + " | ".join(m.describe() for m in self.options) + ")"
+            self._described = described
+        return described
 
 
 class Optional(Matcher):
