@@ -65,6 +65,7 @@ class Plan:
         "_described",
         "_head",
         "_index",
+        "_inspect",
         "_matchers",
         "_missed",
         "_name",
@@ -84,7 +85,11 @@ class Plan:
         self,
         cc: CompiledCase,
         calls: tuple[tuple[str, Any, Any], ...],
+        inspect: Callable[[ToolCall, CompiledCase], CallInfo],
     ) -> None:
+        #: the scorer's (is the tool offered, do the arguments parse and validate), asked
+        #: for the calls the plan cannot settle at once
+        self._inspect = inspect
         #: per expected call, in expected order: its tool, the validator of the tool's
         #: schema (``is_valid``, ``iter_errors``) and the argument matcher's ``ok``
         self._names = tuple(name for name, _, _ in calls)
@@ -176,19 +181,11 @@ class Plan:
             position += 1
         return position, False
 
-    def grade(
-        self,
-        response: Response,
-        target: str | None,
-        attempt: int,
-        inspect: Callable[[ToolCall, CompiledCase], CallInfo],
-    ) -> Verdict:
+    def grade(self, response: Response, target: str | None, attempt: int) -> Verdict:
         """The verdict of any answer to the case.
 
-        ``inspect`` is the scorer's (is the tool offered, do the arguments parse
-        and validate), asked for the calls this cannot settle at once. Each step
-        below is the one of the general path it stands for (``_answer.match_set``,
-        the checks of ``_checks``, ``_assemble``).
+        Each step below is the one of the general path it stands for
+        (``_answer.match_set``, the checks of ``_checks``, ``_assemble``).
         """
         calls = response.tool_calls
         m = len(calls)
@@ -215,12 +212,12 @@ class Plan:
                             ),
                         )
                         return self._one(response, call, check, True, target, attempt)
-                    return self._failed(response, calls, 0, True, target, attempt, inspect)
+                    return self._failed(response, calls, 0, True, target, attempt)
                 if valid is False:  # (None: the validator failed, as inspect reports it)
                     why = schema_failure(call.name, self._validators[0], args, True)
                     check = _new(Check, (Stage.structure, FailureClass.schema_mismatch, why, ""))
                     return self._one(response, call, check, False, target, attempt)
-            return self._one_other(response, call, target, attempt, inspect)
+            return self._one_other(response, call, target, attempt)
         if m == len(self._names):
             # the leading calls verified here are not inspected again
             verified, next_valid = self._verify(calls)
@@ -232,11 +229,11 @@ class Plan:
                     Verdict,
                     (*self._head, names, *self._tail, target, attempt, *_PASSED_END),
                 )
-            return self._failed(response, calls, verified, next_valid, target, attempt, inspect)
+            return self._failed(response, calls, verified, next_valid, target, attempt)
         if m == 0:
             evidence = _new(Evidence, (response, 0, *_NO_EV))
             return _new(Verdict, (*self._missed, target, attempt, None, (), evidence, False, 0))
-        return self._failed(response, calls, 0, False, target, attempt, inspect)
+        return self._failed(response, calls, 0, False, target, attempt)
 
     def _one(
         self,
@@ -290,16 +287,15 @@ class Plan:
         call: ToolCall,
         target: str | None,
         attempt: int,
-        inspect: Callable[[ToolCall, CompiledCase], CallInfo],
     ) -> Verdict:
         """The verdict of one call where one is expected, unless it calls the expected tool
         with arguments that parse and validate."""
         name = call.name
-        info = inspect(call, self._cc)
+        info = self._inspect(call, self._cc)
         failure = info.failure
         if name == self._name:  # arguments not JSON, or that cannot be validated
             if failure is None:  # (not reached: as the general path would grade it)
-                return self._failed(response, [call], 0, False, target, attempt, inspect)
+                return self._failed(response, [call], 0, False, target, attempt)
             check = _new(Check, (Stage.structure, failure, info.message, ""))
             return self._one(response, call, check, False, target, attempt)
         if info.known:
@@ -355,7 +351,6 @@ class Plan:
         next_valid: bool,
         target: str | None,
         attempt: int,
-        inspect: Callable[[ToolCall, CompiledCase], CallInfo],
     ) -> Verdict:
         """The verdict of an answer whose first ``verified`` calls are expected calls that
         validate and match, and whose next call validated but did not match if
@@ -415,7 +410,7 @@ class Plan:
                         j += 1
                         continue
                 reason = ""
-            info = inspect(call, self._cc)
+            info = self._inspect(call, self._cc)
             failure = info.failure
             if info.known:
                 n_checked += 1
@@ -574,10 +569,15 @@ class Plan:
         return tuple(kept)
 
 
-def make_plan(cc: CompiledCase, validator: Callable[[str], Any]) -> Plan | None:
+def make_plan(
+    cc: CompiledCase,
+    validator: Callable[[str], Any],
+    inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+) -> Plan | None:
     """The plan of a case, or None when its verdict may turn on more than its calls.
 
-    ``validator(name)``: the schema validator of tool ``name`` as offered in the case.
+    ``validator(name)``: the schema validator of tool ``name`` as offered in the case;
+    ``inspect``: the scorer's inspection of a call.
     """
     if (
         cc.kind is not Kind.call
@@ -599,4 +599,4 @@ def make_plan(cc: CompiledCase, validator: Callable[[str], Any]) -> Plan | None:
     ):
         return None
     calls = tuple((c.tools[0], validator(c.tools[0]), c.args.ok) for c in expected)
-    return Plan(cc, calls)
+    return Plan(cc, calls, inspect)

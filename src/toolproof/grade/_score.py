@@ -165,7 +165,11 @@ class Scorer:
         for case_id, case_checks in self._single.items():
             if case_checks == SINGLE_STEP_CHECKS and case_id not in self._notes:
                 cc = self.cases[case_id]
-                plan = make_plan(cc, lambda name, cc=cc: self._validator(cc, name))  # type: ignore[misc]
+                plan = make_plan(
+                    cc,
+                    lambda name, cc=cc: self._validator(cc, name),  # type: ignore[misc]
+                    self._inspect,
+                )
                 if plan is not None:
                     self._plans[case_id] = plan
 
@@ -186,7 +190,7 @@ class Scorer:
             emb = self.embeddings
             # nothing left over from an earlier grading (a plan notes nothing itself)
             if not (emb.seen or emb.missing or self.decisions.asked):
-                return plan.grade(response, record.target, record.attempt, self._inspect)
+                return plan.grade(response, record.target, record.attempt)
         return self._judged(lambda: self._grade(record, response), record)
 
     def grade_response(
@@ -315,7 +319,7 @@ class Scorer:
         plan = self._plans.get(case_id)
         if plan is not None:
             target, attempt = (record.target, record.attempt) if record is not None else (None, 0)
-            return plan.grade(response, target, attempt, self._inspect)
+            return plan.grade(response, target, attempt)
         if len(checks) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
             passed = self._quick_pass(cc, response, record)
             if passed is not None:
