@@ -11,9 +11,9 @@ Usage: python bench/stats_scale.py [N:C ...]
 
 from __future__ import annotations
 
+import argparse
 import random
 import resource
-import sys
 import time
 from pathlib import Path
 
@@ -53,12 +53,27 @@ def verdicts(n: int, cases: int, base: list[Verdict]) -> list[Verdict]:
     return out
 
 
+def spec(text: str) -> tuple[int, int]:
+    n, sep, cases = text.partition(":")
+    if not sep or not n.isdigit() or not cases.isdigit() or int(cases) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected N:C, e.g. 25000:2500")
+    return int(n), int(cases)
+
+
 def main() -> None:
-    specs = sys.argv[1:] or ["25000:2500", "1000000:100000", "1000000:1000"]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "specs",
+        nargs="*",
+        type=spec,
+        metavar="N:C",
+        help="N attempts over C cases (default 25000:2500 1000000:100000 1000000:1000)",
+    )
+    args = parser.parse_args()
+    specs = args.specs or [(25000, 2500), (1000000, 100000), (1000000, 1000)]
     base = seeds()
     stability(base[:4])  # imports numpy and scipy: a fixed cost, not counted
-    for spec in specs:
-        n, cases = (int(x) for x in spec.split(":"))
+    for n, cases in specs:
         vs = verdicts(n, cases, base)
         t = time.perf_counter()
         c = time.process_time()
