@@ -78,24 +78,74 @@ def _unambiguous(value: Any) -> bool:
     return False
 
 
-def _literal(matcher: Any) -> Any:
+def _json(value: Any) -> bool:
+    """A plain JSON value (objects with string keys), as the argument parser makes them."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return True
+    try:
+        if kind is dict:
+            return all(type(k) is str and _json(v) for k, v in value.items())
+        if kind is list:
+            return all(map(_json, value))
+    except RecursionError:
+        return False
+    return False
+
+
+def _literal(matcher: Any, kinds_apart: bool = False) -> Any:
     """The one value a pure matcher accepts, when plain equality with it decides as the
-    matcher does (see :func:`_unambiguous`); else MISSING."""
+    matcher does (see :func:`_unambiguous`); else MISSING.
+
+    ``kinds_apart``: any plain JSON value will do; plain equality then decides up to the
+    kinds :func:`_bool_kinds` lists, which the caller checks apart.
+    """
     kind = type(matcher)
     if kind is Exact:
-        return matcher.value if _unambiguous(matcher.value) else MISSING
+        plain = _json(matcher.value) if kinds_apart else _unambiguous(matcher.value)
+        return matcher.value if plain else MISSING
     if kind is ObjectMatcher and not matcher.extra:
         out = {}
         for key, field in matcher.fields.items():
-            value = _literal(field)
+            value = _literal(field, kinds_apart)
             if value is MISSING:
                 return MISSING
             out[key] = value
         return out
     if kind is ArrayMatcher:
-        items = [_literal(item) for item in matcher.items]
+        items = [_literal(item, kinds_apart) for item in matcher.items]
         return MISSING if any(v is MISSING for v in items) else items
     return MISSING
+
+
+def _bool_kinds(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], bool]]:
+    """Where in a plain JSON value plain equality cannot tell a boolean from a number
+    (True == 1 == 1.0, False == 0 == -0.0): (path, whether a boolean is expected there)."""
+    kind = type(value)
+    if kind is bool:
+        return [(path, True)]
+    if kind is int or kind is float:
+        return [(path, False)] if value == 0 or value == 1 else []
+    out: list[tuple[tuple[Any, ...], bool]] = []
+    if kind is dict:
+        for key, item in value.items():
+            out += _bool_kinds(item, (*path, key))
+    elif kind is list:
+        for index, item in enumerate(value):
+            out += _bool_kinds(item, (*path, index))
+    return out
+
+
+def _kinds_differ(actual: Any, kinds: tuple[tuple[tuple[Any, ...], bool], ...]) -> bool:
+    """A value equal to a literal has a boolean where the literal has a number, or the
+    other way round (see :func:`_bool_kinds`)."""
+    for path, boolean in kinds:
+        value = actual
+        for step in path:
+            value = value[step]
+        if (type(value) is bool) is not boolean:
+            return True
+    return False
 
 
 class Matcher:
@@ -169,6 +219,7 @@ class ObjectMatcher(Matcher):
         "_fetch",
         "_fields",
         "_keys",
+        "_kinds",
         "_literals",
         "_others",
         "_required",
@@ -190,11 +241,15 @@ class ObjectMatcher(Matcher):
         literal: dict[str, Any] = {}
         if self.pure:
             for k, m in fields.items():
-                value = _literal(m)
+                value = _literal(m, kinds_apart=True)
                 if value is not MISSING:
                     literal[k] = value
         self._fetch: Callable[[dict[str, Any]], Any] | None = None
         self._literals: Any = None
+        #: where in the literal fields a boolean and a number must be told apart
+        self._kinds = tuple(
+            ((k, *path), boolean) for k, v in literal.items() for path, boolean in _bool_kinds(v)
+        )
         if literal:
             self._fetch = operator.itemgetter(*literal)
             values = tuple(literal.values())
@@ -234,6 +289,8 @@ class ObjectMatcher(Matcher):
                 if fetch(actual) != self._literals:
                     return False
             except KeyError:  # a literal key missing
+                return False
+            if self._kinds and _kinds_differ(actual, self._kinds):
                 return False
         get = actual.get
         for key, expected, kind in self._scalars:
@@ -300,14 +357,16 @@ class ObjectMatcher(Matcher):
 
 
 class ArrayMatcher(Matcher):
-    __slots__ = ("_literal", "_others", "_scalars", "items", "pure")
+    __slots__ = ("_kinds", "_literal", "_others", "_scalars", "items", "pure")
     name = "array"
 
     def __init__(self, items: list[Matcher]) -> None:
         self.items = items
         self.pure = all(m.pure for m in items)
-        #: the whole array, when plain equality decides it as strict_equal does
-        self._literal: Any = _literal(self) if self.pure else MISSING
+        #: the whole array, when it is one plain value (compared by plain equality, then
+        #: where a boolean and a number must be told apart)
+        self._literal: Any = _literal(self, kinds_apart=True) if self.pure else MISSING
+        self._kinds = tuple(_bool_kinds(self._literal)) if self._literal is not MISSING else ()
         scalar = [type(m) is Exact and type(m.value) in _SCALARS for m in items]
         self._scalars = tuple(
             (i, m.value, type(m.value))  # type: ignore[attr-defined]
@@ -323,7 +382,9 @@ class ArrayMatcher(Matcher):
             return self.check(actual) is None
         literal = self._literal
         if literal is not MISSING:
-            return bool(actual == literal)
+            return bool(actual == literal) and not (
+                self._kinds and _kinds_differ(actual, self._kinds)
+            )
         if len(actual) != len(self.items):
             return False
         for i, expected, kind in self._scalars:
