@@ -551,14 +551,19 @@ class Plan:
         then ``cross_pairs``: an unpaired expected call and an unpaired call, in their
         orders, make one confusion)."""
         kept = []
-        paired_e = set()
-        paired_a = set()
+        paired_e = paired_a = 0  # bit sets
         for i, j in pairs:
-            kept.append((names[j], names[j]))
-            paired_e.add(i)
-            paired_a.add(j)
-        missing = [t for i, t in enumerate(self._names) if i not in paired_e]
-        extra = [name for j, name in enumerate(names) if j not in paired_a]
+            name = names[j]
+            kept.append((name, name))
+            paired_e |= 1 << i
+            paired_a |= 1 << j
+        expected = self._names
+        missing: list[str] = []
+        if len(pairs) < len(expected):
+            missing = [t for i, t in enumerate(expected) if not paired_e >> i & 1]
+        extra: list[str] = []
+        if len(pairs) < len(names):
+            extra = [name for j, name in enumerate(names) if not paired_a >> j & 1]
         if NO_CALL in extra:  # a call named like the label of no call: as cross_pairs reads it
             out = kept + [(t, NO_CALL) for t in missing] + [(NO_CALL, a) for a in extra]
             return tuple(cross_pairs(out))
