@@ -153,33 +153,39 @@ class Plan:
             0,
         )
 
-    def _verify(self, calls: list[ToolCall]) -> tuple[int, bool]:
+    def _verify(self, calls: list[ToolCall]) -> tuple[int, bool, bool]:
         """How many leading calls are expected calls, each once (in order, if strict), whose
-        arguments parse, validate and match; and whether the next one validated."""
+        arguments parse, validate and match; whether the next one validated; and whether
+        those calls came in the expected order."""
         index = self._index
         strict = self._strict
         valids = self._valid
         oks = self._oks
         seen = 0
         position = 0
+        in_order = True
         for call in calls:
             i = index.get(call.name)
-            if i is None or (strict and i != position) or call.parse_error is not None:
-                return position, False
+            if i is None or call.parse_error is not None:
+                return position, False, in_order
+            if i != position:
+                if strict:
+                    return position, False, in_order
+                in_order = False
             bit = 1 << i
             if seen & bit:
-                return position, False
+                return position, False, in_order
             seen |= bit
             args = call.arguments
             try:
                 if not valids[i](args):
-                    return position, False
+                    return position, False, in_order
             except (ValueError, RecursionError):
-                return position, False
+                return position, False, in_order
             if not oks[i](args):
-                return position, True
+                return position, True, in_order
             position += 1
-        return position, False
+        return position, False, in_order
 
     def grade(self, response: Response, target: str | None, attempt: int) -> Verdict:
         """The verdict of any answer to the case.
@@ -220,11 +226,11 @@ class Plan:
             return self._one_other(response, call, target, attempt)
         if m == len(self._names):
             # the leading calls verified here are not inspected again
-            verified, next_valid = self._verify(calls)
+            verified, next_valid, in_order = self._verify(calls)
             if verified == m:
-                names = tuple([call.name for call in calls])
-                if names == self._names:
+                if in_order:
                     return _new(Verdict, (*self._pass, target, attempt, *_PASSED_END))
+                names = tuple([call.name for call in calls])
                 return _new(
                     Verdict,
                     (*self._head, names, *self._tail, target, attempt, *_PASSED_END),
