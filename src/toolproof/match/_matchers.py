@@ -344,7 +344,7 @@ class ObjectMatcher(Matcher):
             reason = reason_of(value)
             if reason is not None and not (reason == "missing" and isinstance(matcher, Ignore)):
                 out.append((key, reason))
-        if not self.extra:
+        if not self.extra and not self._keys.issuperset(actual):
             out.extend(
                 (k, f"unexpected argument = {show(v)}")
                 for k, v in actual.items()
