@@ -136,6 +136,37 @@ def _bool_kinds(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any,
     return out
 
 
+_ABSENT: Any = object()  # a canonical answer leaves the argument out
+
+
+def _canonical(matcher: Any) -> Any:
+    """The value the most usual matching answer gives, as one plain JSON value: the
+    literal, the normalized text as written, the first option of one_of, optional and
+    ignored arguments left out. MISSING for a matcher with no such value (a range...)."""
+    kind = type(matcher)
+    if kind is Exact:
+        return matcher.value if _json(matcher.value) else MISSING
+    if kind is Normalized:
+        return matcher.value
+    if kind is OneOf:
+        return _canonical(matcher.options[0])
+    if kind is Optional or kind is Ignore:
+        return _ABSENT
+    if kind is ObjectMatcher:
+        out = {}
+        for key, field in matcher.fields.items():
+            value = _canonical(field)
+            if value is MISSING:
+                return MISSING
+            if value is not _ABSENT:
+                out[key] = value
+        return out
+    if kind is ArrayMatcher:
+        items = [_canonical(item) for item in matcher.items]
+        return MISSING if any(v is MISSING or v is _ABSENT for v in items) else items
+    return MISSING
+
+
 def _kinds_differ(actual: Any, kinds: tuple[tuple[tuple[Any, ...], bool], ...]) -> bool:
     """A value equal to a literal has a boolean where the literal has a number, or the
     other way round (see :func:`_bool_kinds`)."""
@@ -216,6 +247,8 @@ class ObjectMatcher(Matcher):
     """An object whose listed keys each match; unlisted keys allowed only if ``extra``."""
 
     __slots__ = (
+        "_canonical",
+        "_canonical_kinds",
         "_fetch",
         "_fields",
         "_keys",
@@ -279,10 +312,30 @@ class ObjectMatcher(Matcher):
         self._keys = frozenset(fields)
         # how many keys a matching object surely has: no more means no unexpected key
         self._required = sum(1 for m in fields.values() if type(m) in _PRESENT)
+        # the most usual matching answer (see _canonical), recognised by plain equality
+        # where the kinds of booleans and numbers agree: ok() depends on nothing but the
+        # value up to strict_equal, and says yes to this one (asked here)
+        self._canonical: Any = None
+        self._canonical_kinds: tuple[tuple[tuple[Any, ...], bool], ...] = ()
+        canonical = _canonical(self) if self.pure else MISSING
+        if type(canonical) is dict:
+            try:
+                if self.ok(canonical):
+                    self._canonical = canonical
+                    self._canonical_kinds = tuple(_bool_kinds(canonical))
+            except RecursionError:
+                pass
 
     def ok(self, actual: Any) -> bool:
         if type(actual) is not dict:
             return self.check(actual) is None
+        canonical = self._canonical
+        if (
+            canonical is not None
+            and actual == canonical
+            and not (self._canonical_kinds and _kinds_differ(actual, self._canonical_kinds))
+        ):
+            return True
         fetch = self._fetch
         if fetch is not None:
             try:
