@@ -26,9 +26,7 @@ def test_the_example_suite_check_fails_a_reply_that_pastes_json() -> None:
 
     from toolproof.types import Response
 
-    spec = importlib.util.spec_from_file_location(
-        "support_checks", ROOT / "examples/support/checks.py"
-    )
+    spec = importlib.util.spec_from_file_location("support_checks", ROOT / "examples/support/checks.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

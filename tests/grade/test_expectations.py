@@ -72,12 +72,7 @@ def test_alternatives_diagnose_against_the_closest_one() -> None:
 
 def test_optional_matcher_in_a_case() -> None:
     scorer = _weather_scorer(
-        {
-            "expect": {
-                "call": "get_weather",
-                "args": {"city": "Paris", "unit": {"optional": "celsius"}},
-            }
-        }
+        {"expect": {"call": "get_weather", "args": {"city": "Paris", "unit": {"optional": "celsius"}}}}
     )
     ok = scorer.grade_response("c", reply(None, call("get_weather", '{"city": "Paris"}')))
     bad = scorer.grade_response(

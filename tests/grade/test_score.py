@@ -300,31 +300,10 @@ def test_fast_path_reaches_the_same_verdict_as_the_full_path() -> None:
     root = Path(__file__).resolve().parents[2] / "examples" / "support"
     suite = load_suite(root)
     scorer = Scorer(suite, expected_states(suite, Trust(allow_code=True)))
-    fields = (
-        "passed",
-        "failure",
-        "decision_ok",
-        "selection_ok",
-        "structure_ok",
-        "values_ok",
-        "contract_ok",
-        "reply_ok",
-        "expected_tools",
-        "actual_tools",
-        "pairs",
-        "calls_checked",
-        "calls_schema_valid",
-        "unsafe_calls",
-        "forbidden_called",
-        "checks",
-        "target",
-        "attempt",
-        "kind",
-        "risk",
-        "tags",
-        "multistep",
-        "notes",
-    )
+    fields = ("passed", "failure", "decision_ok", "selection_ok", "structure_ok", "values_ok",
+              "contract_ok", "reply_ok", "expected_tools", "actual_tools", "pairs",
+              "calls_checked", "calls_schema_valid", "unsafe_calls", "forbidden_called", "checks",
+              "target", "attempt", "kind", "risk", "tags", "multistep", "notes")
     quick_seen = 0
     for rec in read_records(root / "records.jsonl") + read_records(root / "records-b.jsonl"):
         if rec.response is None or scorer.is_multistep(rec.case_id):
@@ -334,13 +313,7 @@ def test_fast_path_reaches_the_same_verdict_as_the_full_path() -> None:
         if quick is None:
             continue
         quick_seen += 1
-        answer = analyse(
-            cc, rec.response, [scorer._inspect(c, cc) for c in rec.response.tool_calls]
-        )
-        full = assemble(
-            cc, single_facts(cc, answer), run_checks(SINGLE_STEP_CHECKS, cc, answer), rec
-        )
-        assert [getattr(quick, f) for f in fields] == [getattr(full, f) for f in fields], (
-            rec.case_id
-        )
+        answer = analyse(cc, rec.response, [scorer._inspect(c, cc) for c in rec.response.tool_calls])
+        full = assemble(cc, single_facts(cc, answer), run_checks(SINGLE_STEP_CHECKS, cc, answer), rec)
+        assert [getattr(quick, f) for f in fields] == [getattr(full, f) for f in fields], rec.case_id
     assert quick_seen >= 50

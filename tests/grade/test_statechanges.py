@@ -162,33 +162,20 @@ def test_changes_that_do_not_apply_are_refused(changes: list[Any], message: str)
 
 _keys = st.sampled_from(["a", "b", "c", "d"])
 _leaf = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-3, 3),
-    st.floats(-2, 2, allow_nan=False),
-    st.text(max_size=3),
+    st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), st.text(max_size=3)
 )
 _json = st.recursive(
     _leaf,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=3)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=3)
+    ),
     max_leaves=12,
 )
 _ops = st.lists(
     st.tuples(
         st.lists(st.one_of(_keys, st.integers(0, 3)), max_size=3),
         st.sampled_from(
-            [
-                "set",
-                "del",
-                "append",
-                "pop",
-                "update",
-                "setdefault",
-                "clear",
-                "read",
-                "move",
-                "alias",
-            ]
+            ["set", "del", "append", "pop", "update", "setdefault", "clear", "read", "move", "alias"]
         ),
         _keys,
         _json,
@@ -259,12 +246,7 @@ def test_any_operations_rebuild_exactly(initial: dict[str, Any], ops: list[Any])
 
 def test_methods_taken_before_a_view_is_copied_still_work_after() -> None:
     orders = cow(INITIAL)["orders"]
-    get, contains, size, getitem = (
-        orders.get,
-        orders.__contains__,
-        orders.__len__,
-        orders.__getitem__,
-    )
+    get, contains, size, getitem = orders.get, orders.__contains__, orders.__len__, orders.__getitem__
     orders["A"]  # the view hands out a child
     reached_get = orders.__getitem__
     assert list(orders) == ["A", "B"]  # iterating copies the table

@@ -154,9 +154,7 @@ def test_the_scorer_refuses_a_verdict_until_the_vectors_are_there() -> None:
 
 def test_a_failed_semantic_argument_is_a_value_failure_with_its_similarity() -> None:
     scorer = Scorer(make_suite(SUITE_CASES), embeddings=_table())
-    verdict = scorer.grade_response(
-        "search-refunds", reply(None, call("search", '{"q": "track my parcel"}'))
-    )
+    verdict = scorer.grade_response("search-refunds", reply(None, call("search", '{"q": "track my parcel"}')))
     assert not verdict.passed
     assert verdict.failure is not None and verdict.failure.value == "wrong_arguments"
     assert any("semantic similarity 0.00 < 0.75" in c.detail for c in verdict.checks)
