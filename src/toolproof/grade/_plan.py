@@ -13,9 +13,11 @@ taken here:
 - any other answer: when its calls name distinct tools, each call can pair
   only with the expected call of its tool, so the optimal pairing is forced
   (a tool called twice is paired by ``assign`` over the costs, as the
-  general path does). The findings and figures are the ones the checks and
-  the assembler would make, in the same words; the calls the first route
-  verified are not inspected again.
+  general path does; once where one call is expected, the first call that
+  matches, else the first). The findings and figures are the ones the checks
+  and the assembler would make, in the same words; the calls the first route
+  verified are not inspected again, nor validated twice. One call where one
+  is expected has a route of its own.
 
 A test grades generated answers both ways and compares every field.
 """

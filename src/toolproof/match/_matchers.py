@@ -4,6 +4,12 @@ A matcher's ``check(actual)`` returns ``None`` when the value matches, or a
 short reason when it does not. ``ok(actual)`` answers the same question
 without the reason, faster: the scorer asks it first and renders a reason
 only for a value that does not match. Matching never changes the model's value.
+
+An object or array matcher that accepts one plain value in a field compares
+those fields at once by plain equality, then tells booleans from numbers where
+plain equality cannot (True == 1 == 1.0); an object matcher also recognises its
+most usual matching answer by one comparison. A test holds ``ok`` and
+``check`` to a field-by-field reading on generated values.
 """
 
 from __future__ import annotations
