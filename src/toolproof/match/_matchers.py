@@ -200,6 +200,11 @@ class Matcher:
         """``check(actual) is None``, without building the reason."""
         return self.check(actual) is None
 
+    def mismatch(self, actual: Any) -> Reason:
+        """``check(actual)`` of a value ``ok`` refused, without asking again whether it
+        matches (a pure matcher's; see ``pure``)."""
+        return self.check(actual)
+
     def describe(self) -> str:
         return self.name
 
@@ -220,8 +225,9 @@ class Exact(Matcher):
         return actual is not MISSING and strict_equal(value, actual)
 
     def check(self, actual: Any) -> Reason:
-        if self.ok(actual):
-            return None
+        return None if self.ok(actual) else self.mismatch(actual)
+
+    def mismatch(self, actual: Any) -> Reason:
         if actual is MISSING:
             return "missing"
         value = self.value
@@ -311,7 +317,7 @@ class ObjectMatcher(Matcher):
                 k,
                 m,
                 m.ok if m.pure else None,
-                m.mismatch if type(m) is ObjectMatcher and m.pure else m.check,
+                m.mismatch if m.pure else m.check,
             )
             for k, m in fields.items()
         )
@@ -524,6 +530,9 @@ class Normalized(Matcher):
         if normalize_text(actual, self.ignore_diacritics, self.ignore_punctuation) == self.target:
             return None
         return f"expected {show(self.value)} (normalized), got {show(actual)}"
+
+    def mismatch(self, actual: Any) -> Reason:
+        return _need_str(actual) or f"expected {show(self.value)} (normalized), got {show(actual)}"
 
     def describe(self) -> str:
         return f"~{show(self.value)}"
@@ -749,6 +758,9 @@ class OneOf(Matcher):
     def check(self, actual: Any) -> Reason:
         if self.ok(actual):
             return None  # an option such as {ignore: true} may accept an absent argument
+        return self.mismatch(actual)
+
+    def mismatch(self, actual: Any) -> Reason:
         if actual is MISSING:
             return "missing"
         return f"{show(actual)} is none of {self.describe()}"
@@ -776,6 +788,9 @@ class Optional(Matcher):
 
     def check(self, actual: Any) -> Reason:
         return None if actual is MISSING else self.inner.check(actual)
+
+    def mismatch(self, actual: Any) -> Reason:
+        return self.inner.mismatch(actual)  # refused: present, and not matching
 
     def describe(self) -> str:
         return f"{self.inner.describe()}?"
