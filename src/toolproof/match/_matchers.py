@@ -110,6 +110,10 @@ def _literal(matcher: Any, kinds_apart: bool = False) -> Any:
     if kind is Exact:
         plain = _json(matcher.value) if kinds_apart else _unambiguous(matcher.value)
         return matcher.value if plain else MISSING
+    if kind is ObjectMatcher and kinds_apart:
+        return matcher._plain  # worked out when it was built
+    if kind is ArrayMatcher and kinds_apart:
+        return matcher._literal
     if kind is ObjectMatcher and not matcher.extra:
         out = {}
         for key, field in matcher.fields.items():
@@ -124,6 +128,13 @@ def _literal(matcher: Any, kinds_apart: bool = False) -> Any:
     return MISSING
 
 
+def _literal_kinds(matcher: Any) -> list[tuple[tuple[Any, ...], bool]]:
+    """:func:`_bool_kinds` of ``_literal(matcher, kinds_apart=True)`` (not MISSING)."""
+    if type(matcher) is Exact:
+        return _bool_kinds(matcher.value)
+    return list(matcher._kinds)  # an object or array matcher: its kinds, worked out once
+
+
 def _bool_kinds(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], bool]]:
     """Where in a plain JSON value plain equality cannot tell a boolean from a number
     (True == 1 == 1.0, False == 0 == -0.0): (path, whether a boolean is expected there)."""
@@ -133,12 +144,10 @@ def _bool_kinds(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any,
     if kind is int or kind is float:
         return [(path, False)] if value == 0 or value == 1 else []
     out: list[tuple[tuple[Any, ...], bool]] = []
-    if kind is dict:
-        for key, item in value.items():
-            out += _bool_kinds(item, (*path, key))
-    elif kind is list:
-        for index, item in enumerate(value):
-            out += _bool_kinds(item, (*path, index))
+    if kind is dict or kind is list:
+        for key, item in value.items() if kind is dict else enumerate(value):
+            if type(item) is not str and item is not None:  # (those never are)
+                out += _bool_kinds(item, (*path, key))
     return out
 
 
@@ -158,15 +167,8 @@ def _canonical(matcher: Any) -> Any:
         return _canonical(matcher.options[0])
     if kind is Optional or kind is Ignore:
         return _ABSENT
-    if kind is ObjectMatcher:
-        out = {}
-        for key, field in matcher.fields.items():
-            value = _canonical(field)
-            if value is MISSING:
-                return MISSING
-            if value is not _ABSENT:
-                out[key] = value
-        return out
+    if kind is ObjectMatcher:  # worked out when it was built, None when it has none
+        return MISSING if matcher._canonical is None else matcher._canonical
     if kind is ArrayMatcher:
         items = [_canonical(item) for item in matcher.items]
         return MISSING if any(v is MISSING or v is _ABSENT for v in items) else items
@@ -262,11 +264,11 @@ class ObjectMatcher(Matcher):
         "_canonical",
         "_canonical_kinds",
         "_fetch",
-        "_fields",
         "_keys",
         "_kinds",
         "_literals",
         "_others",
+        "_plain",
         "_required",
         "_scalars",
         "extra",
@@ -284,17 +286,19 @@ class ObjectMatcher(Matcher):
         # the fields are asked does not matter then); other literal scalars compared in
         # place, ignored keys skipped, the rest asked (an optional one only when present)
         literal: dict[str, Any] = {}
+        #: where in the literal fields a boolean and a number must be told apart
+        kinds: list[tuple[tuple[Any, ...], bool]] = []
         if self.pure:
             for k, m in fields.items():
                 value = _literal(m, kinds_apart=True)
                 if value is not MISSING:
                     literal[k] = value
+                    kinds += [((k, *path), boolean) for path, boolean in _literal_kinds(m)]
+        self._kinds = tuple(kinds)
+        #: the one plain value the whole object is, when it is one (see ``_literal``)
+        self._plain: Any = literal if not extra and len(literal) == len(fields) else MISSING
         self._fetch: Callable[[dict[str, Any]], Any] | None = None
         self._literals: Any = None
-        #: where in the literal fields a boolean and a number must be told apart
-        self._kinds = tuple(
-            ((k, *path), boolean) for k, v in literal.items() for path, boolean in _bool_kinds(v)
-        )
         if literal:
             self._fetch = operator.itemgetter(*literal)
             values = tuple(literal.values())
@@ -305,21 +309,11 @@ class ObjectMatcher(Matcher):
             if k not in literal and type(m) is Exact and type(m.value) in _SCALARS
         )
         self._others = tuple(
-            (k, m.inner.ok, True) if type(m) is Optional else (k, m.ok, False)
+            (k, m.inner, True) if type(m) is Optional else (k, m, False)
             for k, m in fields.items()
             if k not in literal
             and type(m) is not Ignore
             and not (type(m) is Exact and type(m.value) in _SCALARS)
-        )
-        # for field_reasons(): (key, matcher, its ok when pure, what gives its reason)
-        self._fields = tuple(
-            (
-                k,
-                m,
-                m.ok if m.pure else None,
-                m.mismatch if m.pure else m.check,
-            )
-            for k, m in fields.items()
         )
         self._keys = frozenset(fields)
         # how many keys a matching object surely has: no more means no unexpected key
@@ -329,12 +323,22 @@ class ObjectMatcher(Matcher):
         # value up to strict_equal, and says yes to this one (asked here)
         self._canonical: Any = None
         self._canonical_kinds: tuple[tuple[tuple[Any, ...], bool], ...] = ()
-        canonical = _canonical(self) if self.pure else MISSING
-        if type(canonical) is dict:
+        canonical: Any = {} if self.pure else MISSING
+        canonical_kinds: list[tuple[tuple[Any, ...], bool]] = []
+        for k, m in fields.items() if self.pure else ():
+            value = _canonical(m)
+            if value is MISSING:
+                canonical = MISSING
+                break
+            if value is not _ABSENT:
+                canonical[k] = value
+                own = m._canonical_kinds if type(m) is ObjectMatcher else _bool_kinds(value)
+                canonical_kinds += [((k, *path), boolean) for path, boolean in own]
+        if canonical is not MISSING:
             try:
                 if self.ok(canonical):
                     self._canonical = canonical
-                    self._canonical_kinds = tuple(_bool_kinds(canonical))
+                    self._canonical_kinds = tuple(canonical_kinds)
             except RecursionError:
                 pass
 
@@ -365,9 +369,9 @@ class ObjectMatcher(Matcher):
                     return False
             elif value is MISSING or not strict_equal(expected, value):
                 return False
-        for key, ok, optional in self._others:
+        for key, matcher, optional in self._others:
             value = get(key, MISSING)
-            if not ((optional and value is MISSING) or ok(value)):
+            if not ((optional and value is MISSING) or matcher.ok(value)):
                 return False
         return self.extra or len(actual) == self._required or self._keys.issuperset(actual)
 
@@ -402,11 +406,14 @@ class ObjectMatcher(Matcher):
     def field_reasons(self, actual: dict[str, Any]) -> list[tuple[str, str]]:
         out = []
         get = actual.get
-        for key, matcher, ok, reason_of in self._fields:
+        for key, matcher in self.fields.items():
             value = get(key, MISSING)
-            if ok is not None and ok(value):
+            if not matcher.pure:
+                reason = matcher.check(value)
+            elif matcher.ok(value):
                 continue  # a pure matcher: ok() is check() is None
-            reason = reason_of(value)
+            else:
+                reason = matcher.mismatch(value)
             if reason is not None and not (reason == "missing" and isinstance(matcher, Ignore)):
                 out.append((key, reason))
         if not self.extra and not self._keys.issuperset(actual):
@@ -430,8 +437,20 @@ class ArrayMatcher(Matcher):
         self.pure = all(m.pure for m in items)
         #: the whole array, when it is one plain value (compared by plain equality, then
         #: where a boolean and a number must be told apart)
-        self._literal: Any = _literal(self, kinds_apart=True) if self.pure else MISSING
-        self._kinds = tuple(_bool_kinds(self._literal)) if self._literal is not MISSING else ()
+        self._literal: Any = MISSING
+        self._kinds: tuple[tuple[tuple[Any, ...], bool], ...] = ()
+        if self.pure:
+            values = []
+            kinds: list[tuple[tuple[Any, ...], bool]] = []
+            for index, item in enumerate(items):
+                value = _literal(item, kinds_apart=True)
+                if value is MISSING:
+                    break
+                values.append(value)
+                kinds += [((index, *path), boolean) for path, boolean in _literal_kinds(item)]
+            else:
+                self._literal = values
+                self._kinds = tuple(kinds)
         scalar = [type(m) is Exact and type(m.value) in _SCALARS for m in items]
         self._scalars = tuple(
             (i, m.value, type(m.value))  # type: ignore[attr-defined]
@@ -734,14 +753,13 @@ class DateTimeMatcher(Matcher):
 
 
 class OneOf(Matcher):
-    __slots__ = ("_described", "_literals", "_oks", "options", "pure")
+    __slots__ = ("_described", "_literals", "options", "pure")
     name = "one_of"
 
     def __init__(self, options: list[Matcher]) -> None:
         self.options = options
         self._described: str | None = None
         self.pure = all(m.pure for m in options)
-        self._oks = tuple(m.ok for m in options)
         #: the options, when each is one value plain equality decides (see ``_literal``)
         literals = tuple(_literal(m) for m in options)
         self._literals = None if any(v is MISSING for v in literals) else literals
@@ -750,8 +768,8 @@ class OneOf(Matcher):
         literals = self._literals
         if literals is not None:
             return actual in literals
-        for ok in self._oks:  # noqa: SIM110 - a loop is faster
-            if ok(actual):
+        for option in self.options:  # noqa: SIM110 - a loop is faster
+            if option.ok(actual):
                 return True
         return False
 
