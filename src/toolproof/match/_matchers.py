@@ -110,10 +110,9 @@ def _literal(matcher: Any, kinds_apart: bool = False) -> Any:
     if kind is Exact:
         plain = _json(matcher.value) if kinds_apart else _unambiguous(matcher.value)
         return matcher.value if plain else MISSING
-    if kind is ObjectMatcher and kinds_apart:
-        return matcher._plain  # worked out when it was built
-    if kind is ArrayMatcher and kinds_apart:
-        return matcher._literal
+    if (kind is ObjectMatcher or kind is ArrayMatcher) and kinds_apart:
+        matcher._ready()  # worked out once
+        return matcher._plain if kind is ObjectMatcher else matcher._literal
     if kind is ObjectMatcher and not matcher.extra:
         out = {}
         for key, field in matcher.fields.items():
@@ -152,6 +151,7 @@ def _bool_kinds(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any,
 
 
 _ABSENT: Any = object()  # a canonical answer leaves the argument out
+_UNPREPARED: Any = object()  # what ok() compares with is not worked out yet
 
 
 def _canonical(matcher: Any) -> Any:
@@ -167,7 +167,8 @@ def _canonical(matcher: Any) -> Any:
         return _canonical(matcher.options[0])
     if kind is Optional or kind is Ignore:
         return _ABSENT
-    if kind is ObjectMatcher:  # worked out when it was built, None when it has none
+    if kind is ObjectMatcher:  # worked out once, None when it has none
+        matcher._ready()
         return MISSING if matcher._canonical is None else matcher._canonical
     if kind is ArrayMatcher:
         items = [_canonical(item) for item in matcher.items]
@@ -281,64 +282,101 @@ class ObjectMatcher(Matcher):
         self.fields = fields
         self.extra = extra
         self.pure = all(m.pure for m in fields.values())
-        # for ok(): the keys whose matcher accepts one value that plain equality decides are
-        # fetched at once and compared as a tuple (a pure matcher only: the order in which
-        # the fields are asked does not matter then); other literal scalars compared in
-        # place, ignored keys skipped, the rest asked (an optional one only when present)
+        self._keys = frozenset(fields)
+        # how many keys a matching object surely has: no more means no unexpected key
+        self._required = sum(1 for m in fields.values() if type(m) in _PRESENT)
+        # what ok() compares with, worked out when it is first asked (a suite's check
+        # compiles every expectation and asks none)
+        self._canonical: Any = _UNPREPARED
+
+    def _ready(self) -> None:
+        if self._canonical is _UNPREPARED:
+            self._prepare()
+
+    def _prepare(self) -> None:
+        """Work out, in one pass over the fields, what ok() compares with.
+
+        - the literal fields (a pure matcher only: the order in which the fields are asked
+          does not matter then): fetched at once and compared as a tuple by plain
+          equality, then where a boolean and a number must be told apart (``_kinds``);
+        - other literal scalars compared in place, ignored keys skipped, the rest asked
+          (an optional one only when present);
+        - the most usual matching answer (see ``_canonical``), recognised by plain
+          equality where the kinds of booleans and numbers agree: ok() depends on
+          nothing but the value up to strict_equal, and says yes to this one (asked
+          here, the other parts ready; it is set last, once its kinds are).
+        """
+        pure = self.pure
         literal: dict[str, Any] = {}
-        #: where in the literal fields a boolean and a number must be told apart
         kinds: list[tuple[tuple[Any, ...], bool]] = []
-        if self.pure:
-            for k, m in fields.items():
-                value = _literal(m, kinds_apart=True)
-                if value is not MISSING:
+        scalars: list[tuple[str, Any, type]] = []
+        others: list[tuple[str, Matcher, bool]] = []
+        canonical: Any = {} if pure else MISSING
+        canonical_kinds: list[tuple[tuple[Any, ...], bool]] = []
+        for k, m in self.fields.items():
+            kind = type(m)
+            if pure:
+                value: Any = MISSING
+                own: Any = ()
+                if kind is Exact:
+                    value = m.value  # type: ignore[attr-defined]
+                    if type(value) is not str and value is not None:
+                        if _json(value):
+                            own = _bool_kinds(value)
+                        else:
+                            value = MISSING
+                elif kind is ObjectMatcher or kind is ArrayMatcher:
+                    m._ready()  # type: ignore[attr-defined]
+                    value = m._plain if kind is ObjectMatcher else m._literal  # type: ignore[attr-defined]
+                    own = m._kinds  # type: ignore[attr-defined]
+                if value is not MISSING:  # a literal field: its own canonical answer too
                     literal[k] = value
-                    kinds += [((k, *path), boolean) for path, boolean in _literal_kinds(m)]
+                    if own:
+                        own = [((k, *path), boolean) for path, boolean in own]
+                        kinds += own
+                        canonical_kinds += own
+                    if canonical is not MISSING:
+                        canonical[k] = value
+                    continue
+            if kind is Exact and type(m.value) in _SCALARS:  # type: ignore[attr-defined]
+                scalars.append((k, m.value, type(m.value)))  # type: ignore[attr-defined]
+            elif kind is Optional:
+                others.append((k, m.inner, True))  # type: ignore[attr-defined]
+            elif kind is not Ignore:
+                others.append((k, m, False))
+            if canonical is not MISSING:
+                value = _canonical(m)
+                if value is MISSING:
+                    canonical = MISSING
+                elif value is not _ABSENT:
+                    canonical[k] = value
+                    if kind is ObjectMatcher:
+                        own = m._canonical_kinds  # type: ignore[attr-defined]
+                    else:
+                        own = _bool_kinds(value) if type(value) is not str else ()
+                    canonical_kinds += [((k, *path), boolean) for path, boolean in own]
         self._kinds = tuple(kinds)
         #: the one plain value the whole object is, when it is one (see ``_literal``)
-        self._plain: Any = literal if not extra and len(literal) == len(fields) else MISSING
+        self._plain: Any = (
+            literal if not self.extra and len(literal) == len(self.fields) else MISSING
+        )
         self._fetch: Callable[[dict[str, Any]], Any] | None = None
         self._literals: Any = None
         if literal:
             self._fetch = operator.itemgetter(*literal)
             values = tuple(literal.values())
             self._literals = values[0] if len(values) == 1 else values
-        self._scalars = tuple(
-            (k, m.value, type(m.value))
-            for k, m in fields.items()
-            if k not in literal and type(m) is Exact and type(m.value) in _SCALARS
-        )
-        self._others = tuple(
-            (k, m.inner, True) if type(m) is Optional else (k, m, False)
-            for k, m in fields.items()
-            if k not in literal
-            and type(m) is not Ignore
-            and not (type(m) is Exact and type(m.value) in _SCALARS)
-        )
-        self._keys = frozenset(fields)
-        # how many keys a matching object surely has: no more means no unexpected key
-        self._required = sum(1 for m in fields.values() if type(m) in _PRESENT)
-        # the most usual matching answer (see _canonical), recognised by plain equality
-        # where the kinds of booleans and numbers agree: ok() depends on nothing but the
-        # value up to strict_equal, and says yes to this one (asked here)
-        self._canonical: Any = None
+        self._scalars = tuple(scalars)
+        self._others = tuple(others)
         self._canonical_kinds: tuple[tuple[tuple[Any, ...], bool], ...] = ()
-        canonical: Any = {} if self.pure else MISSING
-        canonical_kinds: list[tuple[tuple[Any, ...], bool]] = []
-        for k, m in fields.items() if self.pure else ():
-            value = _canonical(m)
-            if value is MISSING:
-                canonical = MISSING
-                break
-            if value is not _ABSENT:
-                canonical[k] = value
-                own = m._canonical_kinds if type(m) is ObjectMatcher else _bool_kinds(value)
-                canonical_kinds += [((k, *path), boolean) for path, boolean in own]
+        self._canonical = None
+        if canonical is not MISSING and canonical == literal:
+            canonical = literal  # (one object where the two are alike)
         if canonical is not MISSING:
             try:
                 if self.ok(canonical):
-                    self._canonical = canonical
                     self._canonical_kinds = tuple(canonical_kinds)
+                    self._canonical = canonical
             except RecursionError:
                 pass
 
@@ -346,6 +384,9 @@ class ObjectMatcher(Matcher):
         if type(actual) is not dict:
             return self.check(actual) is None
         canonical = self._canonical
+        if canonical is _UNPREPARED:
+            self._prepare()
+            canonical = self._canonical
         if (
             canonical is not None
             and actual == canonical
@@ -437,20 +478,7 @@ class ArrayMatcher(Matcher):
         self.pure = all(m.pure for m in items)
         #: the whole array, when it is one plain value (compared by plain equality, then
         #: where a boolean and a number must be told apart)
-        self._literal: Any = MISSING
-        self._kinds: tuple[tuple[tuple[Any, ...], bool], ...] = ()
-        if self.pure:
-            values = []
-            kinds: list[tuple[tuple[Any, ...], bool]] = []
-            for index, item in enumerate(items):
-                value = _literal(item, kinds_apart=True)
-                if value is MISSING:
-                    break
-                values.append(value)
-                kinds += [((index, *path), boolean) for path, boolean in _literal_kinds(item)]
-            else:
-                self._literal = values
-                self._kinds = tuple(kinds)
+        self._literal: Any = _UNPREPARED  # worked out when ok() is first asked
         scalar = [type(m) is Exact and type(m.value) in _SCALARS for m in items]
         self._scalars = tuple(
             (i, m.value, type(m.value))  # type: ignore[attr-defined]
@@ -461,10 +489,33 @@ class ArrayMatcher(Matcher):
             (i, m) for i, m in enumerate(items) if not scalar[i] and type(m) is not Ignore
         )
 
+    def _ready(self) -> None:
+        if self._literal is _UNPREPARED:
+            self._prepare()
+
+    def _prepare(self) -> None:
+        kinds: list[tuple[tuple[Any, ...], bool]] = []
+        literal: Any = MISSING
+        if self.pure:
+            values = []
+            for index, item in enumerate(self.items):
+                value = _literal(item, kinds_apart=True)
+                if value is MISSING:
+                    break
+                values.append(value)
+                kinds += [((index, *path), boolean) for path, boolean in _literal_kinds(item)]
+            else:
+                literal = values
+        self._kinds = tuple(kinds) if literal is not MISSING else ()
+        self._literal = literal  # last: the kinds are ready
+
     def ok(self, actual: Any) -> bool:
         if type(actual) is not list:
             return self.check(actual) is None
         literal = self._literal
+        if literal is _UNPREPARED:
+            self._prepare()
+            literal = self._literal
         if literal is not MISSING:
             return bool(actual == literal) and not (
                 self._kinds and _kinds_differ(actual, self._kinds)
