@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolproof._jsontext import dump_model, dumps, finite
-from toolproof.types import Record, Response
+from toolproof.types import Record, Response, Risk
 
 # every code point, lone surrogates included
 ANY_TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF))
@@ -63,3 +63,42 @@ def test_a_lone_surrogate_in_a_mapping_key_is_written_too() -> None:
     line = dump_model(record, exclude_none=True)
     assert '"k\\ud800"' in line
     assert Record.model_validate(_strict_loads(line)) == record
+
+
+def _reference(data: Any, indent: int) -> str:
+    """What dumps wrote with the standard library alone, before its faster indented path."""
+    from pydantic_core import to_jsonable_python
+
+    from toolproof._jsontext import _escape_surrogates, has_surrogates
+
+    text = json.dumps(
+        finite(data), ensure_ascii=False, allow_nan=False, indent=indent,
+        default=to_jsonable_python,
+    )  # fmt: skip
+    return _escape_surrogates(text) if has_surrogates(text) else text
+
+
+PLAIN_OR_NOT = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | ANY_TEXT
+    | st.sampled_from([Risk.high, 2**70, -0.0, 1e-05, 1e16, "\u2028\x7f\x00\ud800"]),
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(ANY_TEXT, inner, max_size=4)
+    | st.dictionaries(st.integers() | st.booleans() | st.none(), inner, max_size=2),
+    max_leaves=25,
+)  # fmt: skip
+
+
+@given(PLAIN_OR_NOT, st.sampled_from([0, 1, 2, 4]))
+@settings(max_examples=400, deadline=None)
+def test_indented_text_is_what_the_standard_library_writes(data: Any, indent: int) -> None:
+    assert dumps(data, indent=indent) == _reference(data, indent)
+
+
+def test_a_report_sized_document_is_indented_the_same() -> None:
+    failure = {"case_id": "c-1", "attempt": 0, "reasons": ["a", "b \u00e9"], "diff": "x\ny"}
+    data = {
+        "t": {"rate": {"k": 1, "n": 3, "low": 0.06, "high": 0.79}, "empty": {}, "none": []},
+        "failures": [dict(failure, attempt=i, cost=i / 7) for i in range(500)],
+    }
+    assert dumps(data, indent=2) == _reference(data, 2)
+    assert dumps(data, indent=2).count("\n") > 500 * 8

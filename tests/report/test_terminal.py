@@ -101,3 +101,47 @@ def test_the_bundled_model_spec_takes_no_second_colon_in_its_verdict() -> None:
     text = _render(_summaries(["local:"]), 120)
     last = text.rstrip("\n").split("\n")[-1]
     assert last == "✗ local: 1 of 22 scored attempts failed", last
+
+
+def test_the_failure_list_prints_as_line_by_line_prints_would_in_colour_and_wrapped() -> None:
+    """The failure lines are rendered in one print: colours, markup, escapes and wrapping
+    come out as one print per line made them."""
+    from toolproof.report._escape import term_text
+    from toolproof.stats import FailureItem
+    from toolproof.types import FailureClass, Risk
+
+    s = next(iter(_summaries(TARGETS[:1]).values()))
+    items = [
+        FailureItem(
+            case_id=f"case-{i} [bold]not markup[/bold]", attempt=i % 2, risk=Risk.high,
+            failure=FailureClass.wrong_arguments,
+            reasons=[f"order_id: expected 'ORD-{i:06d}', got 'ORD-104821' " * 3, "[red]x"],
+            diff='expected: lookup(order_id="ORD-1")\nactual:   lookup(order_id=42)',
+        )
+        for i in range(5)
+    ]  # fmt: skip
+    many = {"m": s.model_copy(update={"failures": items})}
+
+    def console(out: io.StringIO) -> Console:
+        return Console(file=out, width=50, force_terminal=True, color_system="truecolor")
+
+    out = io.StringIO()
+    render_terminal(many, console(out), max_failures=4)
+    expected = io.StringIO()
+    ref = console(expected)
+    ref.print("\n[bold]failures · m[/bold] (5)")
+    for item in items[:4]:
+        attempt = f" #{item.attempt}" if item.attempt else ""
+        ref.print(
+            f"[red]✗[/red] {term_text(item.case_id)}{attempt} [dim]({item.risk.value})[/dim] "
+            f"[yellow]{item.failure.value}[/yellow]"
+        )
+        for reason in item.reasons:
+            ref.print(f"    {term_text(reason)}", highlight=False)
+        for line in item.diff.split("\n"):
+            ref.print(f"    [dim]{term_text(line)}[/dim]", highlight=False)
+    ref.print("[dim]… and 1 more failures (every one is in the JSON report)[/dim]", highlight=False)
+    text = out.getvalue()
+    block = expected.getvalue()
+    assert "\x1b[" in block and block.count("\n") > 4 * 5  # coloured, and long lines wrapped
+    assert block in text

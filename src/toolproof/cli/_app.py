@@ -48,9 +48,10 @@ _register()
 
 def main() -> None:
     """Entry point: user errors become one line on stderr and exit code 2."""
-    from toolproof._gcpause import frozen_after_pauses
+    from toolproof._gcpause import frozen_after_pauses, frozen_at_exit
     from toolproof.errors import UserError
 
+    frozen_at_exit()
     try:
         with frozen_after_pauses():  # a command ends soon: its suite need not be collected
             app()

@@ -45,8 +45,7 @@ def validate(
         typer.echo(f"warning: {warning}", err=True)
     Console().print(
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "
-        f"{len(s.tools)} tools, no problems"
-        + (f", {len(warnings)} warning(s)" if warnings else "")
+        f"{len(s.tools)} tools, no problems" + (f", {len(warnings)} warning(s)" if warnings else "")
     )
     from toolproof.scaffold import unfinished
 

@@ -85,14 +85,17 @@ def view(
         None, "--runs", help="View the run folders under this folder instead of the store."
     ),
     store: Optional[str] = typer.Option(  # noqa: UP045
-        None, "--store", help="The history store: a file, sqlite:///PATH or postgresql://… "
-        "(default: $TOOLPROOF_STORE, else .toolproof/history.db)."
+        None,
+        "--store",
+        help="The history store: a file, sqlite:///PATH or postgresql://… "
+        "(default: $TOOLPROOF_STORE, else .toolproof/history.db).",
     ),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
     port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port (0: any free one)."),
     allow_remote: bool = typer.Option(
-        False, "--allow-remote", help="Allow --host other than 127.0.0.1 (anyone who can reach "
-        "it sees every raw exchange)."
+        False,
+        "--allow-remote",
+        help="Allow --host other than 127.0.0.1 (anyone who can reach it sees every raw exchange).",
     ),
     page_size: int = typer.Option(50, "--page-size", min=1, max=1000, help="Cases per page."),
     suite: Optional[Path] = typer.Option(  # noqa: UP045

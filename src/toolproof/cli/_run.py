@@ -21,6 +21,7 @@ from toolproof.cli._trust import ALLOW_CODE, DEFAULT_CONFIG, trust_for
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from toolproof.cli._warmup import StreamedEvaluation
     from toolproof.evaluate import Evaluation
     from toolproof.judges import Judgement
     from toolproof.run import RunConfig, RunOptions, RunResult, Target
@@ -123,6 +124,43 @@ def run_command(
     store: str | None = STORE,
     no_store: bool = NO_STORE,
 ) -> None:
+    params = dict(locals())
+    from toolproof._gcpause import fewer_young_collections
+
+    with fewer_young_collections():
+        _run_command(**params)
+
+
+def _run_command(
+    suite: Path | None,
+    model: list[str],
+    target: list[str],
+    tools: Path | None,
+    repeats: int,
+    tags: list[str],
+    config: Path | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    tool_choice: str | None,
+    concurrency: int | None,
+    max_retries: int | None,
+    timeout: float | None,
+    pricing: Path | None,
+    out: Path | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+    resume: Path | None,
+    retry_failed: bool,
+    max_infra_errors: int,
+    quiet: bool,
+    allow_code: bool,
+    judge: str | None,
+    html: Path | None,
+    shard: str | None,
+    store: str | None,
+    no_store: bool,
+) -> None:
+    from toolproof._gcpause import freeze_standing
     from toolproof.errors import UserError
 
     overrides = {
@@ -135,13 +173,13 @@ def run_command(
     }
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
-    warmup = _warming(opts, storing=not no_store)
+    grading: StreamedEvaluation | None = None
     if resume is not None:
         if suite is not None or model or target or tags or shard or tools is not None:
             raise UserError(
                 "--resume takes the suite, its tools and the targets from the run; give none"
             )
-        with warmup:
+        with _warming(opts, storing=not no_store):
             result = _guarded(
                 lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
             )
@@ -159,8 +197,13 @@ def run_command(
         opts.shard = _shard(shard)
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
-        with warmup:
+        if judge is None:  # judged, the report is made from the judge's answers too
+            grading = _streamed(loaded, chosen, opts, storing=_storing(store, not no_store))
+        freeze_standing()  # modules and suite: the run's collections need not walk them
+        with _warming(opts, storing=not no_store, grading=grading):
             result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
+    freeze_standing()  # the records: the report's collections need not walk them
+    streamed = grading.result(result) if grading is not None else None
     judged = None
     if judge is not None:  # judged first: judge-decided arguments change the report
         from toolproof.cli._judge import after_run
@@ -174,12 +217,13 @@ def run_command(
             config=user_config,
             trust=opts.trust,
         )
-    ev = _report(result, quiet, opts.trust, html, judged)
+    ev = _report(result, quiet, opts.trust, html, judged, streamed[0] if streamed else None)
     from toolproof.store._hooks import storing_run
 
     # stores it with its exit code, and the evaluation the report was made from
     # (after judging: the judge's answers decide judge-decided arguments)
-    with storing_run(result, store, not no_store, opts.trust, evaluation=ev):
+    noted = streamed[1] if streamed else None
+    with storing_run(result, store, not no_store, opts.trust, evaluation=ev, noted=noted):
         _exit_code(result, max_infra_errors)
 
 
@@ -210,9 +254,34 @@ def _default_model() -> str:
     return "local:"
 
 
+def _storing(store: str | None, enabled: bool) -> bool:
+    from toolproof.store._db import resolve_location
+
+    return resolve_location(store, enabled=enabled) is not None
+
+
+def _streamed(
+    suite: Suite, targets: list[Target], opts: RunOptions, *, storing: bool
+) -> StreamedEvaluation | None:
+    """The evaluation a new run feeds as it writes its records, when its suite suits it."""
+    from toolproof.cli._warmup import StreamedEvaluation
+    from toolproof.run._runner import RECORDS_FILE
+
+    assert opts.out is not None
+    records = opts.out / RECORDS_FILE
+    # its rows are noted with their lines in the records file: a new file, or none at all
+    if not StreamedEvaluation.suits(suite) or records.exists():
+        return None
+    specs = [t.spec for t in targets]
+    return StreamedEvaluation(suite, specs, records, opts.trust, store=storing)
+
+
 @contextlib.contextmanager
-def _warming(opts: RunOptions, *, storing: bool) -> Iterator[None]:
-    """While the run waits on the network, import what the report after it needs.
+def _warming(
+    opts: RunOptions, *, storing: bool, grading: StreamedEvaluation | None = None
+) -> Iterator[None]:
+    """While the run waits on the network, import what the report after it needs
+    (then make the evaluation ``grading`` feeds, if any).
 
     The block waits for those imports to end, so that nothing after the run
     imports a module while the warm-up thread may be importing it too.
@@ -220,8 +289,9 @@ def _warming(opts: RunOptions, *, storing: bool) -> Iterator[None]:
     from toolproof.cli._warmup import AFTER_RUN, STORE_MODULE, WarmingObserver, Warmup
     from toolproof.run import SilentObserver
 
-    warmup = Warmup(AFTER_RUN if storing else tuple(m for m in AFTER_RUN if m != STORE_MODULE))
-    opts.observer = WarmingObserver(opts.observer or SilentObserver(), warmup)
+    modules = AFTER_RUN if storing else tuple(m for m in AFTER_RUN if m != STORE_MODULE)
+    warmup = Warmup(modules, then=grading.prepare if grading is not None else None)
+    opts.observer = WarmingObserver(opts.observer or SilentObserver(), warmup, grading)
     try:
         yield
     finally:
@@ -337,9 +407,11 @@ def _report(
     trust: Trust,
     html: Path | None = None,
     judged: list[Judgement] | None = None,
+    evaluation: Evaluation | None = None,
 ) -> Evaluation:
     """Write summary.json (and the HTML report), print the report (with the judged
-    figures before the headline, so the verdict stays last); the evaluation."""
+    figures before the headline, so the verdict stays last); the evaluation
+    (``evaluation``, when the run made it already)."""
     from rich.console import Console
 
     console = Console()
@@ -351,7 +423,7 @@ def _report(
         if line:
             console.print(f"{entry.spec} settings: {line}", markup=False, highlight=False)
 
-    ev = _evaluation(result, trust)
+    ev = evaluation if evaluation is not None else _evaluation(result, trust)
     summaries = ev.summaries
     _write_summary(result.run_dir, summary_json(summaries))
     console.print(f"run folder: {term_text(str(result.run_dir))}")

@@ -14,9 +14,10 @@ same figures::
 from toolproof.evaluate._evaluate import (
     UNNAMED,
     Evaluation,
+    EvaluationStream,
     TargetEvaluation,
     evaluate,
     load_run,
 )
 
-__all__ = ["UNNAMED", "Evaluation", "TargetEvaluation", "evaluate", "load_run"]
+__all__ = ["UNNAMED", "Evaluation", "EvaluationStream", "TargetEvaluation", "evaluate", "load_run"]

@@ -179,9 +179,44 @@ def evaluate(
     the failures wait in a temporary file, and :attr:`Evaluation.origins`
     stays empty.
     """
+    states, checks, initial = _prepared(suite, expected_states, checks, trust)
+    sources = [records] if isinstance(records, str | Path | Record) else list(records)
+    winners, total = _latest(suite, sources)
+    stream = EvaluationStream._made(
+        suite,
+        states,
+        checks,
+        initial,
+        manifest=manifest,
+        k=k,
+        source=source,
+        targets=targets,
+        keep_raw=keep_raw,
+        keep_records=keep_records,
+        judgements=judgements,
+        on_attempt=on_attempt,
+    )
+    stream.ev.superseded = total - sum(_count(w) for w in winners)
+    for record, origin in _winning_records(sources, winners):
+        stream.add(record, origin)
+    del winners  # the identities of every record: not needed once all are graded
+    return stream.finish()
+
+
+def _prepared(
+    suite: Suite,
+    expected_states: Mapping[str, ExpectedState] | None,
+    checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None,
+    trust: Trust,
+) -> tuple[
+    Mapping[str, ExpectedState],
+    Sequence[tuple[CaseCheck, frozenset[str] | None]] | None,
+    Any,
+]:
+    """What grading needs beside the records: expected states, checks, the initial state."""
     from toolproof.run import expected_states as compute_states
     from toolproof.run import load_checks
-    from toolproof.run._env import code_not_allowed, load_environment, load_initial_state
+    from toolproof.run._env import load_environment, load_initial_state
 
     env = None
     gold = any(c.end_state is not None and c.end_state.actions for c in suite.cases)
@@ -196,45 +231,137 @@ def evaluate(
         initial = load_initial_state(suite, trust)
     if checks is None and trust.allow_code:
         checks = load_checks(suite, allow_code=True)
-    sources = [records] if isinstance(records, str | Path | Record) else list(records)
-    winners, total = _latest(suite, sources)
-    scorer = Scorer(
-        suite,
-        expected_states,
-        checks,
-        initial_state=initial,
-        decisions=argument_decisions(judgements),
-    )
-    ev = Evaluation(
-        suite=suite,
-        source=Path(source) if source is not None else None,
-        manifest=manifest,
-        superseded=total - sum(_count(w) for w in winners),
-        warnings=[w for state in expected_states.values() for w in state.warnings],
-        scorer=scorer,
-        judgements=list(judgements),
-    )
+    return expected_states, checks, initial
 
-    def builder(target: str) -> SummaryBuilder:
-        sink = None if keep_records else FailureLog()
-        return SummaryBuilder(suite, target, k=k, scorer=scorer, failures=sink)
 
-    embedder = _Embedder()
-    grouped: dict[str, _Target] = {t: _Target(builder(t)) for t in targets}
-    for record, origin in _winning_records(sources, winners):
+class EvaluationStream:
+    """:func:`evaluate`, fed one record at a time: a run grades each record as it is written.
+
+    The records given to :meth:`add` must be the latest of their attempts, each
+    (case, target, attempt) once (a new run's records are): nothing here finds
+    which record supersedes which. :meth:`finish` builds the summaries; the
+    result is what :func:`evaluate` gives for the same records in the same order.
+    The arguments are :func:`evaluate`'s; with ``load_embeddings=False``, a
+    record whose grading needs sentence embeddings raises
+    :class:`~toolproof.match.MissingEmbeddings` from :meth:`add` rather than
+    loading the embedding model (the caller then evaluates the records after
+    all, with :func:`evaluate`).
+    """
+
+    def __init__(
+        self,
+        suite: Suite,
+        *,
+        manifest: Manifest | None = None,
+        expected_states: Mapping[str, ExpectedState] | None = None,
+        k: int | None = None,
+        source: str | Path | None = None,
+        targets: Iterable[str] = (),
+        keep_raw: bool = True,
+        checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
+        trust: Trust = DEFAULT_TRUST,
+        keep_records: bool = True,
+        judgements: Sequence[Judgement] = (),
+        on_attempt: AttemptObserver | None = None,
+        load_embeddings: bool = True,
+    ) -> None:
+        states, checks, initial = _prepared(suite, expected_states, checks, trust)
+        self._open(
+            suite,
+            states,
+            checks,
+            initial,
+            manifest=manifest,
+            k=k,
+            source=source,
+            targets=targets,
+            keep_raw=keep_raw,
+            keep_records=keep_records,
+            judgements=judgements,
+            on_attempt=on_attempt,
+            load_embeddings=load_embeddings,
+        )
+
+    @classmethod
+    def _made(
+        cls,
+        suite: Suite,
+        expected_states: Mapping[str, ExpectedState],
+        checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None,
+        initial: Any,
+        **options: Any,
+    ) -> EvaluationStream:
+        stream = cls.__new__(cls)
+        stream._open(suite, expected_states, checks, initial, **options)
+        return stream
+
+    def _open(
+        self,
+        suite: Suite,
+        expected_states: Mapping[str, ExpectedState],
+        checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None,
+        initial: Any,
+        *,
+        manifest: Manifest | None,
+        k: int | None,
+        source: str | Path | None,
+        targets: Iterable[str],
+        keep_raw: bool,
+        keep_records: bool,
+        judgements: Sequence[Judgement],
+        on_attempt: AttemptObserver | None,
+        load_embeddings: bool = True,
+    ) -> None:
+        self.suite = suite
+        self.k = k
+        self.keep_raw = keep_raw
+        self.keep_records = keep_records
+        self.on_attempt = on_attempt
+        self.scorer = Scorer(
+            suite,
+            expected_states,
+            checks,
+            initial_state=initial,
+            decisions=argument_decisions(judgements),
+        )
+        self.ev = Evaluation(
+            suite=suite,
+            source=Path(source) if source is not None else None,
+            manifest=manifest,
+            warnings=[w for state in expected_states.values() for w in state.warnings],
+            scorer=self.scorer,
+            judgements=list(judgements),
+        )
+        self.embedder = _Embedder(load=load_embeddings)
+        self.grouped: dict[str, _Target] = {t: _Target(self._builder(t)) for t in targets}
+        self._known = {c.id for c in suite.cases}
+
+    def _builder(self, target: str) -> SummaryBuilder:
+        sink = None if self.keep_records else FailureLog()
+        return SummaryBuilder(self.suite, target, k=self.k, scorer=self.scorer, failures=sink)
+
+    def add(self, record: Record, origin: tuple[str, int] | None = None) -> None:
+        """Grade one record and count it; ``origin``: the file and line it was read from."""
+        if origin is None and not record.target:
+            record = record.model_copy(update={"target": UNNAMED})
+        if record.case_id not in self._known:
+            raise UserError(f"record for unknown case '{record.case_id}'")
+        scorer, embedder, ev = self.scorer, self.embedder, self.ev
         target = record.target or UNNAMED  # always set by _winning_records
         try:
             verdict = _grade(scorer, record, embedder)
             raw = _grade(scorer, record, embedder, native=True) if verdict is not None else None
         except MissingExpectedState as exc:
-            raise code_not_allowed(suite, f"case {exc.case_id}'s gold actions") from None
+            from toolproof.run._env import code_not_allowed
+
+            raise code_not_allowed(self.suite, f"case {exc.case_id}'s gold actions") from None
         except UngradableRecord as exc:
             if origin is None:
                 raise
             raise SuiteError(origin[0], str(exc), line=origin[1]) from None
-        into = grouped.get(target)
+        into = self.grouped.get(target)
         if into is None:
-            into = grouped[target] = _Target(builder(target))
+            into = self.grouped[target] = _Target(self._builder(target))
         # the headline is raw: a call printed as text counts as no call
         scored = raw or verdict
         if scored is not None:
@@ -245,12 +372,12 @@ def evaluate(
         into.summary.add_record(record)
         if scored is not None:
             into.summary.add_verdict(scored)
-        if on_attempt is not None:
-            on_attempt(record, scored, origin)
+        if self.on_attempt is not None:
+            self.on_attempt(record, scored, origin)
         if ev.max_attempt is None or record.attempt > ev.max_attempt:
             ev.max_attempt = record.attempt
-        if keep_records:
-            if not keep_raw:
+        if self.keep_records:
+            if not self.keep_raw:
                 record = _without_raw(record, owned=origin is not None)
             into.records.append(record)
             if scored is not None:
@@ -261,50 +388,64 @@ def evaluate(
                 ev.origins[(target, record.case_id, record.attempt)] = origin
         else:
             into.where(record, origin)
-    del winners  # the identities of every record: not needed once all are graded
-    for target, into in grouped.items():
-        summary = into.summary.build()
-        records_of: Sequence[Record]
-        verdicts_of: Sequence[Verdict]
-        if keep_records:
-            records_of, verdicts_of = into.records, into.verdicts
-        else:
-            again = FileRecords(into.segments, summary.attempts, _prepare(keep_raw))
-            records_of = again
-            verdicts_of = FileVerdicts(
-                again, summary.scored, _regrade(scorer, target, embedder, native=True)
-            )
-        repaired = None
-        if into.recovered_attempts:
-            fixed: Sequence[Verdict]
+
+    def finish(self) -> Evaluation:
+        """The evaluation of the records added: every target's summary built."""
+        scorer, embedder, ev = self.scorer, self.embedder, self.ev
+        keep_records, keep_raw, builder = self.keep_records, self.keep_raw, self._builder
+        for target, into in self.grouped.items():
+            summary = into.summary.build()
+            records_of: Sequence[Record]
+            verdicts_of: Sequence[Verdict]
             if keep_records:
-                fixed = [into.repaired.get(i, v) for i, v in enumerate(into.verdicts)]
+                records_of, verdicts_of = into.records, into.verdicts
             else:
-                assert isinstance(records_of, FileRecords)
-                fixed = FileVerdicts(records_of, summary.scored, _regrade(scorer, target, embedder))
-            # the repaired figures: a second pass, only for a target where a call was recovered
-            second = builder(target)
-            pending = TargetEvaluation(target, records_of, fixed, summary)
-            for record, verdict in pending.pairs():
-                second.add_record(record)
-                if verdict is not None:
-                    second.add_verdict(verdict)
-            fixed_summary = second.build()
-            repaired = TargetEvaluation(target, records_of, fixed, fixed_summary)
-            figures = repaired_figures(fixed_summary, into.recovered_calls, into.recovered_attempts)
-            summary = summary.model_copy(update={"repaired": figures})
-        ev.targets[target] = TargetEvaluation(target, records_of, verdicts_of, summary, repaired)
-    return ev
+                again = FileRecords(into.segments, summary.attempts, _prepare(keep_raw))
+                records_of = again
+                verdicts_of = FileVerdicts(
+                    again, summary.scored, _regrade(scorer, target, embedder, native=True)
+                )
+            repaired = None
+            if into.recovered_attempts:
+                fixed: Sequence[Verdict]
+                if keep_records:
+                    fixed = [into.repaired.get(i, v) for i, v in enumerate(into.verdicts)]
+                else:
+                    assert isinstance(records_of, FileRecords)
+                    fixed = FileVerdicts(
+                        records_of, summary.scored, _regrade(scorer, target, embedder)
+                    )
+                # the repaired figures: a second pass, only for a target where a call was recovered
+                second = builder(target)
+                pending = TargetEvaluation(target, records_of, fixed, summary)
+                for record, verdict in pending.pairs():
+                    second.add_record(record)
+                    if verdict is not None:
+                        second.add_verdict(verdict)
+                fixed_summary = second.build()
+                repaired = TargetEvaluation(target, records_of, fixed, fixed_summary)
+                figures = repaired_figures(
+                    fixed_summary, into.recovered_calls, into.recovered_attempts
+                )
+                summary = summary.model_copy(update={"repaired": figures})
+            ev.targets[target] = TargetEvaluation(
+                target, records_of, verdicts_of, summary, repaired
+            )
+        return ev
 
 
 class _Embedder:
-    """Sentence embeddings for the semantic matcher, loaded on the first need."""
+    """Sentence embeddings for the semantic matcher, loaded on the first need
+    (with ``load=False``, the need is raised instead: :class:`MissingEmbeddings`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, load: bool = True) -> None:
         self._embedder: TextEmbedder | None = None
+        self._load = load
 
     def fill(self, table: Embeddings, texts: Sequence[str]) -> None:
         if self._embedder is None:
+            if not self._load:
+                raise MissingEmbeddings(list(texts))
             self._embedder = load_embedder()
         self._embedder.fill(table, texts)
 

@@ -70,11 +70,13 @@ def storing_run(
     trust: Trust | None = None,
     *,
     evaluation: Evaluation | None = None,
+    noted: AttemptLog | None = None,
 ) -> Iterator[None]:
     """Around the code that decides a run's exit code: store the run with that code.
 
     ``evaluation``, the run's evaluation when the caller already has it, is
-    stored rather than made again.
+    stored rather than made again; ``noted``: its attempt rows, noted as it
+    was graded (else the records file is read again for them).
     """
     code = 0
     try:
@@ -83,7 +85,15 @@ def storing_run(
         code = int(getattr(exc, "exit_code", getattr(exc, "code", 1)) or 0)
         raise
     finally:
-        store_run(result, location, enabled, exit_code=code, trust=trust, evaluation=evaluation)
+        store_run(
+            result,
+            location,
+            enabled,
+            exit_code=code,
+            trust=trust,
+            evaluation=evaluation,
+            noted=noted,
+        )
 
 
 def store_run(
@@ -94,6 +104,7 @@ def store_run(
     exit_code: int = 0,
     trust: Trust | None = None,
     evaluation: Evaluation | None = None,
+    noted: AttemptLog | None = None,
 ) -> None:
     if resolve_location(location, enabled=enabled) is None:
         return
@@ -114,7 +125,9 @@ def store_run(
                 targets=order,
                 trust=trust or DEFAULT_TRUST,
             )
-        store.save(ev, [result.run_dir / "records.jsonl"], exit_code=exit_code)
+        if evaluation is None:
+            noted = None  # the rows of another evaluation
+        store.save(ev, [result.run_dir / "records.jsonl"], exit_code=exit_code, noted=noted)
 
 
 def attempt_log(location: str | None, enabled: bool = True) -> AttemptLog | None:

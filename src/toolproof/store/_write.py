@@ -58,8 +58,9 @@ def source_for(files: Sequence[Path], manifest: Manifest | None) -> RunSource:
     return RunSource(f"records:{digest.hexdigest()[:32]}", name, folder, resolved, None)
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+#: ``json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)``, without
+#: making an encoder on every call (several are made per attempt row).
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 
 def _line_index(source: RunSource) -> dict[tuple[str, str, int], tuple[str, int, int]]:
@@ -183,12 +184,18 @@ class AttemptLog:
         self.latencies: dict[str, array[float]] = {}
         """Each target's latencies, in grading order (as ``latencies(records)`` gives them)."""
         self.first_start: datetime | None = None
+        self.cases = CaseTally()
+        """The case rows' sums, made as the attempts are noted (:func:`case_results`)."""
 
     def __call__(
         self, record: Record, verdict: Verdict | None, origin: tuple[str, int] | None
     ) -> None:
         fields = _attempt_fields(record, verdict)
         pickle.dump((fields, origin), self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.cases.add(
+            fields[0], fields[1], fields[4], fields[5], fields[6], fields[8], fields[9],
+            fields[10], origin[1] if origin is not None else None,
+        )  # fmt: skip
         response = record.response
         latency = (
             record.latency_ms
@@ -314,12 +321,16 @@ def save_evaluation(
             for t in ev.targets.values()
             for r, v in t.pairs()
         ]
-    results = case_results(ev, rows)
-    make_suite_rows = suite_cases(ev, str(fp["suite fingerprint"]))
+    if noted is not None:  # summed as they were noted: the rows are read once, to insert them
+        results = noted.cases.results(ev, list(ev.targets))
+    else:
+        results = case_results(ev, rows)
     known = db.one(
         "SELECT 1 FROM suite_cases WHERE suite_fingerprint = ? LIMIT 1", (fp["suite fingerprint"],)
     )
-    suite_rows = make_suite_rows() if make_suite_rows is not None and known is None else []
+    # a suite's cases are stored once: known, its fingerprint need not even be computed
+    make_suite_rows = suite_cases(ev, str(fp["suite fingerprint"])) if known is None else None
+    suite_rows = make_suite_rows() if make_suite_rows is not None else []
     with db.transaction():
         pk = _upsert_run(db, run_row)
         for table in ("attempts", "metrics", "case_results", "summary_failures", "run_targets"):
@@ -380,47 +391,79 @@ class _Rows:
 def case_results(ev: Evaluation, rows: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """One row per case and target, summed over its attempt rows (as :func:`_attempt_row`
     builds them), with its pass@k and pass^k: what a case list shows without the attempts."""
-    order = {c.id: i for i, c in enumerate(ev.suite.cases)}
-    acc: dict[tuple[str, str], list[Any]] = {}
+    tally = CaseTally()
     for r in rows:
         # r: run_pk, target, case, attempt, outcome, scored, passed, failure, stage, kind,
         #    risk, tags, ..., records_line at 20
-        a = acc.get((r[1], r[2]))
+        tally.add(r[1], r[2], r[5], r[6], r[7], r[9], r[10], r[11], r[20])
+    return tally.results(ev)
+
+
+class CaseTally:
+    """The sums :func:`case_results` makes of attempt rows, made one attempt at a time."""
+
+    def __init__(self) -> None:
+        # target -> case -> attempts, scored, passes, risk, kind, tags, failures, first line
+        self._acc: dict[str, dict[str, list[Any]]] = {}
+
+    def add(
+        self,
+        target: str,
+        case_id: str,
+        scored: int,
+        passed: int | None,
+        failure: str | None,
+        kind: str | None,
+        risk: str | None,
+        tags: str | None,
+        line: int | None,
+    ) -> None:
+        cases = self._acc.get(target)
+        if cases is None:
+            cases = self._acc[target] = {}
+        a = cases.get(case_id)
         if a is None:
-            # attempts, scored, passes, risk, kind, tags, failures, first line
-            a = acc[(r[1], r[2])] = [0, 0, 0, None, None, None, set(), None]
+            a = cases[case_id] = [0, 0, 0, None, None, None, set(), None]
         a[0] += 1
-        a[1] += r[5]
-        a[2] += r[6] or 0
-        a[3] = a[3] or r[10]
-        a[4] = a[4] or r[9]
-        a[5] = a[5] or r[11]
-        if r[7] is not None:
-            a[6].add(r[7])
-        if r[20] is not None and (a[7] is None or r[20] < a[7]):
-            a[7] = r[20]
-    stability = {
-        (name, c.case_id): c
-        for name, t in ev.targets.items()
-        for c in (t.summary.stability.per_case if t.summary.stability else [])
-    }
-    far = len(order)
-    known = {c.id: c for c in ev.suite.cases}
-    out = []
-    for (target, case_id), a in acc.items():
-        st = stability.get((target, case_id))
-        case = known.get(case_id)
-        if a[5] is None and case is not None:  # no attempt graded: the case's own tags and risk
-            a[5] = _dumps(list(case.tags))
-            a[3] = a[3] or (case.risk.value if case.risk else None)
-        out.append(
-            (
-                target, case_id, order.get(case_id, far + (a[7] or 0)), a[0], a[1], a[2], a[3],
-                a[4], a[5], _dumps(sorted(a[6])), st.pass_at_k if st else None,
-                st.pass_hat_k if st else None, None if st is None else int(st.flaky),
-            )
-        )  # fmt: skip
-    return out
+        a[1] += scored
+        a[2] += passed or 0
+        a[3] = a[3] or risk
+        a[4] = a[4] or kind
+        a[5] = a[5] or tags
+        if failure is not None:
+            a[6].add(failure)
+        if line is not None and (a[7] is None or line < a[7]):
+            a[7] = line
+
+    def results(
+        self, ev: Evaluation, targets: Iterable[str] | None = None
+    ) -> list[tuple[Any, ...]]:
+        """The rows, target after target (``targets``: only these, in this order)."""
+        order = {c.id: i for i, c in enumerate(ev.suite.cases)}
+        stability = {
+            (name, c.case_id): c
+            for name, t in ev.targets.items()
+            for c in (t.summary.stability.per_case if t.summary.stability else [])
+        }
+        far = len(order)
+        known = {c.id: c for c in ev.suite.cases}
+        out = []
+        for target in self._acc if targets is None else targets:
+            for case_id, a in self._acc.get(target, {}).items():
+                st = stability.get((target, case_id))
+                case = known.get(case_id)
+                if a[5] is None and case is not None:  # no attempt graded: the case's own
+                    a[5] = _dumps(list(case.tags))
+                    a[3] = a[3] or (case.risk.value if case.risk else None)
+                out.append(
+                    (
+                        target, case_id, order.get(case_id, far + (a[7] or 0)), a[0], a[1],
+                        a[2], a[3], a[4], a[5], _dumps(sorted(a[6])),
+                        st.pass_at_k if st else None, st.pass_hat_k if st else None,
+                        None if st is None else int(st.flaky),
+                    )
+                )  # fmt: skip
+        return out
 
 
 def suite_cases(ev: Evaluation, fingerprint: str) -> Callable[[], list[tuple[Any, ...]]] | None:
