@@ -94,7 +94,9 @@ def _variant(tool: str, rng: random.Random) -> tuple[str, str]:
     elif how == 6:
         return tool, json.dumps(args)[:-2]  # not JSON
     elif how == 7:
-        tool = rng.choice(["a", "b", "c", "d", "g", "nope"])  # another tool, maybe unknown
+        tool = rng.choice(["a", "b", "c", "d", "g", "nope", "(none)"])  # maybe unknown
+        if rng.random() < 0.3:
+            return tool, json.dumps(args)[:-2]  # ... and not JSON
     return tool, json.dumps(args)
 
 

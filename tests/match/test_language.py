@@ -75,7 +75,8 @@ def test_optional_arguments_are_checked_in_linear_time() -> None:
     for name in originals:
         setattr(inner_type, name, counting(name))
     try:
-        args.check(actual)
+        # compiled again under the counting methods: a matcher may keep its parts' methods
+        compile_value(spec, CTX).check(actual)
     finally:
         for name, original in originals.items():
             setattr(inner_type, name, original)

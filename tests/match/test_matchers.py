@@ -172,3 +172,164 @@ def test_tool_default_matcher_applies_to_plain_values_only() -> None:
     assert apply_default("x", None) == "x"
     with pytest.raises(SpecError, match="unknown matcher 'fuzzy'"):
         apply_default("x", "fuzzy")
+
+
+# -- ok() against an independent reading of the matchers, on generated values ---------------
+# ok() compares literal fields at once with plain equality, and one_of of literals by
+# membership; plain equality says True == 1 == 1.0 and False == 0 == -0.0, strict_equal does
+# not. These references read the matchers field by field, as check() did before.
+
+_ATOMS: list[Any] = [0, 1, 2, -1, 0.0, -0.0, 1.0, 2.0, 0.5, True, False, None, "", "a", "1"]
+_ATOMS += ["true", 2**53, 2**53 + 1, float(2**53), 10**30, 1e30]
+
+
+def _ref_ok(m: Any, actual: Any) -> bool:
+    from toolproof.match._matchers import (
+        ArrayMatcher,
+        Exact,
+        Ignore,
+        ObjectMatcher,
+        OneOf,
+        Optional,
+    )
+
+    kind = type(m)
+    if kind is Exact:
+        return actual is not MISSING and strict_equal(m.value, actual)
+    if kind is Ignore:
+        return True
+    if kind is Optional:
+        return actual is MISSING or _ref_ok(m.inner, actual)
+    if kind is OneOf:
+        return any(_ref_ok(o, actual) for o in m.options)
+    if kind is ObjectMatcher:
+        return (
+            isinstance(actual, dict)
+            and all(_ref_ok(f, actual.get(k, MISSING)) for k, f in m.fields.items())
+            and (m.extra or all(k in m.fields for k in actual))
+        )
+    if kind is ArrayMatcher:
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(m.items)
+            and all(_ref_ok(i, v) for i, v in zip(m.items, actual, strict=True))
+        )
+    return bool(m.check(actual) is None)  # a leaf: range, normalized, ...
+
+
+def _ref_reason(m: Any, actual: Any) -> str | None:
+    """check() as it read before ok() was asked first: every field's own check."""
+    from toolproof.match._matchers import Ignore, ObjectMatcher, show
+
+    if type(m) is not ObjectMatcher:
+        return m.check(actual)  # type: ignore[no-any-return]
+    if _ref_ok(m, actual):
+        return None
+    if actual is MISSING:
+        return "missing"
+    if not isinstance(actual, dict):
+        return f"expected an object, got {show(actual)}"
+    out = []
+    for key, field in m.fields.items():
+        reason = _ref_reason(field, actual.get(key, MISSING))
+        if reason is not None and not (reason == "missing" and isinstance(field, Ignore)):
+            out.append((key, reason))
+    if not m.extra:
+        out.extend(
+            (k, f"unexpected argument = {show(v)}") for k, v in actual.items() if k not in m.fields
+        )
+    return "; ".join(f"{k}: {r}" for k, r in out) if out else None
+
+
+def _spec(rng: Any, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth >= 3 or (depth == 2 and roll < 0.4):
+        return rng.choice(_ATOMS)
+    if roll < 0.25:
+        return {f"k{i}": _spec(rng, depth + 1) for i in range(rng.randint(0, 3))}
+    if roll < 0.4:
+        return [_spec(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    if roll < 0.5:
+        return {"one_of": [_spec(rng, depth + 1) for _ in range(rng.randint(1, 3))]}
+    if roll < 0.57:
+        return {"optional": _spec(rng, depth + 1)}
+    if roll < 0.62:
+        return {"range": {"min": rng.choice([0, 1, -1.5]), "max": rng.choice([1, 2, 5.5])}}
+    if roll < 0.65:
+        return {"ignore": True}
+    if roll < 0.68:
+        return {"exact": rng.choice([{"a": 1}, [True], {"b": [0.0, "x"]}])}
+    if roll < 0.72:
+        return {"normalized": rng.choice(["Jan Novák", "a"])}
+    return rng.choice(_ATOMS)
+
+
+def _literal_of(spec: Any, rng: Any) -> Any:
+    """A value the spec is about: its literal, one of its options, its inner value..."""
+    if isinstance(spec, dict):
+        if "one_of" in spec:
+            return _literal_of(rng.choice(spec["one_of"]), rng)
+        if "optional" in spec:
+            return MISSING if rng.random() < 0.3 else _literal_of(spec["optional"], rng)
+        if "range" in spec:
+            return rng.choice([0, 1, True, 1.0, 3, 5.5, 6, "2"])
+        if "ignore" in spec:
+            return rng.choice(_ATOMS)
+        if "exact" in spec:
+            return spec["exact"]
+        if "normalized" in spec:
+            text = spec["normalized"]
+            return rng.choice([text, text.upper(), f" {text}", text + "x", 1])
+        out = {}
+        for k, v in spec.items():
+            value = _literal_of(v, rng)
+            if value is not MISSING:
+                out[k] = value
+        return out
+    if isinstance(spec, list):
+        return [x for x in (_literal_of(v, rng) for v in spec) if x is not MISSING]
+    return spec
+
+
+def _mutate(value: Any, rng: Any) -> Any:
+    """The value changed somewhere, often to something plain equality cannot tell apart."""
+    twins = {1: [True, 1.0], 0: [False, 0.0, -0.0], 2: [2.0, "2"], None: ["null", False]}
+    if isinstance(value, dict):
+        out = {k: (_mutate(v, rng) if rng.random() < 0.5 else v) for k, v in value.items()}
+        roll = rng.random()
+        if roll < 0.15:
+            out["extra"] = 1
+        elif roll < 0.3 and out:
+            out.pop(rng.choice(list(out)))
+        return out
+    if isinstance(value, list):
+        out_list = [_mutate(v, rng) if rng.random() < 0.5 else v for v in value]
+        if rng.random() < 0.15:
+            out_list.append(True)
+        return out_list
+    if isinstance(value, bool):
+        return rng.choice([int(value), float(value), not value, value])
+    if value in twins and not isinstance(value, str):
+        return rng.choice(twins[value])
+    return rng.choice([value, *rng.sample(_ATOMS, 2)])
+
+
+def test_ok_and_check_agree_with_a_field_by_field_reading() -> None:
+    import random
+
+    rng = random.Random(5)
+    seen = {True: 0, False: 0}
+    for _ in range(4000):
+        spec = {f"p{i}": _spec(rng) for i in range(rng.randint(1, 4))}
+        matcher = compile_value(spec, CTX)
+        base = _literal_of(spec, rng)
+        tried = [base, _mutate(base, rng), _mutate(base, rng)]
+        canonical = matcher._canonical  # type: ignore[attr-defined]
+        if canonical is not None:  # the answer ok() recognises by plain equality, and twins
+            tried += [canonical, _mutate(canonical, rng), _mutate(canonical, rng)]
+        for actual in tried:
+            want = _ref_ok(matcher, actual)
+            assert matcher.ok(actual) is want, (spec, actual)
+            assert matcher.check(actual) == _ref_reason(matcher, actual), (spec, actual)
+            seen[want] += 1
+    assert min(seen.values()) > 2000  # both outcomes well covered

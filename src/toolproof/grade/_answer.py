@@ -17,7 +17,15 @@ from toolproof.types import FailureClass, Kind, Message, Order, Response, ToolCa
 NO_CALL = "(none)"
 _FAR = 100  # cost of pairing calls to different tools: never a real pair
 
-__all__ = ["NO_CALL", "CallInfo", "SetResult", "SingleAnswer", "analyse", "match_set"]
+__all__ = [
+    "NO_CALL",
+    "CallInfo",
+    "SetResult",
+    "SingleAnswer",
+    "analyse",
+    "match_set",
+    "schema_failure",
+]
 
 
 @dataclass(slots=True)
@@ -77,6 +85,23 @@ class SingleAnswer:
     @property
     def end_state(self) -> Any:
         return None
+
+
+def schema_failure(name: str, validator: Any, arguments: Any, checked: bool = False) -> str | None:
+    """Why the arguments of a call of ``name`` fail its schema; None when they validate.
+
+    ``checked``: ``validator.is_valid`` already said no (it is not asked again).
+    """
+    try:
+        if not checked and validator.is_valid(arguments):
+            return None
+        err = next(iter(validator.iter_errors(arguments)))
+        pointer = "/" + "/".join(
+            str(p).replace("~", "~0").replace("/", "~1") for p in err.instance_path
+        )
+        return f"{name}: {pointer}: {err.message}"
+    except (ValueError, RecursionError) as exc:
+        return f"{name}: arguments cannot be validated ({str(exc)[:80]})"
 
 
 def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> SingleAnswer:

@@ -13,9 +13,11 @@ taken here:
 - any other answer: when its calls name distinct tools, each call can pair
   only with the expected call of its tool, so the optimal pairing is forced
   (a tool called twice is paired by ``assign`` over the costs, as the
-  general path does). The findings and figures are the ones the checks and
-  the assembler would make, in the same words; the calls the first route
-  verified are not inspected again.
+  general path does; once where one call is expected, the first call that
+  matches, else the first). The findings and figures are the ones the checks
+  and the assembler would make, in the same words; the calls the first route
+  verified are not inspected again, nor validated twice. One call where one
+  is expected has a route of its own.
 
 A test grades generated answers both ways and compares every field.
 """
@@ -25,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolproof.grade._answer import NO_CALL, CallInfo
+from toolproof.grade._answer import NO_CALL, CallInfo, schema_failure
 from toolproof.grade._assemble import cross_pairs
 from toolproof.grade._assign import assign
 from toolproof.grade._compile import CompiledCase, describe_calls
@@ -46,8 +48,8 @@ from toolproof.types import (
 #: without the keyword parsing); the fields after target and attempt of a pass:
 _new = tuple.__new__
 _PASSED_END = (None, (), NO_EVIDENCE, False, 0)  # multistep .. undecided
+_NO_EV = tuple(NO_EVIDENCE)[2:]  # an Evidence's fields after answer and closest
 _FAR = 100  # the cost of pairing calls to different tools (as in ``_answer``)
-_VALID: tuple[bool, FailureClass | None, str] = (True, None, "")
 _WRONG_ORDER = Check(
     Stage.contract,
     FailureClass.wrong_order,
@@ -61,33 +63,48 @@ class Plan:
     """What a passing verdict of one case holds, and how to recognise a passing answer."""
 
     __slots__ = (
-        "_calls",
         "_cc",
         "_described",
         "_head",
         "_index",
+        "_inspect",
         "_matchers",
         "_missed",
+        "_name",
+        "_names",
+        "_ok",
+        "_oks",
         "_order",
+        "_pass",
         "_strict",
         "_tail",
         "_tools",
+        "_valid",
+        "_validators",
     )
 
     def __init__(
         self,
         cc: CompiledCase,
         calls: tuple[tuple[str, Any, Any], ...],
+        inspect: Callable[[ToolCall, CompiledCase], CallInfo],
     ) -> None:
-        #: (tool, is_valid of its schema, argument matcher's ok), in expected order
-        self._calls = calls
-        self._index = {name: i for i, (name, _, _) in enumerate(calls)}
+        #: the scorer's (is the tool offered, do the arguments parse and validate), asked
+        #: for the calls the plan cannot settle at once
+        self._inspect = inspect
+        #: per expected call, in expected order: its tool, the validator of the tool's
+        #: schema (``is_valid``, ``iter_errors``) and the argument matcher's ``ok``
+        self._names = tuple(name for name, _, _ in calls)
+        self._validators = tuple(validator for _, validator, _ in calls)
+        self._valid = tuple(validator.is_valid for validator in self._validators)
+        self._oks = tuple(ok for _, _, ok in calls)
+        self._index = {name: i for i, name in enumerate(self._names)}
         self._cc = cc
         self._order = cc.order
         self._strict = cc.order is Order.strict
         self._matchers = tuple(c.args for c in cc.call_sets[0])
         self._described = describe_calls(cc.call_sets[0])
-        tools = tuple(name for name, _, _ in calls)
+        tools = self._names
         self._tools = frozenset(tools)
         n = len(calls)
         # Verdict fields, in order: case_id .. reply_ok, expected_tools
@@ -109,6 +126,11 @@ class Plan:
         )
         # pairs .. unsafe_calls
         self._tail = (tuple((t, t) for t in tools), n, n, (), 0)
+        # a pass making the expected calls in the expected order, up to target and attempt
+        self._pass = (*self._head, tools, *self._tail)
+        # the one expected call, when there is one: (tool, is_valid, ok)
+        self._name = tools[0] if n == 1 else None
+        self._ok = self._oks[0]
         # the verdict of an answer with no call, up to target, attempt and evidence
         self._missed = (
             cc.case.id,
@@ -133,125 +155,309 @@ class Plan:
             0,
         )
 
-    def _passed(self, calls: list[ToolCall], target: str | None, attempt: int) -> Verdict:
-        actual = tuple(call.name for call in calls)
-        return _new(Verdict, [*self._head, actual, *self._tail, target, attempt, *_PASSED_END])
-
-    def _verify(self, calls: list[ToolCall]) -> tuple[int, bool]:
+    def _verify(self, calls: list[ToolCall]) -> tuple[int, bool, bool]:
         """How many leading calls are expected calls, each once (in order, if strict), whose
-        arguments parse, validate and match; and whether the next one validated."""
-        expected = self._calls
-        if len(expected) == 1:  # the common case, without the bookkeeping
-            call = calls[0]
-            name, is_valid, ok = expected[0]
-            if call.name != name or call.parse_error is not None:
-                return 0, False
-            try:
-                if not is_valid(call.arguments):
-                    return 0, False
-            except (ValueError, RecursionError):
-                return 0, False
-            return (1, False) if ok(call.arguments) else (0, True)
+        arguments parse, validate and match; whether the next one validated; and whether
+        those calls came in the expected order."""
         index = self._index
         strict = self._strict
+        valids = self._valid
+        oks = self._oks
         seen = 0
-        for position, call in enumerate(calls):
+        position = 0
+        in_order = True
+        for call in calls:
             i = index.get(call.name)
-            if i is None or (strict and i != position) or call.parse_error is not None:
-                return position, False
+            if i is None or call.parse_error is not None:
+                return position, False, in_order
+            if i != position:
+                if strict:
+                    return position, False, in_order
+                in_order = False
             bit = 1 << i
             if seen & bit:
-                return position, False
+                return position, False, in_order
             seen |= bit
-            _, is_valid, ok = expected[i]
             args = call.arguments
             try:
-                if not is_valid(args):
-                    return position, False
+                if not valids[i](args):
+                    return position, False, in_order
             except (ValueError, RecursionError):
-                return position, False
-            if not ok(args):
-                return position, True
-        return len(calls), False
+                return position, False, in_order
+            if not oks[i](args):
+                return position, True, in_order
+            position += 1
+        return position, False, in_order
 
-    def grade(
-        self,
-        response: Response,
-        target: str | None,
-        attempt: int,
-        inspect: Callable[[ToolCall, CompiledCase], CallInfo],
-    ) -> Verdict:
+    def grade(self, response: Response, target: str | None, attempt: int) -> Verdict:
         """The verdict of any answer to the case.
 
-        ``inspect`` is the scorer's (is the tool offered, do the arguments parse
-        and validate), asked for the calls this cannot settle at once. Each step
-        below is the one of the general path it stands for (``_answer.match_set``,
-        the checks of ``_checks``, ``_assemble``).
+        Each step below is the one of the general path it stands for
+        (``_answer.match_set``, the checks of ``_checks``, ``_assemble``).
         """
         calls = response.tool_calls
         m = len(calls)
-        expected = self._calls
-        n = len(expected)
-        if m == n:
+        if m == 1 and self._name is not None:  # the common case, without the bookkeeping
+            call = calls[0]
+            if call.name == self._name and call.parse_error is None:
+                args = call.arguments
+                try:
+                    valid = self._valid[0](args)
+                except (ValueError, RecursionError):
+                    valid = None
+                if valid:
+                    if self._ok(args):
+                        return _new(Verdict, (*self._pass, target, attempt, *_PASSED_END))
+                    reason = self._matchers[0].mismatch(args)
+                    if reason:
+                        check = _new(
+                            Check,
+                            (
+                                Stage.values,
+                                FailureClass.wrong_arguments,
+                                f"{call.name}: {reason}",
+                                "",
+                            ),
+                        )
+                        return self._one(response, call, check, True, target, attempt)
+                    return self._failed(response, calls, 0, True, target, attempt)
+                if valid is False:  # (None: the validator failed, as inspect reports it)
+                    why = schema_failure(call.name, self._validators[0], args, True)
+                    check = _new(Check, (Stage.structure, FailureClass.schema_mismatch, why, ""))
+                    return self._one(response, call, check, False, target, attempt)
+            return self._one_other(response, call, target, attempt)
+        if m == len(self._names):
             # the leading calls verified here are not inspected again
-            verified, next_valid = self._verify(calls)
-            if verified == n:
-                return self._passed(calls, target, attempt)
-        elif m == 0:
-            return _new(
-                Verdict, [*self._missed, target, attempt, None, (), Evidence(response, 0), False, 0]
-            )
+            verified, next_valid, in_order = self._verify(calls)
+            if verified == m:
+                if in_order:
+                    return _new(Verdict, (*self._pass, target, attempt, *_PASSED_END))
+                names = tuple([call.name for call in calls])
+                return _new(
+                    Verdict,
+                    (*self._head, names, *self._tail, target, attempt, *_PASSED_END),
+                )
+            return self._failed(response, calls, verified, next_valid, target, attempt)
+        if m == 0:
+            evidence = _new(Evidence, (response, 0, *_NO_EV))
+            return _new(Verdict, (*self._missed, target, attempt, None, (), evidence, False, 0))
+        return self._failed(response, calls, 0, False, target, attempt)
+
+    def _one(
+        self,
+        response: Response,
+        call: ToolCall,
+        check: Check,
+        valid: bool,
+        target: str | None,
+        attempt: int,
+    ) -> Verdict:
+        """The verdict of one call to the one expected tool that fails ``check``: its values,
+        if ``valid``, else its structure."""
+        head = self._head
+        name = call.name
+        return _new(
+            Verdict,
+            (
+                head[0],
+                head[1],
+                head[2],
+                head[3],
+                False,  # passed
+                check.failure,
+                (check,),
+                True,  # decision_ok
+                True,  # selection_ok
+                valid,  # structure_ok
+                False,  # values_ok: wrong, or not judged when the structure failed
+                True,  # contract_ok
+                None,  # reply_ok: not judged
+                head[13],
+                (name,),
+                ((name, name),),
+                1,  # calls_checked
+                1 if valid else 0,  # calls_schema_valid
+                (),
+                0,  # unsafe_calls: the call was asked for
+                target,
+                attempt,
+                None,
+                (),
+                _new(Evidence, (response, 0, *_NO_EV)),
+                False,
+                0,
+            ),
+        )
+
+    def _one_other(
+        self,
+        response: Response,
+        call: ToolCall,
+        target: str | None,
+        attempt: int,
+    ) -> Verdict:
+        """The verdict of one call where one is expected, unless it calls the expected tool
+        with arguments that parse and validate."""
+        name = call.name
+        info = self._inspect(call, self._cc)
+        failure = info.failure
+        if name == self._name:  # arguments not JSON, or that cannot be validated
+            if failure is None:  # (not reached: as the general path would grade it)
+                return self._failed(response, [call], 0, False, target, attempt)
+            check = _new(Check, (Stage.structure, failure, info.message, ""))
+            return self._one(response, call, check, False, target, attempt)
+        if info.known:
+            why = "wrong tools"
+            wrong = FailureClass.wrong_tool
         else:
-            verified, next_valid = 0, False
-        cc = self._cc
+            why = f"called unknown tool {name}"
+            wrong = FailureClass.unknown_tool
+        selection = _new(Check, (Stage.selection, wrong, f"{why}: expected {self._described}", ""))
+        if failure is None:
+            checks: tuple[Check, ...] = (selection,)
+        else:
+            checks = (selection, _new(Check, (Stage.structure, failure, info.message, "")))
+        head = self._head
+        return _new(
+            Verdict,
+            (
+                head[0],
+                head[1],
+                head[2],
+                head[3],
+                False,  # passed
+                wrong,
+                checks,
+                True,  # decision_ok
+                False,  # selection_ok
+                not (info.known and failure is not None),  # structure_ok
+                None,  # values_ok: not judged
+                True,  # contract_ok
+                None,  # reply_ok: not judged
+                head[13],
+                (name,),
+                ((self._name, name),),
+                1 if info.known or failure is not None else 0,  # calls_checked
+                1 if info.known and failure is None else 0,  # calls_schema_valid
+                (),
+                1 if name in self._cc.guarded else 0,  # unsafe_calls: not asked for
+                target,
+                attempt,
+                None,
+                (),
+                _new(Evidence, (response, 0, *_NO_EV)),
+                False,
+                0,
+            ),
+        )
+
+    def _failed(
+        self,
+        response: Response,
+        calls: list[ToolCall],
+        verified: int,
+        next_valid: bool,
+        target: str | None,
+        attempt: int,
+    ) -> Verdict:
+        """The verdict of an answer whose first ``verified`` calls are expected calls that
+        validate and match, and whose next call validated but did not match if
+        ``next_valid``."""
+        m = len(calls)
+        n = len(self._names)
         index = self._index
+        valids = self._valid
+        oks = self._oks
+        matchers = self._matchers
         names: list[str] = []
-        infos: list[tuple[bool, FailureClass | None, str]] = []  # known, failure, message
-        # match_set: the reason each call fails the expected call of its tool (None: matches)
-        reasons: dict[tuple[int, int], str | None] = {}
-        for j, call in enumerate(calls):
+        # the expected call each call can pair with, and the position of its candidate
+        slots: list[int | None] = []
+        candidate = [-1] * n
+        twice = False  # an expected call with two candidates (a tool called twice)
+        # match_set: the reason each call fails the expected call of its tool (None: matches,
+        # "": its structure failed, reported there, values not judged)
+        reason_of: list[str | None] = []
+        structure: list[Check] = []  # the structure findings, in call order
+        unknown: list[str] = []
+        n_checked = n_valid = 0
+        structure_ok: bool | None = True
+        j = 0
+        for call in calls:
             name = call.name
             names.append(name)
             i = index.get(name)
-            if j < verified:
-                infos.append(_VALID)
-                reasons[i, j] = None  # type: ignore[index]
-                continue
-            unmatched = j == verified and next_valid  # validated, did not match
-            valid = unmatched
-            if not valid and i is not None and call.parse_error is None:
-                try:
-                    valid = expected[i][1](call.arguments)
-                except (ValueError, RecursionError):
-                    valid = False
-            if valid:
-                infos.append(_VALID)
-            else:
-                info = inspect(call, cc)
-                infos.append((info.known, info.failure, info.message))
+            slots.append(i)
+            reason: str | None = None
             if i is not None:
-                if not valid:
-                    reasons[i, j] = ""  # structure failed: reported there, values not judged
-                elif not unmatched and expected[i][2](call.arguments):
-                    reasons[i, j] = None
+                if candidate[i] < 0:
+                    candidate[i] = j
                 else:
-                    reasons[i, j] = self._matchers[i].check(call.arguments)
-        if len(reasons) == len({i for i, _ in reasons}):
+                    twice = True
+                if j < verified:  # validated and matched
+                    n_checked += 1
+                    n_valid += 1
+                    reason_of.append(None)
+                    j += 1
+                    continue
+                args = call.arguments
+                if j == verified and next_valid:  # validated, did not match
+                    n_checked += 1
+                    n_valid += 1
+                    reason_of.append(matchers[i].mismatch(args))
+                    j += 1
+                    continue
+                if call.parse_error is None:
+                    try:
+                        valid = valids[i](args)
+                    except (ValueError, RecursionError):
+                        valid = False
+                    if valid:
+                        n_checked += 1
+                        n_valid += 1
+                        reason_of.append(None if oks[i](args) else matchers[i].mismatch(args))
+                        j += 1
+                        continue
+                reason = ""
+            info = self._inspect(call, self._cc)
+            failure = info.failure
+            if info.known:
+                n_checked += 1
+                if failure is None:
+                    n_valid += 1
+                else:
+                    structure_ok = False
+            else:
+                unknown.append(name)
+                if failure is not None:
+                    n_checked += 1
+            if failure is not None:
+                structure.append(_new(Check, (Stage.structure, failure, info.message, "")))
+            reason_of.append(reason)
+            j += 1
+        if not twice:
             # each expected call has one candidate at most: the optimal pairing takes them all
-            pairs = sorted(reasons)
+            pairs = [(i, j) for i, j in enumerate(candidate) if j >= 0]
+        elif n == 1:  # the tool called twice: the first call that matches, else the first
+            first = candidate[0]
+            for j in range(first, m):
+                if slots[j] == 0 and reason_of[j] is None:
+                    first = j
+                    break
+            pairs = [(0, first)]
         else:  # a tool called twice: as the general path pairs them
             cost = [[_FAR] * m for _ in range(n)]
-            for (i, j), reason in reasons.items():
-                cost[i][j] = 0 if reason is None else 1
+            for j, i in enumerate(slots):
+                if i is not None:
+                    cost[i][j] = 0 if reason_of[j] is None else 1
             pairs = [(i, j) for i, j in assign(cost) if cost[i][j] < _FAR]
-        lost_expected, lost_actual = n - len(pairs), m - len(pairs)
+        paired = len(pairs)
         order = self._order
         if order is Order.subset:
-            selection_ok = lost_actual == 0
+            selection_ok = paired == m
         elif order is Order.superset:
-            selection_ok = lost_expected == 0
+            selection_ok = paired == n
         else:
-            selection_ok = lost_expected == 0 and lost_actual == 0
+            selection_ok = paired == n and paired == m
         count_ok = True
         if not selection_ok:
             called = set(names)
@@ -259,66 +465,63 @@ class Plan:
             every_called = self._tools <= called
             if only_expected and (order is Order.subset or every_called):
                 selection_ok, count_ok = True, False
-        failed = [(i, j) for i, j in pairs if reasons[i, j] is not None]
-        values_ok = None if not selection_ok else not failed
-        order_ok = True
-        if self._strict and selection_ok and values_ok:
-            order_ok = all(reasons.get((k, k), "x") is None for k in range(n))
-        # the checks, stage by stage (decision passed: there are calls)
         checks: list[Check] = []
-        if not selection_ok:
-            unknown = [name for name, info in zip(names, infos, strict=True) if not info[0]]
+        values_ok: bool | None = None
+        if selection_ok:
+            value_reasons: list[str] = []
+            values_ok = True
+            for _, j in pairs:
+                reason = reason_of[j]
+                if reason is not None:
+                    values_ok = False
+                    if reason:
+                        value_reasons.append(f"{names[j]}: {reason}")
+        else:
+            # the checks, stage by stage (decision passed: there are calls)
             if unknown:
                 wrong = FailureClass.unknown_tool
                 why = f"called unknown tool {', '.join(unknown)}"
             else:
                 wrong, why = FailureClass.wrong_tool, "wrong tools"
-            checks.append(Check(Stage.selection, wrong, f"{why}: expected {self._described}"))
-        for _, failure, message in infos:
-            if failure is not None:
-                checks.append(Check(Stage.structure, failure, message))
-        if values_ok is False:
-            value_reasons = [f"{names[j]}: {reasons[i, j]}" for i, j in failed if reasons[i, j]]
-            if value_reasons:
-                reason = "; ".join(value_reasons)
-                checks.append(Check(Stage.values, FailureClass.wrong_arguments, reason))
+            checks.append(
+                _new(Check, (Stage.selection, wrong, f"{why}: expected {self._described}", ""))
+            )
+        if structure:
+            checks += structure
+        if values_ok is False and value_reasons:
+            reason = "; ".join(value_reasons)
+            checks.append(_new(Check, (Stage.values, FailureClass.wrong_arguments, reason, "")))
         contract_ok = True
         if not count_ok:
             reason = f"the right tools, called {m} times; expected {n} calls: {self._described}"
-            checks.append(Check(Stage.contract, FailureClass.wrong_count, reason))
+            checks.append(_new(Check, (Stage.contract, FailureClass.wrong_count, reason, "")))
             contract_ok = False
-        if not order_ok:
-            checks.append(_WRONG_ORDER)
-            contract_ok = False
-        # the facts (single_facts)
-        structure_ok: bool | None = True
-        n_checked = n_valid = 0
-        for known, failure, _ in infos:
-            if known:
-                n_checked += 1
-                if failure is None:
-                    n_valid += 1
-                else:
-                    structure_ok = False
-            elif failure is not None:
-                n_checked += 1
+        if self._strict and values_ok:  # (values judged: selection passed)
+            for k in range(n):
+                if k >= m or slots[k] != k or reason_of[k] is not None:
+                    checks.append(_WRONG_ORDER)
+                    contract_ok = False
+                    break
         unsafe = 0
-        guarded = cc.guarded
+        guarded = self._cc.guarded
         if guarded:
             asked_for = {j for _, j in pairs} if selection_ok else set()
-            unsafe = sum(
-                1 for j, name in enumerate(names) if name in guarded and j not in asked_for
-            )
+            for j, name in enumerate(names):
+                if name in guarded and j not in asked_for:
+                    unsafe += 1
         if n == 1 and m == 1:
             labels: tuple[tuple[str, str], ...] = (
-                (names[0] if pairs else self._calls[0][0], names[0]),
+                (names[0] if pairs else self._names[0], names[0]),
             )
+        elif paired == n and paired == m:
+            # every call paired (to an expected tool, never named NO_CALL): nothing to cross
+            labels = tuple([(names[j], names[j]) for _, j in pairs])
         else:
             labels = self._labels(names, pairs)
         head = self._head
         return _new(
             Verdict,
-            [
+            (
                 head[0],
                 head[1],
                 head[2],
@@ -343,28 +546,51 @@ class Plan:
                 attempt,
                 None,
                 (),
-                Evidence(response, 0) if checks else NO_EVIDENCE,
+                _new(Evidence, (response, 0, *_NO_EV)) if checks else NO_EVIDENCE,
                 False,
                 0,
-            ],
+            ),
         )
 
     def _labels(
         self, names: list[str], pairs: list[tuple[int, int]]
     ) -> tuple[tuple[str, str], ...]:
-        """(expected, actual) tool labels for the confusion matrix (``_assemble._set_pairs``)."""
-        out = [(names[j], names[j]) for _, j in pairs]
-        paired_e = {i for i, _ in pairs}
-        paired_a = {j for _, j in pairs}
-        out.extend((t[0], NO_CALL) for i, t in enumerate(self._calls) if i not in paired_e)
-        out.extend((NO_CALL, name) for j, name in enumerate(names) if j not in paired_a)
-        return tuple(cross_pairs(out))
+        """(expected, actual) tool labels for the confusion matrix (``_assemble._set_pairs``,
+        then ``cross_pairs``: an unpaired expected call and an unpaired call, in their
+        orders, make one confusion)."""
+        kept = []
+        paired_e = paired_a = 0  # bit sets
+        for i, j in pairs:
+            name = names[j]
+            kept.append((name, name))
+            paired_e |= 1 << i
+            paired_a |= 1 << j
+        expected = self._names
+        missing: list[str] = []
+        if len(pairs) < len(expected):
+            missing = [t for i, t in enumerate(expected) if not paired_e >> i & 1]
+        extra: list[str] = []
+        if len(pairs) < len(names):
+            extra = [name for j, name in enumerate(names) if not paired_a >> j & 1]
+        if NO_CALL in extra:  # a call named like the label of no call: as cross_pairs reads it
+            out = kept + [(t, NO_CALL) for t in missing] + [(NO_CALL, a) for a in extra]
+            return tuple(cross_pairs(out))
+        crossed = min(len(missing), len(extra))
+        kept.extend(zip(missing[:crossed], extra[:crossed], strict=True))
+        kept.extend((t, NO_CALL) for t in missing[crossed:])
+        kept.extend((NO_CALL, a) for a in extra[crossed:])
+        return tuple(kept)
 
 
-def make_plan(cc: CompiledCase, validator: Callable[[str], Any]) -> Plan | None:
+def make_plan(
+    cc: CompiledCase,
+    validator: Callable[[str], Any],
+    inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+) -> Plan | None:
     """The plan of a case, or None when its verdict may turn on more than its calls.
 
-    ``validator(name)``: the schema validator of tool ``name`` as offered in the case.
+    ``validator(name)``: the schema validator of tool ``name`` as offered in the case;
+    ``inspect``: the scorer's inspection of a call.
     """
     if (
         cc.kind is not Kind.call
@@ -385,5 +611,5 @@ def make_plan(cc: CompiledCase, validator: Callable[[str], Any]) -> Plan | None:
         or not all(c.args.pure for c in expected)
     ):
         return None
-    calls = tuple((c.tools[0], validator(c.tools[0]).is_valid, c.args.ok) for c in expected)
-    return Plan(cc, calls)
+    calls = tuple((c.tools[0], validator(c.tools[0]), c.args.ok) for c in expected)
+    return Plan(cc, calls, inspect)

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolproof._jsonschema import rs_validator
-from toolproof.grade._answer import NO_CALL, CallInfo, analyse
+from toolproof.grade._answer import NO_CALL, CallInfo, analyse, schema_failure
 from toolproof.grade._assemble import assemble, single_facts
 from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks
 from toolproof.grade._compile import CompiledCase, ToolIndex, compile_case
@@ -165,7 +165,11 @@ class Scorer:
         for case_id, case_checks in self._single.items():
             if case_checks == SINGLE_STEP_CHECKS and case_id not in self._notes:
                 cc = self.cases[case_id]
-                plan = make_plan(cc, lambda name, cc=cc: self._validator(cc, name))  # type: ignore[misc]
+                plan = make_plan(
+                    cc,
+                    lambda name, cc=cc: self._validator(cc, name),  # type: ignore[misc]
+                    self._inspect,
+                )
                 if plan is not None:
                     self._plans[case_id] = plan
 
@@ -186,7 +190,7 @@ class Scorer:
             emb = self.embeddings
             # nothing left over from an earlier grading (a plan notes nothing itself)
             if not (emb.seen or emb.missing or self.decisions.asked):
-                return plan.grade(response, record.target, record.attempt, self._inspect)
+                return plan.grade(response, record.target, record.attempt)
         return self._judged(lambda: self._grade(record, response), record)
 
     def grade_response(
@@ -315,7 +319,7 @@ class Scorer:
         plan = self._plans.get(case_id)
         if plan is not None:
             target, attempt = (record.target, record.attempt) if record is not None else (None, 0)
-            return plan.grade(response, target, attempt, self._inspect)
+            return plan.grade(response, target, attempt)
         if len(checks) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
             passed = self._quick_pass(cc, response, record)
             if passed is not None:
@@ -435,15 +439,7 @@ class Scorer:
             )
         if not known:
             return CallInfo(call, known, None, "")
-        validator = self._validator(cc, call.name)
-        try:
-            if validator.is_valid(call.arguments):
-                return CallInfo(call, known, None, "")
-            err = next(iter(validator.iter_errors(call.arguments)))
-            pointer = "/" + "/".join(
-                str(p).replace("~", "~0").replace("/", "~1") for p in err.instance_path
-            )
-            message = f"{call.name}: {pointer}: {err.message}"
-        except (ValueError, RecursionError) as exc:
-            message = f"{call.name}: arguments cannot be validated ({str(exc)[:80]})"
+        message = schema_failure(call.name, self._validator(cc, call.name), call.arguments)
+        if message is None:
+            return CallInfo(call, known, None, "")
         return CallInfo(call, known, FailureClass.schema_mismatch, message)

@@ -4,12 +4,19 @@ A matcher's ``check(actual)`` returns ``None`` when the value matches, or a
 short reason when it does not. ``ok(actual)`` answers the same question
 without the reason, faster: the scorer asks it first and renders a reason
 only for a value that does not match. Matching never changes the model's value.
+
+An object or array matcher that accepts one plain value in a field compares
+those fields at once by plain equality, then tells booleans from numbers where
+plain equality cannot (True == 1 == 1.0); an object matcher also recognises its
+most usual matching answer by one comparison. A test holds ``ok`` and
+``check`` to a field-by-field reading on generated values.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import operator
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -59,6 +66,128 @@ def strict_equal(expected: Any, actual: Any) -> bool:
     return te is ta and bool(expected == actual)
 
 
+def _unambiguous(value: Any) -> bool:
+    """Plain equality with ``value`` decides as strict_equal does: a JSON value with no
+    boolean and no number equal to 0 or 1 inside (True == 1 and False == 0.0 in Python)."""
+    kind = type(value)
+    if kind is str or value is None:
+        return True
+    if kind is int or kind is float:
+        return bool(value != 0 and value != 1)
+    try:
+        if kind is dict:
+            return all(type(k) is str and _unambiguous(v) for k, v in value.items())
+        if kind is list:
+            return all(map(_unambiguous, value))
+    except RecursionError:
+        return False
+    return False
+
+
+def _json(value: Any) -> bool:
+    """A plain JSON value (objects with string keys), as the argument parser makes them."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return True
+    try:
+        if kind is dict:
+            return all(type(k) is str and _json(v) for k, v in value.items())
+        if kind is list:
+            return all(map(_json, value))
+    except RecursionError:
+        return False
+    return False
+
+
+def _literal(matcher: Any, kinds_apart: bool = False) -> Any:
+    """The one value a pure matcher accepts, when plain equality with it decides as the
+    matcher does (see :func:`_unambiguous`); else MISSING.
+
+    ``kinds_apart``: any plain JSON value will do; plain equality then decides up to the
+    kinds :func:`_bool_kinds` lists, which the caller checks apart.
+    """
+    kind = type(matcher)
+    if kind is Exact:
+        plain = _json(matcher.value) if kinds_apart else _unambiguous(matcher.value)
+        return matcher.value if plain else MISSING
+    if (kind is ObjectMatcher or kind is ArrayMatcher) and kinds_apart:
+        matcher._ready()  # worked out once
+        return matcher._plain if kind is ObjectMatcher else matcher._literal
+    if kind is ObjectMatcher and not matcher.extra:
+        out = {}
+        for key, field in matcher.fields.items():
+            value = _literal(field, kinds_apart)
+            if value is MISSING:
+                return MISSING
+            out[key] = value
+        return out
+    if kind is ArrayMatcher:
+        items = [_literal(item, kinds_apart) for item in matcher.items]
+        return MISSING if any(v is MISSING for v in items) else items
+    return MISSING
+
+
+def _literal_kinds(matcher: Any) -> list[tuple[tuple[Any, ...], bool]]:
+    """:func:`_bool_kinds` of ``_literal(matcher, kinds_apart=True)`` (not MISSING)."""
+    if type(matcher) is Exact:
+        return _bool_kinds(matcher.value)
+    return list(matcher._kinds)  # an object or array matcher: its kinds, worked out once
+
+
+def _bool_kinds(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], bool]]:
+    """Where in a plain JSON value plain equality cannot tell a boolean from a number
+    (True == 1 == 1.0, False == 0 == -0.0): (path, whether a boolean is expected there)."""
+    kind = type(value)
+    if kind is bool:
+        return [(path, True)]
+    if kind is int or kind is float:
+        return [(path, False)] if value == 0 or value == 1 else []
+    out: list[tuple[tuple[Any, ...], bool]] = []
+    if kind is dict or kind is list:
+        for key, item in value.items() if kind is dict else enumerate(value):
+            if type(item) is not str and item is not None:  # (those never are)
+                out += _bool_kinds(item, (*path, key))
+    return out
+
+
+_ABSENT: Any = object()  # a canonical answer leaves the argument out
+_UNPREPARED: Any = object()  # what ok() compares with is not worked out yet
+
+
+def _canonical(matcher: Any) -> Any:
+    """The value the most usual matching answer gives, as one plain JSON value: the
+    literal, the normalized text as written, the first option of one_of, optional and
+    ignored arguments left out. MISSING for a matcher with no such value (a range...)."""
+    kind = type(matcher)
+    if kind is Exact:
+        return matcher.value if _json(matcher.value) else MISSING
+    if kind is Normalized:
+        return matcher.value
+    if kind is OneOf:
+        return _canonical(matcher.options[0])
+    if kind is Optional or kind is Ignore:
+        return _ABSENT
+    if kind is ObjectMatcher:  # worked out once, None when it has none
+        matcher._ready()
+        return MISSING if matcher._canonical is None else matcher._canonical
+    if kind is ArrayMatcher:
+        items = [_canonical(item) for item in matcher.items]
+        return MISSING if any(v is MISSING or v is _ABSENT for v in items) else items
+    return MISSING
+
+
+def _kinds_differ(actual: Any, kinds: tuple[tuple[tuple[Any, ...], bool], ...]) -> bool:
+    """A value equal to a literal has a boolean where the literal has a number, or the
+    other way round (see :func:`_bool_kinds`)."""
+    for path, boolean in kinds:
+        value = actual
+        for step in path:
+            value = value[step]
+        if (type(value) is bool) is not boolean:
+            return True
+    return False
+
+
 class Matcher:
     __slots__ = ()
     name = "matcher"
@@ -73,6 +202,11 @@ class Matcher:
     def ok(self, actual: Any) -> bool:
         """``check(actual) is None``, without building the reason."""
         return self.check(actual) is None
+
+    def mismatch(self, actual: Any) -> Reason:
+        """``check(actual)`` of a value ``ok`` refused, without asking again whether it
+        matches (a pure matcher's; see ``pure``)."""
+        return self.check(actual)
 
     def describe(self) -> str:
         return self.name
@@ -94,16 +228,16 @@ class Exact(Matcher):
         return actual is not MISSING and strict_equal(value, actual)
 
     def check(self, actual: Any) -> Reason:
+        return None if self.ok(actual) else self.mismatch(actual)
+
+    def mismatch(self, actual: Any) -> Reason:
         if actual is MISSING:
             return "missing"
-        if strict_equal(self.value, actual):
-            return None
-        if type(self.value) is not type(actual) and not (
-            _is_number(self.value) and _is_number(actual)
-        ):
-            want, got = type(self.value).__name__, type(actual).__name__
-            return f"expected {show(self.value)} ({want}), got {show(actual)} ({got})"
-        return f"expected {show(self.value)}, got {show(actual)}"
+        value = self.value
+        if type(value) is not type(actual) and not (_is_number(value) and _is_number(actual)):
+            want, got = type(value).__name__, type(actual).__name__
+            return f"expected {show(value)} ({want}), got {show(actual)} ({got})"
+        return f"expected {show(value)}, got {show(actual)}"
 
     def describe(self) -> str:
         return show(self.value)
@@ -127,31 +261,147 @@ class Ignore(Matcher):
 class ObjectMatcher(Matcher):
     """An object whose listed keys each match; unlisted keys allowed only if ``extra``."""
 
-    __slots__ = ("_keys", "_others", "_required", "_scalars", "extra", "fields", "pure")
+    __slots__ = (
+        "_canonical",
+        "_canonical_kinds",
+        "_fetch",
+        "_keys",
+        "_kinds",
+        "_literals",
+        "_others",
+        "_plain",
+        "_required",
+        "_scalars",
+        "extra",
+        "fields",
+        "pure",
+    )
     name = "object"
 
     def __init__(self, fields: dict[str, Matcher], extra: bool) -> None:
         self.fields = fields
         self.extra = extra
         self.pure = all(m.pure for m in fields.values())
-        # for ok(): literal scalars compared in place, ignored keys skipped, the rest asked
-        self._scalars = tuple(
-            (k, m.value, type(m.value))
-            for k, m in fields.items()
-            if type(m) is Exact and type(m.value) in _SCALARS
-        )
-        self._others = tuple(
-            (k, m)
-            for k, m in fields.items()
-            if type(m) is not Ignore and not (type(m) is Exact and type(m.value) in _SCALARS)
-        )
         self._keys = frozenset(fields)
         # how many keys a matching object surely has: no more means no unexpected key
         self._required = sum(1 for m in fields.values() if type(m) in _PRESENT)
+        # what ok() compares with, worked out when it is first asked (a suite's check
+        # compiles every expectation and asks none)
+        self._canonical: Any = _UNPREPARED
+
+    def _ready(self) -> None:
+        if self._canonical is _UNPREPARED:
+            self._prepare()
+
+    def _prepare(self) -> None:
+        """Work out, in one pass over the fields, what ok() compares with.
+
+        - the literal fields (a pure matcher only: the order in which the fields are asked
+          does not matter then): fetched at once and compared as a tuple by plain
+          equality, then where a boolean and a number must be told apart (``_kinds``);
+        - other literal scalars compared in place, ignored keys skipped, the rest asked
+          (an optional one only when present);
+        - the most usual matching answer (see ``_canonical``), recognised by plain
+          equality where the kinds of booleans and numbers agree: ok() depends on
+          nothing but the value up to strict_equal, and says yes to this one (asked
+          here, the other parts ready; it is set last, once its kinds are).
+        """
+        pure = self.pure
+        literal: dict[str, Any] = {}
+        kinds: list[tuple[tuple[Any, ...], bool]] = []
+        scalars: list[tuple[str, Any, type]] = []
+        others: list[tuple[str, Matcher, bool]] = []
+        canonical: Any = {} if pure else MISSING
+        canonical_kinds: list[tuple[tuple[Any, ...], bool]] = []
+        for k, m in self.fields.items():
+            kind = type(m)
+            if pure:
+                value: Any = MISSING
+                own: Any = ()
+                if kind is Exact:
+                    value = m.value  # type: ignore[attr-defined]
+                    if type(value) is not str and value is not None:
+                        if _json(value):
+                            own = _bool_kinds(value)
+                        else:
+                            value = MISSING
+                elif kind is ObjectMatcher or kind is ArrayMatcher:
+                    m._ready()  # type: ignore[attr-defined]
+                    value = m._plain if kind is ObjectMatcher else m._literal  # type: ignore[attr-defined]
+                    own = m._kinds  # type: ignore[attr-defined]
+                if value is not MISSING:  # a literal field: its own canonical answer too
+                    literal[k] = value
+                    if own:
+                        own = [((k, *path), boolean) for path, boolean in own]
+                        kinds += own
+                        canonical_kinds += own
+                    if canonical is not MISSING:
+                        canonical[k] = value
+                    continue
+            if kind is Exact and type(m.value) in _SCALARS:  # type: ignore[attr-defined]
+                scalars.append((k, m.value, type(m.value)))  # type: ignore[attr-defined]
+            elif kind is Optional:
+                others.append((k, m.inner, True))  # type: ignore[attr-defined]
+            elif kind is not Ignore:
+                others.append((k, m, False))
+            if canonical is not MISSING:
+                value = _canonical(m)
+                if value is MISSING:
+                    canonical = MISSING
+                elif value is not _ABSENT:
+                    canonical[k] = value
+                    if kind is ObjectMatcher:
+                        own = m._canonical_kinds  # type: ignore[attr-defined]
+                    else:
+                        own = _bool_kinds(value) if type(value) is not str else ()
+                    canonical_kinds += [((k, *path), boolean) for path, boolean in own]
+        self._kinds = tuple(kinds)
+        #: the one plain value the whole object is, when it is one (see ``_literal``)
+        self._plain: Any = (
+            literal if not self.extra and len(literal) == len(self.fields) else MISSING
+        )
+        self._fetch: Callable[[dict[str, Any]], Any] | None = None
+        self._literals: Any = None
+        if literal:
+            self._fetch = operator.itemgetter(*literal)
+            values = tuple(literal.values())
+            self._literals = values[0] if len(values) == 1 else values
+        self._scalars = tuple(scalars)
+        self._others = tuple(others)
+        self._canonical_kinds: tuple[tuple[tuple[Any, ...], bool], ...] = ()
+        self._canonical = None
+        if canonical is not MISSING and canonical == literal:
+            canonical = literal  # (one object where the two are alike)
+        if canonical is not MISSING:
+            try:
+                if self.ok(canonical):
+                    self._canonical_kinds = tuple(canonical_kinds)
+                    self._canonical = canonical
+            except RecursionError:
+                pass
 
     def ok(self, actual: Any) -> bool:
         if type(actual) is not dict:
             return self.check(actual) is None
+        canonical = self._canonical
+        if canonical is _UNPREPARED:
+            self._prepare()
+            canonical = self._canonical
+        if (
+            canonical is not None
+            and actual == canonical
+            and not (self._canonical_kinds and _kinds_differ(actual, self._canonical_kinds))
+        ):
+            return True
+        fetch = self._fetch
+        if fetch is not None:
+            try:
+                if fetch(actual) != self._literals:
+                    return False
+            except KeyError:  # a literal key missing
+                return False
+            if self._kinds and _kinds_differ(actual, self._kinds):
+                return False
         get = actual.get
         for key, expected, kind in self._scalars:
             value = get(key, MISSING)
@@ -160,20 +410,25 @@ class ObjectMatcher(Matcher):
                     return False
             elif value is MISSING or not strict_equal(expected, value):
                 return False
-        for key, matcher in self._others:
-            if not matcher.ok(get(key, MISSING)):
+        for key, matcher, optional in self._others:
+            value = get(key, MISSING)
+            if not ((optional and value is MISSING) or matcher.ok(value)):
                 return False
         return self.extra or len(actual) == self._required or self._keys.issuperset(actual)
 
     def check(self, actual: Any) -> Reason:
         if self.pure and type(actual) is dict and self.ok(actual):
             return None
+        return self.mismatch(actual)
+
+    def mismatch(self, actual: Any) -> Reason:
+        """``check(actual)`` without asking ``ok`` first: for a value ``ok`` refused."""
         if actual is MISSING:
             return "missing"
         if not isinstance(actual, dict):
             return f"expected an object, got {show(actual)}"
         reasons = self.field_reasons(actual)
-        return "; ".join(f"{k}: {r}" for k, r in reasons) if reasons else None
+        return "; ".join([f"{k}: {r}" for k, r in reasons]) if reasons else None
 
     def differences(self, actual: Any) -> int:
         """How far the arguments are from matching: 2 per missing or unexpected key,
@@ -191,11 +446,18 @@ class ObjectMatcher(Matcher):
 
     def field_reasons(self, actual: dict[str, Any]) -> list[tuple[str, str]]:
         out = []
+        get = actual.get
         for key, matcher in self.fields.items():
-            reason = matcher.check(actual.get(key, MISSING))
+            value = get(key, MISSING)
+            if not matcher.pure:
+                reason = matcher.check(value)
+            elif matcher.ok(value):
+                continue  # a pure matcher: ok() is check() is None
+            else:
+                reason = matcher.mismatch(value)
             if reason is not None and not (reason == "missing" and isinstance(matcher, Ignore)):
                 out.append((key, reason))
-        if not self.extra:
+        if not self.extra and not self._keys.issuperset(actual):
             out.extend(
                 (k, f"unexpected argument = {show(v)}")
                 for k, v in actual.items()
@@ -208,12 +470,15 @@ class ObjectMatcher(Matcher):
 
 
 class ArrayMatcher(Matcher):
-    __slots__ = ("_others", "_scalars", "items", "pure")
+    __slots__ = ("_kinds", "_literal", "_others", "_scalars", "items", "pure")
     name = "array"
 
     def __init__(self, items: list[Matcher]) -> None:
         self.items = items
         self.pure = all(m.pure for m in items)
+        #: the whole array, when it is one plain value (compared by plain equality, then
+        #: where a boolean and a number must be told apart)
+        self._literal: Any = _UNPREPARED  # worked out when ok() is first asked
         scalar = [type(m) is Exact and type(m.value) in _SCALARS for m in items]
         self._scalars = tuple(
             (i, m.value, type(m.value))  # type: ignore[attr-defined]
@@ -224,9 +489,37 @@ class ArrayMatcher(Matcher):
             (i, m) for i, m in enumerate(items) if not scalar[i] and type(m) is not Ignore
         )
 
+    def _ready(self) -> None:
+        if self._literal is _UNPREPARED:
+            self._prepare()
+
+    def _prepare(self) -> None:
+        kinds: list[tuple[tuple[Any, ...], bool]] = []
+        literal: Any = MISSING
+        if self.pure:
+            values = []
+            for index, item in enumerate(self.items):
+                value = _literal(item, kinds_apart=True)
+                if value is MISSING:
+                    break
+                values.append(value)
+                kinds += [((index, *path), boolean) for path, boolean in _literal_kinds(item)]
+            else:
+                literal = values
+        self._kinds = tuple(kinds) if literal is not MISSING else ()
+        self._literal = literal  # last: the kinds are ready
+
     def ok(self, actual: Any) -> bool:
         if type(actual) is not list:
             return self.check(actual) is None
+        literal = self._literal
+        if literal is _UNPREPARED:
+            self._prepare()
+            literal = self._literal
+        if literal is not MISSING:
+            return bool(actual == literal) and not (
+                self._kinds and _kinds_differ(actual, self._kinds)
+            )
         if len(actual) != len(self.items):
             return False
         for i, expected, kind in self._scalars:
@@ -307,6 +600,9 @@ class Normalized(Matcher):
         if normalize_text(actual, self.ignore_diacritics, self.ignore_punctuation) == self.target:
             return None
         return f"expected {show(self.value)} (normalized), got {show(actual)}"
+
+    def mismatch(self, actual: Any) -> Reason:
+        return _need_str(actual) or f"expected {show(self.value)} (normalized), got {show(actual)}"
 
     def describe(self) -> str:
         return f"~{show(self.value)}"
@@ -434,6 +730,13 @@ class Range(Matcher):
         self.low = low
         self.high = high
 
+    def ok(self, actual: Any) -> bool:
+        kind = type(actual)
+        if kind is int or kind is float:
+            low, high = self.low, self.high
+            return not ((low is not None and actual < low) or (high is not None and actual > high))
+        return self.check(actual) is None
+
     def check(self, actual: Any) -> Reason:
         if actual is MISSING:
             return "missing"
@@ -501,25 +804,42 @@ class DateTimeMatcher(Matcher):
 
 
 class OneOf(Matcher):
-    __slots__ = ("options", "pure")
+    __slots__ = ("_described", "_literals", "options", "pure")
     name = "one_of"
 
     def __init__(self, options: list[Matcher]) -> None:
         self.options = options
+        self._described: str | None = None
         self.pure = all(m.pure for m in options)
+        #: the options, when each is one value plain equality decides (see ``_literal``)
+        literals = tuple(_literal(m) for m in options)
+        self._literals = None if any(v is MISSING for v in literals) else literals
 
     def ok(self, actual: Any) -> bool:
-        return any(m.ok(actual) for m in self.options)
+        literals = self._literals
+        if literals is not None:
+            return actual in literals
+        for option in self.options:  # noqa: SIM110 - a loop is faster
+            if option.ok(actual):
+                return True
+        return False
 
     def check(self, actual: Any) -> Reason:
-        if any(m.ok(actual) for m in self.options):
+        if self.ok(actual):
             return None  # an option such as {ignore: true} may accept an absent argument
+        return self.mismatch(actual)
+
+    def mismatch(self, actual: Any) -> Reason:
         if actual is MISSING:
             return "missing"
         return f"{show(actual)} is none of {self.describe()}"
 
     def describe(self) -> str:
-        return "one of (" + " | ".join(m.describe() for m in self.options) + ")"
+        described = self._described
+        if described is None:  # once: a matcher does not change once compiled
+            described = "one of (" + " | ".join(m.describe() for m in self.options) + ")"
+            self._described = described
+        return described
 
 
 class Optional(Matcher):
@@ -537,6 +857,9 @@ class Optional(Matcher):
 
     def check(self, actual: Any) -> Reason:
         return None if actual is MISSING else self.inner.check(actual)
+
+    def mismatch(self, actual: Any) -> Reason:
+        return self.inner.mismatch(actual)  # refused: present, and not matching
 
     def describe(self) -> str:
         return f"{self.inner.describe()}?"
