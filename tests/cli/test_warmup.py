@@ -342,3 +342,25 @@ def test_when_the_grading_cannot_be_made_records_pass_and_the_run_is_evaluated_a
         grading.add(record)
     manifest = Manifest.model_construct(run_id="x", started_at=datetime.now(UTC))
     assert grading.result(RunResult(tmp_path, manifest, records, suite)) is None
+
+
+def test_two_records_of_one_attempt_leave_the_evaluation_to_after_the_run(tmp_path: Path) -> None:
+    """A later record of an attempt supersedes the earlier one after the run; a stream
+    that counted both would differ, so it is not used."""
+    from toolproof.cli._warmup import StreamedEvaluation
+    from toolproof.run import RunResult
+    from toolproof.run._manifest import Manifest
+    from toolproof.suite import load_suite
+
+    _streamed_suite(tmp_path / "s")
+    suite = load_suite(tmp_path / "s")
+    manifest = Manifest.model_construct(run_id="x", started_at=datetime.now(UTC))
+    records = [Record(case_id=f"case-{i}", target="m") for i in range(3)]
+    twice = [*records, Record(case_id="case-1", target="m")]
+    for fed, usable in ((records, True), (twice, False)):
+        grading = StreamedEvaluation(suite, ["m"], tmp_path / "r.jsonl", Trust(), store=False)
+        grading.prepare()
+        for record in fed:
+            grading.add(record)
+        got = grading.result(RunResult(tmp_path, manifest, fed, suite))
+        assert (got is not None) is usable

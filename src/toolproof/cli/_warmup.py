@@ -207,6 +207,7 @@ class StreamedEvaluation:
             and len(run.records) == len(self._records)
             and all(a is b for a, b in zip(run.records, self._records, strict=True))
             and not (run.run_dir / JUDGEMENTS_FILE).exists()
+            and self._one_per_attempt()
         )
         if usable:
             self._grade(len(self._records))
@@ -220,6 +221,12 @@ class StreamedEvaluation:
             return None
         ev.manifest = run.manifest
         return ev, self.log
+
+    def _one_per_attempt(self) -> bool:
+        """No two records for one attempt: where a later one would supersede an earlier,
+        the evaluation after the run picks the latest, which a stream cannot."""
+        keys = {(r.case_id, r.target, r.attempt) for r in self._records}
+        return len(keys) == len(self._records)
 
     def _grade(self, upto: int) -> None:
         stream = self._stream
