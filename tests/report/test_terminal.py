@@ -103,45 +103,46 @@ def test_the_bundled_model_spec_takes_no_second_colon_in_its_verdict() -> None:
     assert last == "✗ local: 1 of 22 scored attempts failed", last
 
 
-def test_the_failure_list_prints_as_line_by_line_prints_would_in_colour_and_wrapped() -> None:
-    """The failure lines are rendered in one print: colours, markup, escapes and wrapping
-    come out as one print per line made them."""
-    from toolproof.report._escape import term_text
+def test_the_failure_list_wraps_under_its_labels_not_at_the_left_edge() -> None:
+    """A long reason or diff line wraps to the console's width with its wrapped lines
+    indented (under "expected: " / "actual:   " for a diff line), in colour, escaped,
+    and with nothing lost or cut."""
+    import re
+
     from toolproof.stats import FailureItem
     from toolproof.types import FailureClass, Risk
 
     s = next(iter(_summaries(TARGETS[:1]).values()))
+    reason = "order_id: expected 'ORD-000001', got 'ORD-104821' " * 3
+    diff = (
+        'expected: lookup(order_id="ORD-1", note="[bold]not markup[/bold] and a long note '
+        'that goes on")\nactual:   (no call)\n          printed as text, not called '
+        '(counts only when repaired): lookup(order_id="ORD-104821", note="\x1b[2J")'
+    )
     items = [
         FailureItem(
-            case_id=f"case-{i} [bold]not markup[/bold]", attempt=i % 2, risk=Risk.high,
-            failure=FailureClass.wrong_arguments,
-            reasons=[f"order_id: expected 'ORD-{i:06d}', got 'ORD-104821' " * 3, "[red]x"],
-            diff='expected: lookup(order_id="ORD-1")\nactual:   lookup(order_id=42)',
+            case_id=f"case-{i}", attempt=i % 2, risk=Risk.high,
+            failure=FailureClass.wrong_arguments, reasons=[reason], diff=diff,
         )
         for i in range(5)
     ]  # fmt: skip
     many = {"m": s.model_copy(update={"failures": items})}
-
-    def console(out: io.StringIO) -> Console:
-        return Console(file=out, width=50, force_terminal=True, color_system="truecolor")
-
     out = io.StringIO()
-    render_terminal(many, console(out), max_failures=4)
-    expected = io.StringIO()
-    ref = console(expected)
-    ref.print("\n[bold]failures · m[/bold] (5)")
-    for item in items[:4]:
-        attempt = f" #{item.attempt}" if item.attempt else ""
-        ref.print(
-            f"[red]✗[/red] {term_text(item.case_id)}{attempt} [dim]({item.risk.value})[/dim] "
-            f"[yellow]{item.failure.value}[/yellow]"
-        )
-        for reason in item.reasons:
-            ref.print(f"    {term_text(reason)}", highlight=False)
-        for line in item.diff.split("\n"):
-            ref.print(f"    [dim]{term_text(line)}[/dim]", highlight=False)
-    ref.print("[dim]… and 1 more failures (every one is in the JSON report)[/dim]", highlight=False)
-    text = out.getvalue()
-    block = expected.getvalue()
-    assert "\x1b[" in block and block.count("\n") > 4 * 5  # coloured, and long lines wrapped
-    assert block in text
+    console = Console(file=out, width=50, force_terminal=True, color_system="truecolor")
+    render_terminal(many, console, max_failures=4)
+    coloured = out.getvalue()
+    assert "\x1b[2m" in coloured  # the diff is dim
+    assert "\x1b[2J" not in coloured  # the model's escape sequence is shown, not sent
+    text = re.sub(r"\x1b\[[0-9;]*m", "", coloured)
+    block = text[text.index("✗ case-0") : text.index("✗ case-1")].rstrip("\n").split("\n")
+    assert all(len(line) <= 50 for line in block), block
+    assert block[1].startswith("    order_id:") and block[2].startswith("      ")
+    exp = next(i for i, line in enumerate(block) if line.startswith("    expected: "))
+    assert block[exp + 1].startswith(" " * 14) and block[exp + 1][14] != " ", block
+    act = next(i for i, line in enumerate(block) if line.startswith("    actual:   "))
+    assert all(line.startswith(" " * 14) for line in block[act + 1 :]), block
+    words = " ".join(line.strip() for line in block[1:]).split()
+    assert " ".join(words) == " ".join(
+        f"{reason} {diff}".replace("\x1b", "\\x1b").split()
+    )  # every word, in order
+    assert "… and 1 more failures" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -442,10 +443,31 @@ def _print_failures(summaries: dict[str, Summary], console: Console, most: int |
                 )
             )
             for reason in item.reasons:
-                lines.append(console.render_str(f"    {term_text(reason)}", highlight=False))
+                lines.append(_hanging(console, term_text(reason), 4, 6))
             for line in item.diff.split("\n"):
-                lines.append(
-                    console.render_str(f"    [dim]{term_text(line)}[/dim]", highlight=False)
-                )
+                label = _LABEL.match(line)
+                hang = 4 + (label.end() if label else 0)
+                lines.append(_hanging(console, f"[dim]{term_text(line)}[/dim]", 4, hang))
         if lines:
             console.print(Text("\n").join(lines))
+
+
+#: What a diff line's wrapped lines are aligned under: its label, or its own indent.
+_LABEL = re.compile(r"(?:expected: |actual: +| +)")
+
+
+def _hanging(console: Console, markup: str, indent: int, hang: int) -> Text:
+    """A line indented by ``indent``, wrapped to the console's width with its wrapped
+    lines indented by ``hang`` (not back at the left edge, as a plain print wraps them)."""
+    text = console.render_str(" " * indent + markup, highlight=False)
+    width = console.width
+    if text.cell_len <= width or width - hang < 20:
+        return text
+    head = text[:hang]
+    body = text[hang:]
+    parts = list(body.wrap(console, width - hang))
+    for part in parts:
+        part.rstrip()  # the space a line was broken at
+    return Text("\n").join(
+        head + part if i == 0 else Text(" " * hang) + part for i, part in enumerate(parts)
+    )
