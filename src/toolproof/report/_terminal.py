@@ -115,7 +115,7 @@ _ROWS: list[tuple[str, Callable[[Summary, RateFormat], str]]] = [
     ("tool calls per attempt (calls: attempts)", lambda s, r: _calls(s)),
     ("forbidden tool calls", lambda s, r: str(s.forbidden_calls)),
     ("unsafe calls", lambda s, r: str(s.unsafe_calls)),
-    ("calls extracted from text", lambda s, r: str(s.extracted_calls)),
+    ("calls recovered from final-answer text", lambda s, r: str(s.extracted_calls)),
     (
         "infrastructure errors (not scored)",
         lambda s, r: ", ".join(f"{k} {v}" for k, v in s.infrastructure.items()) or "0",
@@ -303,7 +303,7 @@ def _headline(summaries: dict[str, Summary], lay: _Layout) -> Table:
         name = label.replace("^k", f"^{k}")
         table.add_row(name, *(_mark(label, s, getter(s)) for s in summaries.values()))
     if any(s.repaired is not None for s in summaries.values()):
-        table.add_row("calls recovered from text", *map(recovered_text, summaries.values()))
+        table.add_row("calls recovered from text (every step)", *map(recovered_text, summaries.values()))
     return table
 
 
