@@ -35,7 +35,7 @@ def leave(code: int | None) -> None:
 
     A command that has written and closed all its files has nothing left to
     do but exit; the interpreter's teardown after the exit handlers (freeing
-    every module and object one by one, about 50 ms after a run with numpy
+    every module and object one by one: tens of milliseconds after a run with numpy
     and scipy loaded) is work the operating system does anyway. Only when the
     command said so (:func:`done_writing`), no other non-daemon thread runs,
     no profiler or tracer is on (its data is written at teardown), and the
