@@ -15,7 +15,6 @@ after the last answer only the summaries are left to build.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import sys
 import threading
@@ -113,6 +112,8 @@ class WarmingObserver:
         it are taken in before any grading (outside an event loop: at once)."""
         if self._grading_soon:
             return
+        import asyncio  # loaded already: the runner's
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
