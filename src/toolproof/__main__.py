@@ -1,3 +1,3 @@
-from toolproof.cli import main
+from toolproof.cli import program
 
-main()
+program()

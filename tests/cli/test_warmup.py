@@ -364,3 +364,37 @@ def test_two_records_of_one_attempt_leave_the_evaluation_to_after_the_run(tmp_pa
             grading.add(record)
         got = grading.result(RunResult(tmp_path, manifest, fed, suite))
         assert (got is not None) is usable
+
+
+def test_in_an_event_loop_records_are_graded_once_the_step_that_wrote_them_is_done(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from toolproof.cli._warmup import StreamedEvaluation
+    from toolproof.suite import load_suite
+    from toolproof.types import Response, ToolCall
+
+    _streamed_suite(tmp_path / "s")
+    suite = load_suite(tmp_path / "s")
+    grading = StreamedEvaluation(suite, ["m"], tmp_path / "records.jsonl", Trust(), store=False)
+    grading.prepare()
+    call = ToolCall(name="lookup_order", arguments={"order_id": "ORD-000000"})
+    records = [
+        Record(case_id=f"case-{i}", target="m", response=Response(tool_calls=[call]))
+        for i in range(3)
+    ]
+    warmup = Warmup(())
+    observer = WarmingObserver(Events(), warmup, grading)
+
+    async def step() -> tuple[int, int]:
+        observer.recorded(records[0])  # a worker writes its record, then sends its next request
+        observer.recorded(records[1])
+        during = grading._graded
+        await asyncio.sleep(0)
+        return during, grading._graded
+
+    assert asyncio.run(step()) == (0, 2)
+    observer.recorded(records[2])  # outside an event loop: graded at once
+    assert grading._graded == 3
+    warmup.join()

@@ -1,5 +1,5 @@
 """The toolproof command line: a thin layer over the library API."""
 
-from toolproof.cli._app import app, main
+from toolproof.cli._app import app, main, program
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "program"]

@@ -46,8 +46,13 @@ def _register() -> None:
 _register()
 
 
-def main() -> None:
-    """Entry point: user errors become one line on stderr and exit code 2."""
+def main(*, at_once: bool = False) -> None:
+    """Entry point: user errors become one line on stderr and exit code 2.
+
+    ``at_once`` (the ``toolproof`` program, not a caller in the same process):
+    a command that has closed everything it wrote ends the process at once
+    (:func:`toolproof.cli._exit.leave`).
+    """
     from toolproof._gcpause import frozen_after_pauses, frozen_at_exit
     from toolproof.errors import UserError
 
@@ -61,3 +66,14 @@ def main() -> None:
 
         print(f"error: {visible(redactor().text(str(exc)))}", file=sys.stderr)
         sys.exit(ExitCode.USAGE)
+    except SystemExit as exc:
+        if at_once and (exc.code is None or isinstance(exc.code, int)):
+            from toolproof.cli._exit import leave
+
+            leave(exc.code)  # returns when the process may not end at once
+        raise
+
+
+def program() -> None:
+    """The ``toolproof`` program (``python -m toolproof`` and the installed script)."""
+    main(at_once=True)

@@ -126,9 +126,15 @@ def run_command(
 ) -> None:
     params = dict(locals())
     from toolproof._gcpause import fewer_young_collections
+    from toolproof.cli._exit import done_writing
 
     with fewer_young_collections():
-        _run_command(**params)
+        try:
+            _run_command(**params)
+        except typer.Exit:  # the exit code of a finished (or stopped) run
+            done_writing()
+            raise
+    done_writing()  # the records, manifest, summary and store are written and closed
 
 
 def _run_command(

@@ -94,6 +94,7 @@ class WarmingObserver:
         self.inner = inner
         self.warmup = warmup
         self.grading = grading
+        self._grading_soon = False
 
     def started(self, totals: dict[str, int]) -> None:
         self.inner.started(totals)
@@ -102,7 +103,28 @@ class WarmingObserver:
         self.inner.recorded(record)
         self.warmup.start()
         if self.grading is not None:
-            self.grading.add(record)
+            self.grading.keep(record)
+            self._grade_soon(self.grading)
+
+    def _grade_soon(self, grading: StreamedEvaluation) -> None:
+        """Grade once the event loop's current step is done: the worker that wrote the
+        record sends its next request first, and the other answers that came in with
+        it are taken in before any grading (outside an event loop: at once)."""
+        if self._grading_soon:
+            return
+        import asyncio  # loaded already: the runner's
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            grading.catch_up()
+            return
+        self._grading_soon = True
+        loop.call_soon(self._catch_up, grading)
+
+    def _catch_up(self, grading: StreamedEvaluation) -> None:
+        self._grading_soon = False
+        grading.catch_up()
 
     def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
         self.inner.retrying(target, outcome, delay_s)
@@ -154,6 +176,7 @@ class StreamedEvaluation:
         self._failed = False
         self._records: list[Record] = []
         self._graded = 0
+        self._upto = 0  # what the next catch_up() grades up to
 
     @staticmethod
     def suits(suite: Suite) -> bool:
@@ -190,11 +213,23 @@ class StreamedEvaluation:
 
     def add(self, record: Record) -> None:
         """One record written (in the event loop): graded now, or soon."""
+        self.keep(record)
+        self.catch_up()
+
+    def keep(self, record: Record) -> None:
+        """One record written (in the event loop), graded by the next :meth:`catch_up`
+        (or, while the grading is not ready, later with the rest)."""
         if self._failed:
             return
         self._records.append(record)
-        if self._ready.is_set():
-            self._grade(min(len(self._records), self._graded + 1 + self.CATCH_UP))
+        if self._ready.is_set():  # each record lets 1 + CATCH_UP be graded
+            upto = max(self._upto, self._graded) + 1 + self.CATCH_UP
+            self._upto = min(len(self._records), upto)
+
+    def catch_up(self) -> None:
+        """Grade the records :meth:`keep` let through (in the event loop)."""
+        if self._upto > self._graded:
+            self._grade(self._upto)
 
     def result(self, run: RunResult) -> tuple[Evaluation, AttemptLog | None] | None:
         """After the run: its evaluation and noted store rows, or None (evaluate it then)."""

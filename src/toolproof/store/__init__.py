@@ -78,20 +78,56 @@ Writers take short transactions (SQLite in WAL mode with a busy timeout;
 PostgreSQL row locks), so concurrent CI jobs can share one store.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from toolproof.store._db import DEFAULT_PATH, resolve_location
-from toolproof.store._read import (
-    AttemptRow,
-    CaseRow,
-    GateRow,
-    HistoryPoint,
-    Metric,
-    Page,
-    RunDetail,
-    RunRow,
-    TargetRow,
-)
-from toolproof.store._schema import LATEST as SCHEMA_VERSION
-from toolproof.store._store import Imported, Store, find_run_folders, open_store, parse_keep
+
+if TYPE_CHECKING:
+    from toolproof.store._read import (
+        AttemptRow,
+        CaseRow,
+        GateRow,
+        HistoryPoint,
+        Metric,
+        Page,
+        RunDetail,
+        RunRow,
+        TargetRow,
+    )
+    from toolproof.store._schema import LATEST as SCHEMA_VERSION
+    from toolproof.store._store import Imported, Store, find_run_folders, open_store, parse_keep
+
+#: Where each name lives: imported on first use, so that a command that only asks
+#: where the store is (``run`` before its requests) does not load the rest.
+_LAZY = {
+    "AttemptRow": ("toolproof.store._read", "AttemptRow"),
+    "CaseRow": ("toolproof.store._read", "CaseRow"),
+    "GateRow": ("toolproof.store._read", "GateRow"),
+    "HistoryPoint": ("toolproof.store._read", "HistoryPoint"),
+    "Metric": ("toolproof.store._read", "Metric"),
+    "Page": ("toolproof.store._read", "Page"),
+    "RunDetail": ("toolproof.store._read", "RunDetail"),
+    "RunRow": ("toolproof.store._read", "RunRow"),
+    "TargetRow": ("toolproof.store._read", "TargetRow"),
+    "SCHEMA_VERSION": ("toolproof.store._schema", "LATEST"),
+    "Imported": ("toolproof.store._store", "Imported"),
+    "Store": ("toolproof.store._store", "Store"),
+    "find_run_folders": ("toolproof.store._store", "find_run_folders"),
+    "open_store": ("toolproof.store._store", "open_store"),
+    "parse_keep": ("toolproof.store._store", "parse_keep"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(where[0]), where[1])
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_PATH",
