@@ -88,13 +88,21 @@ class Plan:
         cc: CompiledCase,
         calls: tuple[tuple[str, Any, Any], ...],
         inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+        shared: dict[Any, Any] | None = None,
     ) -> None:
+        # the tuples a verdict refers to, one object for all the plans alike in them (equal
+        # values: the verdicts are the same; fewer objects for grading to touch)
+        table: dict[Any, Any] = {} if shared is None else shared
+
+        def share(value: Any) -> Any:
+            return table.setdefault(value, value)
+
         #: the scorer's (is the tool offered, do the arguments parse and validate), asked
         #: for the calls the plan cannot settle at once
         self._inspect = inspect
         #: per expected call, in expected order: its tool, the validator of the tool's
         #: schema (``is_valid``, ``iter_errors``) and the argument matcher's ``ok``
-        self._names = tuple(name for name, _, _ in calls)
+        self._names = share(tuple(name for name, _, _ in calls))
         self._validators = tuple(validator for _, validator, _ in calls)
         self._valid = tuple(validator.is_valid for validator in self._validators)
         self._oks = tuple(ok for _, _, ok in calls)
@@ -108,11 +116,12 @@ class Plan:
         self._tools = frozenset(tools)
         n = len(calls)
         # Verdict fields, in order: case_id .. reply_ok, expected_tools
+        expected_tools = share(cc.expected_tools)
         self._head = (
             cc.case.id,
             cc.kind,
             cc.risk,
-            cc.tags,
+            share(cc.tags),
             True,  # passed
             None,  # failure
             (),  # checks
@@ -122,10 +131,10 @@ class Plan:
             True,  # values_ok
             True,  # contract_ok
             None,  # reply_ok: not judged
-            cc.expected_tools,
+            expected_tools,
         )
         # pairs .. unsafe_calls
-        self._tail = (tuple((t, t) for t in tools), n, n, (), 0)
+        self._tail = (share(tuple((t, t) for t in tools)), n, n, (), 0)
         # a pass making the expected calls in the expected order, up to target and attempt
         self._pass = (*self._head, tools, *self._tail)
         # the one expected call, when there is one: (tool, is_valid, ok)
@@ -146,9 +155,9 @@ class Plan:
             None,
             True,  # contract_ok
             None,
-            cc.expected_tools,
+            expected_tools,
             (),
-            ((cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL),),
+            ((expected_tools[0] if expected_tools else NO_CALL, NO_CALL),),
             0,
             0,
             (),
@@ -586,11 +595,13 @@ def make_plan(
     cc: CompiledCase,
     validator: Callable[[str], Any],
     inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+    shared: dict[Any, Any] | None = None,
 ) -> Plan | None:
     """The plan of a case, or None when its verdict may turn on more than its calls.
 
     ``validator(name)``: the schema validator of tool ``name`` as offered in the case;
-    ``inspect``: the scorer's inspection of a call.
+    ``inspect``: the scorer's inspection of a call; ``shared``: a table the plans of one
+    scorer share their equal tuples through.
     """
     if (
         cc.kind is not Kind.call
@@ -612,4 +623,4 @@ def make_plan(
     ):
         return None
     calls = tuple((c.tools[0], validator(c.tools[0]), c.args.ok) for c in expected)
-    return Plan(cc, calls, inspect)
+    return Plan(cc, calls, inspect, shared)
