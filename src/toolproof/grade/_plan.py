@@ -104,9 +104,13 @@ class Plan:
         #: schema (``is_valid``, ``iter_errors``) and the argument matcher's ``ok``
         self._names = share(tuple(name for name, _, _ in calls))
         self._validators = tuple(validator for _, validator, _ in calls)
-        self._valid = tuple(validator.is_valid for validator in self._validators)
+        self._valid = share(tuple(validator.is_valid for validator in self._validators))
         self._oks = tuple(ok for _, _, ok in calls)
-        self._index = {name: i for i, name in enumerate(self._names)}
+        # (a dict, not hashable, is shared under a key of its own)
+        index = table.get((dict, self._names))
+        if index is None:
+            index = table[dict, self._names] = {name: i for i, name in enumerate(self._names)}
+        self._index: dict[str, int] = index
         self._cc = cc
         self._order = cc.order
         self._strict = cc.order is Order.strict
