@@ -212,3 +212,6 @@ def test_plans_alike_share_the_tuples_their_verdicts_refer_to() -> None:
     for field in ("tags", "expected_tools", "actual_tools", "pairs"):
         assert getattr(first, field) == getattr(second, field) != ()
         assert getattr(first, field) is getattr(second, field), field
+    # and what the plans read to grade: the validators and the index of the expected tools
+    one, two = (scorer._plans[c.id] for c in suite.cases)
+    assert one._valid is two._valid and one._index is two._index
