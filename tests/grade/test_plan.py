@@ -189,3 +189,29 @@ def test_a_matcher_defined_elsewhere_is_not_pure_and_is_asked_once() -> None:
     assert not args.pure
     assert args.check({"a": "y", "b": 2}) == "a: not x; b: expected 1, got 2"
     assert Counting.asked == 1
+
+
+def test_plans_alike_share_the_tuples_their_verdicts_refer_to() -> None:
+    # two cases that expect the same calls: their verdicts hold one tuple object for each
+    # of the tags, the expected and actual tools and the pairs (equal values, fewer objects)
+    calls = [_expected("a"), _expected("b")]
+    cases = [
+        {"id": f"same-{i}", "prompt": "p", "tags": ["t"], "expect": {"calls": calls}}
+        for i in range(2)
+    ]
+    suite = make_suite(cases)
+    suite.tools = [type(suite.tools[0]).model_validate(t) for t in TOOLS]
+    scorer = Scorer(suite)
+    answer = Response(
+        tool_calls=[
+            tool_call_from_raw(t, json.dumps(_args(t)), f"call_{i}") for i, t in enumerate("ab")
+        ]
+    )
+    first, second = (scorer.grade_response(c.id, answer) for c in suite.cases)
+    assert first.passed and second.passed
+    for field in ("tags", "expected_tools", "actual_tools", "pairs"):
+        assert getattr(first, field) == getattr(second, field) != ()
+        assert getattr(first, field) is getattr(second, field), field
+    # and what the plans read to grade: the validators and the index of the expected tools
+    one, two = (scorer._plans[c.id] for c in suite.cases)
+    assert one._valid is two._valid and one._index is two._index

@@ -1,3 +1,4 @@
+import json
 from datetime import datetime
 from typing import Any
 
@@ -333,3 +334,25 @@ def test_ok_and_check_agree_with_a_field_by_field_reading() -> None:
             assert matcher.check(actual) == _ref_reason(matcher, actual), (spec, actual)
             seen[want] += 1
     assert min(seen.values()) > 2000  # both outcomes well covered
+
+
+def test_expectations_alike_share_their_strings_and_key_sets() -> None:
+    # the names and texts of two expectations compiled apart are one object each, as the
+    # keys the argument parser reads are (interned); a matcher still tells values apart
+    text = '{"city": "Paris", "unit": "celsius", "days": {"optional": 3}}'
+    spec = json.loads(text)  # (json.loads makes new strings each time; literals are shared)
+    first, second = compile_value(json.loads(text), CTX), compile_value(json.loads(text), CTX)
+    assert type(first).__name__ == "ObjectMatcher"
+    for key in spec:
+        (mine,) = [k for k in first.fields if k == key]  # type: ignore[attr-defined]
+        (theirs,) = [k for k in second.fields if k == key]  # type: ignore[attr-defined]
+        assert mine is theirs
+    assert first.fields["city"].value is second.fields["city"].value  # type: ignore[attr-defined]
+    assert first._keys is second._keys  # type: ignore[attr-defined]
+    assert first.check({"city": "Paris", "unit": "celsius"}) is None
+    assert first.check({"city": "Paris", "unit": "kelvin"}) == (
+        'unit: expected "celsius", got "kelvin"'
+    )
+    assert first.check({"city": "Paris", "unit": "celsius", "x": 1}) == (
+        "x: unexpected argument = 1"
+    )

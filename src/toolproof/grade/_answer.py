@@ -96,10 +96,11 @@ def schema_failure(name: str, validator: Any, arguments: Any, checked: bool = Fa
         if not checked and validator.is_valid(arguments):
             return None
         err = next(iter(validator.iter_errors(arguments)))
-        pointer = "/" + "/".join(
-            str(p).replace("~", "~0").replace("/", "~1") for p in err.instance_path
-        )
-        return f"{name}: {pointer}: {err.message}"
+        path = err.instance_path
+        if not path:
+            return f"{name}: /: {err.message}"
+        pointer = "/".join([str(p).replace("~", "~0").replace("/", "~1") for p in path])
+        return f"{name}: /{pointer}: {err.message}"
     except (ValueError, RecursionError) as exc:
         return f"{name}: arguments cannot be validated ({str(exc)[:80]})"
 

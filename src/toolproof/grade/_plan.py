@@ -50,6 +50,9 @@ _new = tuple.__new__
 _PASSED_END = (None, (), NO_EVIDENCE, False, 0)  # multistep .. undecided
 _NO_EV = tuple(NO_EVIDENCE)[2:]  # an Evidence's fields after answer and closest
 _FAR = 100  # the cost of pairing calls to different tools (as in ``_answer``)
+#: What ``_verify`` learnt of the call after the ones it verified: nothing, that it validated
+#: but did not match, or that its arguments do not validate (``is_valid`` said no).
+_UNCHECKED, _MISMATCH, _INVALID = 0, 1, 2
 _WRONG_ORDER = Check(
     Stage.contract,
     FailureClass.wrong_order,
@@ -88,17 +91,29 @@ class Plan:
         cc: CompiledCase,
         calls: tuple[tuple[str, Any, Any], ...],
         inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+        shared: dict[Any, Any] | None = None,
     ) -> None:
+        # the tuples a verdict refers to, one object for all the plans alike in them (equal
+        # values: the verdicts are the same; fewer objects for grading to touch)
+        table: dict[Any, Any] = {} if shared is None else shared
+
+        def share(value: Any) -> Any:
+            return table.setdefault(value, value)
+
         #: the scorer's (is the tool offered, do the arguments parse and validate), asked
         #: for the calls the plan cannot settle at once
         self._inspect = inspect
         #: per expected call, in expected order: its tool, the validator of the tool's
         #: schema (``is_valid``, ``iter_errors``) and the argument matcher's ``ok``
-        self._names = tuple(name for name, _, _ in calls)
+        self._names = share(tuple(name for name, _, _ in calls))
         self._validators = tuple(validator for _, validator, _ in calls)
-        self._valid = tuple(validator.is_valid for validator in self._validators)
+        self._valid = share(tuple(validator.is_valid for validator in self._validators))
         self._oks = tuple(ok for _, _, ok in calls)
-        self._index = {name: i for i, name in enumerate(self._names)}
+        # (a dict, not hashable, is shared under a key of its own)
+        index = table.get((dict, self._names))
+        if index is None:
+            index = table[dict, self._names] = {name: i for i, name in enumerate(self._names)}
+        self._index: dict[str, int] = index
         self._cc = cc
         self._order = cc.order
         self._strict = cc.order is Order.strict
@@ -108,11 +123,12 @@ class Plan:
         self._tools = frozenset(tools)
         n = len(calls)
         # Verdict fields, in order: case_id .. reply_ok, expected_tools
+        expected_tools = share(cc.expected_tools)
         self._head = (
             cc.case.id,
             cc.kind,
             cc.risk,
-            cc.tags,
+            share(cc.tags),
             True,  # passed
             None,  # failure
             (),  # checks
@@ -122,10 +138,10 @@ class Plan:
             True,  # values_ok
             True,  # contract_ok
             None,  # reply_ok: not judged
-            cc.expected_tools,
+            expected_tools,
         )
         # pairs .. unsafe_calls
-        self._tail = (tuple((t, t) for t in tools), n, n, (), 0)
+        self._tail = (share(tuple((t, t) for t in tools)), n, n, (), 0)
         # a pass making the expected calls in the expected order, up to target and attempt
         self._pass = (*self._head, tools, *self._tail)
         # the one expected call, when there is one: (tool, is_valid, ok)
@@ -146,19 +162,19 @@ class Plan:
             None,
             True,  # contract_ok
             None,
-            cc.expected_tools,
+            expected_tools,
             (),
-            ((cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL),),
+            ((expected_tools[0] if expected_tools else NO_CALL, NO_CALL),),
             0,
             0,
             (),
             0,
         )
 
-    def _verify(self, calls: list[ToolCall]) -> tuple[int, bool, bool]:
+    def _verify(self, calls: list[ToolCall]) -> tuple[int, int, bool]:
         """How many leading calls are expected calls, each once (in order, if strict), whose
-        arguments parse, validate and match; whether the next one validated; and whether
-        those calls came in the expected order."""
+        arguments parse, validate and match; what was learnt of the next one (``_MISMATCH``,
+        ``_INVALID`` or ``_UNCHECKED``); and whether those calls came in the expected order."""
         index = self._index
         strict = self._strict
         valids = self._valid
@@ -169,25 +185,25 @@ class Plan:
         for call in calls:
             i = index.get(call.name)
             if i is None or call.parse_error is not None:
-                return position, False, in_order
+                return position, _UNCHECKED, in_order
             if i != position:
                 if strict:
-                    return position, False, in_order
+                    return position, _UNCHECKED, in_order
                 in_order = False
             bit = 1 << i
             if seen & bit:
-                return position, False, in_order
+                return position, _UNCHECKED, in_order
             seen |= bit
             args = call.arguments
             try:
                 if not valids[i](args):
-                    return position, False, in_order
+                    return position, _INVALID, in_order
             except (ValueError, RecursionError):
-                return position, False, in_order
+                return position, _UNCHECKED, in_order
             if not oks[i](args):
-                return position, True, in_order
+                return position, _MISMATCH, in_order
             position += 1
-        return position, False, in_order
+        return position, _UNCHECKED, in_order
 
     def grade(self, response: Response, target: str | None, attempt: int) -> Verdict:
         """The verdict of any answer to the case.
@@ -220,7 +236,7 @@ class Plan:
                             ),
                         )
                         return self._one(response, call, check, True, target, attempt)
-                    return self._failed(response, calls, 0, True, target, attempt)
+                    return self._failed(response, calls, 0, _MISMATCH, target, attempt)
                 if valid is False:  # (None: the validator failed, as inspect reports it)
                     why = schema_failure(call.name, self._validators[0], args, True)
                     check = _new(Check, (Stage.structure, FailureClass.schema_mismatch, why, ""))
@@ -228,7 +244,7 @@ class Plan:
             return self._one_other(response, call, target, attempt)
         if m == len(self._names):
             # the leading calls verified here are not inspected again
-            verified, next_valid, in_order = self._verify(calls)
+            verified, next_state, in_order = self._verify(calls)
             if verified == m:
                 if in_order:
                     return _new(Verdict, (*self._pass, target, attempt, *_PASSED_END))
@@ -237,11 +253,11 @@ class Plan:
                     Verdict,
                     (*self._head, names, *self._tail, target, attempt, *_PASSED_END),
                 )
-            return self._failed(response, calls, verified, next_valid, target, attempt)
+            return self._failed(response, calls, verified, next_state, target, attempt)
         if m == 0:
             evidence = _new(Evidence, (response, 0, *_NO_EV))
             return _new(Verdict, (*self._missed, target, attempt, None, (), evidence, False, 0))
-        return self._failed(response, calls, 0, False, target, attempt)
+        return self._failed(response, calls, 0, _UNCHECKED, target, attempt)
 
     def _one(
         self,
@@ -303,7 +319,7 @@ class Plan:
         failure = info.failure
         if name == self._name:  # arguments not JSON, or that cannot be validated
             if failure is None:  # (not reached: as the general path would grade it)
-                return self._failed(response, [call], 0, False, target, attempt)
+                return self._failed(response, [call], 0, _UNCHECKED, target, attempt)
             check = _new(Check, (Stage.structure, failure, info.message, ""))
             return self._one(response, call, check, False, target, attempt)
         if info.known:
@@ -356,13 +372,12 @@ class Plan:
         response: Response,
         calls: list[ToolCall],
         verified: int,
-        next_valid: bool,
+        next_state: int,
         target: str | None,
         attempt: int,
     ) -> Verdict:
         """The verdict of an answer whose first ``verified`` calls are expected calls that
-        validate and match, and whose next call validated but did not match if
-        ``next_valid``."""
+        validate and match, and of whose next call ``next_state`` tells what ``_verify`` learnt."""
         m = len(calls)
         n = len(self._names)
         index = self._index
@@ -400,21 +415,34 @@ class Plan:
                     j += 1
                     continue
                 args = call.arguments
-                if j == verified and next_valid:  # validated, did not match
+                if j == verified and next_state == _MISMATCH:  # validated, did not match
                     n_checked += 1
                     n_valid += 1
                     reason_of.append(matchers[i].mismatch(args))
                     j += 1
                     continue
                 if call.parse_error is None:
-                    try:
-                        valid = valids[i](args)
-                    except (ValueError, RecursionError):
-                        valid = False
+                    if j == verified and next_state == _INVALID:
+                        valid, refused = False, True
+                    else:
+                        try:
+                            valid = valids[i](args)
+                            refused = not valid
+                        except (ValueError, RecursionError):
+                            valid = refused = False
                     if valid:
                         n_checked += 1
                         n_valid += 1
                         reason_of.append(None if oks[i](args) else matchers[i].mismatch(args))
+                        j += 1
+                        continue
+                    if refused:  # the finding ``inspect`` makes, without asking is_valid again
+                        n_checked += 1
+                        structure_ok = False
+                        why = schema_failure(name, self._validators[i], args, True)
+                        mismatch = FailureClass.schema_mismatch
+                        structure.append(_new(Check, (Stage.structure, mismatch, why, "")))
+                        reason_of.append("")
                         j += 1
                         continue
                 reason = ""
@@ -586,11 +614,13 @@ def make_plan(
     cc: CompiledCase,
     validator: Callable[[str], Any],
     inspect: Callable[[ToolCall, CompiledCase], CallInfo],
+    shared: dict[Any, Any] | None = None,
 ) -> Plan | None:
     """The plan of a case, or None when its verdict may turn on more than its calls.
 
     ``validator(name)``: the schema validator of tool ``name`` as offered in the case;
-    ``inspect``: the scorer's inspection of a call.
+    ``inspect``: the scorer's inspection of a call; ``shared``: a table the plans of one
+    scorer share their equal tuples through.
     """
     if (
         cc.kind is not Kind.call
@@ -612,4 +642,4 @@ def make_plan(
     ):
         return None
     calls = tuple((c.tools[0], validator(c.tools[0]), c.args.ok) for c in expected)
-    return Plan(cc, calls, inspect)
+    return Plan(cc, calls, inspect, shared)

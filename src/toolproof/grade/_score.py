@@ -162,6 +162,7 @@ class Scorer:
                 self._notes[case.id] = tuple(skipped)
         #: the fast route of each single-step case that has one (see ``_plan``)
         self._plans: dict[str, Plan] = {}
+        shared: dict[Any, Any] = {}
         for case_id, case_checks in self._single.items():
             if case_checks == SINGLE_STEP_CHECKS and case_id not in self._notes:
                 cc = self.cases[case_id]
@@ -169,6 +170,7 @@ class Scorer:
                     cc,
                     lambda name, cc=cc: self._validator(cc, name),  # type: ignore[misc]
                     self._inspect,
+                    shared,
                 )
                 if plan is not None:
                     self._plans[case_id] = plan
@@ -182,9 +184,9 @@ class Scorer:
 
         Raises :class:`MissingEmbeddings` when a semantic comparison lacks vectors.
         """
-        if record.outcome != "ok" or record.response is None:
-            return None
         response = record.response
+        if response is None or record.outcome != "ok":
+            return None
         plan = self._plans.get(record.case_id)
         if plan is not None:
             emb = self.embeddings

@@ -18,6 +18,7 @@ import difflib
 import functools
 import operator
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -44,6 +45,27 @@ def show(value: Any, limit: int = 60) -> str:
     except RecursionError:
         text = "<deeply nested value>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shared(value: Any) -> Any:
+    """A string as the one object all its equals interned are (``sys.intern``): the names
+    and texts many expectations hold alike stay few objects, that grading finds at hand.
+    Any other value as it is."""
+    return sys.intern(value) if type(value) is str else value
+
+
+#: The key sets of object matchers, one object for equal sets (see :func:`_key_set`).
+_KEY_SETS: dict[frozenset[Any], frozenset[Any]] = {}
+#: Sets :data:`_KEY_SETS` keeps before it starts afresh (a bound for long-lived processes).
+_KEY_SETS_SIZE = 4096
+
+
+def _key_set(keys: Iterable[Any]) -> frozenset[Any]:
+    """The keys as a frozenset, the one object of the matchers alike in them."""
+    found = frozenset(keys)
+    if len(_KEY_SETS) >= _KEY_SETS_SIZE:
+        _KEY_SETS.clear()
+    return _KEY_SETS.setdefault(found, found)
 
 
 def _is_number(v: Any) -> bool:
@@ -218,7 +240,7 @@ class Exact(Matcher):
     pure = True
 
     def __init__(self, value: Any) -> None:
-        self.value = value
+        self.value = _shared(value)
 
     def ok(self, actual: Any) -> bool:
         value = self.value
@@ -279,10 +301,10 @@ class ObjectMatcher(Matcher):
     name = "object"
 
     def __init__(self, fields: dict[str, Matcher], extra: bool) -> None:
-        self.fields = fields
+        self.fields = {_shared(k): m for k, m in fields.items()}
         self.extra = extra
         self.pure = all(m.pure for m in fields.values())
-        self._keys = frozenset(fields)
+        self._keys = _key_set(self.fields)
         # how many keys a matching object surely has: no more means no unexpected key
         self._required = sum(1 for m in fields.values() if type(m) in _PRESENT)
         # what ok() compares with, worked out when it is first asked (a suite's check
