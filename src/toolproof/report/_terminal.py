@@ -303,7 +303,8 @@ def _headline(summaries: dict[str, Summary], lay: _Layout) -> Table:
         name = label.replace("^k", f"^{k}")
         table.add_row(name, *(_mark(label, s, getter(s)) for s in summaries.values()))
     if any(s.repaired is not None for s in summaries.values()):
-        table.add_row("calls recovered from text (every step)", *map(recovered_text, summaries.values()))
+        recovered = map(recovered_text, summaries.values())
+        table.add_row("calls recovered from text (every step)", *recovered)
     return table
 
 
