@@ -47,3 +47,10 @@ def test_the_histogram_is_the_one_a_sorted_copy_gives(values: list[float]) -> No
     assert [bar.count for bar in made.bars] == counts and made.n == n
     assert made.ticks == [(0.0, f"{lo:.0f} ms"), (480.0, f"{hi:.0f} ms")]
     assert made == histogram(values)  # a list and an array alike
+
+
+def test_latencies_near_the_largest_float_give_a_histogram() -> None:
+    made = histogram([1.0, 1.7976931348623157e308])
+    assert made is not None and made.n == 2
+    assert made.bars[-1].label.endswith(": 1") and "inf" not in made.bars[-1].label
+    assert made.bars[0].label.startswith("1–")

@@ -69,7 +69,12 @@ def histogram(values: Sequence[float], *, bins: int = 24, width: int = 480) -> H
         edge_lo, edge_hi = a + span * i / bins, a + span * (i + 1) / bins
 
         def inv(x: float) -> float:
-            return float(10**x) if log else x
+            if not log:
+                return x
+            try:  # an edge past the highest value by rounding: the highest value
+                return min(float(10**x), hi)
+            except OverflowError:  # (10**x beyond the largest float: near 1.8e308)
+                return hi
 
         h = height * c / top if top else 0
         label = f"{inv(edge_lo):.0f}–{inv(edge_hi):.0f} ms: {c}"
