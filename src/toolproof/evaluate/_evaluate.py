@@ -197,7 +197,7 @@ def evaluate(
         on_attempt=on_attempt,
     )
     stream.ev.superseded = total - sum(_count(w) for w in winners)
-    for record, origin in _winning_records(sources, winners):
+    for record, origin in _winning_records(sources, winners, raw=keep_raw):
         stream.add(record, origin)
     del winners  # the identities of every record: not needed once all are graded
     return stream.finish()
@@ -402,7 +402,9 @@ class EvaluationStream:
             if keep_records:
                 records_of, verdicts_of = into.records, into.verdicts
             else:
-                again = FileRecords(into.segments, summary.attempts, _prepare(keep_raw))
+                again = FileRecords(
+                    into.segments, summary.attempts, _prepare(keep_raw), raw=keep_raw
+                )
                 records_of = again
                 verdicts_of = FileVerdicts(
                     again, summary.scored, _regrade(scorer, target, embedder, native=True)
@@ -671,8 +673,10 @@ def _latest(suite: Suite, sources: list[RecordSource]) -> tuple[list[bool | _Wan
 
 
 def _winning_records(
-    sources: list[RecordSource], winners: list[bool | _Wanted]
+    sources: list[RecordSource], winners: list[bool | _Wanted], *, raw: bool = True
 ) -> Iterator[tuple[Record, tuple[str, int] | None]]:
+    """The latest record of each attempt; ``raw=False``: read from a file without its raw
+    payloads (nothing that grades or counts reads them)."""
     for item, wanted in zip(sources, winners, strict=True):
         if isinstance(item, Record):
             if wanted:
@@ -682,7 +686,7 @@ def _winning_records(
             # no line wins (an empty file): still read it, for its errors
             wanted = _Wanted(None, ())
         path = Path(item)
-        for number, record in iter_records(path, only=wanted, check_skipped=True):
+        for number, record in iter_records(path, only=wanted, check_skipped=True, raw=raw):
             if not record.target:
                 record = record.model_copy(update={"target": path.stem})
             if (record.case_id, record.target, record.attempt) != wanted.identity(number):

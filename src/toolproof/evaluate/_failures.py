@@ -141,8 +141,11 @@ class FileRecords(Sequence[Record]):
         segments: list[Segment],
         count: int,
         prepare: Callable[[Record, Path | None], Record],
+        *,
+        raw: bool = True,
     ) -> None:
         self._segments = segments
+        self._raw = raw  # False: read without raw payloads (``prepare`` drops them anyway)
         self._count = count
         self._prepare = prepare
 
@@ -156,7 +159,7 @@ class FileRecords(Sequence[Record]):
                     yield self._prepare(record, None)
                 continue
             path, lines = segment
-            for _, record in iter_records(path, only=_Lines(lines)):
+            for _, record in iter_records(path, only=_Lines(lines), raw=self._raw):
                 yield self._prepare(record, path)
 
     def graded(
@@ -171,7 +174,7 @@ class FileRecords(Sequence[Record]):
                     yield self._prepare(record, None), verdict
                 continue
             path, lines = segment
-            for _, record in iter_records(path, only=_Lines(lines)):
+            for _, record in iter_records(path, only=_Lines(lines), raw=self._raw):
                 if not record.target:
                     record = record.model_copy(update={"target": path.stem})
                 verdict = grade(record)

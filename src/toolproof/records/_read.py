@@ -9,12 +9,13 @@ from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 from pydantic import ValidationError
 
 from toolproof._locate import JsonLineLocator, first_error
 from toolproof.errors import SuiteError
-from toolproof.types import Record, ToolCall
+from toolproof.types import Record, Response, ToolCall
 from toolproof.types._record import RECORD_FORMAT, RECORD_FORMATS
 
 _KNOWN_FORMATS = RECORD_FORMATS
@@ -102,25 +103,33 @@ def _normalise_calls(data: dict[str, Any], *, plain: bool = False) -> None:
 
 
 def iter_records(
-    path: str | Path, *, only: Container[int] | None = None, check_skipped: bool = False
+    path: str | Path,
+    *,
+    only: Container[int] | None = None,
+    check_skipped: bool = False,
+    raw: bool = True,
 ) -> Iterator[tuple[int, Record]]:
     """Yield (line number, record). A torn last line (a killed writer) is skipped with a warning.
 
     With ``only``, lines whose number it does not hold are skipped unparsed
     (``check_skipped``: parsed as JSON only, so that a broken line is refused
-    even when a later record replaces it).
+    even when a later record replaces it). With ``raw=False`` the records come
+    without their raw payloads (``request`` and the response's ``raw`` are
+    None): those are checked as JSON but not read into objects, which is most
+    of the cost of reading a line that holds a whole provider request.
     """
     file = str(path)
+    parse = _parse_line if raw else _parse_lean
     for number, line, last in _lines(path):
         if only is not None and number not in only:
             if check_skipped and not last:
                 _check_json(file, number, line)
             continue
         if not last:
-            yield number, _parse_line(file, number, line)
+            yield number, parse(file, number, line)
             continue
         try:
-            yield number, _parse_line(file, number, line)
+            yield number, parse(file, number, line)
         except SuiteError as exc:
             if "not valid JSON" not in exc.detail:
                 raise
@@ -248,6 +257,11 @@ def _parse_line(file: str, number: int, line: str) -> Record:
         raise SuiteError(
             file, "expected a JSON object (one record per line)", line=number, column=1
         )
+    return _record(file, number, line, data, plain=not long_digits and "\\u" not in line)
+
+
+def _record(file: str, number: int, line: str, data: dict[str, Any], *, plain: bool) -> Record:
+    """The record a line's data makes, its format checked (see :func:`_normalise_calls`)."""
     fmt = data.get("format", RECORD_FORMAT)
     if fmt not in _KNOWN_FORMATS:
         raise SuiteError(
@@ -266,11 +280,72 @@ def _parse_line(file: str, number: int, line: str) -> Record:
                 column=1,
                 path=(name,),
             )
-    _normalise_calls(data, plain=not long_digits and "\\u" not in line)
+    _normalise_calls(data, plain=plain)
     try:
         return Record.model_validate(data)
     except ValidationError as exc:
         raise first_error(exc, data, Record, JsonLineLocator(file, number, line)) from None
+
+
+#: A record's line as msgspec reads it without its raw payloads: every field of Record and of
+#: Response, as given (UNSET when absent), but the raw request and response, which are checked
+#: as JSON and skipped. A line this refuses (unknown field, a response that is not an object,
+#: NaN, a lone surrogate, a number beyond a double...) is read the usual way instead.
+_SKIPPED = {"request", "raw"}
+_Unset = msgspec.UnsetType
+_RESPONSE_FIELDS = tuple(Response.model_fields)
+_RECORD_FIELDS = tuple(Record.model_fields)
+_LeanResponse = msgspec.defstruct(
+    "_LeanResponse",
+    [
+        (name, msgspec.Raw, msgspec.Raw(b"null"))
+        if name in _SKIPPED
+        else (name, Any, msgspec.UNSET)
+        for name in _RESPONSE_FIELDS
+    ],
+    forbid_unknown_fields=True,
+)
+_LeanRecord = msgspec.defstruct(
+    "_LeanRecord",
+    [
+        (name, msgspec.Raw, msgspec.Raw(b"null"))
+        if name in _SKIPPED
+        else (name, _LeanResponse | None | _Unset, msgspec.UNSET)
+        if name == "response"
+        else (name, Any, msgspec.UNSET)
+        for name in _RECORD_FIELDS
+    ],
+    forbid_unknown_fields=True,
+)
+_lean_decode = msgspec.json.Decoder(_LeanRecord).decode
+_astuple = msgspec.structs.astuple
+_UNSET = msgspec.UNSET
+
+
+def _parse_lean(file: str, number: int, line: str) -> Record:
+    """:func:`_parse_line` without the raw payloads (see :func:`iter_records`)."""
+    try:
+        lean = _lean_decode(line)
+    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+        # read the usual way: its error, located, or a value msgspec refuses (a lone surrogate)
+        record = _parse_line(file, number, line)
+        record.request = None
+        if record.response is not None:
+            record.response.raw = None
+        return record
+    data = {
+        name: value
+        for name, value in zip(_RECORD_FIELDS, _astuple(lean), strict=True)
+        if value is not _UNSET and name not in _SKIPPED
+    }
+    response = data.get("response")
+    if response is not None:
+        data["response"] = {
+            name: value
+            for name, value in zip(_RESPONSE_FIELDS, _astuple(response), strict=True)
+            if value is not _UNSET and name not in _SKIPPED
+        }
+    return _record(file, number, line, data, plain=False)
 
 
 def read_records(path: str | Path) -> list[Record]:
