@@ -292,6 +292,8 @@ def _record(file: str, number: int, line: str, data: dict[str, Any], *, plain: b
 #: as JSON and skipped. A line this refuses (unknown field, a response that is not an object,
 #: NaN, a lone surrogate, a number beyond a double...) is read the usual way instead.
 _SKIPPED = {"request", "raw"}
+#: The fields that can hold a large value (a transcript, a state): taken as decoded, not copied.
+_LARGE = ("transcript", "steps", "end_state", "state_changes", "mcp_calls")
 _Unset = msgspec.UnsetType
 _RESPONSE_FIELDS = tuple(Response.model_fields)
 _RECORD_FIELDS = tuple(Record.model_fields)
@@ -318,7 +320,7 @@ _LeanRecord = msgspec.defstruct(
     forbid_unknown_fields=True,
 )
 _lean_decode = msgspec.json.Decoder(_LeanRecord).decode
-_astuple = msgspec.structs.astuple
+_to_builtins = msgspec.to_builtins
 _UNSET = msgspec.UNSET
 
 
@@ -333,18 +335,16 @@ def _parse_lean(file: str, number: int, line: str) -> Record:
         if record.response is not None:
             record.response.raw = None
         return record
-    data = {
-        name: value
-        for name, value in zip(_RECORD_FIELDS, _astuple(lean), strict=True)
-        if value is not _UNSET and name not in _SKIPPED
-    }
-    response = data.get("response")
-    if response is not None:
-        data["response"] = {
-            name: value
-            for name, value in zip(_RESPONSE_FIELDS, _astuple(response), strict=True)
-            if value is not _UNSET and name not in _SKIPPED
-        }
+    # to_builtins leaves out what is UNSET, and copies the rest: the large values are set apart
+    lean.request = _UNSET
+    response = lean.response
+    if response:  # (neither None nor UNSET)
+        response.raw = _UNSET
+    large = [(name, value) for name in _LARGE if (value := getattr(lean, name)) is not _UNSET]
+    for name, _ in large:
+        setattr(lean, name, _UNSET)
+    data = _to_builtins(lean)
+    data.update(large)
     return _record(file, number, line, data, plain=False)
 
 
