@@ -327,7 +327,7 @@ _UNSET = msgspec.UNSET
 def _parse_lean(file: str, number: int, line: str) -> Record:
     """:func:`_parse_line` without the raw payloads (see :func:`iter_records`)."""
     try:
-        lean = _lean_decode(line)
+        lean: Any = _lean_decode(line)
     except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
         # read the usual way: its error, located, or a value msgspec refuses (a lone surrogate)
         record = _parse_line(file, number, line)
