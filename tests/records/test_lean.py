@@ -39,9 +39,24 @@ def _same(path: Path) -> None:
         assert lean == full
         return
     assert [(n, _without_raw(r)) for n, r in full] == lean
-    for _, record in lean:
+    for (_, whole), (_, record) in zip(full, lean, strict=True):
         assert record.request is None
         assert record.response is None or record.response.raw is None
+        # the same values of the same types (100.0, not 100), and the same fields given
+        assert record.model_dump_json() == _without_raw(whole).model_dump_json()
+        assert repr(record) == repr(_without_raw(whole))
+        _same_fields_set(whole, record)
+
+
+def _same_fields_set(whole: Record, lean: Record) -> None:
+    # (the raw payloads are None in a lean record whether the line gave them or not)
+    assert lean.model_fields_set - {"request"} == whole.model_fields_set - {"request"}
+    if whole.response is not None and lean.response is not None:
+        assert lean.response.model_fields_set - {"raw"} == whole.response.model_fields_set - {"raw"}
+        for a, b in zip(whole.response.tool_calls, lean.response.tool_calls, strict=True):
+            assert a.model_fields_set == b.model_fields_set
+        if whole.response.usage is not None and lean.response.usage is not None:
+            assert whole.response.usage.model_fields_set == lean.response.usage.model_fields_set
 
 
 JSON = st.recursive(
@@ -59,6 +74,8 @@ CALL = st.fixed_dictionaries(
         "id": st.text(max_size=6),
         "raw_arguments": st.sampled_from(['{"a": 1}', "{bad", '{"n": 12345678901234567890123}']),
         "arguments": JSON,
+        "parse_error": st.none() | st.text(max_size=4),
+        "extracted_from_text": st.booleans() | st.just(1),
     },
 )
 RESPONSE = st.fixed_dictionaries(
@@ -69,7 +86,12 @@ RESPONSE = st.fixed_dictionaries(
         "stop_reason": st.sampled_from(["stop", "tool_calls"]),
         "raw": JSON,
         "latency_ms": st.floats(min_value=0, max_value=1e6),
-        "usage": st.just({"input_tokens": 3, "output_tokens": 4}),
+        "usage": st.none()
+        | st.fixed_dictionaries(
+            {}, optional={"input_tokens": st.none() | st.integers(-2, 9), "output_tokens": JSON}
+        ),
+        "refusal": st.none() | st.text(max_size=4),
+        "model": st.none() | st.integers() | st.text(max_size=4),
     },
 )
 RECORD = st.fixed_dictionaries(
@@ -83,6 +105,21 @@ RECORD = st.fixed_dictionaries(
         "request": JSON,
         "state_base": st.just("abc"),
         "end_state": JSON,
+        "steps": st.none() | st.lists(JSON, max_size=2) | st.just({"a": 1}),
+        "run_id": st.none() | st.text(max_size=4),
+        "started_at": st.sampled_from(
+            [None, "2026-01-01T10:00:00Z", "2026-01-01T10:00:00.123+02:00", "2026-01-01 10:00",
+             "2026-13-01T00:00:00Z", "bad", 1700000000, 1.5]
+        ),
+        "latency_ms": st.none() | st.integers(-5, 10**20) | st.floats(allow_nan=False) | st.just("7"),
+        "cost_usd": st.none() | st.floats(allow_nan=False, allow_infinity=False) | st.integers(),
+        "cached": st.booleans() | st.sampled_from([0, 1, "true", None]),
+        "key": st.none() | st.text(max_size=4),
+        "stopped_by": st.sampled_from([None, "steps", "seconds", "other"]),
+        "mcp_log": st.none() | st.text(max_size=4),
+        "retries": st.none() | st.lists(st.text(max_size=3), max_size=2) | st.just([1]),
+        "error": st.none() | st.just({"kind": "timeout", "message": "slow"}) | st.just({"x": 1}),
+        "transcript": st.none() | st.just([{"role": "user", "content": "hi"}]) | st.just([1]),
     },
 )
 
