@@ -65,7 +65,9 @@ JSON = st.recursive(
     | st.integers(min_value=-(10**30), max_value=10**30)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=12,
 )
 CALL = st.fixed_dictionaries(
@@ -108,10 +110,21 @@ RECORD = st.fixed_dictionaries(
         "steps": st.none() | st.lists(JSON, max_size=2) | st.just({"a": 1}),
         "run_id": st.none() | st.text(max_size=4),
         "started_at": st.sampled_from(
-            [None, "2026-01-01T10:00:00Z", "2026-01-01T10:00:00.123+02:00", "2026-01-01 10:00",
-             "2026-13-01T00:00:00Z", "bad", 1700000000, 1.5]
+            [
+                None,
+                "2026-01-01T10:00:00Z",
+                "2026-01-01T10:00:00.123+02:00",
+                "2026-01-01 10:00",
+                "2026-13-01T00:00:00Z",
+                "bad",
+                1700000000,
+                1.5,
+            ]
         ),
-        "latency_ms": st.none() | st.integers(-5, 10**20) | st.floats(allow_nan=False) | st.just("7"),
+        "latency_ms": st.none()
+        | st.integers(-5, 10**20)
+        | st.floats(allow_nan=False)
+        | st.just("7"),
         "cost_usd": st.none() | st.floats(allow_nan=False, allow_infinity=False) | st.integers(),
         "cached": st.booleans() | st.sampled_from([0, 1, "true", None]),
         "key": st.none() | st.text(max_size=4),

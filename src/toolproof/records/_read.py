@@ -170,9 +170,7 @@ def iter_keys(path: str | Path) -> Iterator[tuple[int, str, str | None, int]]:
         except (ValueError, TypeError, KeyError, RecursionError):
             key = None
         if key is None or not (
-            isinstance(key[0], str)
-            and isinstance(key[1], str | None)
-            and type(key[2]) is int
+            isinstance(key[0], str) and isinstance(key[1], str | None) and type(key[2]) is int
         ):
             try:
                 record = _parse_line(file, number, line)
