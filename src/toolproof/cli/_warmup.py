@@ -37,7 +37,7 @@ STORE_MODULE = "toolproof.store._store"
 #: What the evaluation, the summary, the terminal report and the store import after a run.
 AFTER_RUN = (
     "numpy",
-    "scipy.stats",  # the statistics' intervals
+    "scipy.special",  # the statistics' intervals
     "rich.console",
     "rich.table",
     "toolproof.evaluate",
