@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-__all__ = ["dump_model", "dumps", "finite", "has_surrogates"]
+__all__ = ["dump_model", "dumps", "finite", "has_surrogates", "indented_pieces"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -107,6 +107,19 @@ def _indented(data: Any, step: str) -> str:
     return "".join(out)
 
 
+def indented_pieces(data: Any, indent: int = 2) -> list[str] | None:
+    """The pieces whose concatenation is ``json.dumps(finite(data), ensure_ascii=False,
+    indent=indent)``, lone surrogates left raw; each string value is a piece of its own.
+    None for data that is not plain (see :func:`_indented`): the caller encodes it
+    another way."""
+    out: list[str] = []
+    try:
+        _indent(data, "\n", " " * indent, out)
+    except _Unusual:
+        return None
+    return out
+
+
 def _indent(o: Any, nl: str, step: str, out: list[str]) -> None:
     kind = type(o)
     if kind is str:
@@ -131,6 +144,9 @@ def _indent(o: Any, nl: str, step: str, out: list[str]) -> None:
             out.append("[]")
             return
         inner = nl + step
+        if all(type(value) is int for value in o):  # (a row of counts: no call per number)
+            out.append("[" + inner + ("," + inner).join(map(int.__repr__, o)) + nl + "]")
+            return
         sep = "[" + inner
         for value in o:
             out.append(sep)

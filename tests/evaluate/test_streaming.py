@@ -219,3 +219,33 @@ def test_long_failure_lists_and_odd_case_stability_are_written_as_dumps_writes_t
     out = io.StringIO()
     write_summary_json(out, summaries)
     assert out.getvalue() == dumps(summary_json(summaries), indent=2) + "\n"
+
+
+def test_a_failure_log_read_in_small_chunks_gives_the_same_list_and_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Chunks that cut a failure, a separator or a multi-byte character anywhere."""
+    from toolproof.evaluate import _failures
+
+    items = [
+        FailureItem(
+            case_id=f"c{i} é☃ \ud800"[: 3 + i % 8],
+            attempt=i,
+            risk=Risk.low,
+            failure=FailureClass.wrong_arguments,
+            reasons=["ž\n\x1e" * (i % 3)],
+            diff=f"expected: {i}\nactual:   ☃",
+        )
+        for i in range(40)
+    ]
+    log = FailureLog()
+    for item in items:
+        log.append(item)
+    whole = "".join(log.indented(2))
+    for size in (1, 2, 3, 7, 64):
+        monkeypatch.setattr(_failures, "_CHUNK", size)
+        assert "".join(log.indented(2)) == whole
+        assert list(log) == items
+    expected = dumps({"failures": [i.model_dump(mode="json") for i in items]}, indent=2)
+    assert '{\n  "failures": ' + whole + "\n}" == expected
+    assert list(FailureLog().indented(2)) == ["[]"]

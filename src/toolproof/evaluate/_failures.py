@@ -10,6 +10,7 @@ records again each time they are iterated.
 
 from __future__ import annotations
 
+import codecs
 import os
 import tempfile
 from array import array
@@ -28,12 +29,21 @@ from toolproof.types import FailureClass, Record, Risk, Verdict
 
 _CHUNK = 1 << 20
 _FIELDS = tuple(FailureItem.model_fields)
+#: What ends each failure in a failure log's file (JSON text never holds it raw).
+_SEPARATOR = b"\x1e"
 #: A failure's fields, JSON-ready: case, attempt, risk, failure class, reasons and diff.
 FailureRow = tuple[str, int, str, str, list[str], str]
 
 
 class FailureLog(Sequence[FailureItem]):
-    """The failures of one target, in a temporary file (one JSON line each)."""
+    """The failures of one target, in a temporary file.
+
+    Each failure is kept as the JSON object that ``dumps(..., indent=2)`` writes
+    of it (orjson's text; the standard library's for a lone surrogate, escaped),
+    followed by an ASCII record separator (0x1E), which JSON text never holds
+    raw. The report's failure list is then this file with its layout indented
+    (:meth:`indented`): no failure is parsed or encoded again to write it.
+    """
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed with the log
@@ -56,13 +66,20 @@ class FailureLog(Sequence[FailureItem]):
         /,
     ) -> None:
         """Add a failure from its fields (what a summary builder gives: no item is built)."""
-        data = (case_id, attempt, risk.value, failure.value, reasons, diff)
+        data = {
+            "case_id": case_id,
+            "attempt": attempt,
+            "risk": risk.value,
+            "failure": failure.value,
+            "reasons": reasons,
+            "diff": diff,
+        }
         try:
-            line = orjson.dumps(data) + b"\n"
+            text = orjson.dumps(data, option=orjson.OPT_INDENT_2) + _SEPARATOR
         except TypeError:  # a lone surrogate: orjson refuses it
-            line = dumps(data).encode("utf-8") + b"\n"
-        self._file.write(line)
-        self._size += len(line)
+            text = dumps(data, indent=2).encode("utf-8") + _SEPARATOR
+        self._file.write(text)
+        self._size += len(text)
         self._count += 1
 
     def __len__(self) -> int:
@@ -77,24 +94,46 @@ class FailureLog(Sequence[FailureItem]):
         for row in self.rows():
             yield dict(zip(_FIELDS, row, strict=True))
 
-    def rows(self) -> Iterator[FailureRow]:
-        """Each failure's fields as JSON-ready values (in :class:`FailureItem`'s order)."""
+    def _chunks(self, size: int) -> Iterator[bytes]:
+        """The first ``size`` bytes of the file, a chunk at a time."""
         self._file.flush()
         fd = self._file.fileno()
-        offset, rest = 0, b""
-        while offset < self._size:
-            chunk = os.pread(fd, min(_CHUNK, self._size - offset), offset)
+        offset = 0
+        while offset < size:
+            chunk = os.pread(fd, min(_CHUNK, size - offset), offset)
             if not chunk:
                 break
             offset += len(chunk)
-            lines = (rest + chunk).split(b"\n")
-            rest = lines.pop()
-            for line in lines:
-                try:  # orjson wrote it, but for a lone surrogate (escaped: orjson refuses it)
-                    row = orjson.loads(line)
+            yield chunk
+
+    def rows(self) -> Iterator[FailureRow]:
+        """Each failure's fields as JSON-ready values (in :class:`FailureItem`'s order)."""
+        rest = b""
+        for chunk in self._chunks(self._size):
+            texts = (rest + chunk).split(_SEPARATOR)
+            rest = texts.pop()
+            for text in texts:
+                try:  # orjson reads what it wrote, but for an escaped lone surrogate
+                    data = orjson.loads(text)
                 except orjson.JSONDecodeError:
-                    row = loads(line.decode("utf-8"))
-                yield tuple(row)
+                    data = loads(text.decode("utf-8"))
+                yield tuple(data.values())
+
+    def indented(self, indent: int) -> Iterator[str]:
+        """The failure list as ``dumps(..., indent=2)`` writes it with its first line at
+        this indentation, a piece at a time."""
+        if not self._count:
+            yield "[]"
+            return
+        newline = ("\n" + " " * indent).encode()
+        item = newline + b"  "  # each line of a failure, one step further in
+        between = b"," + item
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        yield "[" + item.decode()
+        # (the last separator is left out: nothing follows it)
+        for chunk in self._chunks(self._size - 1):
+            yield decode(chunk.replace(b"\n", item).replace(_SEPARATOR, between))
+        yield decode(b"", True) + newline.decode() + "]"
 
     @overload
     def __getitem__(self, index: int) -> FailureItem: ...

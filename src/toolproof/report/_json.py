@@ -12,7 +12,7 @@ import orjson
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from toolproof._jsontext import _escape_surrogates, finite, has_surrogates
+from toolproof._jsontext import _escape_surrogates, finite, has_surrogates, indented_pieces
 from toolproof._version import __version__
 from toolproof.stats import FailureItem, Summary
 
@@ -54,16 +54,24 @@ def write_summary_json(out: TextIO, summaries: dict[str, Summary]) -> None:
                 f: cases if f == "per_case" else dumped[f] for f in type(stability).model_fields
             }
     report = {"format": REPORT_FORMAT, "toolproof": __version__, "targets": targets}
-    indent = 0
-    for chunk in _ENCODER.iterencode(finite(report)):
-        write_list = markers.get(chunk)
-        if write_list is not None:  # a string value is a chunk of its own
-            for part in write_list(indent):
-                out.write(part)
+    pieces = indented_pieces(report)
+    if pieces is None:  # (not plain data: the standard library's encoder, a chunk at a time)
+        pieces = list(_ENCODER.iterencode(finite(report)))
+    run: list[str] = []  # the text since the last list written
+    for piece in pieces:
+        write_list = markers.get(piece)
+        if write_list is None:
+            run.append(piece)
             continue
-        if "\n" in chunk:
-            indent = len(chunk) - chunk.rindex("\n") - 1
-        out.write(_escape_surrogates(chunk) if has_surrogates(chunk) else chunk)
+        # a string value is a piece of its own; its list is laid out at its key's indentation
+        text = "".join(run)
+        run.clear()
+        line = text[text.rfind("\n") + 1 :]
+        out.write(_escape_surrogates(text) if has_surrogates(text) else text)
+        for part in write_list(len(line) - len(line.lstrip(" "))):
+            out.write(part)
+    text = "".join(run)
+    out.write(_escape_surrogates(text) if has_surrogates(text) else text)
     out.write("\n")
 
 
@@ -78,7 +86,9 @@ def _model_list(items: Sequence[BaseModel], indent: int) -> Iterator[str]:
     newline = "\n" + " " * (indent + 2)
     first = True
     for item in items:
-        text = _ENCODER.encode(finite(item.model_dump(mode="json")))
+        data = item.model_dump(mode="json")
+        pieces = indented_pieces(data)
+        text = _ENCODER.encode(finite(data)) if pieces is None else "".join(pieces)
         # JSON text holds a newline only where the layout puts one: none inside a string
         text = ("[" if first else ",") + newline + text.replace("\n", newline)
         first = False
@@ -115,6 +125,10 @@ def _failure_list(items: Iterable[FailureItem], indent: int) -> Iterator[str]:
     an indented list out the same way; a batch it refuses (a lone surrogate)
     is written by :func:`_failure_texts`, as the standard library would.
     """
+    indented = getattr(items, "indented", None)
+    if callable(indented):  # a failure log: its failures are laid out already
+        yield from indented(indent)
+        return
     newline = "\n" + " " * indent
     first = True
     batch: list[tuple[str, int, str, str, list[str], str]] = []
