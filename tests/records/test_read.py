@@ -96,3 +96,26 @@ def test_non_finite_numbers_are_refused_with_file_and_line(tmp_path: Path, liter
         read_records(path)
     assert str(info.value).startswith(f"{path}:2:")
     assert f"{literal.lstrip('-')} is not a JSON number" in str(info.value)
+
+
+def test_the_identity_of_a_line_toolproof_wrote_is_read_without_parsing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.records import _read, iter_keys
+    from toolproof.records._write import record_line
+    from toolproof.types import Record
+
+    lines = [
+        record_line(Record(case_id="a", target="openai:m", attempt=3))[1],
+        record_line(Record(format="toolproof.record/1", case_id="b é", target="t"))[1],
+        b'{"format": "toolproof.record/2", "case_id": "c", "target": null, "attempt": 0}\n',
+    ]
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"".join(lines))
+
+    def parse(*_: object, **__: object) -> None:
+        raise AssertionError("a line was parsed")
+
+    monkeypatch.setattr(_read, "loads", parse)
+    monkeypatch.setattr(_read, "_parse_line", parse)
+    assert list(iter_keys(path)) == [(1, "a", "openai:m", 3), (2, "b é", "t", 0), (3, "c", None, 0)]

@@ -136,10 +136,13 @@ def iter_records(
             _warn_torn(file, number)
 
 
-#: The identity at the start of a line, as toolproof and ``json.dumps`` write records:
-#: format, case_id, target and attempt first, plain strings (no escapes), a small attempt.
+#: The identity at the start of a line, as toolproof (compact) and ``json.dumps`` write
+#: records: format (any this toolproof reads), case_id, target and attempt first, plain
+#: strings (no escapes), a small attempt.
 _IDENTITY = re.compile(
-    r'\{[ \t]*"format"[ \t]*:[ \t]*"toolproof\.record/1"[ \t]*,'
+    r'\{[ \t]*"format"[ \t]*:[ \t]*"(?:'
+    + "|".join(re.escape(f) for f in RECORD_FORMATS)
+    + r')"[ \t]*,'
     r'[ \t]*"case_id"[ \t]*:[ \t]*"([^"\\\x00-\x1f]*)"[ \t]*,'
     r'[ \t]*"target"[ \t]*:[ \t]*(?:"([^"\\\x00-\x1f]*)"|null)[ \t]*,'
     r'[ \t]*"attempt"[ \t]*:[ \t]*(0|[1-9][0-9]{0,8})[ \t]*[,}]'
