@@ -21,9 +21,14 @@ to last line, with its peak RSS:
   the run, its attempts and its summaries to the store.
 
 Records are generated one line at a time (1,000,000 records make an 840 MB
-file and take a few minutes).
+file and take a few minutes). By default each line is what toolproof's own
+writer makes of the record (``toolproof.record/2``, compact, the parsed
+arguments beside their text), as a run folder holds them; ``--layout dumps``
+writes them as ``json.dumps`` does, in format ``/1`` with the argument text
+alone (what this benchmark wrote before), for comparison.
 
 Usage: python bench/scale.py [--suites N,...] [--records R,...] [--stages S,...]
+                              [--layout written|dumps]
        (default --suites 10000,100000 --records 10000,100000
        --stages score,store,evaluate; P5 figures: --suites "" --records
        10000,100000,1000000; the store alone: --suites "" --stages store)
@@ -118,7 +123,9 @@ def _case(i: int, rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
     return case, answer
 
 
-def make(n: int, folder: Path, attempts: int = 1) -> tuple[Path, Path]:
+def make(
+    n: int, folder: Path, attempts: int = 1, layout: str = "written"
+) -> tuple[Path, Path]:
     rng = random.Random(n)
     tools = [_tool(i) for i in range(TOOLS)]
     suite_dir = folder / "suite"
@@ -133,20 +140,48 @@ def make(n: int, folder: Path, attempts: int = 1) -> tuple[Path, Path]:
     with records.open("w") as rf:
         for start in range(0, n, PER_FILE):
             with (suite_dir / "cases" / f"part{start // PER_FILE:04d}.jsonl").open("w") as cf:
-                _write(range(start, min(n, start + PER_FILE)), attempts, rng, cf, rf, by_name)
+                _write(
+                    range(start, min(n, start + PER_FILE)), attempts, rng, cf, rf, by_name, layout
+                )
     return suite_dir, records
 
 
 def _write(
-    ids: range, attempts: int, rng: random.Random, cf: Any, rf: Any, by_name: dict[str, Any]
+    ids: range,
+    attempts: int,
+    rng: random.Random,
+    cf: Any,
+    rf: Any,
+    by_name: dict[str, Any],
+    layout: str = "written",
 ) -> None:
+    line = _written if layout == "written" else _dumped
     for i in ids:
         case, answer = _case(i, rng)
         cf.write(json.dumps(case) + "\n")
         for attempt in range(attempts):
             # every third attempt answers afresh, so repeats are not all alike
             sent = answer if attempt % 3 else _case(i, rng)[1]
-            rf.write(json.dumps(_record(i, attempt, case, sent, by_name)) + "\n")
+            rf.write(line(_record(i, attempt, case, sent, by_name)))
+
+
+def _dumped(data: dict[str, Any]) -> str:
+    return json.dumps(data) + "\n"
+
+
+def _written(data: dict[str, Any]) -> str:
+    """The line toolproof's records writer makes of the record (as ``run`` writes it)."""
+    from toolproof.records import tool_call_from_raw
+    from toolproof.records._write import record_line
+    from toolproof.types import Record
+    from toolproof.types._record import RECORD_FORMAT
+
+    response = dict(data["response"])
+    response["tool_calls"] = [
+        tool_call_from_raw(c["name"], c["raw_arguments"], c["id"]) for c in response["tool_calls"]
+    ]
+    record = Record.model_validate({**data, "format": RECORD_FORMAT, "response": response})
+    return record_line(record)[1].decode("utf-8")
 
 
 def _record(
@@ -241,11 +276,14 @@ def main() -> None:
     suites = _sizes("--suites", "10000,100000")
     record_counts = _sizes("--records", "10000,100000")
     stages = _names("--stages", "score,store,evaluate")
+    layout = (_names("--layout", "written") or ["written"])[0]
+    if layout not in ("written", "dumps"):
+        raise SystemExit(f"--layout: written or dumps, not {layout!r}")
     floor_py, _ = min(measure([PY, "-c", "pass"]) for _ in range(3))
     floor_help, cpu_help, rss_help = min(measure_cpu([TOOLPROOF, "--help"]) for _ in range(3))
     print(
         f"floor: python -c pass {floor_py:.3f} s; toolproof --help {floor_help:.3f} s "
-        f"({floor_help / floor_py:.1f}x), {rss_help:.0f} MB"
+        f"({floor_help / floor_py:.1f}x), {rss_help:.0f} MB; records laid out: {layout}"
     )
     for n in suites:
         with tempfile.TemporaryDirectory() as tmp:
@@ -259,7 +297,7 @@ def main() -> None:
             )
     for r in record_counts:
         with tempfile.TemporaryDirectory() as tmp:
-            suite, records = make(1000, Path(tmp), attempts=max(1, r // 1000))
+            suite, records = make(1000, Path(tmp), attempts=max(1, r // 1000), layout=layout)
             small = Path(tmp) / "small.jsonl"
             with records.open() as src, small.open("w") as dst:
                 for _, line in zip(range(1000), src, strict=False):
