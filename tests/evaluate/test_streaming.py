@@ -249,3 +249,18 @@ def test_a_failure_log_read_in_small_chunks_gives_the_same_list_and_rows(
     expected = dumps({"failures": [i.model_dump(mode="json") for i in items]}, indent=2)
     assert '{\n  "failures": ' + whole + "\n}" == expected
     assert list(FailureLog().indented(2)) == ["[]"]
+
+
+def test_a_torn_last_line_after_records_that_all_win_is_warned_of_once(tmp_path: Path) -> None:
+    suite = load_suite(SUITE, CODE)
+    lines = (SUITE / "records.jsonl").read_text().splitlines()[:2]
+    path = tmp_path / "r.jsonl"
+    path.write_text(f"{lines[0]}\n\n{lines[1]}\n{lines[1][:40]}")  # a blank line, a torn one
+    for keep in (True, False):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ev = evaluate(suite, [path], trust=CODE, keep_records=keep)
+        torn = [w for w in caught if "incomplete last line" in str(w.message)]
+        assert len(torn) == 1, [str(w.message) for w in caught]
+        records = list(next(iter(ev.targets.values())).records)
+        assert [r.case_id for r in records] == [json.loads(x)["case_id"] for x in lines]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -539,21 +539,36 @@ class _Wanted:
     """The winning lines of one records file, and the identity each had when its key was read."""
 
     def __init__(
-        self, latest: _Latest | None, entry_of_line: Sequence[int], count: int = 0
+        self,
+        latest: _Latest | None,
+        entry_of_line: Sequence[int],
+        count: int = 0,
+        *,
+        every: bool = False,
     ) -> None:
         self._latest = latest
         self._entry = entry_of_line
         self.count = count
         """How many lines win."""
+        self.lines: Container[int] = range(1, len(entry_of_line)) if every else self
+        """The winning lines: when every record of the file wins, every non-blank line up
+        to the last record's (a range answers ``in`` at once; a torn last line is past it)."""
+
+    def read_as(self, number: int, case_id: str, target: str | None, attempt: int) -> bool:
+        """Was the identity of this winning line read as this when its key was read?"""
+        latest = self._latest
+        if latest is None:
+            return False
+        entry = int(self._entry[number])
+        return (
+            latest.attempt[entry] == attempt
+            and latest.case_ids[latest.cases[entry]] == case_id
+            and latest.target_names[latest.target[entry]] == target
+        )
 
     def __contains__(self, number: object) -> bool:
         entry = self._entry
         return isinstance(number, int) and 0 <= number < len(entry) and entry[number] >= 0
-
-    def identity(self, number: int) -> tuple[str, str, int] | None:
-        if self._latest is None or number not in self:
-            return None
-        return self._latest.identity(int(self._entry[number]))
 
 
 class _Latest:
@@ -583,13 +598,6 @@ class _Latest:
         self.source.append(source)
         self.line.append(line)
 
-    def identity(self, entry: int) -> tuple[str, str, int]:
-        return (
-            self.case_ids[self.cases[entry]],
-            self.target_names[self.target[entry]],
-            self.attempt[entry],
-        )
-
     def winners(self, sources: list[RecordSource]) -> list[bool | _Wanted]:
         """Per source: for a record, whether it wins; for a file, its winning lines."""
         import numpy as np
@@ -614,6 +622,8 @@ class _Latest:
             win = order[last]
             del order, last
             win.sort()  # entries in reading order: by source, then line
+        # how many records each source holds: a file whose records all win is read whole
+        held = np.bincount(_numbers(self.source), minlength=len(sources))
         win_source = _numbers(self.source)[win]
         lines = _numbers(self.line)
         present, starts = np.unique(win_source, return_index=True)
@@ -629,7 +639,9 @@ class _Latest:
             entry_of_line[numbers] = chosen
             del numbers
             # a memoryview, not numpy: indexing it one line at a time is several times faster
-            out[index] = _Wanted(self, entry_of_line.data, count=len(chosen))
+            out[index] = _Wanted(
+                self, entry_of_line.data, count=len(chosen), every=len(chosen) == held[index]
+            )
         self.source = self.line = array("q")  # where each record was: no longer needed
         return out
 
@@ -686,16 +698,18 @@ def _winning_records(
             # no line wins (an empty file): still read it, for its errors
             wanted = _Wanted(None, ())
         path = Path(item)
-        for number, record in iter_records(path, only=wanted, check_skipped=True, raw=raw):
+        file = str(path)
+        read_as = wanted.read_as
+        for number, record in iter_records(path, only=wanted.lines, check_skipped=True, raw=raw):
             if not record.target:
                 record = record.model_copy(update={"target": path.stem})
-            if (record.case_id, record.target, record.attempt) != wanted.identity(number):
+            if not read_as(number, record.case_id, record.target, record.attempt):
                 raise SuiteError(
-                    str(path),
+                    file,
                     "case_id, target or attempt read two ways (is a key given twice?)",
                     line=number,
                 )
-            yield record, (str(path), number)
+            yield record, (file, number)
 
 
 def _without_raw(record: Record, *, owned: bool) -> Record:
