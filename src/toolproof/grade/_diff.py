@@ -12,7 +12,7 @@ __all__ = ["render_call", "render_diff"]
 def render_call(call: ToolCall) -> str:
     if call.parse_error is not None or not isinstance(call.arguments, dict):
         return f"{call.name}({show(call.raw_arguments, 80)})"
-    inner = ", ".join(f"{k}={show(v, 40)}" for k, v in call.arguments.items())
+    inner = ", ".join([f"{k}={show(v, 40)}" for k, v in call.arguments.items()])
     return f"{call.name}({inner})"
 
 
@@ -36,7 +36,7 @@ def render_diff(
         if expected is not None:
             expected[key] = exp
     calls = response.tool_calls if response is not None else []
-    act = "; ".join(render_call(c) for c in calls) if calls else "(no call)"
+    act = "; ".join([render_call(c) for c in calls]) if calls else "(no call)"
     text = (response.refusal or response.text) if response is not None else None
     if text:
         act += f"; reply: {show(' '.join(text.split()), 100)}"

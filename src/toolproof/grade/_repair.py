@@ -51,7 +51,13 @@ def recovered_calls(record: Record) -> int:
             if c.extracted_from_text
         )
     response = record.response
-    return sum(1 for c in response.tool_calls if c.extracted_from_text) if response else 0
+    if response is None:
+        return 0
+    n = 0
+    for call in response.tool_calls:  # (a plain loop: this is asked of every record)
+        if call.extracted_from_text:
+            n += 1
+    return n
 
 
 def native_view(record: Record) -> NativeView | None:

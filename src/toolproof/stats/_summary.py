@@ -431,10 +431,12 @@ class SummaryBuilder:
         self.attempts += 1
         if self._first_target is None and r.target:
             self._first_target = r.target
-        if r.outcome.is_infrastructure:
-            self._infra[r.outcome.value] += 1
-        elif r.outcome is Outcome.harness_error:
-            self._harness += 1
+        outcome = r.outcome
+        if outcome is not Outcome.ok:
+            if outcome is Outcome.harness_error:
+                self._harness += 1
+            else:  # infrastructure
+                self._infra[outcome.value] += 1
         response = r.response
         latency = r.latency_ms if r.latency_ms is not None else (
             response.latency_ms if response else None
@@ -447,7 +449,9 @@ class SummaryBuilder:
                 self._input_tokens += usage.input_tokens or 0
                 self._output_tokens += usage.output_tokens or 0
                 self._usage_tokens += (usage.input_tokens or 0) + (usage.output_tokens or 0)
-            self._extracted += sum(1 for c in response.tool_calls if c.extracted_from_text)
+            for call in response.tool_calls:
+                if call.extracted_from_text:
+                    self._extracted += 1
         if r.cost_usd is not None:
             self._cost += r.cost_usd
             self._priced += 1
