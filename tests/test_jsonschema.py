@@ -224,9 +224,12 @@ def test_the_meta_schema_formats_are_the_ones_the_fast_check_knows() -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    ["^ORD-[0-9]{6}$", "", "(", "[a-", "a{2,1}", "(?P<n>a)(?P=n)", "\\p{L}", "(?<n>a)", "*", "\\"],
+    [
+        *["^ORD-[0-9]{6}$", "", "(", "[a-", "a{2,1}", "(?P<n>a)(?P=n)", "\\p{L}", "(?<n>a)", "*"],
+        *["\\", 1, None, 2.5],  # patternProperties keys read from YAML need not be strings
+    ],
 )
-def test_the_regex_format_check_is_jsonschemas(pattern: str) -> None:
+def test_the_regex_format_check_is_jsonschemas(pattern: object) -> None:
     """The fast check's own regex test agrees with jsonschema's format checker."""
     import jsonschema
 
@@ -234,6 +237,12 @@ def test_the_regex_format_check_is_jsonschemas(pattern: str) -> None:
 
     checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
     assert _is_regex(pattern) is checker.conforms(pattern, "regex")
+
+
+def test_a_non_string_pattern_key_is_left_to_jsonschema_as_before() -> None:
+    schema = {"type": "object", "patternProperties": {1: {"type": "string"}}}
+    assert not surely_meta_valid(schema)
+    assert schema_problems(schema) == _slow_problems(schema)
 
 
 def test_plain_schemas_are_checked_without_importing_jsonschema(tmp_path: Path) -> None:

@@ -292,9 +292,12 @@ def _formats_pass(node: dict[str, Any]) -> bool:
     return not isinstance(ref, str) or _formats().conforms(ref, "uri-reference")
 
 
-def _is_regex(pattern: str) -> bool:
+def _is_regex(pattern: object) -> bool:
     """``FORMAT_CHECKER.conforms(pattern, "regex")``, as jsonschema checks it (its
-    ``is_regex``: the pattern compiles with ``re``), without importing jsonschema."""
+    ``is_regex``: a string compiles with ``re``; anything else passes), without
+    importing jsonschema."""
+    if not isinstance(pattern, str):
+        return True
     try:
         re.compile(pattern)
     except re.error:
