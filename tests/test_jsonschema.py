@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -218,3 +220,45 @@ def test_the_meta_schema_formats_are_the_ones_the_fast_check_knows() -> None:
     # every keyword but these three sends a schema the slow way
     checked_here = {"$ref", "pattern", "patternProperties"}
     assert {k.split()[0] for k, _ in found} - checked_here == set(_META_FORMAT_KEYS)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        *["^ORD-[0-9]{6}$", "", "(", "[a-", "a{2,1}", "(?P<n>a)(?P=n)", "\\p{L}", "(?<n>a)", "*"],
+        *["\\", 1, None, 2.5],  # patternProperties keys read from YAML need not be strings
+    ],
+)
+def test_the_regex_format_check_is_jsonschemas(pattern: object) -> None:
+    """The fast check's own regex test agrees with jsonschema's format checker."""
+    import jsonschema
+
+    from toolproof._jsonschema import _is_regex
+
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+    assert _is_regex(pattern) is checker.conforms(pattern, "regex")
+
+
+def test_a_non_string_pattern_key_is_left_to_jsonschema_as_before() -> None:
+    schema = {"type": "object", "patternProperties": {1: {"type": "string"}}}
+    assert not surely_meta_valid(schema)
+    assert schema_problems(schema) == _slow_problems(schema)
+
+
+def test_plain_schemas_are_checked_without_importing_jsonschema(tmp_path: Path) -> None:
+    """Checking tool schemas with patterns (the usual kind) leaves jsonschema unloaded; a
+    schema the fast check cannot vouch for still gets jsonschema's located problem."""
+    code = (
+        "import sys\n"
+        "from toolproof._jsonschema import schema_problems\n"
+        "plain = {'type': 'object', 'properties': {'id': {'type': 'string', "
+        "'pattern': '^ORD-[0-9]{6}$'}}, 'required': ['id']}\n"
+        "print(schema_problems(plain), 'jsonschema' in sys.modules, 'referencing' in sys.modules)\n"
+        "print(schema_problems({'properties': {'a': {'pattern': '('}}}))\n"
+        "print(schema_problems({'$id': 'x', 'type': 'object'}), 'jsonschema' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = out.stdout.splitlines()
+    assert lines[0] == "[] False False"
+    assert lines[1] == str(_slow_problems({"properties": {"a": {"pattern": "("}}}))
+    assert lines[2] == "[] True"

@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -130,3 +131,41 @@ def test_a_report_sized_document_is_indented_the_same() -> None:
     }
     assert dumps(data, indent=2) == _reference(data, 2)
     assert dumps(data, indent=2).count("\n") > 500 * 8
+
+
+EDGES = st.sampled_from(
+    [1e-4, 9.999999999999999e-05, -1e-4, 1e16, 9999999999999998.0, -1e16, 0.0, -0.0, 1.5e-7,
+     math.nan, math.inf, 2**63 - 1, -(2**63), -(2**63) - 1, 2**64 - 1, 2**64, True, "\ud800"]
+)  # fmt: skip
+PLAIN_AT_THE_EDGES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | ANY_TEXT | EDGES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(ANY_TEXT, inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@given(PLAIN_AT_THE_EDGES)
+@settings(max_examples=600, deadline=None)
+def test_two_space_indented_text_is_the_standard_librarys_at_the_edges_of_orjson(
+    data: Any,
+) -> None:
+    assert dumps(data, indent=2) == _reference(data, 2)
+
+
+def test_plain_data_is_indented_by_orjson(monkeypatch: Any) -> None:
+    """A summary.json's data is written by orjson, not by the pure-Python indenter."""
+    from toolproof import _jsontext
+
+    def refuse(*args: object) -> str:
+        raise AssertionError("indented in pure Python")
+
+    monkeypatch.setattr(_jsontext, "_indented", refuse)
+    data = {"rate": {"k": 1, "n": 3, "low": 0.0611, "high": 0.79}, "l": [1, None, True, "é"]}
+    assert dumps(data, indent=2) == _reference(data, 2)
+    for unlike in ({"cost": 1e-05}, {"n": 2**64}, {"risk": Risk.high}, {1: "a"}, ["\ud800"]):
+        with pytest.raises(AssertionError, match="pure Python"):
+            dumps(unlike, indent=2)

@@ -25,16 +25,18 @@ called.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import math
+import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import jsonschema_rs
-from jsonschema.exceptions import SchemaError
-from referencing import Registry
-from referencing.exceptions import NoSuchResource
+
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
+    from referencing import Registry
 
 __all__ = [
     "check_value",
@@ -64,10 +66,30 @@ _RS_ERRORS = (ValueError, RecursionError, jsonschema_rs.ReferencingError)
 
 
 def _refuse(uri: str) -> Any:
+    from referencing.exceptions import NoSuchResource
+
     raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
-_REGISTRY: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
+# ``jsonschema`` (with ``referencing``) is imported only for what needs it: the
+# meta-schema check of a schema jsonschema-rs cannot vouch for, and the format
+# check of a ``$ref``. A run whose tool schemas are plain starts without it.
+
+
+@functools.cache
+def _registry() -> Registry[Any]:
+    """The registry whose retrieve refuses every reference outside the document."""
+    from referencing import Registry
+
+    return Registry(retrieve=_refuse)  # type: ignore[call-arg]
+
+
+@functools.cache
+def _formats() -> FormatChecker:
+    """The format checker of ``jsonschema``'s 2020-12 meta-schema check."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator.FORMAT_CHECKER
 
 
 #: Entries each cache keeps before it starts afresh (a bound for long-lived processes).
@@ -182,9 +204,9 @@ def _schema_problems(schema: Any) -> list[tuple[Path_, str]]:
         return problems
     try:
         if not surely_meta_valid(schema):
-            jsonschema.Draft202012Validator(schema, registry=_REGISTRY).check_schema(schema)
-    except SchemaError as exc:
-        return [(tuple(exc.path), f"invalid JSON Schema: {exc.message}")]
+            problem = _meta_problem(schema)
+            if problem is not None:
+                return [problem]
     except RecursionError:
         return [((), "the schema nests too deeply")]
     problems.extend(_pattern_problems(schema))
@@ -197,11 +219,22 @@ def _schema_problems(schema: Any) -> list[tuple[Path_, str]]:
     return []
 
 
+def _meta_problem(schema: dict[str, Any]) -> tuple[Path_, str] | None:
+    """The first problem ``jsonschema``'s 2020-12 meta-schema check finds, or None."""
+    import jsonschema
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        jsonschema.Draft202012Validator(schema, registry=_registry()).check_schema(schema)
+    except SchemaError as exc:
+        return tuple(exc.path), f"invalid JSON Schema: {exc.message}"
+    return None
+
+
 #: Keywords whose values the 2020-12 meta-schema checks with a ``format`` (test-checked).
 #: A schema naming one of the first set goes the slow way; the others are checked here.
 _META_FORMAT_KEYS = frozenset({"$schema", "$id", "$vocabulary", "$dynamicRef", "$recursiveRef"})
 _LIMIT = 2**63
-_FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
 
 
 def surely_meta_valid(schema: dict[str, Any]) -> bool:
@@ -253,10 +286,23 @@ def _formats_pass(node: dict[str, Any]) -> bool:
     if isinstance(node.get("patternProperties"), dict):
         patterns.extend(node["patternProperties"])
     for pattern in patterns:
-        if not _FORMATS.conforms(pattern, "regex"):
+        if not _is_regex(pattern):
             return False
     ref = node.get("$ref")
-    return not isinstance(ref, str) or _FORMATS.conforms(ref, "uri-reference")
+    return not isinstance(ref, str) or _formats().conforms(ref, "uri-reference")
+
+
+def _is_regex(pattern: object) -> bool:
+    """``FORMAT_CHECKER.conforms(pattern, "regex")``, as jsonschema checks it (its
+    ``is_regex``: a string compiles with ``re``; anything else passes), without
+    importing jsonschema."""
+    if not isinstance(pattern, str):
+        return True
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
 
 
 def _first_line(exc: BaseException) -> str:

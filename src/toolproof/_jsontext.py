@@ -21,6 +21,7 @@ from itertools import islice
 from json.encoder import encode_basestring
 from typing import Any
 
+import orjson
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
@@ -76,6 +77,11 @@ def dumps(data: Any, *, indent: int | None = None, sort_keys: bool = False) -> s
     Without ``indent`` the text is compact (one line, no spaces), like pydantic's.
     """
     text = None
+    if indent == 2 and type(indent) is int and not sort_keys and _orjson_writes_alike(data):
+        # plain data that orjson writes as the standard library does, ten times faster
+        # than _indented (a summary.json of 2,000 failures: 0.03 s -> 0.003 s)
+        with contextlib.suppress(orjson.JSONEncodeError):  # a lone surrogate, too deep
+            return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
     if type(indent) is int and not sort_keys:
         # the standard library indents in pure Python: this does the same for plain data,
         # about three times faster (a summary.json of 2,000 failures: 0.12 s -> 0.04 s)
@@ -92,6 +98,40 @@ def dumps(data: Any, *, indent: int | None = None, sort_keys: bool = False) -> s
             default=to_jsonable_python,  # datetimes, enums: as pydantic writes them
         )
     return _escape_surrogates(text) if has_surrogates(text) else text
+
+
+#: Where ``repr`` and orjson write a float alike: outside it, ``repr`` writes ``1e-05``
+#: and ``1e+16``, orjson ``0.00001`` and ``1e16`` (zero and non-finite ones are alike).
+_ALIKE_LOW, _ALIKE_HIGH = 1e-4, 1e16
+#: The integers orjson writes (beyond them it refuses).
+_ORJSON_INTS = range(-(2**63), 2**64)
+
+
+def _orjson_writes_alike(data: Any) -> bool:
+    """Whether orjson's indented text of ``data`` is ``json.dumps(finite(data),
+    ensure_ascii=False, indent=2)``: dicts with string keys, lists, tuples, strings,
+    booleans, None, 64-bit integers and floats it writes as ``repr`` does, of exactly those
+    types. A lone surrogate or nesting too deep for orjson is found by orjson itself."""
+    stack = [data]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        o = pop()
+        kind = type(o)
+        if kind is str or o is None or kind is bool:
+            continue
+        if kind is dict:
+            for key, value in o.items():
+                if type(key) is not str:
+                    return False
+                push(value)
+        elif kind is list or kind is tuple:
+            extend(o)
+        elif kind is float:
+            if o and math.isfinite(o) and not _ALIKE_LOW <= abs(o) < _ALIKE_HIGH:
+                return False
+        elif kind is not int or o not in _ORJSON_INTS:
+            return False
+    return True
 
 
 class _Unusual(Exception):

@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 from datetime import datetime
 from typing import Any
 
@@ -67,6 +69,22 @@ def test_normalized() -> None:
 def test_soft_threshold() -> None:
     assert ok({"soft": "damaged on arrival", "threshold": 0.8}, "damaged on arival")
     assert not ok({"soft": "damaged on arrival", "threshold": 0.95}, "broken")
+
+
+def test_rapidfuzz_is_loaded_by_the_first_soft_match_only() -> None:
+    """Grading without a soft matcher (and start-up) never imports rapidfuzz."""
+    code = (
+        "import sys; from datetime import datetime\n"
+        "from toolproof.grade import compile_value\n"
+        "from toolproof.match._matchers import Context\n"
+        "from datetime import timezone\n"
+        "ctx = Context(now=datetime(2026, 9, 19, 10, 0), tz=timezone.utc)\n"
+        "m = compile_value({'soft': 'damaged on arrival'}, ctx)\n"
+        "print(compile_value('x', ctx).check('x'), 'rapidfuzz' in sys.modules)\n"
+        "print(m.check('damaged on arival'), 'rapidfuzz' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["None", "False", "None", "True"]
 
 
 def test_ignore_accepts_anything_even_absence() -> None:

@@ -48,3 +48,27 @@ def test_a_rate_needs_no_scipy_stats() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "False"]
+
+
+def test_the_known_quantiles_are_scipys() -> None:
+    from scipy.special import ndtri
+
+    from toolproof.stats._rates import _KNOWN_QUANTILES
+
+    for confidence, z in _KNOWN_QUANTILES.items():
+        assert z == float(ndtri(0.5 + 0.5 * confidence))
+
+
+def test_a_report_s_statistics_need_no_scipy() -> None:
+    """Rates at 95% and pass@k / pass^k import no part of scipy (a run's report loads none)."""
+    code = (
+        "import sys; from toolproof.stats import rate, pass_at_k, pass_hat_k\n"
+        "r = rate(3, 10); a = pass_at_k(5, 2, 3); h = pass_hat_k(5, 2, 3)\n"
+        "print(r.low, r.high, a, h, any(m.startswith('scipy') for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    *figures, loaded = out.stdout.split()
+    assert loaded == "False"
+    from toolproof.stats import pass_at_k, pass_hat_k
+
+    assert [float(f) for f in figures] == [*_scipy(3, 10), pass_at_k(5, 2, 3), pass_hat_k(5, 2, 3)]

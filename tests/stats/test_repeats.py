@@ -42,6 +42,17 @@ def test_pass_hat_k_by_hand(n: int, c: int, k: int, expected: float) -> None:
     assert math.isclose(pass_hat_k(n, c, k), expected)
 
 
+def test_pass_at_k_and_pass_hat_k_are_scipys_comb_to_the_last_bit() -> None:
+    from scipy.special import comb
+
+    for n in range(1, 41):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                at = 1.0 - float(comb(n - c, k, exact=True)) / float(comb(n, k, exact=True))
+                hat = float(comb(c, k, exact=True)) / float(comb(n, k, exact=True))
+                assert (pass_at_k(n, c, k), pass_hat_k(n, c, k)) == (at, hat), (n, c, k)
+
+
 def test_estimators_refuse_impossible_inputs() -> None:
     with pytest.raises(ValueError):
         pass_at_k(3, 4, 1)

@@ -1,8 +1,8 @@
 """Importing, while a run waits on the network, what the report after it needs.
 
 A run spends most of its time waiting for answers, its event loop idle
-between them. The report after the run imports the statistics (numpy,
-scipy), the report and the store: about a second of work in a fresh
+between them. The report after the run imports the statistics (numpy),
+the report and the store: about a second of work in a fresh
 process. A background thread imports them from the first record on, when
 the runner has imported all it needs itself. The command waits for the
 thread before it goes on after the run, so no module is ever imported by
@@ -37,7 +37,6 @@ STORE_MODULE = "toolproof.store._store"
 #: What the evaluation, the summary, the terminal report and the store import after a run.
 AFTER_RUN = (
     "numpy",
-    "scipy.special",  # the statistics' intervals
     "rich.console",
     "rich.table",
     "toolproof.evaluate",

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from rapidfuzz import fuzz
-
 from toolproof._regex import RegexError, compile_regex
 from toolproof.match import _dates
 from toolproof.match._context import Context
@@ -644,6 +642,8 @@ class Soft(Matcher):
         bad = _need_str(actual)
         if bad:
             return bad
+        from rapidfuzz import fuzz  # loaded by the first soft match: a run starts without it
+
         score = fuzz.ratio(self.target, normalize_text(actual, False)) / 100.0
         if score >= self.threshold:
             return None

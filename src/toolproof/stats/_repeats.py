@@ -18,6 +18,7 @@ differs from scipy's only by the resampling noise (about 1e-4).
 from __future__ import annotations
 
 import functools
+import math
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -33,18 +34,15 @@ from toolproof.types import Record, Risk, Verdict
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Probability that at least one of k attempts (of n, c passing) passes."""
     _check(n, c, k)
-    from scipy.special import comb
-
-    return 1.0 - float(comb(n - c, k, exact=True)) / float(comb(n, k, exact=True))
+    # math.comb is exact, as scipy.special.comb(..., exact=True) is (0 when k > n)
+    return 1.0 - float(math.comb(n - c, k)) / float(math.comb(n, k))
 
 
 @functools.lru_cache(maxsize=4096)
 def pass_hat_k(n: int, c: int, k: int) -> float:
     """Probability that all k attempts (of n, c passing) pass: pass^k."""
     _check(n, c, k)
-    from scipy.special import comb
-
-    return float(comb(c, k, exact=True)) / float(comb(n, k, exact=True))
+    return float(math.comb(c, k)) / float(math.comb(n, k))
 
 
 def _check(n: int, c: int, k: int) -> None:
