@@ -31,6 +31,7 @@ from toolproof.grade._answer import NO_CALL, CallInfo, schema_failure
 from toolproof.grade._assemble import cross_pairs
 from toolproof.grade._assign import assign
 from toolproof.grade._compile import CompiledCase, describe_calls
+from toolproof.match import kinds_differ
 from toolproof.types import (
     NO_EVIDENCE,
     Check,
@@ -66,11 +67,15 @@ class Plan:
     """What a passing verdict of one case holds, and how to recognise a passing answer."""
 
     __slots__ = (
+        "_canon",
+        "_canons",
         "_cc",
+        "_ckinds",
         "_described",
         "_head",
         "_index",
         "_inspect",
+        "_kinds",
         "_matchers",
         "_missed",
         "_name",
@@ -107,8 +112,16 @@ class Plan:
         #: schema (``is_valid``, ``iter_errors``) and the argument matcher's ``ok``
         self._names = share(tuple(name for name, _, _ in calls))
         self._validators = tuple(validator for _, validator, _ in calls)
-        self._valid = share(tuple(validator.is_valid for validator in self._validators))
+        # (one bound method per validator for all the plans: fewer objects to fetch)
+        self._valid = share(tuple(share(validator.is_valid) for validator in self._validators))
         self._oks = tuple(ok for _, _, ok in calls)
+        # per expected call, the answer its matcher's ``ok`` recognises by one comparison and
+        # the kinds to tell apart then (``ObjectMatcher.usual``): compared here, without
+        # fetching the matcher, before ``ok`` is asked
+        usual = [c.args.usual() for c in cc.call_sets[0]]
+        self._canons = tuple(canon for canon, _ in usual)
+        self._kinds = tuple(kinds for _, kinds in usual)
+        self._canon, self._ckinds = usual[0]
         # (a dict, not hashable, is shared under a key of its own)
         index = table.get((dict, self._names))
         if index is None:
@@ -179,6 +192,8 @@ class Plan:
         strict = self._strict
         valids = self._valid
         oks = self._oks
+        canons = self._canons
+        kinds = self._kinds
         seen = 0
         position = 0
         in_order = True
@@ -200,7 +215,14 @@ class Plan:
                     return position, _INVALID, in_order
             except (ValueError, RecursionError):
                 return position, _UNCHECKED, in_order
-            if not oks[i](args):
+            if not (
+                (
+                    type(args) is dict
+                    and args == canons[i]
+                    and not (kinds[i] and kinds_differ(args, kinds[i]))
+                )
+                or oks[i](args)
+            ):
                 return position, _MISMATCH, in_order
             position += 1
         return position, _UNCHECKED, in_order
@@ -222,7 +244,12 @@ class Plan:
                 except (ValueError, RecursionError):
                     valid = None
                 if valid:
-                    if self._ok(args):
+                    kinds = self._ckinds
+                    if (
+                        type(args) is dict
+                        and args == self._canon
+                        and not (kinds and kinds_differ(args, kinds))
+                    ) or self._ok(args):
                         return _new(Verdict, (*self._pass, target, attempt, *_PASSED_END))
                     reason = self._matchers[0].mismatch(args)
                     if reason:

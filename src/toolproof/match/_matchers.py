@@ -198,7 +198,7 @@ def _canonical(matcher: Any) -> Any:
     return MISSING
 
 
-def _kinds_differ(actual: Any, kinds: tuple[tuple[tuple[Any, ...], bool], ...]) -> bool:
+def kinds_differ(actual: Any, kinds: tuple[tuple[tuple[Any, ...], bool], ...]) -> bool:
     """A value equal to a literal has a boolean where the literal has a number, or the
     other way round (see :func:`_bool_kinds`)."""
     for path, boolean in kinds:
@@ -402,6 +402,14 @@ class ObjectMatcher(Matcher):
             except RecursionError:
                 pass
 
+    def usual(self) -> tuple[Any, tuple[tuple[tuple[Any, ...], bool], ...]]:
+        """The most usual matching answer, which ``ok`` recognises by one comparison (None
+        when there is none), and where a boolean and a number must then be told apart: an
+        object (a ``dict``) equal to it whose kinds do not differ (:func:`kinds_differ`)
+        matches. For a caller that asks this before ``ok`` without fetching the matcher."""
+        self._ready()
+        return self._canonical, self._canonical_kinds
+
     def ok(self, actual: Any) -> bool:
         if type(actual) is not dict:
             return self.check(actual) is None
@@ -412,7 +420,7 @@ class ObjectMatcher(Matcher):
         if (
             canonical is not None
             and actual == canonical
-            and not (self._canonical_kinds and _kinds_differ(actual, self._canonical_kinds))
+            and not (self._canonical_kinds and kinds_differ(actual, self._canonical_kinds))
         ):
             return True
         fetch = self._fetch
@@ -422,7 +430,7 @@ class ObjectMatcher(Matcher):
                     return False
             except KeyError:  # a literal key missing
                 return False
-            if self._kinds and _kinds_differ(actual, self._kinds):
+            if self._kinds and kinds_differ(actual, self._kinds):
                 return False
         get = actual.get
         for key, expected, kind in self._scalars:
@@ -540,7 +548,7 @@ class ArrayMatcher(Matcher):
             literal = self._literal
         if literal is not MISSING:
             return bool(actual == literal) and not (
-                self._kinds and _kinds_differ(actual, self._kinds)
+                self._kinds and kinds_differ(actual, self._kinds)
             )
         if len(actual) != len(self.items):
             return False
