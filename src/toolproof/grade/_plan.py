@@ -410,6 +410,8 @@ class Plan:
         index = self._index
         valids = self._valid
         oks = self._oks
+        canons = self._canons
+        kinds = self._kinds
         matchers = self._matchers
         names: list[str] = []
         # the expected call each call can pair with, and the position of its candidate
@@ -460,7 +462,13 @@ class Plan:
                     if valid:
                         n_checked += 1
                         n_valid += 1
-                        reason_of.append(None if oks[i](args) else matchers[i].mismatch(args))
+                        usual = (
+                            type(args) is dict
+                            and args == canons[i]
+                            and not (kinds[i] and kinds_differ(args, kinds[i]))
+                        )
+                        matched = usual or oks[i](args)
+                        reason_of.append(None if matched else matchers[i].mismatch(args))
                         j += 1
                         continue
                     if refused:  # the finding ``inspect`` makes, without asking is_valid again

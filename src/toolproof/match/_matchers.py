@@ -173,6 +173,15 @@ def _bool_kinds(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any,
 
 
 _ABSENT: Any = object()  # a canonical answer leaves the argument out
+
+
+class _NoScalar:
+    """The type of :data:`_NO_SCALAR`, which no argument's value has (MISSING included)."""
+
+    __slots__ = ()
+
+
+_NO_SCALAR: Any = _NoScalar()  # a field whose matcher is not an exact scalar
 _UNPREPARED: Any = object()  # what ok() compares with is not worked out yet
 
 
@@ -292,6 +301,7 @@ class ObjectMatcher(Matcher):
         "_literals",
         "_others",
         "_plain",
+        "_reading",
         "_required",
         "_scalars",
         "extra",
@@ -305,6 +315,18 @@ class ObjectMatcher(Matcher):
         self.extra = extra
         self.pure = all(m.pure for m in fields.values())
         self._keys = _key_set(self.fields)
+        #: per field, for field_reasons: its key, its matcher, the scalar an exact matcher
+        #: wants (a value of its type equal to it matches without asking; else _NO_SCALAR),
+        #: and whether the matcher ignores the argument
+        self._reading = tuple(
+            (
+                k,
+                m,
+                m.value if type(m) is Exact and type(m.value) in _SCALARS else _NO_SCALAR,
+                isinstance(m, Ignore),
+            )
+            for k, m in self.fields.items()
+        )
         # how many keys a matching object surely has: no more means no unexpected key
         self._required = sum(1 for m in fields.values() if type(m) in _PRESENT)
         # what ok() compares with, worked out when it is first asked (a suite's check
@@ -477,15 +499,17 @@ class ObjectMatcher(Matcher):
     def field_reasons(self, actual: dict[str, Any]) -> list[tuple[str, str]]:
         out = []
         get = actual.get
-        for key, matcher in self.fields.items():
+        for key, matcher, scalar, ignores in self._reading:
             value = get(key, MISSING)
+            if type(value) is type(scalar) and value == scalar:
+                continue  # an exact scalar, met (as Exact.ok says)
             if not matcher.pure:
                 reason = matcher.check(value)
             elif matcher.ok(value):
                 continue  # a pure matcher: ok() is check() is None
             else:
                 reason = matcher.mismatch(value)
-            if reason is not None and not (reason == "missing" and isinstance(matcher, Ignore)):
+            if reason is not None and not (reason == "missing" and ignores):
                 out.append((key, reason))
         if not self.extra and not self._keys.issuperset(actual):
             out.extend(
