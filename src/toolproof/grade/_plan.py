@@ -9,7 +9,10 @@ taken here:
 
 - the answer makes exactly the expected calls, each with arguments that
   parse, validate against the schema the model was given and match: a pass,
-  built from what the plan holds already;
+  built from what the plan holds already. The plan holds, per expected call,
+  the answer its matcher recognises by one comparison (``ObjectMatcher.usual``)
+  and compares with it itself, before the matcher is asked: a passing call
+  fetches neither;
 - any other answer: when its calls name distinct tools, each call can pair
   only with the expected call of its tool, so the optimal pairing is forced
   (a tool called twice is paired by ``assign`` over the costs, as the
