@@ -12,6 +12,8 @@ Usage:
   python bench/verdict_compare.py --write BEFORE.jsonl      (on the old code)
   python bench/verdict_compare.py --check BEFORE.jsonl      (on the new code)
   [--records N]  answers in the generated mix (default 20,000)
+  [--cases N]    cases in the generated mix (default 2,000)
+  [--seed S]     the generated mix's seed (default 12, as ``score_throughput.py`` uses)
 
 ``--check`` prints how many verdicts differ and the first few differences,
 and exits 1 when any does.
@@ -70,7 +72,7 @@ def _line(label: str, scorer: Scorer, verdict: Verdict | None) -> str:
     return json.dumps(out, ensure_ascii=False, sort_keys=True)
 
 
-def lines(n_records: int) -> Iterator[str]:
+def lines(n_records: int, n_cases: int = 2_000, seed: int = 12) -> Iterator[str]:
     suite = load_suite(SUITE)
     scorer = Scorer(suite, expected_states(suite, Trust(allow_code=True)))
     for name in ("records.jsonl", "records-b.jsonl"):
@@ -80,7 +82,7 @@ def lines(n_records: int) -> Iterator[str]:
             if native is not None:
                 yield _line(f"{name}:{i}:native", scorer, native)
     with tempfile.TemporaryDirectory() as tmp:
-        mix, path = make_mix(2_000, n_records, Path(tmp))
+        mix, path = make_mix(n_cases, n_records, Path(tmp), seed)
         records = read_records(path)
     scorer = Scorer(mix)
     for i, record in enumerate(records):
@@ -93,8 +95,10 @@ def main() -> None:
     group.add_argument("--write", type=Path)
     group.add_argument("--check", type=Path)
     parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--cases", type=int, default=2_000)
+    parser.add_argument("--seed", type=int, default=12)
     args = parser.parse_args()
-    now = list(lines(args.records))
+    now = list(lines(args.records, args.cases, args.seed))
     digest = hashlib.sha256("\n".join(now).encode()).hexdigest()[:16]
     if args.write is not None:
         args.write.write_text("\n".join(now) + "\n", encoding="utf-8")

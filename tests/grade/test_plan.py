@@ -215,3 +215,60 @@ def test_plans_alike_share_the_tuples_their_verdicts_refer_to() -> None:
     # and what the plans read to grade: the validators and the index of the expected tools
     one, two = (scorer._plans[c.id] for c in suite.cases)
     assert one._valid is two._valid and one._index is two._index
+
+
+def _kin_variants(value: Any) -> list[Any]:
+    """``value`` with one boolean or number at a time swapped for one equal to it in Python
+    (True == 1 == 1.0, False == 0 == 0.0) but of another kind, nested values included."""
+    kin = {1: [True, 1, 1.0], 0: [False, 0, 0.0]}  # (True and 1 are one key: equal)
+    if type(value) is dict:
+        out = []
+        for key, item in value.items():
+            out += [{**value, key: v} for v in _kin_variants(item)]
+        return out
+    if type(value) is list:
+        return [
+            [*value[:i], v, *value[i + 1 :]]
+            for i, item in enumerate(value)
+            for v in _kin_variants(item)
+        ]
+    if type(value) in (bool, int, float) and value in kin:
+        return [v for v in kin[value] if type(v) is not type(value)]
+    return []
+
+
+def test_the_plans_own_look_at_the_usual_answer_tells_booleans_from_numbers() -> None:
+    # the plan compares an answer with the one its matcher recognises at once (before asking
+    # the matcher): equal in Python but of another kind (True for 1, 1.0 for 1, 0 for False),
+    # nested or not, it is not that answer, and the verdict is the general path's
+    usual = {"n": 1, "f": True, "z": 0, "x": {"y": 1, "no": False}, "l": [1, False], "s": "x"}
+    free = {"type": "object"}  # any object validates: the values decide alone
+    tools = [{"name": name, "parameters": free} for name in ("p", "q")]
+    one = {"tool": "p", "args": usual}
+    cases = [
+        {"id": "one", "prompt": "p", "expect": {"calls": [one]}},
+        {"id": "two", "prompt": "p", "expect": {"calls": [one, {"tool": "q", "args": usual}]}},
+    ]
+    suite = make_suite(cases)
+    suite.tools = [type(suite.tools[0]).model_validate(t) for t in tools]
+    planned = Scorer(suite)
+    general = Scorer(suite)
+    general._plans.clear()
+    assert set(planned._plans) == {"one", "two"}
+    variants = _kin_variants(usual)
+    assert len(variants) >= 10
+    outcomes = set()
+    for args in [usual, dict(reversed(usual.items())), *variants]:
+        for q_args in (usual, args):
+            calls = [("p", args), ("q", q_args)]
+            for case_id, picked in (("one", calls[:1]), ("two", calls), ("two", calls[::-1])):
+                response = Response(
+                    tool_calls=[
+                        tool_call_from_raw(name, json.dumps(value), f"call_{i}")
+                        for i, (name, value) in enumerate(picked)
+                    ]
+                )
+                got = planned.grade_response(case_id, response)
+                assert got == general.grade_response(case_id, response), (case_id, picked)
+                outcomes.add((case_id, got.passed))
+    assert outcomes == {("one", True), ("one", False), ("two", True), ("two", False)}

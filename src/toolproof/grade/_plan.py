@@ -9,7 +9,10 @@ taken here:
 
 - the answer makes exactly the expected calls, each with arguments that
   parse, validate against the schema the model was given and match: a pass,
-  built from what the plan holds already;
+  built from what the plan holds already. The plan holds, per expected call,
+  the answer its matcher recognises by one comparison (``ObjectMatcher.usual``)
+  and compares with it itself, before the matcher is asked: a passing call
+  fetches neither;
 - any other answer: when its calls name distinct tools, each call can pair
   only with the expected call of its tool, so the optimal pairing is forced
   (a tool called twice is paired by ``assign`` over the costs, as the
@@ -31,6 +34,7 @@ from toolproof.grade._answer import NO_CALL, CallInfo, schema_failure
 from toolproof.grade._assemble import cross_pairs
 from toolproof.grade._assign import assign
 from toolproof.grade._compile import CompiledCase, describe_calls
+from toolproof.match import kinds_differ
 from toolproof.types import (
     NO_EVIDENCE,
     Check,
@@ -66,11 +70,15 @@ class Plan:
     """What a passing verdict of one case holds, and how to recognise a passing answer."""
 
     __slots__ = (
+        "_canon",
+        "_canons",
         "_cc",
+        "_ckinds",
         "_described",
         "_head",
         "_index",
         "_inspect",
+        "_kinds",
         "_matchers",
         "_missed",
         "_name",
@@ -107,8 +115,16 @@ class Plan:
         #: schema (``is_valid``, ``iter_errors``) and the argument matcher's ``ok``
         self._names = share(tuple(name for name, _, _ in calls))
         self._validators = tuple(validator for _, validator, _ in calls)
-        self._valid = share(tuple(validator.is_valid for validator in self._validators))
+        # (one bound method per validator for all the plans: fewer objects to fetch)
+        self._valid = share(tuple(share(validator.is_valid) for validator in self._validators))
         self._oks = tuple(ok for _, _, ok in calls)
+        # per expected call, the answer its matcher's ``ok`` recognises by one comparison and
+        # the kinds to tell apart then (``ObjectMatcher.usual``): compared here, without
+        # fetching the matcher, before ``ok`` is asked
+        usual = [c.args.usual() for c in cc.call_sets[0]]
+        self._canons = tuple(canon for canon, _ in usual)
+        self._kinds = tuple(kinds for _, kinds in usual)
+        self._canon, self._ckinds = usual[0]
         # (a dict, not hashable, is shared under a key of its own)
         index = table.get((dict, self._names))
         if index is None:
@@ -179,6 +195,8 @@ class Plan:
         strict = self._strict
         valids = self._valid
         oks = self._oks
+        canons = self._canons
+        kinds = self._kinds
         seen = 0
         position = 0
         in_order = True
@@ -200,7 +218,14 @@ class Plan:
                     return position, _INVALID, in_order
             except (ValueError, RecursionError):
                 return position, _UNCHECKED, in_order
-            if not oks[i](args):
+            if not (
+                (
+                    type(args) is dict
+                    and args == canons[i]
+                    and not (kinds[i] and kinds_differ(args, kinds[i]))
+                )
+                or oks[i](args)
+            ):
                 return position, _MISMATCH, in_order
             position += 1
         return position, _UNCHECKED, in_order
@@ -222,7 +247,12 @@ class Plan:
                 except (ValueError, RecursionError):
                     valid = None
                 if valid:
-                    if self._ok(args):
+                    kinds = self._ckinds
+                    if (
+                        type(args) is dict
+                        and args == self._canon
+                        and not (kinds and kinds_differ(args, kinds))
+                    ) or self._ok(args):
                         return _new(Verdict, (*self._pass, target, attempt, *_PASSED_END))
                     reason = self._matchers[0].mismatch(args)
                     if reason:
@@ -383,6 +413,8 @@ class Plan:
         index = self._index
         valids = self._valid
         oks = self._oks
+        canons = self._canons
+        kinds = self._kinds
         matchers = self._matchers
         names: list[str] = []
         # the expected call each call can pair with, and the position of its candidate
@@ -433,7 +465,13 @@ class Plan:
                     if valid:
                         n_checked += 1
                         n_valid += 1
-                        reason_of.append(None if oks[i](args) else matchers[i].mismatch(args))
+                        usual = (
+                            type(args) is dict
+                            and args == canons[i]
+                            and not (kinds[i] and kinds_differ(args, kinds[i]))
+                        )
+                        matched = usual or oks[i](args)
+                        reason_of.append(None if matched else matchers[i].mismatch(args))
                         j += 1
                         continue
                     if refused:  # the finding ``inspect`` makes, without asking is_valid again

@@ -171,6 +171,15 @@ def _bool_kinds(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any,
 
 
 _ABSENT: Any = object()  # a canonical answer leaves the argument out
+
+
+class _NoScalar:
+    """The type of :data:`_NO_SCALAR`, which no argument's value has (MISSING included)."""
+
+    __slots__ = ()
+
+
+_NO_SCALAR: Any = _NoScalar()  # a field whose matcher is not an exact scalar
 _UNPREPARED: Any = object()  # what ok() compares with is not worked out yet
 
 
@@ -196,7 +205,7 @@ def _canonical(matcher: Any) -> Any:
     return MISSING
 
 
-def _kinds_differ(actual: Any, kinds: tuple[tuple[tuple[Any, ...], bool], ...]) -> bool:
+def kinds_differ(actual: Any, kinds: tuple[tuple[tuple[Any, ...], bool], ...]) -> bool:
     """A value equal to a literal has a boolean where the literal has a number, or the
     other way round (see :func:`_bool_kinds`)."""
     for path, boolean in kinds:
@@ -290,6 +299,7 @@ class ObjectMatcher(Matcher):
         "_literals",
         "_others",
         "_plain",
+        "_reading",
         "_required",
         "_scalars",
         "extra",
@@ -303,6 +313,18 @@ class ObjectMatcher(Matcher):
         self.extra = extra
         self.pure = all(m.pure for m in fields.values())
         self._keys = _key_set(self.fields)
+        #: per field, for field_reasons: its key, its matcher, the scalar an exact matcher
+        #: wants (a value of its type equal to it matches without asking; else _NO_SCALAR),
+        #: and whether the matcher ignores the argument
+        self._reading = tuple(
+            (
+                k,
+                m,
+                m.value if type(m) is Exact and type(m.value) in _SCALARS else _NO_SCALAR,
+                isinstance(m, Ignore),
+            )
+            for k, m in self.fields.items()
+        )
         # how many keys a matching object surely has: no more means no unexpected key
         self._required = sum(1 for m in fields.values() if type(m) in _PRESENT)
         # what ok() compares with, worked out when it is first asked (a suite's check
@@ -400,6 +422,14 @@ class ObjectMatcher(Matcher):
             except RecursionError:
                 pass
 
+    def usual(self) -> tuple[Any, tuple[tuple[tuple[Any, ...], bool], ...]]:
+        """The most usual matching answer, which ``ok`` recognises by one comparison (None
+        when there is none), and where a boolean and a number must then be told apart: an
+        object (a ``dict``) equal to it whose kinds do not differ (:func:`kinds_differ`)
+        matches. For a caller that asks this before ``ok`` without fetching the matcher."""
+        self._ready()
+        return self._canonical, self._canonical_kinds
+
     def ok(self, actual: Any) -> bool:
         if type(actual) is not dict:
             return self.check(actual) is None
@@ -410,7 +440,7 @@ class ObjectMatcher(Matcher):
         if (
             canonical is not None
             and actual == canonical
-            and not (self._canonical_kinds and _kinds_differ(actual, self._canonical_kinds))
+            and not (self._canonical_kinds and kinds_differ(actual, self._canonical_kinds))
         ):
             return True
         fetch = self._fetch
@@ -420,7 +450,7 @@ class ObjectMatcher(Matcher):
                     return False
             except KeyError:  # a literal key missing
                 return False
-            if self._kinds and _kinds_differ(actual, self._kinds):
+            if self._kinds and kinds_differ(actual, self._kinds):
                 return False
         get = actual.get
         for key, expected, kind in self._scalars:
@@ -467,15 +497,17 @@ class ObjectMatcher(Matcher):
     def field_reasons(self, actual: dict[str, Any]) -> list[tuple[str, str]]:
         out = []
         get = actual.get
-        for key, matcher in self.fields.items():
+        for key, matcher, scalar, ignores in self._reading:
             value = get(key, MISSING)
+            if type(value) is type(scalar) and value == scalar:
+                continue  # an exact scalar, met (as Exact.ok says)
             if not matcher.pure:
                 reason = matcher.check(value)
             elif matcher.ok(value):
                 continue  # a pure matcher: ok() is check() is None
             else:
                 reason = matcher.mismatch(value)
-            if reason is not None and not (reason == "missing" and isinstance(matcher, Ignore)):
+            if reason is not None and not (reason == "missing" and ignores):
                 out.append((key, reason))
         if not self.extra and not self._keys.issuperset(actual):
             out.extend(
@@ -538,7 +570,7 @@ class ArrayMatcher(Matcher):
             literal = self._literal
         if literal is not MISSING:
             return bool(actual == literal) and not (
-                self._kinds and _kinds_differ(actual, self._kinds)
+                self._kinds and kinds_differ(actual, self._kinds)
             )
         if len(actual) != len(self.items):
             return False
