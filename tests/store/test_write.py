@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolproof.store._write import _dumps, _dumps_text
+from toolproof.types import Check, FailureClass, Stage
 
 # every code point, lone surrogates included
 ANY_TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF))
@@ -51,3 +52,38 @@ def test_failure_parts_from_a_log_are_the_bytes_pydantic_writes(failures: list[A
     except ValueError:  # a lone surrogate: pydantic cannot write it, nor can the store
         return
     assert _failure_json(failures) == expected
+
+
+CHECK = st.tuples(
+    st.sampled_from(list(Stage)), st.none() | st.sampled_from(list(FailureClass)), ANY_TEXT
+)
+
+
+@settings(max_examples=200)
+@given(st.lists(ANY_TEXT, max_size=4), st.lists(CHECK, max_size=3))
+def test_names_and_findings_written_once_are_what_writing_them_each_time_gives(
+    names: list[str], checks: list[tuple[Stage, FailureClass | None, str]]
+) -> None:
+    from toolproof.store import _write
+
+    found = tuple(Check(stage, failure, message) for stage, failure, message in checks)
+    direct = _dumps_text(
+        [
+            {"stage": c.stage.value, "failure": c.failure.value if c.failure else None, "message": c.message}
+            for c in found
+        ]
+    )
+    for _ in range(2):  # written, then taken from what was written
+        assert _write._names_text(tuple(names)) == _dumps_text(names)
+        assert _write._findings_text(found) == direct
+
+
+
+def test_the_texts_written_once_are_bounded(monkeypatch: Any) -> None:
+    from toolproof.store import _write
+
+    monkeypatch.setattr(_write, "_TEXTS_SIZE", 8)
+    monkeypatch.setattr(_write, "_TEXTS", {})
+    for i in range(50):
+        assert _write._names_text((f"tool_{i}",)) == f'["tool_{i}"]'
+        assert len(_write._TEXTS) <= 8

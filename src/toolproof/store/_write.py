@@ -22,7 +22,7 @@ from toolproof.run import Manifest
 from toolproof.stats import FailureItem, Rate, Summary
 from toolproof.stats._repeats import Estimate
 from toolproof.store._db import Database
-from toolproof.types import Record, Verdict
+from toolproof.types import Check, Record, Verdict
 
 RECORDS_FILE = "records.jsonl"
 
@@ -158,6 +158,52 @@ def _attempt_row(
     return (run_pk, *fields, db.ts(started), file, line, offset)
 
 
+#: The JSON text of lists of names and of findings, by what they list: attempts repeat the
+#: same few (a case's tags and tools, the findings of answers alike), so each is written once.
+_TEXTS: dict[Any, str] = {}
+#: Texts :data:`_TEXTS` keeps before it starts afresh (a bound for a long evaluation).
+_TEXTS_SIZE = 8192
+
+
+def _names_text(names: tuple[str, ...]) -> str:
+    """``_dumps_text(list(names))``, written once for names alike."""
+    try:
+        text = _TEXTS.get(names)
+    except TypeError:  # (not a tuple of text: written as it is)
+        return _dumps_text(list(names))
+    if text is None:
+        if len(_TEXTS) >= _TEXTS_SIZE:
+            _TEXTS.clear()
+        text = _TEXTS[names] = _dumps_text(list(names))
+    return text
+
+
+def _findings_text(checks: tuple[Check, ...]) -> str:
+    """The findings column of a verdict's checks, written once for checks alike (a check
+    is its stage, failure class and message: equal checks give the same text)."""
+    key = ("findings", checks)
+    try:
+        text = _TEXTS.get(key)
+    except TypeError:  # (checks that cannot be hashed: written each time)
+        key, text = None, None
+    if text is None:
+        if len(_TEXTS) >= _TEXTS_SIZE:
+            _TEXTS.clear()
+        text = _dumps_text(
+            [
+                {
+                    "stage": c.stage.value,
+                    "failure": c.failure.value if c.failure is not None else None,
+                    "message": c.message,
+                }
+                for c in checks
+            ]
+        )
+        if key is not None:
+            _TEXTS[key] = text
+    return text
+
+
 def _attempt_fields(record: Record, verdict: Verdict | None) -> tuple[Any, ...]:
     """An attempt row's columns from target to started_at (a datetime)."""
     target = record.target or ""
@@ -165,22 +211,14 @@ def _attempt_fields(record: Record, verdict: Verdict | None) -> tuple[Any, ...]:
     passed = failure = stage = kind = risk = tags = expected = actual = None
     if verdict is not None:
         passed = int(verdict.passed)
-        failure = verdict.failure.value if verdict.failure is not None else None
-        stage = verdict.failure.stage.value if verdict.failure is not None else None
+        if verdict.failure is not None:
+            failure = verdict.failure.value
+            stage = verdict.failure.stage.value
         kind, risk = verdict.kind.value, verdict.risk.value
-        tags = _dumps_text(list(verdict.tags))
-        expected = _dumps_text(list(verdict.expected_tools))
-        actual = _dumps_text(list(verdict.actual_tools))
-        findings = _dumps_text(
-            [
-                {
-                    "stage": c.stage.value,
-                    "failure": c.failure.value if c.failure is not None else None,
-                    "message": c.message,
-                }
-                for c in verdict.checks
-            ]
-        )
+        tags = _names_text(verdict.tags)
+        expected = _names_text(verdict.expected_tools)
+        actual = _names_text(verdict.actual_tools)
+        findings = _findings_text(verdict.checks)
     elif record.error is not None:
         findings = _dumps_text(
             [{"stage": None, "failure": None, "message": record.error.message}]
