@@ -181,7 +181,7 @@ def _names_text(names: tuple[str, ...]) -> str:
 def _findings_text(checks: tuple[Check, ...]) -> str:
     """The findings column of a verdict's checks, written once for checks alike (a check
     is its stage, failure class and message: equal checks give the same text)."""
-    key = ("findings", checks)
+    key: tuple[str, tuple[Check, ...]] | None = ("findings", checks)
     try:
         text = _TEXTS.get(key)
     except TypeError:  # (checks that cannot be hashed: written each time)
