@@ -69,14 +69,17 @@ def test_names_and_findings_written_once_are_what_writing_them_each_time_gives(
     found = tuple(Check(stage, failure, message) for stage, failure, message in checks)
     direct = _dumps_text(
         [
-            {"stage": c.stage.value, "failure": c.failure.value if c.failure else None, "message": c.message}
+            {
+                "stage": c.stage.value,
+                "failure": c.failure.value if c.failure else None,
+                "message": c.message,
+            }
             for c in found
         ]
     )
     for _ in range(2):  # written, then taken from what was written
         assert _write._names_text(tuple(names)) == _dumps_text(names)
         assert _write._findings_text(found) == direct
-
 
 
 def test_the_texts_written_once_are_bounded(monkeypatch: Any) -> None:

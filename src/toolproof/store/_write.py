@@ -165,43 +165,45 @@ _TEXTS: dict[Any, str] = {}
 _TEXTS_SIZE = 8192
 
 
+def _kept(key: Any, text: str) -> str:
+    """Keep the text of ``key`` in :data:`_TEXTS` (starting afresh when it is full)."""
+    if len(_TEXTS) >= _TEXTS_SIZE:
+        _TEXTS.clear()
+    _TEXTS[key] = text
+    return text
+
+
 def _names_text(names: tuple[str, ...]) -> str:
     """``_dumps_text(list(names))``, written once for names alike."""
     try:
         text = _TEXTS.get(names)
     except TypeError:  # (not a tuple of text: written as it is)
         return _dumps_text(list(names))
-    if text is None:
-        if len(_TEXTS) >= _TEXTS_SIZE:
-            _TEXTS.clear()
-        text = _TEXTS[names] = _dumps_text(list(names))
-    return text
+    return text if text is not None else _kept(names, _dumps_text(list(names)))
 
 
 def _findings_text(checks: tuple[Check, ...]) -> str:
     """The findings column of a verdict's checks, written once for checks alike (a check
     is its stage, failure class and message: equal checks give the same text)."""
-    key: tuple[str, tuple[Check, ...]] | None = ("findings", checks)
+    key = ("findings", checks)
     try:
         text = _TEXTS.get(key)
     except TypeError:  # (checks that cannot be hashed: written each time)
-        key, text = None, None
-    if text is None:
-        if len(_TEXTS) >= _TEXTS_SIZE:
-            _TEXTS.clear()
-        text = _dumps_text(
-            [
-                {
-                    "stage": c.stage.value,
-                    "failure": c.failure.value if c.failure is not None else None,
-                    "message": c.message,
-                }
-                for c in checks
-            ]
-        )
-        if key is not None:
-            _TEXTS[key] = text
-    return text
+        return _findings_json(checks)
+    return text if text is not None else _kept(key, _findings_json(checks))
+
+
+def _findings_json(checks: tuple[Check, ...]) -> str:
+    return _dumps_text(
+        [
+            {
+                "stage": c.stage.value,
+                "failure": c.failure.value if c.failure is not None else None,
+                "message": c.message,
+            }
+            for c in checks
+        ]
+    )
 
 
 def _attempt_fields(record: Record, verdict: Verdict | None) -> tuple[Any, ...]:
