@@ -10,7 +10,9 @@ counted. Prints, against the ideal N·L/C:
   the stub saw in flight;
 - the whole ``toolproof run`` command as a user types it (``--whole``, the
   default): a fresh process with start-up, suite loading, the run, scoring and
-  the report, timed from outside.
+  the report, timed from outside; and its three phases, from the times the stub
+  saw its first request and sent its last answer: start to first request, the
+  requests, last answer to exit.
 
     python bench/overhead.py [--requests 2000] [--latency 0.1] [--concurrency 64]
                              [--only floor,inproc,whole] [--clients httpx,aiohttp]
@@ -48,6 +50,22 @@ ANSWER = Reply.call("lookup_order", {"order_id": "ORD-104821"})
 DUMMY_KEY = "sk-bench-not-a-real-key"
 
 
+class TimedStub(StubServer):
+    """The stub, noting (wall clock) when it saw its first request and sent its last answer
+    since the last report."""
+
+    first_request_at = 0.0
+    last_answer_at = 0.0
+
+    async def _handle(self, request: Any) -> Any:
+        if not self.first_request_at:
+            self.first_request_at = time.time()
+        try:
+            return await super()._handle(request)
+        finally:
+            self.last_answer_at = time.time()
+
+
 def _serve(conn: Connection, latency_s: float, server_class: Any, kwargs: dict[str, Any]) -> None:
     server = server_class(default=ANSWER, latency_s=latency_s, **kwargs)
     server.start_in_thread()
@@ -58,8 +76,12 @@ def _serve(conn: Connection, latency_s: float, server_class: Any, kwargs: dict[s
                 "requests": server.request_count,
                 "peak_in_flight": server.peak_in_flight,
                 "rejected": getattr(server, "rejected", 0),
+                "first_request_at": getattr(server, "first_request_at", 0.0),
+                "last_answer_at": getattr(server, "last_answer_at", 0.0),
             }
         )
+        if isinstance(server, TimedStub):
+            server.first_request_at = server.last_answer_at = 0.0
     server.stop_thread()
 
 
@@ -67,7 +89,7 @@ class StubProcess:
     """A stub server in a child process: its CPU is not the harness's."""
 
     def __init__(
-        self, latency_s: float = 0.0, server_class: Any = StubServer, **kwargs: Any
+        self, latency_s: float = 0.0, server_class: Any = TimedStub, **kwargs: Any
     ) -> None:
         self._conn, child = mp.Pipe()
         ctx = mp.get_context("spawn")
@@ -80,9 +102,10 @@ class StubProcess:
         self.base_url: str = self._conn.recv()
         return self
 
-    def report(self) -> dict[str, int]:
+    def report(self) -> dict[str, Any]:
+        """What the stub saw; the first request's and last answer's times start afresh."""
         self._conn.send("report")
-        stats: dict[str, int] = self._conn.recv()
+        stats: dict[str, Any] = self._conn.recv()
         return stats
 
     def __exit__(self, *exc: object) -> None:
@@ -212,8 +235,9 @@ def raw_floor(base_url: str, suite: Suite, concurrency: int, client: str) -> flo
 
 def whole_command(
     base_url: str, suite: Suite, concurrency: int, tmp: Path, profile: str | None, n: int = 0
-) -> tuple[float, int]:
-    """Seconds for ``toolproof run`` as a user types it, in a fresh process; its exit code."""
+) -> tuple[float, int, float, float]:
+    """Seconds for ``toolproof run`` as a user types it, in a fresh process; its exit code;
+    the wall-clock times it started and ended."""
     path = suite_file(suite, tmp / "suite.yaml")
     config = tmp / "toolproof.yaml"
     config.write_text(json.dumps({"models": {"openai:gpt-4.1-mini": {"base_url": base_url}}}))
@@ -238,12 +262,14 @@ def whole_command(
         str(tmp / f"run-{n}"),
     ]
     env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY}
+    started_at = time.time()
     started = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=tmp, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    ended_at = time.time()
     if done.returncode not in (0, 1):  # 1: some cases failed their checks
         sys.exit(f"toolproof run exited {done.returncode}:\n{done.stderr[-2000:]}")
-    return wall, done.returncode
+    return wall, done.returncode, started_at, ended_at
 
 
 def main() -> None:
@@ -306,18 +332,34 @@ def main() -> None:
             median("run_suite in-process", walls)
         if "whole" in only:
             walls = []
+            phases: list[tuple[float, float, float]] = []
             for n in range(args.repeat):
                 stub.report()
                 before = load()
-                wall, code = whole_command(
+                wall, code, started_at, ended_at = whole_command(
                     stub.base_url, suite, args.concurrency, Path(tmp), args.profile, n
                 )
+                seen = stub.report()
                 walls.append(wall)
                 print(
                     f"toolproof run, whole {wall:.3f} s  {ratio(wall)}   "
                     f"(exit {code}; {before}; target <= 1.25)"
                 )
+                first, last = seen["first_request_at"], seen["last_answer_at"]
+                if first and last:
+                    phase = (first - started_at, last - first, ended_at - last)
+                    phases.append(phase)
+                    print(
+                        f"  phases: start to first request {phase[0]:.3f} s; requests "
+                        f"{phase[1]:.3f} s ({ratio(phase[1])}); last answer to exit {phase[2]:.3f} s"
+                    )
             median("toolproof run, whole", walls)
+            if len(phases) > 1:
+                mids = [statistics.median(p[i] for p in phases) for i in range(3)]
+                print(
+                    f"  phases (medians): start to first request {mids[0]:.3f} s; requests "
+                    f"{mids[1]:.3f} s ({ratio(mids[1])}); last answer to exit {mids[2]:.3f} s"
+                )
         seen = stub.report()
     print(f"stub peak in-flight {seen['peak_in_flight']}   (stub saw {seen['requests']} requests)")
     print(f"load after          {os.getloadavg()[0]:.1f}")
