@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import gc
-import subprocess
-import sys
 
+from tests.subprocess_support import fresh_python
 from toolproof._gcpause import (
     YOUNG_THRESHOLD,
     fewer_young_collections,
@@ -67,8 +66,8 @@ def test_frozen_at_exit_freezes_what_stands_when_the_process_ends() -> None:
         "frozen_at_exit(); frozen_at_exit()\n"
         "print('frozen before exit:', gc.get_freeze_count() > 0)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines() == ["frozen before exit: False", "frozen at exit: True"]
+    done = fresh_python(code)
+    assert done.splitlines() == ["frozen before exit: False", "frozen at exit: True"]
 
 
 def test_fewer_young_collections_only_inside_frozen_after_pauses_and_restored() -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.subprocess_support import fresh_python
 from toolproof._jsonschema import (
     _META_FORMAT_KEYS,
     check_value,
@@ -257,8 +256,8 @@ def test_plain_schemas_are_checked_without_importing_jsonschema(tmp_path: Path) 
         "print(schema_problems({'properties': {'a': {'pattern': '('}}}))\n"
         "print(schema_problems({'$id': 'x', 'type': 'object'}), 'jsonschema' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    lines = out.stdout.splitlines()
+    out = fresh_python(code)
+    lines = out.splitlines()
     assert lines[0] == "[] False False"
     assert lines[1] == str(_slow_problems({"properties": {"a": {"pattern": "("}}}))
     assert lines[2] == "[] True"

@@ -1,8 +1,7 @@
 import importlib
-import subprocess
-import sys
 
 import toolproof
+from tests.subprocess_support import fresh_python
 
 
 def test_all_matches_the_lazy_exports() -> None:
@@ -35,5 +34,5 @@ def test_subpackages_declare_all() -> None:
 
 def test_importing_toolproof_is_light() -> None:
     code = "import sys, toolproof; print(any(m in sys.modules for m in ('pydantic', 'scipy', 'sklearn', 'aiohttp')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    out = fresh_python(code)
+    assert out.strip() == "False"

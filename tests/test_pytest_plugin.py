@@ -1,9 +1,8 @@
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.subprocess_support import fresh_python
 from toolproof.evaluate import evaluate
 from toolproof.suite import load_suite
 from toolproof.trust import Trust
@@ -125,8 +124,8 @@ def test_plugin_import_is_light() -> None:
         "heavy = {'pydantic', 'scipy', 'rich', 'numpy', 'toolproof.suite', 'toolproof.grade'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    out = fresh_python(code)
+    assert out.strip() == "[]"
 
 
 # ---------------------------------------------------------------- assert_tool_call

@@ -1,11 +1,10 @@
 import json
-import subprocess
-import sys
 from datetime import datetime
 from typing import Any
 
 import pytest
 
+from tests.subprocess_support import fresh_python
 from toolproof.grade import SpecError, compile_value, strict_equal
 from toolproof.match._dates import resolve, zone
 from toolproof.match._matchers import MISSING, Context, apply_default
@@ -83,8 +82,8 @@ def test_rapidfuzz_is_loaded_by_the_first_soft_match_only() -> None:
         "print(compile_value('x', ctx).check('x'), 'rapidfuzz' in sys.modules)\n"
         "print(m.check('damaged on arival'), 'rapidfuzz' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["None", "False", "None", "True"]
+    out = fresh_python(code)
+    assert out.split() == ["None", "False", "None", "True"]
 
 
 def test_ignore_accepts_anything_even_absence() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from importlib.metadata import EntryPoint
 
 import pytest
+from tests.subprocess_support import fresh_python
 
 from toolproof.errors import UserError
 from toolproof.providers import (
@@ -121,16 +122,14 @@ def test_entry_point_that_is_not_a_provider(
 
 
 def test_provider_modules_are_imported_lazily() -> None:
-    import subprocess
-    import sys
 
     code = (
         "import sys, toolproof.providers as p; p.provider_names(); "
         "print(sorted(m for m in sys.modules if m.startswith(('toolproof.providers._op', "
         "'toolproof.providers._an', 'toolproof.providers._ge', 'aiohttp'))))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    out = fresh_python(code)
+    assert out.strip() == "[]"
 
 
 @pytest.mark.parametrize("module", ["toolproof.providers", "toolproof.testing"])

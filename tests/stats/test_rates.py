@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 
 import pytest
 from scipy.stats import binomtest
 
+from tests.subprocess_support import fresh_python
 from toolproof.stats import rate
 from toolproof.stats._rates import wilson_interval
 
@@ -46,8 +45,8 @@ def test_a_rate_needs_no_scipy_stats() -> None:
         "import sys; from toolproof.stats import rate; r = rate(3, 10); "
         "print(r.low is not None, 'scipy.stats' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["True", "False"]
+    out = fresh_python(code)
+    assert out.split() == ["True", "False"]
 
 
 def test_the_known_quantiles_are_scipys() -> None:
@@ -66,8 +65,8 @@ def test_a_report_s_statistics_need_no_scipy() -> None:
         "r = rate(3, 10); a = pass_at_k(5, 2, 3); h = pass_hat_k(5, 2, 3)\n"
         "print(r.low, r.high, a, h, any(m.startswith('scipy') for m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    *figures, loaded = out.stdout.split()
+    out = fresh_python(code)
+    *figures, loaded = out.split()
     assert loaded == "False"
     from toolproof.stats import pass_at_k, pass_hat_k
 
