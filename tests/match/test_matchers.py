@@ -57,6 +57,35 @@ def test_nested_object_refuses_extra_keys_unless_allowed() -> None:
     assert compile_value({"a": 1}, CTX, extra=True).check({"a": 1, "b": 2}) is None
 
 
+def test_ok_unusual_is_ok_past_the_usual_answer() -> None:
+    # what the grading plans ask once they have compared an answer with the usual one
+    spec = {"id": "A-1", "n": 1, "flag": False, "opt": {"optional": 2}, "any": {"ignore": True}}
+    m = compile_value(spec, CTX)
+    usual, _ = m.usual()  # type: ignore[attr-defined]
+    assert usual == {"id": "A-1", "n": 1, "flag": False}
+    answers: list[Any] = [
+        usual,
+        {**usual, "opt": 2},
+        {**usual, "opt": 3},
+        {**usual, "any": [1]},
+        {**usual, "n": True},
+        {**usual, "n": 1.0},
+        {**usual, "flag": 0},
+        {**usual, "extra": 1},
+        {"id": "A-1", "n": 1},
+        {"id": "A-2", "n": 1, "flag": False},
+        [usual],
+        "A-1",
+        None,
+    ]
+    outcomes = set()
+    for answer in answers:
+        outcome = m.ok(answer)
+        assert m.ok_unusual(answer) is outcome, answer  # type: ignore[attr-defined]
+        outcomes.add(outcome)
+    assert outcomes == {True, False}
+
+
 def test_normalized() -> None:
     assert ok({"normalized": "Jan  Novák"}, "jan novák")
     assert ok({"normalized": "ｏｒｄｅｒ"}, "ORDER")  # NFKC folds full-width letters

@@ -112,7 +112,7 @@ class Plan:
         #: for the calls the plan cannot settle at once
         self._inspect = inspect
         #: per expected call, in expected order: its tool, the validator of the tool's
-        #: schema (``is_valid``, ``iter_errors``) and the argument matcher's ``ok``
+        #: schema (``is_valid``, ``iter_errors``) and the argument matcher's ``ok_unusual``
         self._names = share(tuple(name for name, _, _ in calls))
         self._validators = tuple(validator for _, validator, _ in calls)
         # (one bound method per validator for all the plans: fewer objects to fetch)
@@ -679,5 +679,6 @@ def make_plan(
         or not all(c.args.pure for c in expected)
     ):
         return None
-    calls = tuple((c.tools[0], validator(c.tools[0]), c.args.ok) for c in expected)
+    # (each plan compares a call with its matcher's usual answer itself, then asks the rest)
+    calls = tuple((c.tools[0], validator(c.tools[0]), c.args.ok_unusual) for c in expected)
     return Plan(cc, calls, inspect, shared)

@@ -443,6 +443,18 @@ class ObjectMatcher(Matcher):
             and not (self._canonical_kinds and kinds_differ(actual, self._canonical_kinds))
         ):
             return True
+        return self._fields_ok(actual)
+
+    def ok_unusual(self, actual: Any) -> bool:
+        """``ok`` of an answer the caller has compared with :meth:`usual`'s itself and found
+        not to be it (the grading plans): the comparison is not made twice."""
+        if type(actual) is not dict:
+            return self.check(actual) is None
+        self._ready()
+        return self._fields_ok(actual)
+
+    def _fields_ok(self, actual: dict[str, Any]) -> bool:
+        """``ok`` of an object, field by field (past the comparison with the usual answer)."""
         fetch = self._fetch
         if fetch is not None:
             try:
