@@ -6,7 +6,8 @@ What a page shows is what the tests run:
 - a ```` ```bash ```` block: each line that starts with ``toolproof`` is a command the
   tests run; it must exit 0, or N when the next line is a ``# exit N`` comment.
   A ```` ```sh ```` block is shown and never run (installs, servers, keys);
-- a ```` ```console ```` block: each ``$ toolproof ...`` line is run, and every line
+- a ```` ```console ```` block: each ``$ toolproof ...`` line (and ``$ pytest --toolproof-...``,
+  the plugin) is run, and every line
   shown after it (until the next ``$``) must appear in what it printed. Spacing is
   not compared, ``…`` stands for any text within a line, and a line of ``…`` alone
   for any number of lines;
@@ -36,6 +37,8 @@ NEEDS_MORE = re.compile(
     r"\b(?:RUN|RUN0|RUN_A|RUN_B|SUITE|PROVIDER|MODEL|SPEC|FILE)\b|\[--"
 )
 ELLIPSIS = "…"
+RUNS = ("toolproof ", "pytest --toolproof-")
+"""What a ```console block's `$` lines may run: toolproof, and pytest with its plugin."""
 
 
 @dataclass
@@ -125,7 +128,7 @@ def commands(page: Path) -> list[Command]:
                 if line.startswith("$ "):
                     command = line[2:].strip()
                     current = None
-                    if command.startswith("toolproof ") and not needs_more(command):
+                    if command.startswith(RUNS) and not needs_more(command):
                         current = Command(page, block.line + i, command)
                         out.append(current)
                 elif current is not None and (m := re.match(r"# exit (\d+)\b", line.strip())):
@@ -215,8 +218,9 @@ def run_command(command: Command, cwd: Path, env: dict[str, str], n: int) -> str
         if "-o" not in argv and "--out" not in argv:
             argv += ["-o", str(cwd / "runs" / f"doc-{n}")]
         argv.append("-q")
+    program = ["toolproof"] if argv[0] == "toolproof" else ["pytest", "-p", "no:cacheprovider"]
     done = subprocess.run(
-        [sys.executable, "-m", "toolproof", *argv[1:]],
+        [sys.executable, "-m", *program, *argv[1:]],
         cwd=cwd, capture_output=True, text=True, env=env, check=False, timeout=600,
     )
     printed = done.stdout + done.stderr

@@ -82,3 +82,24 @@ def test_matcher_example(example: dict[str, Any]) -> None:
     except AssertionError as exc:
         passed, why = False, str(exc)
     assert passed is example["passes"], why or "it passed"
+
+
+def test_every_example_in_the_matcher_table_is_a_valid_matcher() -> None:
+    """The table's example column (`{normalized: ...}`) reads as the matcher its row names."""
+    import re
+
+    import yaml
+
+    from toolproof.match import Context, Embeddings, compile_value, zone
+
+    page = (ROOT / "docs" / "matchers.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| (.+?) \| .+ \|$", page, re.M)
+    assert len(rows) >= 13
+    ctx = Context(now=NOW, tz=zone(ZONE), embeddings=Embeddings())
+    for name, cell in rows:
+        examples = re.findall(r"`([^`]+)`", cell)
+        assert examples, name
+        for text in examples:
+            spec = yaml.safe_load(text)
+            assert isinstance(spec, dict) and name in spec, (name, text)
+            compile_value({"x": spec}, ctx, False)  # raises on a malformed matcher
