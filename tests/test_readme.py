@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.docs.markdown import ROOT, commands, run_command, scratch
 
 README = ROOT / "README.md"
@@ -25,6 +27,7 @@ def test_readme_shows_offline_commands() -> None:
     assert any(c.output for c in commands(README)), "README shows no command's output"
 
 
+@pytest.mark.slow
 def test_readme_commands_run_as_written(tmp_path: Path) -> None:
     env = scratch(tmp_path)
     failures = []
