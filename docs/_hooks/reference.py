@@ -8,7 +8,8 @@ three pages that are never committed, so they cannot drift from what they descri
 - ``reference/suite-schema.md``: every field of the suite format, read from the
   published JSON Schema (``toolproof.schema.json``);
 - ``reference/metrics.md``: the metric glossary, read from the one metric table
-  (``toolproof.stats._metrics.METRICS``).
+  (``toolproof.stats._metrics.METRICS``);
+- ``security-policy.md``: the repository's ``SECURITY.md``, as it is.
 
 The functions that write them are plain functions of no arguments, so the tests
 call them too.
@@ -27,6 +28,7 @@ PAGES: dict[str, str] = {
     "reference/cli.md": "cli_reference",
     "reference/suite-schema.md": "schema_reference",
     "reference/metrics.md": "metrics_glossary",
+    "security-policy.md": "security_policy",
 }
 
 
@@ -207,6 +209,16 @@ def metrics_glossary() -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- SECURITY.md
+
+
+def security_policy() -> str:
+    text = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
+    title, _, rest = text.partition("\n")
+    note = "*This page is `SECURITY.md` at the root of the repository, shown as it is.*"
+    return f"{title}\n\n{note}\n{rest}"
 
 
 # ---------------------------------------------------------------- the mkdocs hook
