@@ -46,8 +46,10 @@ def test_without_a_recorded_folder_the_hint_says_to_use_the_checkout(
 
 def test_readme_install_commands_use_the_checkout() -> None:
     readme = (REPO / "README.md").read_text("utf-8")
-    assert "pip install 'toolproof[local]'" not in readme
-    assert "pip install toolproof" not in readme
+    docs = [p.read_text("utf-8") for p in sorted((REPO / "docs").rglob("*.md"))]
+    for text in (readme, *docs):
+        assert "pip install 'toolproof[local]'" not in text
+        assert "pip install toolproof" not in text
     for extra in ("local", "dev"):
         assert f'pip install -e ".[{extra}]"' in readme
         assert extra in _extras(REPO)

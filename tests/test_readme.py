@@ -1,63 +1,53 @@
-"""Every offline `toolproof` command shown in README.md runs as written.
+"""Every offline `toolproof` command shown in README.md runs as written, and prints what README shows.
 
-Commands that need a provider key, a placeholder (RUN, SUITE, ...), the local
-model or a user's agent are skipped; the rest run in a scratch folder that sees
-the repository's examples, in README order, and must exit as the README says
-(a following `# exit N` comment) or with 0.
+README's conventions are the documentation's (tests/docs/markdown.py): ```bash lines
+run and exit 0 or as a following `# exit N` says; ```console blocks also print every
+line shown. Commands that need a provider key, a placeholder (RUN, SUITE, ...), the
+local model or a user's agent are left out. They run in a scratch folder that sees
+the repository's examples, in README order. The site's pages are run the same way by
+tests/docs/test_commands.py.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-NEEDS_MORE = re.compile(
-    r"openai:|anthropic:|gemini:|openrouter:|--target|local:|replay:runs/support-|"
-    r"\b(?:RUN|RUN0|RUN_A|RUN_B|SUITE|PROVIDER|MODEL)\b|\[--"
-)
+import pytest
 
+from tests.docs.markdown import ROOT, commands, run_command, scratch
 
-def readme_commands() -> list[tuple[str, int]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
-    out: list[tuple[str, int]] = []
-    for block in blocks:
-        lines = block.splitlines()
-        for i, line in enumerate(lines):
-            command = line.split("  #")[0].strip()
-            if not command.startswith("toolproof ") or NEEDS_MORE.search(command):
-                continue
-            expected = 0
-            if i + 1 < len(lines) and (m := re.match(r"# exit (\d)", lines[i + 1].strip())):
-                expected = int(m[1])
-            out.append((command, expected))
-    return out
+README = ROOT / "README.md"
 
 
 def test_readme_shows_offline_commands() -> None:
-    commands = [c for c, _ in readme_commands()]
-    assert any(c.startswith("toolproof validate") for c in commands)
-    assert any(c.startswith("toolproof score") for c in commands)
-    assert any(c.startswith("toolproof gate") for c in commands)
+    shown = [c.command for c in commands(README)]
+    assert any(c.startswith("toolproof validate") for c in shown)
+    assert any(c.startswith("toolproof score") for c in shown)
+    assert any(c.startswith("toolproof gate") for c in shown)
+    assert any(c.output for c in commands(README)), "README shows no command's output"
 
 
+@pytest.mark.slow
 def test_readme_commands_run_as_written(tmp_path: Path) -> None:
-    (tmp_path / "examples").symlink_to(ROOT / "examples")
-    env = {**os.environ, "COLUMNS": "120"}
-    for key in [k for k in env if k.endswith("_API_KEY")]:
-        del env[key]
-    for n, (command, expected) in enumerate(readme_commands()):
-        argv = shlex.split(command)
-        if argv[1] == "run" and "-o" not in argv and "--out" not in argv:
-            argv += ["-o", str(tmp_path / "runs" / f"readme-{n}")]
-        done = subprocess.run(
-            [sys.executable, "-m", "toolproof", *argv[1:], *(["-q"] if argv[1] == "run" else [])],
-            cwd=tmp_path, capture_output=True, text=True, env=env, check=False,
-        )
-        assert "Traceback" not in done.stderr, command
-        assert done.returncode == expected, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    env = scratch(tmp_path)
+    failures = []
+    for n, command in enumerate(commands(README)):
+        if (problem := run_command(command, tmp_path, env, n)) is not None:
+            failures.append(problem)
+    assert failures == [], "\n\n".join(failures)
+
+
+def test_readme_keeps_the_two_commands() -> None:
+    """The two commands a new user and CI run, exactly as they have always read."""
+    text = README.read_text(encoding="utf-8")
+    assert (
+        'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[local]" && '
+        "toolproof run examples/support --allow-code"
+    ) in text
+    assert (
+        'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[dev]" && python -m pytest'
+    ) in text
+
+
+def test_readme_stays_short() -> None:
+    assert len(README.read_text(encoding="utf-8").splitlines()) < 400

@@ -1,4 +1,4 @@
-"""Every example in README.md's "Multi-step tasks" section parses and means what it says."""
+"""Every example of the "Multi-step tasks" page (docs/multistep.md) parses and means what it says."""
 
 from __future__ import annotations
 
@@ -16,13 +16,11 @@ from toolproof.match._mock import CompiledMock
 from toolproof.providers._scripted import ScriptedProvider
 from toolproof.types import Case, EndState, Environment, SuiteTool, ToolCall, ToolMock, Trajectory
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "multistep.md"
 
 
 def _section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n## Multi-step tasks\n")
-    return text[start : text.index("\n## ", start + 1)]
+    return PAGE.read_text(encoding="utf-8")
 
 
 def _blocks(lang: str) -> list[str]:

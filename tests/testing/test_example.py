@@ -30,7 +30,7 @@ def test_the_stub_server_example_runs_offline_and_passes(tmp_path: Path) -> None
     assert not any(tmp_path.iterdir())  # it leaves nothing behind
 
 
-def test_readme_shows_the_example() -> None:
-    readme = (ROOT / "README.md").read_text("utf-8")
-    assert "python examples/testing/stub_provider.py" in readme
-    assert "toolproof.testing" in readme
+def test_docs_show_the_example() -> None:
+    page = (ROOT / "docs" / "providers.md").read_text("utf-8")
+    assert "python examples/testing/stub_provider.py" in page
+    assert "toolproof.testing" in page
