@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from toolproof.evaluate import Evaluation
     from toolproof.types import Record, Suite, Verdict
 
@@ -128,15 +130,16 @@ class _State:
         if self._error is not None:  # tried once already: every test reports it in one line
             raise RunUnavailable(self._error)
         if self._evaluation is None:
-            from toolproof.evaluate import evaluate
+            from toolproof.evaluate import evaluate, load_run
             from toolproof.evaluate._evaluate import records_path
             from toolproof.run._env import CodeNotAllowed
 
             try:
                 if self.models:
-                    self._evaluation = evaluate(
-                        self.suite, self._run(), targets=self.models, trust=self.trust
-                    )
+                    run_dir, suite = self._run()
+                    self._evaluation = load_run(run_dir, suite, trust=self.trust)
+                elif len(self.paths) == 1:  # as `toolproof gate` reads it: manifest, judgements
+                    self._evaluation = load_run(self.paths[0], self.suite, trust=self.trust)
                 else:
                     paths = [records_path(p) for p in self.paths]
                     self._evaluation = evaluate(self.suite, paths, trust=self.trust)
@@ -147,9 +150,10 @@ class _State:
                 raise RunUnavailable(self._error) from None
         return self._evaluation
 
-    def _run(self) -> list[Record]:
-        """Run the model on the selected cases only (after -k/-m), once."""
-        from pathlib import Path
+    def _run(self) -> tuple[Path, Suite]:
+        """Run the model on the selected cases only (after -k/-m), once: the run folder and
+        the suite it ran."""
+        import pathlib
 
         from toolproof.run import RunOptions, run_suite
 
@@ -161,12 +165,12 @@ class _State:
         out = self.config.getoption("toolproof_out")
         opts = RunOptions(
             repeats=int(self.config.getoption("toolproof_repeats")),
-            out=Path(out) if out else None,
+            out=pathlib.Path(out) if out else None,
             trust=self.trust,
         )
         result = run_suite(suite, self.models, opts)
         self.run_dir = str(result.run_dir)
-        return result.records
+        return result.run_dir, suite
 
     def verdicts(self, case_id: str, target: str) -> tuple[list[Verdict], list[Record]]:
         evaluated = self.evaluation().targets.get(target)
@@ -290,5 +294,24 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
-    if state is not None and state.run_dir:
+    if state is None:
+        return
+    if state.run_dir:
         terminalreporter.write_line(f"toolproof run folder: {state.run_dir}")
+    if state._evaluation is not None:
+        _gate_summary(terminalreporter, state._evaluation)
+
+
+def _gate_summary(terminalreporter: Any, ev: Evaluation) -> None:
+    """The gate's decision over the answers the tests saw, as ``toolproof gate`` makes it
+    (default options): the tests show each case, this line the release decision."""
+    from toolproof.gate import run_gate
+    from toolproof.report._escape import visible
+
+    result = run_gate(ev)
+    verdict = "PASSED" if result.exit_code == 0 else "FAILED"
+    terminalreporter.write_line(f"toolproof gate: {verdict} (exit {result.exit_code})")
+    for t in result.targets:
+        for f in t.findings:
+            if f.blocking:
+                terminalreporter.write_line(f"  {visible(t.target)}: {visible(f.message)}")

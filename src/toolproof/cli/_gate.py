@@ -102,8 +102,8 @@ def gate(
 ) -> None:
     from rich.console import Console
 
-    from toolproof.cli._judge import apply_judge_gate, calibrations_of
     from toolproof.gate import EXIT_INCOMPLETE, GateOptions, run_gate
+    from toolproof.judges import read_calibration
     from toolproof.report import gate_json, render_gate, render_junit, render_markdown
 
     trust, _ = trust_for(config, allow_code)
@@ -117,10 +117,9 @@ def gate(
         allow_partial=allow_partial,
         allow_cached=not no_cached,
         repaired=repaired,
-        calibrations=calibrations_of(current.suite, calibration),
+        calibrations=[*(current.calibrations or []), *map(read_calibration, calibration)],
     )
     result = run_gate(current, base, opts)
-    apply_judge_gate(result, current, run, calibration)
     render_gate(result, Console(), failures=failures, tags=tags)
     _write(junit, render_junit(result))
     _write(markdown, render_markdown(result))

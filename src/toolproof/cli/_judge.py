@@ -17,9 +17,7 @@ from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from toolproof.evaluate import Evaluation
-    from toolproof.gate import GateResult
-    from toolproof.judges import Calibration, Judgement, RubricFigures
+    from toolproof.judges import Judgement, RubricFigures
     from toolproof.types import Record, Suite
 
 
@@ -51,31 +49,6 @@ def _notes(spec: str, targets: list[str], console: Console) -> None:
         warning = self_preference(spec, target)
         if warning:
             console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
-
-
-def calibrations_of(suite: Suite, extra: list[Path] | None = None) -> list[Calibration]:
-    """The calibration records the suite names (relative to its file), plus any given."""
-    from toolproof.judges import read_calibration
-
-    paths: list[Path] = list(extra or [])
-    if suite.judge is not None and suite.source is not None:
-        base = Path(suite.source).parent
-        for name in suite.judge.calibration:
-            _inside(name, suite.source)
-            path = base / name
-            if path.is_file():  # a calibration not yet made leaves the judge uncalibrated
-                paths.append(path)
-    return [read_calibration(p) for p in paths]
-
-
-def _inside(name: str, source: str) -> None:
-    from pathlib import PurePosixPath
-
-    from toolproof.errors import UserError
-
-    pure = PurePosixPath(name)
-    if pure.is_absolute() or ".." in pure.parts:
-        raise UserError(f"{source}: judge.calibration: {name!r} must stay inside the suite folder")
 
 
 def judge_records(
@@ -128,13 +101,13 @@ def judge_records(
 
 
 def show_judged(suite: Suite, judgements: list[Judgement], console: Console) -> list[RubricFigures]:
-    from toolproof.judges import rubric_figures, suite_rubrics
+    from toolproof.judges import rubric_figures, suite_calibrations, suite_rubrics
     from toolproof.judges._report import render_figures
     from toolproof.types import CalibrationPolicy
 
     figures = rubric_figures(judgements, suite_rubrics(suite))
     policy = suite.judge.require if suite.judge is not None else CalibrationPolicy()
-    render_figures(figures, console, calibrations_of(suite), policy)
+    render_figures(figures, console, suite_calibrations(suite), policy)
     return figures
 
 
@@ -460,132 +433,6 @@ def calibrate_command(
     target = out or labels.parent / f"calibration-{first.header.rubric}.json"
     write_calibration(target, record)
     console.print(f"calibration record: {target} (judge run: {options.out})", highlight=False)
-
-
-# --- the gate ---------------------------------------------------------------------------------
-
-
-def apply_judge_gate(
-    result: GateResult, ev: Evaluation, run: Path, calibration: list[Path] | None = None
-) -> None:
-    """Add the judge thresholds to a gate result: blocking only under a calibrated judge."""
-    from toolproof.gate import Finding
-    from toolproof.judges import judge_gate, self_preference
-    from toolproof.types import CalibrationPolicy
-
-    suite = ev.suite
-    _argument_gate(result, ev, calibration)
-    if suite.judge is None or not suite.judge.thresholds:
-        _settle(result)
-        return
-    checks = judge_gate(
-        [t.target for t in result.targets],
-        suite.judge.thresholds,
-        ev.judgements,
-        calibrations_of(suite, calibration),
-        suite.judge.require or CalibrationPolicy(),
-    )
-    for t in result.targets:
-        mine = [c for c in checks if c.target == t.target]
-        for c in mine:
-            if c.judge is None:
-                text = f"⚖ {c.key}: {c.detail}; {c.why}"
-            else:
-                state = "passed" if c.passed else "failed"
-                text = f"⚖ judged {c.key} ({c.judge}): {c.detail}; {state}; {c.why}"
-            t.findings.append(
-                Finding(
-                    rule="judge" if c.calibrated else "advisory",
-                    message=text,
-                    blocking=c.blocking,
-                    judge=c.key,
-                    calibration=c.why,
-                )
-            )
-        judges = {c.judge for c in mine if c.judge}
-        for j in sorted(judges):
-            warning = self_preference(j, t.target)
-            if warning:
-                t.findings.append(Finding(rule="warning", message=warning, blocking=False))
-    _settle(result)
-
-
-def _settle(result: GateResult) -> None:
-    for t in result.targets:
-        t.passed = not any(f.blocking for f in t.findings)
-    result.passed = all(t.passed for t in result.targets)
-    if result.exit_code in (0, 1):
-        result.exit_code = 0 if result.passed else 1
-
-
-def _argument_gate(result: GateResult, ev: Evaluation, calibration: list[Path] | None) -> None:
-    """Judge-decided arguments: a failing threshold or critical finding that only the judge's
-    "different meaning" answers make fail is judge-derived, and blocks only under a judge
-    calibrated for argument_meaning.same_meaning; attempts left undecided are noted."""
-    from toolproof.gate import Finding
-    from toolproof.gate._thresholds import judge_derived
-    from toolproof.judges import calibration_status
-    from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy
-
-    suite = ev.suite
-    policy = suite.judge.require if suite.judge is not None else CalibrationPolicy()
-    if_same = ev.scorer.if_same if ev.scorer is not None else {}
-    calibrations = None
-    for t in result.targets:
-        te = ev.targets.get(t.target)
-        if te is None:
-            continue
-        if te.summary.undecided:
-            t.findings.append(
-                Finding(
-                    rule="warning",
-                    message=f"⚖ {te.summary.undecided_arguments} judge-decided argument(s) "
-                    f"undecided: {te.summary.undecided} attempt(s) not counted as passing; "
-                    "judge them with: toolproof judge RUN --judge SPEC",
-                    blocking=False,
-                )
-            )
-        derived = judge_derived(suite, te.verdicts, if_same)
-        if not derived:
-            continue
-        if calibrations is None:
-            calibrations = calibrations_of(suite, calibration)
-        calibrated, why = True, ""
-        for fp in _deciding_fingerprints(ev.judgements, t.target):
-            ok, reason = calibration_status(
-                ARGUMENT_RUBRIC, "same_meaning", fp, calibrations, policy
-            )
-            if not why or (calibrated and not ok):
-                why = reason
-            calibrated = calibrated and ok
-        if not why:
-            calibrated, why = False, "advisory: no judgements"
-        for f in t.findings:
-            if f.blocking and f.rule in ("threshold", "critical") and f.message in derived:
-                f.message = f"⚖ judge-derived ({ARGUMENT_RUBRIC}): {f.message}; {why}"
-                f.judge = f"{ARGUMENT_RUBRIC}.same_meaning"
-                f.calibration = why
-                if not calibrated:
-                    f.rule = "advisory"
-                    f.blocking = False
-
-
-def _deciding_fingerprints(judgements: list[Judgement], target: str) -> list[str]:
-    """The judge fingerprints whose answers decide the target's judge-decided arguments:
-    of each question's parsed answers, the last written (as the scorer reads them)."""
-    from toolproof.types import ARGUMENT_RUBRIC
-
-    latest: dict[str, str] = {}
-    for j in judgements:
-        if (
-            j.rubric == ARGUMENT_RUBRIC
-            and j.target == target
-            and j.subject is not None
-            and j.repeat == 0
-            and j.status == "ok"
-        ):
-            latest[j.subject] = j.fingerprint
-    return sorted(set(latest.values()))
 
 
 def register(app: typer.Typer) -> None:

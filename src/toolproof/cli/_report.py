@@ -59,12 +59,11 @@ def report(
 
 
 def report_gate(ev: Evaluation, base: Evaluation | None = None) -> GateResult:
-    """The gate decision an HTML report shows: the suite's calibration records decide
-    which judges' figures count as calibrated."""
-    from toolproof.cli._judge import calibrations_of
-    from toolproof.gate import GateOptions, run_gate
+    """The gate decision an HTML report shows: ``run_gate``'s, the same as ``toolproof gate``
+    makes with its default options (the suite's calibration records included)."""
+    from toolproof.gate import run_gate
 
-    return run_gate(ev, base, GateOptions(calibrations=calibrations_of(ev.suite)))
+    return run_gate(ev, base)
 
 
 def write_html(path: Path, ev: object, gate: object) -> int:

@@ -18,7 +18,14 @@ from toolproof.grade import (
     UngradableRecord,
     recovered_calls,
 )
-from toolproof.judges import JUDGEMENTS_FILE, Judgement, argument_decisions, read_judgements
+from toolproof.judges import (
+    JUDGEMENTS_FILE,
+    Calibration,
+    Judgement,
+    argument_decisions,
+    read_judgements,
+    suite_calibrations,
+)
 from toolproof.judges._store import latest_judgements
 from toolproof.match import Embeddings, MissingEmbeddings
 from toolproof.providers import TextEmbedder, load_embedder
@@ -87,6 +94,9 @@ class Evaluation:
     """The scorer the verdicts came from: it renders their diffs (:meth:`diff`)."""
     max_attempt: int | None = None
     """The highest attempt number of any record (None: none was read)."""
+    calibrations: list[Calibration] | None = None
+    """The judge calibration records the suite names (``judge.calibration``), read with
+    the records; the gate decides with them. None: not read."""
 
     def diff(self, verdict: Verdict) -> str:
         """Expected against actual for a failed verdict ("" for a pass)."""
@@ -331,6 +341,7 @@ class EvaluationStream:
             warnings=[w for state in expected_states.values() for w in state.warnings],
             scorer=self.scorer,
             judgements=list(judgements),
+            calibrations=suite_calibrations(suite),
         )
         self.embedder = _Embedder(load=load_embeddings)
         self.grouped: dict[str, _Target] = {t: _Target(self._builder(t)) for t in targets}

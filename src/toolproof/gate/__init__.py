@@ -23,12 +23,12 @@ from toolproof.gate._compare import (
     mcnemar,
 )
 from toolproof.gate._coverage import Coverage, check_coverage
+from toolproof.gate._findings import Finding
 from toolproof.gate._gate import (
     EXIT_GATE_FAILED,
     EXIT_INCOMPLETE,
     EXIT_INFRA,
     EXIT_OK,
-    Finding,
     GateOptions,
     GateResult,
     JudgeStatus,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +18,8 @@ from toolproof.gate._compare import (
     pair_targets,
 )
 from toolproof.gate._coverage import Coverage, check_coverage
+from toolproof.gate._findings import Finding
+from toolproof.gate._judged import judged_findings
 from toolproof.gate._metrics import LABELS
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.judges import Calibration, calibration_status
@@ -51,32 +53,11 @@ class GateOptions:
     calibrations: Sequence[Calibration] | None = None
     """Judge calibration records: a drop a judge decided blocks only under a judge
     calibrated for the fields it used (see ``toolproof.judges.calibration_status``).
-    None: not checked, so every judge counts as uncalibrated and says so."""
+    None: the records the suite names, as ``load_run`` read them
+    (``Evaluation.calibrations``); when none were read either, every judge counts as
+    uncalibrated and says so."""
     calibration_policy: CalibrationPolicy | None = None
     """When a judge counts as calibrated (default: the suite's ``judge.require``)."""
-
-
-class Finding(BaseModel):
-    """One reason the gate failed, or a note that did not fail it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    rule: str = Field(
-        description="threshold, critical, drop, new_critical, noise, warning, incomplete, "
-        "cached, judge, advisory"
-    )
-    message: str
-    blocking: bool
-    judge: str | None = Field(
-        default=None,
-        description="A drop a judge decided: RUBRIC.FIELD of the judge answers it rests on.",
-    )
-    calibration: str | None = Field(
-        default=None,
-        description="With judge: whether the judge is calibrated for that field, in words; "
-        "an uncalibrated judge's drop is advisory (missing calibration, κ too low, "
-        "fingerprint changed).",
-    )
 
 
 class JudgeStatus(BaseModel):
@@ -94,7 +75,7 @@ class JudgeStatus(BaseModel):
 class TargetGate(BaseModel):
     """The gate's decision for one target."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     target: str
     passed: bool
@@ -116,7 +97,9 @@ class TargetGate(BaseModel):
 
 
 class GateResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """The gate's whole decision: made once by ``run_gate``, never changed after."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     suite: str
     passed: bool
@@ -262,6 +245,8 @@ def gate_target(
                 blocking=True,
             )
         )
+    policy = _policy(run, opts)
+    findings = judged_findings(run, cur, findings, opts.calibrations or [], policy)
     infra = sum(1 for r in cur.records if r.outcome.value != "ok")
     return TargetGate(
         target=cur.target,
@@ -271,7 +256,7 @@ def gate_target(
         findings=findings,
         comparison=comparison,
         infra_errors=infra,
-        judges=judge_statuses(run, cur, opts.calibrations, _policy(run, opts)),
+        judges=judge_statuses(run, cur, opts.calibrations, policy),
         judge_decided_failures=sorted(
             {v.case_id for v in cur.verdicts if v.judge_decided and not v.passed}
         )
@@ -334,6 +319,8 @@ def run_gate(
     Exit code 0 pass, 1 gate failed, 3 infrastructure, 4 the run is not complete.
     """
     opts = opts or GateOptions()
+    if opts.calibrations is None and run.calibrations is not None:
+        opts = replace(opts, calibrations=run.calibrations)
     warnings = fingerprint_warnings(baseline, run) if baseline is not None else []
     coverage = run_coverage(run)
     refused = not coverage.complete and not opts.allow_partial
@@ -354,11 +341,11 @@ def run_gate(
         pairs = [(_repaired(cur), _repaired(base) if base else None) for cur, base in pairs]
     targets = [gate_target(run, cur, base, opts, warnings, baseline) for cur, base in pairs]
     if refused:
-        for t in targets:
-            t.findings.insert(
-                0, Finding(rule="incomplete", message=coverage.message(), blocking=True)
-            )
-            t.passed = False
+        incomplete = Finding(rule="incomplete", message=coverage.message(), blocking=True)
+        targets = [
+            t.model_copy(update={"findings": [incomplete, *t.findings], "passed": False})
+            for t in targets
+        ]
     passed = all(t.passed for t in targets)
     infra = sum(t.infra_errors for t in targets)
     if refused:

@@ -33,6 +33,7 @@ from toolproof.judges._calibrate import (
     read_calibration,
     write_calibration,
 )
+from toolproof.judges._calibrations import suite_calibrations
 from toolproof.judges._figures import FieldFigure, RubricFigures, rubric_figures
 from toolproof.judges._gate import (
     JudgeGateCheck,
@@ -127,6 +128,7 @@ __all__ = [
     "rubric_figures",
     "rubric_named",
     "self_preference",
+    "suite_calibrations",
     "suite_rubrics",
     "system_prompt",
     "transcript_data",

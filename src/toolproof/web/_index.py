@@ -98,6 +98,7 @@ def _light(ev: Evaluation) -> Evaluation:
         superseded=ev.superseded,
         scorer=ev.scorer,
         judgements=ev.judgements,
+        calibrations=ev.calibrations,
     )
 
 
