@@ -1,9 +1,10 @@
-"""Which attempt is being run: visible to providers that answer per case.
+"""Which attempt is being run: for a user's agent code that does not see the request.
 
-The runner sets :data:`ATTEMPT` around every call to ``Provider.generate``.
-Fake providers (scripted, replay) and user agents read it with
-:func:`current_attempt` to know the case id and attempt number, which the
-canonical request deliberately does not carry.
+The runner sets :data:`ATTEMPT` around every call to ``Provider.generate``. No
+provider reads it: the attempt's identity (``case_id``, ``attempt``) travels in
+the ``ProviderRequest``. It is public for the code of a user's agent (a
+``--target`` callable) that runs deeper than the request reaches, such as its own
+tool wrappers or logging, which ask :func:`current_attempt`.
 """
 
 from __future__ import annotations
