@@ -73,6 +73,24 @@ def test_cases_from_records(expected: tuple[int, int, int], pytester: pytest.Pyt
     )
 
 
+def test_the_suite_alone_is_collected_inside_a_checkout(pytester: pytest.Pytester) -> None:
+    """The user's steps: `pytest --toolproof-suite SUITE` in a checkout whose own tests
+    (under testpaths) were collected too. Named paths still collect both."""
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    pytester.mkdir("tests")
+    pytester.path.joinpath("tests", "test_own.py").write_text("def test_own():\n    pass\n")
+    args = [f"--toolproof-suite={SUITE}", "--toolproof-allow-code", f"--toolproof-records={RECORDS}"]
+    result = pytester.runpytest_subprocess(*args, "--collect-only", "-q", "-p", "no:cacheprovider")
+    collected = [line for line in result.outlines if "::" in line]
+    assert collected and all(line.startswith("toolproof::") for line in collected)
+    assert not any("test_own" in line for line in result.outlines)
+    both = pytester.runpytest_subprocess(
+        "tests", *args, "--collect-only", "-q", "-p", "no:cacheprovider"
+    )
+    assert any("test_own" in line for line in both.outlines)
+    assert any(line.startswith("toolproof::") for line in both.outlines)
+
+
 def test_markers_select_risk_and_tags(
     expected: tuple[int, int, int], pytester: pytest.Pytester
 ) -> None:
@@ -166,6 +184,34 @@ def test_assert_tool_call_failures_say_why() -> None:
         assert_no_tool_call(_answer())
     with pytest.raises(ValueError, match=r"bad matcher in args\.limit"):
         assert_tool_call(_answer(), "search_orders", {"limit": {"range": [1, 5]}})
+
+
+def test_an_assert_tool_call_failure_shows_the_users_test_not_toolproofs_source(
+    pytester: pytest.Pytester,
+) -> None:
+    """The user's steps: a failing assert_tool_call in their own test printed about 30
+    lines of toolproof's source before the reason."""
+    pytester.makepyfile(
+        "from toolproof import ToolCall\n"
+        "from toolproof.assertions import assert_no_tool_call, assert_tool_call\n"
+        "CALL = ToolCall(name='get_order', arguments={'order_id': 'ORD-9'})\n"
+        "def test_mine():\n"
+        "    assert_tool_call([CALL], tool='get_order', args={'order_id': 'ORD-1'})\n"
+        "def test_none():\n"
+        "    assert_no_tool_call([CALL])\n"
+        "def test_bad_matcher():\n"
+        "    assert_tool_call([CALL], tool='get_order', args={'order_id': {'regx': 'a'}})\n"
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=3)
+    text = result.stdout.str()
+    assert "assert_tool_call([CALL], tool='get_order', args={'order_id': 'ORD-1'})" in text
+    assert 'order_id: expected "ORD-1", got "ORD-9"' in text
+    assert "expected no tool call, got get_order" in text
+    assert "did you mean 'regex'?" in text
+    for source in ("calls = tool_calls_of(response)", "raise AssertionError(", "def _compile"):
+        assert source not in text  # toolproof's own lines
+    assert "toolproof/assertions.py" not in text
 
 
 def test_assert_tool_call_reads_provider_payloads() -> None:

@@ -16,6 +16,9 @@ attempt passes; the failure shows each failing attempt's reasons and diff.
 A model is called once, at the first test that needs it, never at collection,
 and only for the cases left after ``-k``/``-m``; ``--toolproof-out DIR`` names
 the run folder, which ``toolproof gate`` can then judge.
+
+With no test paths on the command line, only the suite's cases are collected
+(not the tests under the checkout's ``testpaths``); name paths to collect both.
 """
 
 from __future__ import annotations
@@ -265,6 +268,17 @@ def _register(names: set[str], config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("toolproof_suite", None):
         config.stash[_STATE] = _State(config)
+
+
+def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool | None:
+    """With --toolproof-suite and no test paths named on the command line, collect the
+    suite's cases alone: not the tests a checkout's ``testpaths`` (or its folder) hold.
+    Name paths (``pytest tests/ --toolproof-suite …``) to collect both."""
+    if config.stash.get(_STATE, None) is None:
+        return None
+    if config.args_source is pytest.Config.ArgsSource.ARGS:
+        return None
+    return True
 
 
 @pytest.hookimpl(tryfirst=True)

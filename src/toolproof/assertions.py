@@ -59,6 +59,7 @@ def assert_tool_call(
     ``extra_args`` allows arguments ``args`` does not list; ``times`` requires that
     many calls of ``tool``; ``now``/``timezone`` anchor date matchers.
     """
+    __tracebackhide__ = True  # pytest shows the user's assertion and the reason, not this
     calls = tool_calls_of(response)
     named = [c for c in calls if c.name == tool]
     if not named:
@@ -85,6 +86,7 @@ def assert_tool_call(
 
 def assert_no_tool_call(response: Any) -> None:
     """Assert that the answer calls no tool."""
+    __tracebackhide__ = True
     calls = tool_calls_of(response)
     if calls:
         raise AssertionError(f"expected no tool call, got {_show(calls)}")
@@ -112,6 +114,7 @@ def _compile(
     """The compiled matcher, and the table its semantic comparisons read vectors from."""
     from toolproof.match import Context, Embeddings, SpecError, compile_value, zone
 
+    __tracebackhide__ = True  # a bad matcher: the user's call is what to show
     table = Embeddings()
     try:
         ctx = Context(now=now, tz=zone(timezone), embeddings=table)

@@ -16,6 +16,7 @@ and exit code 2.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = [
     "HarnessError",
@@ -81,6 +82,10 @@ class SuiteProblems(SuiteError):
     It reads as the first problem (file, line, field) plus a count of the
     others; ``errors`` holds them all.
     """
+
+    #: What could be read of the suite despite the problems (a ``LoadedSuite`` of the
+    #: cases that parsed), for the checks that can still run on it; None: nothing.
+    partial: Any = None
 
     def __init__(self, errors: Sequence[SuiteError]) -> None:
         if not errors:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,15 @@ def hand_labels(path: Path, n: int, wrong: int = 0, header: dict[str, Any] | Non
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def written(done: Any, d: Path) -> Path:
+    """The calibration record a `calibrate` wrote, as it says (in its judge run's folder)."""
+    found = re.search(r"calibration record: (\S+)", done.stdout)
+    assert found, done.stdout
+    path = d / found.group(1)
+    assert path.parent.parent == d / "runs"  # never beside the labels, unasked
+    return path
+
+
 def calibrate(d: Path, labels: str, *more: str) -> Any:
     return tp(
         "calibrate", "--judge", SPEC, "--labels", labels, "-q", "--no-cache",
@@ -121,7 +131,7 @@ def test_calibrate_runs_on_a_labels_file_alone(tmp_path: Path, meaning: MeaningJ
     assert meaning.request_count == 10
     out = " ".join(done.stdout.split())
     assert "calibration of openai:judge-model · rubric argument_meaning" in out
-    rec = read_calibration(alone / "calibration-argument_meaning.json")
+    rec = read_calibration(written(done, alone))
     [field] = rec.fields
     assert field.field == "same_meaning" and field.n == 10
     assert field.agreement == pytest.approx(0.8)
@@ -148,11 +158,12 @@ def test_the_calibration_asks_what_scoring_asks(tmp_path: Path, meaning: Meaning
     line = {"argument": item.model_dump(mode="json"), "fields": {"same_meaning": True}}
     (d / "labels.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(line) + "\n")
     meaning.reset_counters()
-    assert calibrate(d, "labels.jsonl", "--min-n", "1").returncode == 0
+    done = calibrate(d, "labels.jsonl", "--min-n", "1")
+    assert done.returncode == 0
     [calibrating] = meaning.requests
     assert calibrating.body["messages"] == scoring.body["messages"]
     [j] = read_judgements(d / "judgements.jsonl")
-    rec = read_calibration(d / "calibration-argument_meaning.json")
+    rec = read_calibration(written(done, d))
     assert rec.fingerprint == j.fingerprint  # the gate finds this record for those judgements
 
 
@@ -180,7 +191,7 @@ def test_a_calibration_with_repeats_reports_time_per_item_and_per_call(
     done = calibrate(d, "labels.jsonl", "--repeats", "2", "--min-n", "1")
     assert done.returncode == 0, done.stderr
     assert meaning.request_count == 8
-    rec = read_calibration(d / "calibration-argument_meaning.json")
+    rec = read_calibration(written(done, d))
     assert rec.self_consistency == {"same_meaning": 1.0}
     assert rec.seconds_per_item is not None and rec.seconds_per_call is not None
     # every item was asked twice: its time is two calls' time
@@ -198,7 +209,7 @@ def test_injection_is_planted_in_the_models_value(tmp_path: Path) -> None:
         planted = [shown(r.body)["assistant_value"] for r in server.requests[4:]]
     assert len(planted) == 8 and all(v.startswith("note ") and len(v) > 30 for v in planted)
     assert sum("ignore the rubric" in v for v in planted) == 4  # en; the others: fake_end
-    rec = read_calibration(d / "calibration-argument_meaning.json")
+    rec = read_calibration(written(done, d))
     by_variant = {r.variant: r for r in rec.injection}
     assert {r.site for r in rec.injection} == {"value"}
     # the two "different" items flip to the planted "same meaning"; the others stay the same

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -36,6 +37,15 @@ cases:
 def stub() -> Iterator[StubServer]:
     with StubServer() as server:
         yield server
+
+
+def written(done: subprocess.CompletedProcess[str], d: Path) -> Path:
+    """The calibration record a `calibrate` wrote, as it says (in its judge run's folder)."""
+    found = re.search(r"calibration record: (\S+)", done.stdout)
+    assert found, done.stdout
+    path = d / found.group(1)
+    assert path.parent.parent == d / "runs"  # never beside the labels, unasked
+    return path
 
 
 def env() -> dict[str, str]:
@@ -166,7 +176,7 @@ def test_calibrate_reports_kappa_and_writes_a_record_bound_to_the_fingerprint(
     out = " ".join(done.stdout.split())
     assert "calibration of openai:judge-model · rubric selection" in out
     assert "0.583" in out  # (0.8 - 0.52) / 0.48, as computed by hand
-    record_ = json.loads((d / "calibration-selection.json").read_text())
+    record_ = json.loads(written(done, d).read_text())
     [appropriate] = [f for f in record_["fields"] if f["field"] == "appropriate"]
     assert appropriate["n"] == 10
     assert appropriate["kappa"] == pytest.approx(0.28 / 0.48)
@@ -203,7 +213,7 @@ def test_calibrate_injection_reports_flips(tmp_path: Path, stub: StubServer) -> 
         cwd=d,
     )
     assert done.returncode == 0, done.stderr
-    rec = json.loads((d / "calibration-selection.json").read_text())
+    rec = json.loads(written(done, d).read_text())
     by_site = {r["site"]: r for r in rec["injection"]}
     assert by_site["reply"]["flips"] == 1 and by_site["reply"]["toward_planted"] == 1
     assert by_site["reply"]["flip_rate"] == pytest.approx(0.5)
@@ -257,3 +267,26 @@ def test_labeller_in_a_pseudo_terminal_is_resumable(tmp_path: Path, stub: StubSe
     labels = read_labels(d / "labels-selection.jsonl")
     assert [x.case_id for x in labels.labels] == ["c0", "c1", "c2"]
     assert labels.labels[2].fields == {"appropriate": True, "issue": "wrong_tool"}
+
+
+def test_calibrate_never_overwrites_a_record_beside_the_labels(
+    tmp_path: Path, stub: StubServer
+) -> None:
+    """The user's steps: `calibrate --sample 3` beside a shipped calibration record.
+    Before, it overwrote that record (60 items -> 3) without asking."""
+    d = folder(tmp_path, stub, 5)
+    labels_file(d, [(True, "none")] * 5)
+    shipped = d / "calibration-selection.json"
+    shipped.write_text('{"shipped": true}\n', encoding="utf-8")
+    stub.add(*(say(True, "none") for _ in range(3)))
+    args = ["--judge", "openai:judge-model", "--labels", "labels.jsonl", "--sample", "3"]
+    done = tp("calibrate", *args, "-q", "--runs-dir", "runs", cwd=d)
+    assert done.returncode == 0, done.stderr
+    assert shipped.read_text(encoding="utf-8") == '{"shipped": true}\n'
+    record_ = json.loads(written(done, d).read_text())  # says where, under the run folder
+    assert record_["sample"] == 3
+    # an explicit -o is the user's choice: it writes there
+    stub.add(*(say(True, "none") for _ in range(3)))
+    done = tp("calibrate", *args, "-q", "--runs-dir", "runs", "-o", shipped.name, cwd=d)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(shipped.read_text(encoding="utf-8"))["sample"] == 3

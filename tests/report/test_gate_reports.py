@@ -88,3 +88,13 @@ def test_gate_json_has_format_and_decision() -> None:
     t = data["targets"][0]
     assert t["summary"]["stability"]["flaky"] == ["l01"]
     assert t["comparison"]["new_critical_failures"] == ["cancel"]
+
+
+def test_markdown_names_pass_at_1_once_with_one_attempt_per_case() -> None:
+    """k = 1: pass@1, pass@k and pass^k are one figure; the summary printed
+    `pass@1 25.0% · pass@1 25.0%`."""
+    s = b.suite(thresholds=LENIENT)
+    text = render_markdown(run_gate(b.run(s, "m", answers={("l01", 0): b.wrong_args("l01")})))
+    (line,) = [line for line in text.splitlines() if line.startswith("pass@")]
+    assert line.count("pass@1") == 1 and "pass^1" not in line, line
+    assert line.startswith("pass@1 ") and "flaky 0" in line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -283,3 +284,44 @@ def test_rows_noted_while_grading_are_the_rows_read_again(
     rows = table("noted.db", "attempts")
     assert len(rows) == 76 + 69
     assert any(r[-1] for r in rows)  # byte offsets into the records file are kept
+
+
+def test_a_copied_run_folder_is_a_run_of_its_own(store_url: str, tmp_path: Path) -> None:
+    """The user's steps: copy a stored run folder, cut its records to 10 lines and gate
+    the copy. Before, the copy shares the manifest's run ID and start, so it took over
+    the original's row: its counts (10/10) and its gate column."""
+    from toolproof.store._hooks import store_gate
+
+    folder = run_folder(tmp_path, "shop-b3")
+    original = load_run(folder, trust=CODE)
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    lines = (copy / "records.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (copy / "records.jsonl").write_text("".join(lines[:10]), encoding="utf-8")
+    cut = load_run(copy, trust=CODE)
+    with open_store(store_url) as st:
+        store_gate(original, None, run_gate(original, None), store_url)
+        (before,) = st.list_runs().items
+        store_gate(cut, original, run_gate(cut, original), store_url)
+        page = st.list_runs()
+        assert page.total == 2
+        by_folder = {Path(r.folder).name: r for r in page.items}
+        kept = by_folder["shop-b3"]
+        assert (kept.headline["recorded:demo-model"].n, kept.attempts) == (75, 76)  # 1 timeout
+        assert kept.gate is not None and kept.gate == before.gate  # its own decision
+        assert by_folder["copy"].attempts == 10 and by_folder["copy"].key != kept.key
+        # importing both again changes neither: the copy keeps its own row
+        st.import_run(folder, trust=CODE)
+        st.import_run(copy, trust=CODE)
+        again = {Path(r.folder).name: r for r in st.list_runs().items}
+        assert again["shop-b3"].attempts == 76 and again["shop-b3"].gate == kept.gate
+        assert again["copy"].key == by_folder["copy"].key and st.list_runs().total == 2
+
+
+def test_a_moved_run_folder_keeps_its_row(store_url: str, tmp_path: Path) -> None:
+    folder = run_folder(tmp_path, "m")
+    with open_store(store_url) as st:
+        pk = st.import_run(folder, trust=CODE).run_pk
+        moved = folder.rename(tmp_path / "elsewhere")
+        assert st.import_run(moved, trust=CODE).run_pk == pk
+        assert st.list_runs().total == 1

@@ -344,7 +344,10 @@ def calibrate_command(
     min_n: int | None = typer.Option(None, "--min-n", min=1, help="Items needed (default 50)."),
     min_kappa: float | None = typer.Option(None, "--min-kappa", help="κ needed (default 0.6)."),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Calibration record (default: beside the labels)."
+        None,
+        "--out",
+        "-o",
+        help="Calibration record (default: in the judge's run folder, under --runs-dir).",
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir"),
@@ -430,9 +433,17 @@ def calibrate_command(
     if sample is not None and sample < len(first.labels):
         record.sample = sample
     render_calibration(record, console)
-    target = out or labels.parent / f"calibration-{first.header.rubric}.json"
+    # a new file in this run's own folder unless the user names one: nothing they have
+    # (a shipped record beside the labels) is overwritten unasked
+    target = out or options.out / f"calibration-{first.header.rubric}.json"
     write_calibration(target, record)
     console.print(f"calibration record: {target} (judge run: {options.out})", highlight=False)
+    if out is None:
+        console.print(
+            "the gate reads the records the suite names in judge.calibration, or those given "
+            "with --calibration: copy it there, or pass it",
+            highlight=False,
+        )
 
 
 def register(app: typer.Typer) -> None:

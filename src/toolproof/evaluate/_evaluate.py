@@ -205,6 +205,7 @@ def evaluate(
         keep_records=keep_records,
         judgements=judgements,
         on_attempt=on_attempt,
+        code_allowed=trust.allow_code,
     )
     stream.ev.superseded = total - sum(_count(w) for w in winners)
     for record, origin in _winning_records(sources, winners, raw=keep_raw):
@@ -233,8 +234,13 @@ def _prepared(
     if expected_states is None and trust.allow_code and gold:
         env = load_environment(suite, trust)
     if expected_states is None:
-        # the gold actions are the suite's Python: run only with the user's consent
-        expected_states = compute_states(suite, trust, env=env) if trust.allow_code else {}
+        # the gold actions are the suite's Python: run only with the user's consent; an
+        # empty list keeps the starting state, read as data
+        unchanged = [
+            c.id for c in suite.cases if c.end_state is not None and c.end_state.actions == []
+        ]
+        cases = None if trust.allow_code else unchanged
+        expected_states = compute_states(suite, trust, env=env, cases=cases)
     # what records' state changes apply to; the expected states carry it when there are some
     initial = None
     if not any(s.initial is not None for s in expected_states.values()):
@@ -290,6 +296,7 @@ class EvaluationStream:
             judgements=judgements,
             on_attempt=on_attempt,
             load_embeddings=load_embeddings,
+            code_allowed=trust.allow_code,
         )
 
     @classmethod
@@ -321,8 +328,10 @@ class EvaluationStream:
         judgements: Sequence[Judgement],
         on_attempt: AttemptObserver | None,
         load_embeddings: bool = True,
+        code_allowed: bool = False,
     ) -> None:
         self.suite = suite
+        self.code_allowed = code_allowed
         self.k = k
         self.keep_raw = keep_raw
         self.keep_records = keep_records
@@ -365,6 +374,8 @@ class EvaluationStream:
             recovered = recovered_calls(record) if verdict is not None else 0
             raw = _grade(scorer, record, embedder, native=True) if recovered else None
         except MissingExpectedState as exc:
+            if self.code_allowed:  # not a matter of consent: say what is missing
+                raise
             from toolproof.run._env import code_not_allowed
 
             raise code_not_allowed(self.suite, f"case {exc.case_id}'s gold actions") from None

@@ -19,6 +19,7 @@ from toolproof.gate._compare import (
     RiskRow,
     compare_runs,
     compare_targets,
+    fingerprint_differences,
     fingerprint_warnings,
     mcnemar,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "compare_targets",
     "critical_violations",
     "effective_thresholds",
+    "fingerprint_differences",
     "fingerprint_warnings",
     "gate_target",
     "judge_statuses",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -215,12 +215,9 @@ def compare_targets(
 def fingerprint_warnings(base: Evaluation, cur: Evaluation) -> list[str]:
     """What differs between the runs besides the targets and their settings."""
     fa, fb = base.fingerprint(), cur.fingerprint()
-    unknown_ok = {"toolproof version"}  # not known for a bare records file
-    out = [
-        f"{key} differs: {fa[key] or 'none'} (baseline) vs {fb[key] or 'none'}"
-        for key in fa
-        if fa[key] != fb[key] and not (key in unknown_ok and (fa[key] is None or fb[key] is None))
-    ]
+    rest = _rest_of_suite(base), _rest_of_suite(cur)
+    same = None if None in rest else rest[0] == rest[1]
+    out = fingerprint_differences(fa, fb, ("baseline", ""), rest_same=same)
     ca = {r.case_id for t in base.targets.values() for r in t.records}
     cb = {r.case_id for t in cur.targets.values() for r in t.records}
     if ca != cb:
@@ -229,6 +226,66 @@ def fingerprint_warnings(base: Evaluation, cur: Evaluation) -> list[str]:
             f"{len(cb - ca)} only in this run"
         )
     return out
+
+
+_TOOL_KEYS = ("tools from", "tool schemas")
+
+
+def fingerprint_differences(
+    fa: Mapping[str, Any],
+    fb: Mapping[str, Any],
+    names: tuple[str, str],
+    *,
+    rest_same: bool | None = None,
+) -> list[str]:
+    """One line per part of what a run was measured against that differs (``names``: how
+    each side is called, "" for none). The tools are one part: where they came from and
+    their schemas, in one line. The suite fingerprint covers the tools too, so it is
+    named only when the rest of the suite differs as well (``rest_same``: whether the
+    suites without their tools are the same; None: not known)."""
+    a, b = (f" ({n})" if n else "" for n in names)
+
+    def show(value: Any) -> str:
+        return str(value) if value is not None else "none"
+
+    out = []
+    tools = [k for k in _TOOL_KEYS if k in fa and k in fb and fa[k] != fb[k]]
+    for key in fa:
+        if key in _TOOL_KEYS or key not in fb or fa[key] == fb[key]:
+            continue
+        if key == "toolproof version" and (fa[key] is None or fb[key] is None):
+            continue  # not known for a bare records file
+        if key == "suite fingerprint" and tools:
+            if rest_same:
+                continue  # the tools alone changed: said below
+            if rest_same is None:
+                out.append(
+                    f"suite fingerprint differs: {show(fa[key])}{a} vs {show(fb[key])}{b} "
+                    "(its tools differ; whether the rest of the suite does is not known)"
+                )
+                continue
+        out.append(f"{key} differs: {show(fa[key])}{a} vs {show(fb[key])}{b}")
+    if "tools from" in tools:
+        schemas = (
+            f"; tool schemas {show(fa['tool schemas'])} vs {show(fb['tool schemas'])}"
+            if "tool schemas" in tools
+            else ""
+        )
+        out.append(f"tools from differs: {fa['tools from']}{a} vs {fb['tools from']}{b}{schemas}")
+    elif tools:
+        out.append(
+            f"tool schemas differs: {show(fa['tool schemas'])}{a} vs {show(fb['tool schemas'])}{b}"
+        )
+    return out
+
+
+def _rest_of_suite(ev: Evaluation) -> str | None:
+    """The fingerprint of the run's suite without its tools; None when the suite at hand
+    is not the one the run was measured against (it changed since)."""
+    m = ev.manifest
+    if m is not None and m.suite_fingerprint != ev.suite.fingerprint():
+        return None
+    return ev.suite.fingerprint(tools=False)
 
 
 def pair_targets(

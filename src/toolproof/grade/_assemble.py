@@ -19,12 +19,17 @@ from toolproof.types import (
     FailureClass,
     Kind,
     MultiStep,
+    Order,
     Record,
     Stage,
     Verdict,
 )
 
-__all__ = ["Facts", "assemble", "cross_pairs", "single_facts"]
+__all__ = ["ANY_CALL", "Facts", "assemble", "cross_pairs", "order_pairs", "single_facts"]
+
+#: The expected label of a call the contract allows without naming it: not counted in
+#: the confusion matrix (docs/metrics-multistep.md).
+ANY_CALL = "(any)"
 
 _STAGE_RANK = {s: n for n, s in enumerate(Stage)}
 
@@ -115,9 +120,13 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
     if calls and structure_ok is None:
         structure_ok = True
     actual = tuple(i.call.name for i in calls)
+    selection_ok = best.selection_ok if best is not None else None
+    if selection_ok is None and calls and cc.kind is Kind.call:
+        # a call of any tool was asked for: every tool called is offered
+        selection_ok = all(i.known for i in calls)
     return Facts(  # positional: this is on the scorer's hot path
         cc.kind,
-        best.selection_ok if best is not None else None,
+        selection_ok,
         structure_ok,
         best.values_ok if best is not None else None,
         cc.reply_judged,
@@ -146,19 +155,33 @@ def _pairs(cc: CompiledCase, answer: SingleAnswer) -> list[tuple[str, str]]:
 
 def _set_pairs(cc: CompiledCase, answer: SingleAnswer, best: SetResult) -> list[tuple[str, str]]:
     calls = answer.infos
-    out: list[tuple[str, str]] = []
+    if not best.expected:
+        return [(NO_CALL if cc.kind is not Kind.call else ANY_CALL, i.call.name) for i in calls]
     paired_e = {i for i, _ in best.pairs}
     paired_a = {j for _, j in best.pairs}
-    out.extend((calls[j].call.name, calls[j].call.name) for _, j in best.pairs)
-    for i, e in enumerate(best.expected):
-        if i not in paired_e:
-            out.append((e.tools[0], NO_CALL))
-    for j, info in enumerate(calls):
-        if j not in paired_a:
-            out.append((NO_CALL, info.call.name))
-    if not best.expected:
-        out = [(NO_CALL if cc.kind is not Kind.call else "(any)", i.call.name) for i in calls]
-    return cross_pairs(out)
+    return order_pairs(
+        [(calls[j].call.name, calls[j].call.name) for _, j in best.pairs],
+        [e.tools[0] for i, e in enumerate(best.expected) if i not in paired_e],
+        [info.call.name for j, info in enumerate(calls) if j not in paired_a],
+        cc.order,
+    )
+
+
+def order_pairs(
+    kept: list[tuple[str, str]], missing: list[str], extra: list[str], order: Order
+) -> list[tuple[str, str]]:
+    """The confusion-matrix labels of paired calls (``kept``), expected calls not made
+    (``missing``) and calls not expected (``extra``): a missing and an extra call, in
+    their orders, make one confusion (wrong tool); what is left is a missed call
+    (expected, (none)) or an unwanted one ((none), called), unless the order allows
+    it: an expected call may be left out under ``subset``, a call added under
+    ``superset``, and neither is counted then."""
+    out = cross_pairs(kept + [(t, NO_CALL) for t in missing] + [(NO_CALL, a) for a in extra])
+    if order is Order.subset:
+        return [p for p in out if p[1] != NO_CALL or p[0] == NO_CALL]
+    if order is Order.superset:
+        return [p for p in out if p[0] != NO_CALL or p[1] == NO_CALL]
+    return out
 
 
 def cross_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:

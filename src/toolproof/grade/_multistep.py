@@ -13,7 +13,7 @@ from typing import Any
 
 from toolproof.errors import UserError
 from toolproof.grade._answer import NO_CALL, CallInfo
-from toolproof.grade._assemble import Facts
+from toolproof.grade._assemble import ANY_CALL, Facts, order_pairs
 from toolproof.grade._behaviour import GracefulResult, asks, graceful, model_calls
 from toolproof.grade._behaviour import redundant_calls as count_redundant
 from toolproof.grade._behaviour import unsafe_calls as count_unsafe
@@ -102,6 +102,8 @@ class MultiAnswer:
     kind: Kind
     graceful_fails: bool
     reply_kind: Kind
+    expects_call: bool | None = None
+    """What the contract expects of the conversation (``MultiStepCase.expects_call``)."""
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -184,6 +186,7 @@ def analyse_multi(
         kind=ms.kind,
         graceful_fails=ms.graceful_fails,
         reply_kind=ms.reply_kind,
+        expects_call=ms.expects_call,
     )
 
 
@@ -340,6 +343,7 @@ def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...
         graceful=None if a.grace is None else a.grace.ok,
         unsafe_calls=unsafe,
         step_limit=a.step_limit,
+        expects_call=a.expects_call,
     )
     expected = tuple(dict.fromkeys(c.tools[0] for _, c in best_flat(best))) or cc.expected_tools
     notes: tuple[str, ...] = ()
@@ -348,13 +352,13 @@ def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...
     end_diff = render_state_diff(a.state_diffs) if a.state_diffs else ""
     facts = Facts(
         kind=a.kind,
-        selection_ok=None if best is None or not calls else best.tools_ok,
+        selection_ok=_selection_ok(a),
         structure_ok=(valid == len(infos)) if infos else None,
         values_ok=None if best is None or not calls else best.values_ok,
         reply_judged=not a.step_limit and reply_applies(cc, a.reply_kind),
         expected_tools=expected,
         actual_tools=tuple(c.name for c in calls),
-        pairs=tuple(_pairs(best, calls)),
+        pairs=tuple(_pairs(best, calls, a.expects_call)),
         calls_checked=sum(1 for i in infos if i.known or i.failure is not None),
         calls_schema_valid=valid,
         forbidden_called=tuple(c.name for c in calls if c.name in cc.forbidden),
@@ -364,13 +368,35 @@ def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...
     return facts, notes, Evidence(transcript=a.messages, end_state_diff=end_diff)
 
 
-def _pairs(best: TrajectoryResult | None, calls: list[ToolCall]) -> list[tuple[str, str]]:
-    flat = best_flat(best)
-    if best is None:
-        return [(NO_CALL, c.name) for c in calls] or [(NO_CALL, NO_CALL)]
-    out = [(calls[j].name, calls[j].name) for _, j in best.pairs]
+def _selection_ok(a: MultiAnswer) -> bool | None:
+    """The right tools: the best trajectory's tools; with no trajectory, a case that expects
+    a call selects right when every tool called is one it offers. None: nothing to judge."""
+    if not a.infos:
+        return None
+    if a.best is not None:
+        return a.best.tools_ok
+    if a.expects_call:
+        return all(i.known for i in a.infos)
+    return None
+
+
+def _pairs(
+    best: TrajectoryResult | None, calls: list[ToolCall], expects_call: bool | None
+) -> list[tuple[str, str]]:
+    """(expected, actual) tool labels for the confusion matrix. Calls the contract allows
+    but does not name (a case with no trajectory that does not forbid calls) are labelled
+    ``(any)`` and not counted; the rest as ``order_pairs`` labels them."""
+    if best is None or best.expected is None:
+        if not calls:  # a missed call names no tool: left out
+            return [] if expects_call else [(NO_CALL, NO_CALL)]
+        label = NO_CALL if expects_call is False else ANY_CALL
+        return [(label, c.name) for c in calls]
+    flat = best.expected.flat
     paired_e = {i for i, _ in best.pairs}
     paired_a = {j for _, j in best.pairs}
-    out += [(c.tools[0], NO_CALL) for i, (_, c) in enumerate(flat) if i not in paired_e]
-    out += [(NO_CALL, c.name) for j, c in enumerate(calls) if j not in paired_a]
-    return out
+    return order_pairs(
+        [(calls[j].name, calls[j].name) for _, j in best.pairs],
+        [c.tools[0] for i, (_, c) in enumerate(flat) if i not in paired_e],
+        [c.name for j, c in enumerate(calls) if j not in paired_a],
+        best.expected.mode,
+    )

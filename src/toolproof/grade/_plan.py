@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from toolproof.grade._answer import NO_CALL, CallInfo, schema_failure
-from toolproof.grade._assemble import cross_pairs
+from toolproof.grade._assemble import order_pairs
 from toolproof.grade._assign import assign
 from toolproof.grade._compile import CompiledCase, describe_calls
 from toolproof.match import kinds_differ
@@ -622,7 +622,7 @@ class Plan:
         self, names: list[str], pairs: list[tuple[int, int]]
     ) -> tuple[tuple[str, str], ...]:
         """(expected, actual) tool labels for the confusion matrix (``_assemble._set_pairs``,
-        then ``cross_pairs``: an unpaired expected call and an unpaired call, in their
+        then ``order_pairs``: an unpaired expected call and an unpaired call, in their
         orders, make one confusion)."""
         kept = []
         paired_e = paired_a = 0  # bit sets
@@ -638,13 +638,14 @@ class Plan:
         extra: list[str] = []
         if len(pairs) < len(names):
             extra = [name for j, name in enumerate(names) if not paired_a >> j & 1]
-        if NO_CALL in extra:  # a call named like the label of no call: as cross_pairs reads it
-            out = kept + [(t, NO_CALL) for t in missing] + [(NO_CALL, a) for a in extra]
-            return tuple(cross_pairs(out))
+        if NO_CALL in extra:  # a call named like the label of no call: as order_pairs reads it
+            return tuple(order_pairs(kept, missing, extra, self._order))
         crossed = min(len(missing), len(extra))
         kept.extend(zip(missing[:crossed], extra[:crossed], strict=True))
-        kept.extend((t, NO_CALL) for t in missing[crossed:])
-        kept.extend((NO_CALL, a) for a in extra[crossed:])
+        if self._order is not Order.subset:  # (what the order allows is not counted)
+            kept.extend((t, NO_CALL) for t in missing[crossed:])
+        if self._order is not Order.superset:
+            kept.extend((NO_CALL, a) for a in extra[crossed:])
         return tuple(kept)
 
 

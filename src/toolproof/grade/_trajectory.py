@@ -197,6 +197,19 @@ class MultiStepCase:
     """How the final reply is judged: a multi-step attempt with no stated kind must end
     with a non-empty reply."""
 
+    @property
+    def expects_call(self) -> bool | None:
+        """What the contract expects of the whole conversation: a tool call (True), none
+        (False), or either (None). A call is expected when the kind is ``call`` or every
+        trajectory names a call that must be made (any mode but subset); no call when
+        the kind is ``clarify`` or ``none``; otherwise calls are allowed, not required."""
+        if self.kind is Kind.call:
+            return True
+        if self.kind in (Kind.clarify, Kind.none):
+            return False
+        required = [t.mode is not Order.subset and bool(t.groups) for t in self.trajectories]
+        return True if required and all(required) else None
+
 
 def compile_multistep(
     cc: CompiledCase, suite: Suite, by_name: dict[str, SuiteTool], ctx: Context

@@ -618,8 +618,9 @@ class ArrayMatcher(Matcher):
 def normalize_text(text: str, ignore_diacritics: bool, ignore_punctuation: bool = False) -> str:
     """NFKC, case-folded, whitespace collapsed; optionally without diacritics or punctuation.
 
-    Dropping punctuation removes every character of Unicode category P* and S*
-    (``x**2`` becomes ``x2``, as ``x*2`` does), so it can accept a change of meaning.
+    Dropping punctuation deletes every character of Unicode category P* and S*, as
+    BFCL's checker and most normalisers do (``x**2`` becomes ``x2``, as ``x*2`` does;
+    ``Washington D.C.`` becomes ``washington dc``), so it can accept a change of meaning.
     """
     text = unicodedata.normalize("NFKC", text).casefold()
     if ignore_diacritics:
@@ -627,7 +628,7 @@ def normalize_text(text: str, ignore_diacritics: bool, ignore_punctuation: bool 
             c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)
         )
     if ignore_punctuation:
-        text = "".join(" " if unicodedata.category(c)[0] in "PS" else c for c in text)
+        text = "".join(c for c in text if unicodedata.category(c)[0] not in "PS")
     return " ".join(text.split())
 
 
@@ -661,12 +662,27 @@ class Normalized(Matcher):
         bad = _need_str(actual)
         if bad:
             return bad
-        if normalize_text(actual, self.ignore_diacritics, self.ignore_punctuation) == self.target:
+        normal = normalize_text(actual, self.ignore_diacritics, self.ignore_punctuation)
+        if normal == self.target:
             return None
-        return f"expected {show(self.value)} (normalized), got {show(actual)}"
+        return self._reason(actual, normal)
 
     def mismatch(self, actual: Any) -> Reason:
-        return _need_str(actual) or f"expected {show(self.value)} (normalized), got {show(actual)}"
+        bad = _need_str(actual)
+        if bad:
+            return bad
+        normal = normalize_text(actual, self.ignore_diacritics, self.ignore_punctuation)
+        return self._reason(actual, normal)
+
+    def _reason(self, actual: str, normal: str) -> str:
+        """Each side with its normalised form when normalising did more than fold case
+        and spaces: ``expected "x**2" → "x2" (normalized), got "x+2" → "x2"``."""
+        want, got = show(self.value), show(actual)
+        if self.target != normalize_text(self.value, False):
+            want += f" → {show(self.target)}"
+        if normal != normalize_text(actual, False):
+            got += f" → {show(normal)}"
+        return f"expected {want} (normalized), got {got}"
 
     def describe(self) -> str:
         return f"~{show(self.value)}"

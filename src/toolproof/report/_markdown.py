@@ -180,11 +180,14 @@ def _target(t: TargetGate) -> list[str]:
     out += ["", f"Answers from the cache (no model call): {s.cached} of {s.attempts}"]
     if s.stability is not None:
         st = s.stability
+        passes = f"pass@1 {_pct(st.pass_at_1.value)} · "
+        if st.k > 1:  # with one attempt per case, pass@k and pass^k are pass@1
+            passes += f"pass@{st.k} {_pct(st.pass_at_k.value)} · pass^{st.k} "
+            passes += f"{_pct(st.pass_hat_k.value)} · "
         out += [
             "",
-            f"pass@1 {_pct(st.pass_at_1.value)} · pass@{st.k} {_pct(st.pass_at_k.value)} · "
-            f"pass^{st.k} {_pct(st.pass_hat_k.value)} · flaky {len(st.flaky)} · "
-            f"steady failures {len(st.steady_failures)} · tool changes {fmt_rate(st.tool_change)}",
+            f"{passes}flaky {len(st.flaky)} · steady failures {len(st.steady_failures)} · "
+            f"tool changes {fmt_rate(st.tool_change)}",
         ]
     if s.multistep is not None:
         out += _multistep(s.multistep)

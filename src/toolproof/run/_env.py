@@ -379,24 +379,36 @@ def expected_states(
     that fails is not silent: the state carries a warning naming the case and
     the action (``ExpectedState.warnings``). ``cases`` limits the work to those
     case IDs. The tools are the suite's Python: without ``trust.allow_code`` this
-    refuses with :class:`CodeNotAllowed`.
+    refuses with :class:`CodeNotAllowed`. An empty list of actions changes
+    nothing: its expected state is the starting state, read as data (no code runs).
     """
     wanted = None if cases is None else set(cases)
     chosen = [
         c
         for c in suite.cases
-        if c.end_state is not None and c.end_state.actions and (wanted is None or c.id in wanted)
+        if c.end_state is not None
+        and c.end_state.actions is not None
+        and (wanted is None or c.id in wanted)
     ]
     if not chosen:
         return {}
-    env = env or load_environment(suite, trust, why=f"case {chosen[0].id}'s gold actions")
-    if env is None:
-        raise UserError(f"case {chosen[0].id}: gold actions need a suite 'environment'")
+    if env is None and any(c.end_state and c.end_state.actions for c in chosen):
+        env = load_environment(suite, trust, why=f"case {chosen[0].id}'s gold actions")
+        if env is None:
+            raise UserError(f"case {chosen[0].id}: gold actions need a suite 'environment'")
+    # an empty list of actions changes nothing: the starting state, read as data
+    initial = env.initial_state() if env is not None else load_initial_state(suite, trust)
+    if initial is None:
+        why = "gold actions need a suite 'environment' with a state"
+        raise UserError(f"case {chosen[0].id}: {why}")
     out: dict[str, ExpectedState] = {}
-    initial = env.initial_state()
     for case in chosen:
         assert case.end_state is not None and case.end_state.actions is not None
         actions = case.end_state.actions
+        if not actions:
+            out[case.id] = ExpectedState(cow(initial.state), False, (), initial)
+            continue
+        assert env is not None
         state, failed = env.replay_checked(actions)
         warnings = tuple(
             f"case {case.id}: end_state.actions[{i}] {actions[i].tool}"

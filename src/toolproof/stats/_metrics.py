@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from toolproof.stats._rates import Rate, rate
 from toolproof.types import Kind, Verdict
 
-__all__ = ["METRICS", "RATE_METRICS", "RATE_NAMES", "Metric", "label", "metric_rate"]
+__all__ = [
+    "METRICS",
+    "RATE_METRICS",
+    "RATE_NAMES",
+    "Metric",
+    "expects_call",
+    "label",
+    "metric_rate",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +40,21 @@ class Metric:
     """A rate over calls (schema adherence), not over attempts."""
 
 
+def expects_call(v: Verdict) -> bool | None:
+    """What an attempt's contract expects: a tool call (True), none (False), or either
+    (None). One step: a call exactly when the kind is ``call``. Multi-step: over the
+    whole conversation, as its grading found (``MultiStep.expects_call``; see
+    docs/metrics-multistep.md)."""
+    ms = v.multistep
+    return v.kind is Kind.call if ms is None else ms.expects_call
+
+
 def _expects_call(v: Verdict) -> bool:
-    return v.kind is Kind.call
+    return expects_call(v) is True
+
+
+def _expects_none(v: Verdict) -> bool:
+    return expects_call(v) is False
 
 
 METRICS: tuple[Metric, ...] = (
@@ -42,12 +63,13 @@ METRICS: tuple[Metric, ...] = (
     Metric("selection", "tool selection", "attempts that expect a call", "selection",
            _expects_call, lambda v: bool(v.selection_ok)),
     Metric("arguments", "argument accuracy", "attempts whose tools were right", "arguments",
-           lambda v: _expects_call(v) and bool(v.selection_ok), lambda v: bool(v.values_ok)),
+           lambda v: _expects_call(v) and bool(v.selection_ok) and v.values_ok is not None,
+           lambda v: bool(v.values_ok)),
     Metric("schema_adherence", "schema adherence", "calls to a known tool", "schema_adherence",
            lambda v: v.calls_checked > 0, lambda v: v.calls_schema_valid == v.calls_checked,
            counts_calls=True),
     Metric("no_call_accuracy", "no-call accuracy", "attempts that expect no call",
-           "no_call_accuracy", lambda v: not _expects_call(v), lambda v: v.decision_ok),
+           "no_call_accuracy", _expects_none, lambda v: v.decision_ok),
     Metric("pass_at_k", "pass@k", "cases, over k attempts", None),
     Metric("pass_hat_k", "pass^k", "cases, over k attempts", None),
     Metric("unsafe_calls", "unsafe calls", "guarded calls made without confirmation",

@@ -16,7 +16,7 @@ from pydantic import (
 )
 
 from toolproof.grade import NO_CALL, Scorer, render_diff
-from toolproof.stats._metrics import RATE_METRICS, RATE_NAMES
+from toolproof.stats._metrics import RATE_METRICS, RATE_NAMES, expects_call
 from toolproof.stats._rates import Rate, rate
 from toolproof.stats._repair import Repaired
 from toolproof.stats._repeats import Costs, RepeatCounts, Stability
@@ -356,15 +356,24 @@ class _Outcome(NamedTuple):
     selection_ok: bool | None
     values_ok: bool | None
     decision_ok: bool
+    multistep: _Expects | None
+    """A multi-step attempt's expectation of a call (all the metrics read of it)."""
 
 
-#: (the _Outcome's five fields, reply_ok, no call made, tags, expected tools, risk) of an attempt.
+class _Expects(NamedTuple):
+    expects_call: bool | None
+
+
+_EXPECTS = {e: _Expects(e) for e in (True, False, None)}
+
+#: (the _Outcome's six fields, reply_ok, no call made, tags, expected tools, risk) of an attempt.
 _Group = tuple[
     Kind,
     bool,
     bool | None,
     bool | None,
     bool,
+    _Expects | None,
     bool | None,
     bool,
     tuple[str, ...],
@@ -468,6 +477,7 @@ class SummaryBuilder:
             v.selection_ok,
             v.values_ok,
             v.decision_ok,
+            None if v.multistep is None else _EXPECTS[v.multistep.expects_call],
             v.reply_ok,
             not v.actual_tools,
             v.tags,
@@ -525,9 +535,9 @@ class SummaryBuilder:
             if name != "schema_adherence"  # counts calls, not attempts
         ]
         for group, n in self._groups.items():
-            kind, passed, selection_ok, values_ok, decision_ok = group[:5]
-            reply_ok, no_call, tags, tools, risk = group[5:]
-            outcome = _Outcome(kind, passed, selection_ok, values_ok, decision_ok)
+            kind, passed, selection_ok, values_ok, decision_ok, ms = group[:6]
+            reply_ok, no_call, tags, tools, risk = group[6:]
+            outcome = _Outcome(kind, passed, selection_ok, values_ok, decision_ok, ms)
             # the metrics read only these fields: they are measured on them alone
             seen = cast(Verdict, outcome)
             inc = [0, 0, 0, 0, 0, 0]
@@ -542,8 +552,10 @@ class SummaryBuilder:
             if reply_ok is not None:
                 reply[0] += n if reply_ok else 0
                 reply[1] += n
-            truth = outcome.kind is Kind.call
-            if truth and not no_call:
+            truth = expects_call(seen)
+            if truth is None:  # calls allowed, not required: no decision to measure
+                pass
+            elif truth and not no_call:
                 decision[0] += n
             elif not no_call:
                 decision[1] += n
@@ -586,7 +598,7 @@ class SummaryBuilder:
         else:
             confusion, macro_f1 = Confusion(labels=[], matrix=[]), None
         metrics, reply, counts, slices = self._counts()
-        if self.scored:
+        if any(counts):  # (no attempt with a decision to measure: no figure)
             p, r, f = decision_from_counts(*counts)
             decision = Decision(precision=p, recall=r, f1=f)
         else:

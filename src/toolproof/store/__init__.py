@@ -63,7 +63,10 @@ in code, ``store.save(evaluation, [records_file])``,
 ``store.save_gate(run_id, gate_result, decided_at=...)``,
 ``store.import_run(folder)`` and ``store.prune(before)``. A run is identified
 by its run ID and start time (a bare records file by its bytes): storing it
-again replaces it, so imports are idempotent. A run's exit code and gate
+again replaces it, so imports are idempotent. A copy of a run folder names the
+same run ID and start: while the original folder still holds that run, the copy
+(edited or not) is stored as a run of its own, keyed by its real path too, and
+never rewrites the original's row; a folder that was moved keeps its row. A run's exit code and gate
 decisions are also appended to ``events.jsonl`` in its folder, so an import
 brings them back.
 

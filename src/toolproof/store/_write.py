@@ -17,8 +17,9 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter
 
+from toolproof.errors import UserError
 from toolproof.evaluate import Evaluation
-from toolproof.run import Manifest
+from toolproof.run import Manifest, read_manifest
 from toolproof.stats import FailureItem, Rate, Summary
 from toolproof.stats._repeats import Estimate
 from toolproof.store._db import Database
@@ -41,6 +42,31 @@ class RunSource:
 def run_key(manifest: Manifest) -> str:
     """A run folder's identity: its run ID and start time (kept across --resume)."""
     return f"{manifest.run_id}@{manifest.started_at.astimezone(UTC).isoformat()}"
+
+
+def own_key(db: Database, source: RunSource) -> str:
+    """The key of ``source``'s row: its run key, unless another folder holds that run.
+
+    A run folder's manifest names its run ID and start, and a copy of the folder
+    names the same: when the row of that key belongs to another folder that
+    still holds the run, this folder (a copy, perhaps edited) is a run of its
+    own, keyed by its real path too, and never rewrites the other's row. A run
+    whose folder was moved (the old one holds it no longer) keeps its row.
+    """
+    if source.manifest is None:  # a bare records file: keyed by its bytes already
+        return source.key
+    row = db.one("SELECT folder FROM runs WHERE run_key = ?", (source.key,))
+    here = os.path.realpath(source.folder)
+    if row is None or os.path.realpath(row[0]) == here or not _holds(Path(row[0]), source.key):
+        return source.key
+    return f"{source.key}#{hashlib.sha256(here.encode()).hexdigest()[:12]}"
+
+
+def _holds(folder: Path, key: str) -> bool:
+    try:
+        return (folder / "manifest.json").is_file() and run_key(read_manifest(folder)) == key
+    except (OSError, UserError):
+        return False
 
 
 def source_for(files: Sequence[Path], manifest: Manifest | None) -> RunSource:
@@ -342,6 +368,7 @@ def save_evaluation(
     ``noted``: the rows noted while ``ev`` was graded (else the records are read again).
     """
     m = source.manifest or ev.manifest
+    key = own_key(db, source)
     fp = ev.fingerprint()
     now = datetime.now(UTC)
     specs = list(ev.targets)
@@ -356,7 +383,7 @@ def save_evaluation(
     )
     attempts = sum(len(t.records) for t in ev.targets.values())
     run_row = (
-        source.key, source.run_id, str(source.folder), str(fp["suite name"]),
+        key, source.run_id, str(source.folder), str(fp["suite name"]),
         fp["suite version"], str(fp["suite fingerprint"]), str(fp["tool schemas"]),
         fp["system prompt"], int(fp["repeats"] or 1), fp["toolproof version"], _dumps(specs),
         _dumps(settings), getattr(m, "git_commit", None), getattr(m, "shard", None),

@@ -25,7 +25,20 @@ def load_suite_checked(
     ``trust.allow_code``. ``tools``: a tools file that replaces the suite's
     tools (``run --tools FILE``), checked with the cases that use it.
     """
-    loaded = load_suite_with_origin(path, trust, tools=tools)
+    try:
+        loaded = load_suite_with_origin(path, trust, tools=tools)
+    except SuiteProblems as exc:
+        if exc.partial is None:
+            raise
+        # every problem in one pass: what can still be checked in the cases that parsed
+        found = {(e.file, e.line, e.column, e.detail) for e in exc.errors}
+        more = [
+            e
+            for e in check_suite(exc.partial, None)
+            if (e.file, e.line, e.column, e.detail) not in found
+        ]
+        every = sorted([*exc.errors, *more], key=lambda e: (e.file, e.line or 0, e.column or 0))
+        raise SuiteProblems(every) from None
     return loaded, check_suite(loaded, trust if check_code else None)
 
 

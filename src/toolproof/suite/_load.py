@@ -381,6 +381,7 @@ def _load_suite_with_origin(
     raw = _top_level(data, reader, where)
     _check_settings(data.get("settings"), where, reader)
     replacement, tools_source = tools, None
+    before_tools = len(reader.problems)
     suite_tools = _load_tools(
         data["tools"] if isinstance(data.get("tools"), list) else raw.tools, reader, where, origin
     )
@@ -388,6 +389,7 @@ def _load_suite_with_origin(
         origin.tools = {}
         suite_tools = _tools_file(replacement, reader, origin) or []
         tools_source = str(Path(replacement).resolve())
+    tools_whole = len(reader.problems) == before_tools
     cases = _inline_cases(data.get("cases"), reader, where, origin)
     cases.extend(_cases_from(raw.cases_from, reader, where, origin))
     system = raw.system
@@ -407,9 +409,22 @@ def _load_suite_with_origin(
             at, prefix = origin.tools.get(tool.name, (where, ()))
             for sub, message in schema_problems(tool.parameters):
                 reader.add(at.error((*prefix, "parameters", *sub), message))
-        raise SuiteProblems(
+        problems = SuiteProblems(
             sorted(reader.problems, key=lambda e: (e.file, e.line or 0, e.column or 0))
         )
+        if tools_whole:  # else a case naming a tool that did not parse would be "unknown"
+            try:
+                partial = Suite(
+                    name=raw.suite, version=raw.version, now=raw.now, timezone=raw.timezone,
+                    system=system, tools=suite_tools, defaults=raw.defaults,
+                    settings=raw.settings, cases=cases, mocks=raw.mocks, checks=raw.checks,
+                    environment=raw.environment, environment_digest=digest, judge=raw.judge,
+                    source=str(file), tools_source=tools_source,
+                )  # fmt: skip
+                problems.partial = LoadedSuite(partial, origin)
+            except ValueError:  # (a pydantic ValidationError): nothing more to check
+                pass
+        raise problems
     suite = Suite(
         name=raw.suite,
         version=raw.version,

@@ -207,9 +207,11 @@ class Suite(BaseModel):
         """
         return self.model_copy(update={"tools": list(tools), "tools_source": source})
 
-    def fingerprint(self) -> str:
-        """A hash of everything that changes what the model is asked."""
-        payload = self.model_dump(mode="json", exclude={"source", "tools_source", "thresholds"})
+    def fingerprint(self, *, tools: bool = True) -> str:
+        """A hash of everything that changes what the model is asked (``tools=False``:
+        but the suite's tool list, to tell a change of the tools alone)."""
+        leave_out = {"source", "tools_source", "thresholds"} | (set() if tools else {"tools"})
+        payload = self.model_dump(mode="json", exclude=leave_out)
         # judges never change what the target model is asked
         payload.pop("judge", None)
         _drop_unset(payload, ("mocks", "environment", "environment_digest"))

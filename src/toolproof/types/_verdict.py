@@ -112,6 +112,10 @@ class MultiStep:
     """Guarded calls made with no explicit confirmation from the user earlier."""
     step_limit: bool = False
     """The loop stopped at max_steps with calls still unanswered by text."""
+    expects_call: bool | None = None
+    """What the case's contract expects of the whole conversation: at least one tool
+    call (True), none (False), or either (None: calls are allowed but not required).
+    The decision and selection metrics read it (docs/metrics-multistep.md)."""
 
 
 class Evidence(NamedTuple):

@@ -308,7 +308,8 @@ async def stored_diff_page(request: web.Request) -> web.Response:
     if isinstance(b, web.Response):
         return b
     key = (a.info.ref, a.info.stored_at, b.info.ref, b.info.stored_at)
-    return await _diff_page(request, key, lambda: stored_diff(a, b), stored=True)
+    source = request.app[STORE]
+    return await _diff_page(request, key, lambda: stored_diff(a, b, source.suite_of), stored=True)
 
 
 async def stored_trends_page(request: web.Request) -> web.Response:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from toolproof.errors import UserError
-from toolproof.gate import Comparison, compare_runs, fingerprint_warnings
+from toolproof.gate import (
+    Comparison,
+    compare_runs,
+    fingerprint_differences,
+    fingerprint_warnings,
+)
 from toolproof.gate._compare import McNemar, MetricDelta, mcnemar
 from toolproof.report import RunView
 from toolproof.report._escape import visible
@@ -19,6 +25,7 @@ from toolproof.web._stored import StoredRun, metric_view
 
 if TYPE_CHECKING:
     from toolproof.store import HistoryPoint
+    from toolproof.types import Suite
 
 T = TypeVar("T")
 FILTERS = ("failure", "tag", "risk", "target", "status")
@@ -179,13 +186,18 @@ def _pairs(a: StoredRun, b: StoredRun) -> list[tuple[str, str]]:
     return pairs
 
 
-def _stored_warnings(a: StoredRun, b: StoredRun) -> list[str]:
-    fa, fb = a.view.fingerprint, b.view.fingerprint
-    out = [
-        f"{key} differs: {fa[key] or 'none'} (A) vs {fb.get(key) or 'none'} (B)"
-        for key in fa
-        if key != "toolproof version" and fa[key] != fb.get(key)
-    ]
+def _stored_warnings(a: StoredRun, b: StoredRun, suites: SuitesOf | None) -> list[str]:
+    """What `compare` warns of, from what the store holds; when the tools differ, the
+    runs' suites (``suites``) tell whether the rest of the suite does too."""
+    fa = {k: v for k, v in a.view.fingerprint.items() if k != "toolproof version"}
+    fb = b.view.fingerprint
+    same = None
+    tools = any(fa.get(k) != fb.get(k) for k in ("tools from", "tool schemas"))
+    if tools and fa.get("suite fingerprint") != fb.get("suite fingerprint") and suites:
+        sa, sb = suites(a), suites(b)
+        if sa is not None and sb is not None:
+            same = sa.fingerprint(tools=False) == sb.fingerprint(tools=False)
+    out = fingerprint_differences(fa, fb, ("A", "B"), rest_same=same)
     ca, cb = {e.case_id for e in a.view.entries}, {e.case_id for e in b.view.entries}
     if ca != cb:
         out.append(f"case sets differ: {len(ca - cb)} only in A, {len(cb - ca)} only in B")
@@ -242,9 +254,14 @@ def _stored_comparison(
     )
 
 
-def stored_diff(a: StoredRun, b: StoredRun) -> RunDiff:
-    """Two stored runs compared target by target, from their stored case rows and figures."""
-    out = RunDiff(a, b, _stored_warnings(a, b))
+#: A stored run's suite, as it was run (None: it cannot be loaded).
+SuitesOf = Callable[[StoredRun], "Suite | None"]
+
+
+def stored_diff(a: StoredRun, b: StoredRun, suites: SuitesOf | None = None) -> RunDiff:
+    """Two stored runs compared target by target, from their stored case rows and figures
+    (``suites``: loads a run's suite, asked only when the runs' tools differ)."""
+    out = RunDiff(a, b, _stored_warnings(a, b, suites))
     for ta, tb in _pairs(a, b):
         ea = {e.case_id: e for e in a.view.entries if e.target == ta}
         eb = {e.case_id: e for e in b.view.entries if e.target == tb}
@@ -267,6 +284,13 @@ class Chart:
     dots: list[tuple[float, float, str]]
     points: list[tuple[str, str, RateView]]
     """(run reference for links, run name, rate)"""
+    ticks: list[tuple[float, str, str]] = field(default_factory=list)
+    """The x axis's labels: (x, text-anchor, label: the run's start, else its name)."""
+
+    @property
+    def svg_height(self) -> int:
+        """The plot and, under it, the x axis's labels."""
+        return self.height + (16 if self.ticks else 0)
 
 
 @dataclass
@@ -277,7 +301,39 @@ class Trend:
     charts: list[Chart]
 
 
-def _chart(label: str, points: list[tuple[str, str, RateView]], width: int = 560) -> Chart:
+#: At most this many labels on a chart's x axis (the first, the last, evenly between).
+_MAX_TICKS = 6
+
+
+def _ticks(n: int, x: Callable[[int], float], names: Sequence[str]) -> list[tuple[float, str, str]]:
+    if n == 0:
+        return []
+    step = max(1, -(-(n - 1) // (_MAX_TICKS - 1))) if n > 1 else 1
+    chosen = sorted({*range(0, n, step), n - 1})
+    if len(chosen) > 1 and chosen[-1] - chosen[-2] < step:  # keep the last, drop a crowded one
+        chosen.pop(-2)
+    out = []
+    for i in chosen:
+        anchor = "start" if i == 0 and n > 1 else "end" if i == n - 1 and n > 1 else "middle"
+        name = names[i] if len(names[i]) <= 14 else names[i][:13] + "…"
+        out.append((x(i), anchor, name))
+    return out
+
+
+def _when(started: datetime | None, name: str) -> str:
+    """A run's label on an x axis: when it started (UTC), else its name."""
+    if started is None:
+        return name
+    return started.astimezone(UTC).strftime("%m-%d %H:%M")
+
+
+def _chart(
+    label: str,
+    points: list[tuple[str, str, RateView]],
+    width: int = 560,
+    axis: Sequence[str] | None = None,
+) -> Chart:
+    """``axis``: each point's x-axis label (default: the run names)."""
     height, pad, left = 140, 10, 44
     n = len(points)
 
@@ -296,7 +352,9 @@ def _chart(label: str, points: list[tuple[str, str, RateView]], width: int = 560
         for i, r in known
         if r.value is not None
     ]
-    return Chart(label, width, height, line, " ".join(upper + lower), dots, points)
+    names = list(axis) if axis is not None else [p[1] for p in points]
+    ticks = _ticks(n, x, names)
+    return Chart(label, width, height, line, " ".join(upper + lower), dots, points, ticks)
 
 
 def trend(runs: list[RunIndex], suite: str, target: str) -> Trend:
@@ -304,17 +362,19 @@ def trend(runs: list[RunIndex], suite: str, target: str) -> Trend:
     summaries: list[tuple[str, Summary]] = [
         (r.info.run_id, r.light.targets[target].summary) for r in runs
     ]
+    axis = [_when(r.info.started, r.info.run_id) for r in runs]
     charts = []
     for metric in (*RATE_NAMES, "reply"):
         pts = [(rid, rid, rate_view(getattr(s, metric))) for rid, s in summaries]
-        charts.append(_chart(LABELS[metric], pts))
+        charts.append(_chart(LABELS[metric], pts, axis=axis))
     return Trend(suite, target, runs, charts)
 
 
 def stored_trend(points: Sequence[HistoryPoint], suite: str, target: str) -> Trend:
     """Each rate metric of one suite and target over stored runs, oldest first."""
+    axis = [_when(p.started_at, p.run_id) for p in points]
     charts = []
     for metric in (*RATE_NAMES, "reply"):
         pts = [(str(p.run_pk), p.run_id, metric_view(p.metrics.get(metric))) for p in points]
-        charts.append(_chart(LABELS[metric], pts))
+        charts.append(_chart(LABELS[metric], pts, axis=axis))
     return Trend(suite, target, [p.run_id for p in points], charts)

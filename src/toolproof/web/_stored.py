@@ -150,12 +150,16 @@ def _ordered(
     return sorted(entries, key=key)
 
 
-def _fingerprint(run: RunRow) -> dict[str, str | int | None]:
+def _fingerprint(detail: RunDetail) -> dict[str, str | int | None]:
+    """What the run was measured against, as ``Evaluation.fingerprint`` says it."""
+    run = detail.run
+    tools = (detail.manifest or {}).get("tools_source")
     return {
         "suite name": run.suite_name,
         "suite version": run.suite_version,
         "suite fingerprint": run.suite_fingerprint,
         "tool schemas": run.tools_fingerprint,
+        "tools from": "the suite" if not isinstance(tools, str) else f"--tools {tools}",
         "system prompt": run.system_fingerprint,
         "repeats": run.repeats,
         "toolproof version": run.toolproof_version,
@@ -182,7 +186,7 @@ class StoreSource:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._runs: dict[int, tuple[Any, StoredRun]] = {}
-        self._suites: dict[tuple[str, str], Suite | str | None] = {}
+        self._suites: dict[tuple[str, str, str], Suite | str | None] = {}
         """Loaded suites, why one could not be, or None while it is being loaded."""
         self._scorers: dict[int, Scorer | None] = {}
 
@@ -239,7 +243,7 @@ class StoreSource:
         source = _suite_source(detail)
         if source is None:
             return None, "the run's manifest names no suite, so contracts are not shown"
-        key = (source, detail.run.suite_fingerprint)
+        key = _suite_key(source, detail)
         with self._lock:
             loading = key in self._suites
             known = self._suites.get(key)
@@ -256,8 +260,22 @@ class StoreSource:
             return None, known
         return known, None
 
-    def _load(self, key: tuple[str, str]) -> Suite | str:
-        loaded = _load_suite(key[0], key[1], self.trust)
+    def suite_of(self, run: StoredRun) -> Suite | None:
+        """The run's suite as it was run, loaded now if need be (None: it cannot be)."""
+        if run.suite is not None:
+            return run.suite
+        source = _suite_source(run.detail)
+        if source is None:
+            return None
+        key = _suite_key(source, run.detail)
+        with self._lock:
+            known = self._suites.get(key)
+        if known is None:
+            known = self._load(key)
+        return None if isinstance(known, str) else known
+
+    def _load(self, key: tuple[str, str, str]) -> Suite | str:
+        loaded = _load_suite(*key, self.trust)
         with self._lock:
             self._suites[key] = loaded
             runs = [run for _, run in self._runs.values()]
@@ -273,7 +291,7 @@ class StoreSource:
         if source is None:
             return
         with self._lock:
-            known = self._suites.get((source, run.detail.run.suite_fingerprint))
+            known = self._suites.get(_suite_key(source, run.detail))
         if known is None:
             return
         if isinstance(known, str):
@@ -323,7 +341,7 @@ class StoreSource:
             title=run.run_id,
             suite=run.suite_name,
             source=run.folder,
-            fingerprint=_fingerprint(run),
+            fingerprint=_fingerprint(detail),
             started=run.started_at.isoformat() if run.started_at else None,
             targets=targets,
             entries=entries,
@@ -408,7 +426,9 @@ class StoreSource:
         if scorer is None:
             return None, None
         try:
-            verdict = scorer.grade(record)
+            # stored is the raw verdict: a call printed as text counts as no call there, and
+            # its diff says so ("printed as text, not called (counts only when repaired)")
+            verdict = scorer.grade_native(record) or scorer.grade(record)
         except Exception:  # a record the scorer refuses now: the stored reasons still show
             return None, None
         if verdict is None or verdict.passed != a.passed:
@@ -443,14 +463,29 @@ class StoreSource:
         return scorer
 
 
-def _load_suite(source: str, fingerprint: str, trust: Trust | None) -> Suite | str:
+def _suite_key(source: str, detail: RunDetail) -> tuple[str, str, str]:
+    """What a run's suite is loaded from: its file, its fingerprint, and the run folder
+    when the run's tools replaced the suite's (``run --tools``; "" otherwise)."""
+    replaced = (detail.manifest or {}).get("tools_source") is not None
+    folder = detail.run.folder if replaced and detail.run.folder else ""
+    return source, detail.run.suite_fingerprint, folder
+
+
+def _load_suite(source: str, fingerprint: str, run: str, trust: Trust | None) -> Suite | str:
+    """The run's suite, with the tools the run sent when they replaced the suite's (read
+    from ``run``, its folder, as ``score`` reads them); or why the contracts are not shown."""
+    from toolproof.run import read_manifest
+    from toolproof.run._manifest import with_run_tools
     from toolproof.suite import load_suite
     from toolproof.trust import DEFAULT_TRUST
 
     if not Path(source).exists():
         return f"the run's suite {source} is not found here, so contracts are not shown"
     try:
-        suite = load_suite(source, trust or DEFAULT_TRUST)
+        policy = trust or DEFAULT_TRUST
+        suite = load_suite(source, policy)
+        if run:
+            suite = with_run_tools(suite, Path(run), read_manifest(Path(run)), policy)
     except UserError as exc:
         return f"the run's suite could not be loaded, so contracts are not shown: {exc}"
     if suite.fingerprint() != fingerprint:
