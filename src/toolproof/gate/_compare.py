@@ -133,7 +133,12 @@ def _metric(name: str, base: list[Verdict], cur: list[Verdict]) -> MetricDelta:
 
 def _mean_over(run: TargetEvaluation, attr: str, cases: set[str]) -> float | None:
     st = run.summary.stability
-    values = [getattr(c, attr) for c in st.per_case if c.case_id in cases] if st else []
+    # a case an adaptive schedule stopped with the figure still open is left out
+    values = (
+        [getattr(c, attr) for c in st.per_case if c.case_id in cases and not c.undecided]
+        if st
+        else []
+    )
     return sum(values) / len(values) if values else None
 
 
@@ -175,12 +180,14 @@ def compare_targets(
     figures a judge's answers change are marked with the judge, and the judge
     rubric figures the suite gates are compared too.
     """
-    common = {v.case_id for v in base.verdicts} & {v.case_id for v in cur.verdicts}
-    bv = [v for v in base.verdicts if v.case_id in common]
-    cv = [v for v in cur.verdicts if v.case_id in common]
+    # an adaptive run's rates and counts are read over its full rounds (``gated``)
+    base_v, cur_v = base.gated, cur.gated
+    common = {v.case_id for v in base_v} & {v.case_id for v in cur_v}
+    bv = [v for v in base_v if v.case_id in common]
+    cv = [v for v in cur_v if v.case_id in common]
     a, b = case_outcomes("strict_pass", bv), case_outcomes("strict_pass", cv)
-    every = case_outcomes("strict_pass", cur.verdicts)
-    risk_of = {v.case_id: v.risk for v in cur.verdicts}
+    every = case_outcomes("strict_pass", cur_v)
+    risk_of = {v.case_id: v.risk for v in cur_v}
     new_critical = [
         c for c, ok in every.items() if not ok and a.get(c, True) and risk_of[c] is Risk.critical
     ]

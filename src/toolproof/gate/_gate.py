@@ -19,6 +19,7 @@ from toolproof.gate._compare import (
 )
 from toolproof.gate._coverage import Coverage, check_coverage
 from toolproof.gate._metrics import LABELS
+from toolproof.gate._schedule import ScheduleReport, schedule_report
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.judges import Calibration, calibration_status
 from toolproof.stats import Summary
@@ -112,6 +113,11 @@ class TargetGate(BaseModel):
         default_factory=list,
         description="Cases with a failed attempt whose outcome a judge decided (a "
         "judge-decided argument the judge found different), sorted.",
+    )
+    schedule: ScheduleReport | None = Field(
+        default=None,
+        description="--repeats auto: attempts made against the fixed plan, attempts saved, "
+        "cases stopped early and the confidence of each threshold decision.",
     )
 
 
@@ -233,7 +239,7 @@ def gate_target(
     With the baseline run (``baseline``), a drop a judge decided is advisory
     unless the judge is calibrated (``opts.calibrations``).
     """
-    checks = check_thresholds(run.suite, cur.verdicts)
+    checks = check_thresholds(run.suite, cur.gated)  # an adaptive run: its full rounds
     findings = [
         Finding(rule="threshold", message=f"{c.scope}: {c.label} {c.detail}", blocking=True)
         for c in checks
@@ -241,7 +247,7 @@ def gate_target(
     ]
     findings += [
         Finding(rule="critical", message=m, blocking=True)
-        for m in critical_violations(cur.verdicts)
+        for m in critical_violations(cur.gated)
     ]
     comparison = None
     if base is not None:
@@ -277,6 +283,7 @@ def gate_target(
         )
         if cur.summary.judge_decided
         else [],
+        schedule=schedule_report(run.manifest, cur.target, run.suite, cur.gated, checks),
     )
 
 

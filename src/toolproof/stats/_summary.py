@@ -391,8 +391,16 @@ class SummaryBuilder:
         k: int | None = None,
         scorer: Scorer | None = None,
         failures: FailureSink | None = None,
+        rounds: int | None = None,
+        adaptive: bool = False,
+        repeating: frozenset[str] = frozenset(),
     ) -> None:
         self.suite = suite
+        #: an adaptive schedule's full rounds: the rates read only these attempt numbers;
+        #: the later attempts feed the stability figures alone
+        self.rounds = rounds
+        self.adaptive = adaptive
+        self.repeating = repeating
         self.target = target
         self.k = k
         self.scorer = scorer
@@ -460,6 +468,9 @@ class SummaryBuilder:
 
     def add_verdict(self, v: Verdict) -> None:
         self.scored += 1
+        if self.rounds is not None and v.attempt >= self.rounds:
+            self._repeats.add(v)  # beyond the full rounds: pass^k, pass@k, flaky only
+            return
         passed = v.passed
         # the _Outcome's fields first (see _Group), as a plain tuple: cheaper to make
         key = (
@@ -632,7 +643,9 @@ class SummaryBuilder:
             failures=self.failures,
             cached=self._cached,
             unsafe_calls=self._unsafe,
-            stability=self._repeats.stability(self.k),
+            stability=self._repeats.stability(
+                self.k, adaptive=self.adaptive, repeating=self.repeating
+            ),
             per_success=Costs(
                 successes=successes,
                 tokens_per_success=(
