@@ -6,7 +6,8 @@ Round ``r`` is attempt number ``r`` of the cases that run it. Rounds below
 * without ``until_decided``, a case runs the next round while it is
   :attr:`~toolproof.adaptive.CaseState.open` (:func:`case_state`);
 * with ``until_decided``, the target stops as soon as every threshold is
-  decided (:func:`decide_bounds` over the full rounds); until then every case
+  decided (:func:`decide_bounds` over the full rounds), or when every case
+  repeats itself (further rounds would be copies); until then every case
   runs every round, so that the rates the gate reads stay over full rounds.
 
 The gate reads its rates and counts over the *full rounds*: the attempt
@@ -87,22 +88,19 @@ def next_round(
         for case, a in seen.items()
     }
     stopped = {case: s for case, s in states.items() if len(seen[case]) < done}
-    if done >= plan.max_repeats:
-        return RoundPlan(done, (), full, _finished(states), ended="planned")
     if done < plan.min_repeats:
         return RoundPlan(done, cases, full, stopped)
     decisions: tuple[BoundDecision, ...] = ()
     if plan.until_decided:
-        decisions = tuple(
-            decide_bounds(
-                bounds,
-                seen,
-                full,
-                confidence=plan.confidence,
-            )
-        )
+        decisions = tuple(decide_bounds(bounds, seen, full, confidence=plan.confidence))
+    if done >= plan.max_repeats:
+        return RoundPlan(done, (), full, _finished(states), decisions, ended="planned")
+    if plan.until_decided:
         if all_decided(decisions):
             return RoundPlan(done, (), full, _finished(states), decisions, ended="decided")
+        if all(s is CaseState.repeats for s in states.values()):
+            # every case repeats itself: further rounds would be copies of these
+            return RoundPlan(done, (), full, _finished(states), decisions, ended="settled")
         if full == done:  # undecided: every case runs on, so the rounds stay full
             return RoundPlan(done, cases, full, stopped, decisions)
     running = tuple(c for c in cases if len(seen[c]) == done and states[c] is CaseState.open)
