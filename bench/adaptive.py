@@ -88,16 +88,12 @@ class Outcome:
     hat_k_differs: int
 
 
-def schedule(
-    draws: list[list[bool]], suite: Suite, plan: Plan, bound: Bound
-) -> Outcome:
+def schedule(draws: list[list[bool]], suite: Suite, plan: Plan, bound: Bound) -> Outcome:
     """Run the adaptive schedule over the drawn attempts, as the runner does."""
     history: dict[str, list[Seen]] = {str(i): [] for i in range(len(draws))}
     done = attempts = 0
     while True:
-        step = next_round(
-            history, done, plan, bounds=[bound], repeatable=suite.deterministic
-        )
+        step = next_round(history, done, plan, bounds=[bound], repeatable=suite.deterministic)
         if not step.cases:
             break
         for case in step.cases:
@@ -115,7 +111,9 @@ def schedule(
     differs = 0
     for case, attempts_of in history.items():
         fixed = draws[int(case)]
-        hat_fixed = math.comb(sum(fixed), plan.max_repeats) / math.comb(len(fixed), plan.max_repeats)
+        hat_fixed = math.comb(sum(fixed), plan.max_repeats) / math.comb(
+            len(fixed), plan.max_repeats
+        )
         c = sum(bool(s.passed) for s in attempts_of)
         hat = pass_hat_k_adaptive(
             len(attempts_of), c, plan.max_repeats, repeats=step.stopped.get(case) == "repeats"
@@ -179,8 +177,10 @@ def main() -> None:
         f"{args.min_repeats} · gate: strict pass ≥ {args.threshold:.2f} · confidence "
         f"{args.confidence} · {deterministic} deterministic targets · seed {args.seed}"
     )
-    print(f"fixed plan ({planned} attempts a run): wrong against the true rate in "
-          f"{fixed_wrong} runs ({100 * fixed_wrong / runs:.2f}%)")
+    print(
+        f"fixed plan ({planned} attempts a run): wrong against the true rate in "
+        f"{fixed_wrong} runs ({100 * fixed_wrong / runs:.2f}%)"
+    )
     print()
     header = ("schedule", "calls saved", "det. / stoch.", "cases stopped",
               "≠ fixed plan", "wrong vs truth", "decided early", "early & wrong",

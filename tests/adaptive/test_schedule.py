@@ -17,7 +17,9 @@ OUTCOMES = {
 }
 
 
-def run(plan: Plan, outcomes: dict[str, list[bool]], **kw: object) -> tuple[dict[str, list[Seen]], list[str | None]]:
+def run(
+    plan: Plan, outcomes: dict[str, list[bool]], **kw: object
+) -> tuple[dict[str, list[Seen]], list[str | None]]:
     history: dict[str, list[Seen]] = {c: [] for c in outcomes}
     done = 0
     while True:

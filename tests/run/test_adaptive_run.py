@@ -20,7 +20,9 @@ from toolproof.types import Suite
 
 
 def right(i: int) -> dict[str, Any]:
-    return {"tool_calls": [{"name": "lookup_order", "raw_arguments": f'{{"order_id": "ORD-{i:06d}"}}'}]}
+    return {
+        "tool_calls": [{"name": "lookup_order", "raw_arguments": f'{{"order_id": "ORD-{i:06d}"}}'}]
+    }
 
 
 WRONG = {"text": "Which order?"}
@@ -59,7 +61,9 @@ def attempts_of(run_dir: Path) -> dict[str, list[int]]:
     return {c: sorted(a) for c, a in sorted(out.items())}
 
 
-def test_a_case_stops_once_it_passed_and_failed(suite: Suite, tmp_path: Path, flaky: Target) -> None:
+def test_a_case_stops_once_it_passed_and_failed(
+    suite: Suite, tmp_path: Path, flaky: Target
+) -> None:
     result = run_suite(suite, [flaky], options(tmp_path, "r"))
     counts = {c: len(a) for c, a in attempts_of(tmp_path / "r").items()}
     assert counts == {

@@ -54,7 +54,9 @@ class CaseState(StrEnum):
     """It ran every planned attempt."""
 
 
-def case_state(seen: Sequence[Seen], max_repeats: int, min_repeats: int, repeatable: bool) -> CaseState:
+def case_state(
+    seen: Sequence[Seen], max_repeats: int, min_repeats: int, repeatable: bool
+) -> CaseState:
     """The state of a case after its attempts ``seen`` (in attempt order).
 
     A case runs at least ``min_repeats`` and at most ``max_repeats`` attempts.

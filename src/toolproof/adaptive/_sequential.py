@@ -86,7 +86,7 @@ def _log_binom_tail(k: int, n: int, t: float, upper: bool) -> float:
         return 0.0
     if upper and k <= 0:
         return 0.0
-    if not upper and k < 0 or upper and k > n:
+    if (not upper and k < 0) or (upper and k > n):
         return -math.inf
     lt, l1t = math.log(t), math.log1p(-t)
     head = math.lgamma(n + 1)
@@ -135,7 +135,9 @@ def log_mixture(successes: int, n: int, required: float, side: Literal["pass", "
     return area - math.log(t) - k * math.log(t) - m * math.log1p(-t)
 
 
-def anytime_p_value(successes: int, n: int, required: float) -> tuple[float, Literal["pass", "fail"]]:
+def anytime_p_value(
+    successes: int, n: int, required: float
+) -> tuple[float, Literal["pass", "fail"]]:
     """The anytime-valid p-value of the side of ``required`` the rate lies on, and that side.
 
     The side is the point estimate's (≥ required: pass, as the gate decides);

@@ -472,7 +472,9 @@ class EvaluationStream:
         return ev
 
 
-def attempt_grader(suite: Suite, trust: Trust = DEFAULT_TRUST) -> Callable[[Record], Verdict | None]:
+def attempt_grader(
+    suite: Suite, trust: Trust = DEFAULT_TRUST
+) -> Callable[[Record], Verdict | None]:
     """Grade one record at a time, as :func:`evaluate` grades it for the headline (raw).
 
     What an adaptive schedule asks of each attempt as it finishes; the verdict

@@ -129,7 +129,8 @@ class ScheduleReport(BaseModel):
         why = ", ".join(f"{k} {v}" for k, v in self.stopped.items())
         return (
             f"{self.attempts} of {self.planned} planned attempts ({self.saved} saved, {share}); "
-            f"{self.stopped_early} cases stopped early" + (f" ({why})" if why else "")
+            f"{self.stopped_early} cases stopped early"
+            + (f" ({why})" if why else "")
             + f"; the gate reads the {self.full_rounds} full rounds"
         )
 

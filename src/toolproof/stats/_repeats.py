@@ -265,7 +265,11 @@ class RepeatCounts:
         self._calls.append(len(tools))
 
     def stability(
-        self, k: int | None = None, *, adaptive: bool = False, repeating: frozenset[str] = frozenset()
+        self,
+        k: int | None = None,
+        *,
+        adaptive: bool = False,
+        repeating: frozenset[str] = frozenset(),
     ) -> Stability | None:
         """Per-case and aggregate stability; None when nothing was added.
 
