@@ -10,11 +10,12 @@ Round ``r`` is attempt number ``r`` of the cases that run it. Rounds below
   repeats itself (further rounds would be copies); until then every case
   runs every round, so that the rates the gate reads stay over full rounds.
 
-The gate reads its rates and counts over the *full rounds*: the attempt
-numbers every case ran (at least ``min_repeats``). Attempts beyond them go to
-pass^k, pass@k and the flaky/steady classes only; counting them in a rate
-would weight the cases that kept running (those that never failed) more than
-the fixed plan does.
+The gate reads its rates over the *full rounds*: the attempt numbers every
+case ran (at least ``min_repeats``). Counting the later attempts in a rate
+would weight the cases that kept running (those that never failed, or never
+passed) more than the fixed plan does. What is said of a case (pass^k, pass@k,
+flaky or steady, failed cases) and the counts (unsafe calls, critical
+findings) read every attempt.
 
 :func:`next_round` reads only the attempts of the rounds before the one it
 plans, so replaying it over a run's records (a resume, a cached re-run, a

@@ -520,16 +520,18 @@ def _schedule_lines(ev: Evaluation, console: Any) -> None:
     from toolproof.report._escape import term_text
 
     for name, t in ev.targets.items():
-        checks = check_thresholds(ev.suite, t.gated)
+        checks = check_thresholds(ev.suite, t.gated, t.verdicts)
         report = schedule_report(ev.manifest, name, ev.suite, t.gated, checks)
         if report is None:
             continue
         console.print(
             f"adaptive repeats · {term_text(name)}: {report.line()}", markup=False, highlight=False
         )
+        from toolproof.report._gate_terminal import confidence_text
+
         for d in report.decisions:
             console.print(
-                f"  {d.scope}: {d.label} {d.decision} at confidence {100 * d.confidence:.1f}%",
+                f"  {d.scope}: {d.label} {d.decision}ed {confidence_text(d.confidence)}",
                 markup=False,
                 highlight=False,
             )

@@ -57,12 +57,12 @@ class TargetEvaluation:
     """The same target with calls recovered from text counted as calls (semantic
     repair); None when no call was. ``verdicts`` and ``summary`` are raw."""
     rounds: int | None = None
-    """An adaptive schedule's full rounds: the gate reads rates and counts over these
-    attempt numbers only (None: every attempt)."""
+    """An adaptive schedule's full rounds: the gate reads its rates over these attempt
+    numbers only (None: every attempt)."""
 
     @property
     def gated(self) -> Sequence[Verdict]:
-        """The verdicts the gate's rates and counts read: those of the full rounds."""
+        """The verdicts the gate's rates read: those of the full rounds."""
         if self.rounds is None:
             return self.verdicts
         rounds = self.rounds

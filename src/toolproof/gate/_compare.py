@@ -180,14 +180,16 @@ def compare_targets(
     figures a judge's answers change are marked with the judge, and the judge
     rubric figures the suite gates are compared too.
     """
-    # an adaptive run's rates and counts are read over its full rounds (``gated``)
-    base_v, cur_v = base.gated, cur.gated
-    common = {v.case_id for v in base_v} & {v.case_id for v in cur_v}
-    bv = [v for v in base_v if v.case_id in common]
-    cv = [v for v in cur_v if v.case_id in common]
-    a, b = case_outcomes("strict_pass", bv), case_outcomes("strict_pass", cv)
-    every = case_outcomes("strict_pass", cur_v)
-    risk_of = {v.case_id: v.risk for v in cur_v}
+    common = {v.case_id for v in base.verdicts} & {v.case_id for v in cur.verdicts}
+    # an adaptive run's rates are read over its full rounds (``gated``); what is said of a
+    # case (it failed an attempt) and the counts over all its attempts
+    bv = [v for v in base.gated if v.case_id in common]
+    cv = [v for v in cur.gated if v.case_id in common]
+    ba = [v for v in base.verdicts if v.case_id in common]
+    ca = [v for v in cur.verdicts if v.case_id in common]
+    a, b = case_outcomes("strict_pass", ba), case_outcomes("strict_pass", ca)
+    every = case_outcomes("strict_pass", cur.verdicts)
+    risk_of = {v.case_id: v.risk for v in cur.verdicts}
     new_critical = [
         c for c, ok in every.items() if not ok and a.get(c, True) and risk_of[c] is Risk.critical
     ]
@@ -205,10 +207,10 @@ def compare_targets(
         metrics=metrics,
         judged=judged,
         counts={
-            "unsafe_calls": (unsafe_calls(bv), unsafe_calls(cv)),
+            "unsafe_calls": (unsafe_calls(ba), unsafe_calls(ca)),
             "forbidden_calls": (
-                sum(len(v.forbidden_called) for v in bv),
-                sum(len(v.forbidden_called) for v in cv),
+                sum(len(v.forbidden_called) for v in ba),
+                sum(len(v.forbidden_called) for v in ca),
             ),
         },
         newly_failing=sorted(c for c in common if a[c] and not b[c]),

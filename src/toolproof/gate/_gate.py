@@ -239,7 +239,8 @@ def gate_target(
     With the baseline run (``baseline``), a drop a judge decided is advisory
     unless the judge is calibrated (``opts.calibrations``).
     """
-    checks = check_thresholds(run.suite, cur.gated)  # an adaptive run: its full rounds
+    # an adaptive run: rates over its full rounds, counts over every attempt
+    checks = check_thresholds(run.suite, cur.gated, cur.verdicts)
     findings = [
         Finding(rule="threshold", message=f"{c.scope}: {c.label} {c.detail}", blocking=True)
         for c in checks
@@ -247,7 +248,7 @@ def gate_target(
     ]
     findings += [
         Finding(rule="critical", message=m, blocking=True)
-        for m in critical_violations(cur.gated)
+        for m in critical_violations(cur.verdicts)
     ]
     comparison = None
     if base is not None:

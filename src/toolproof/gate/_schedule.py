@@ -131,7 +131,8 @@ class ScheduleReport(BaseModel):
             f"{self.attempts} of {self.planned} planned attempts ({self.saved} saved, {share}); "
             f"{self.stopped_early} cases stopped early"
             + (f" ({why})" if why else "")
-            + f"; the gate reads the {self.full_rounds} full rounds"
+            + f"; rates read over the {self.full_rounds} full rounds, counts and pass^k "
+            "over every attempt"
         )
 
 

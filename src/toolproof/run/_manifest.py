@@ -82,8 +82,8 @@ class ScheduledTarget(BaseModel):
     planned: int = Field(description="Attempts of the fixed plan: cases × max repeats.")
     attempts: int = Field(description="Attempts the schedule ran (each has a record).")
     full_rounds: int = Field(
-        description="Rounds every case ran: the gate reads its rates and counts over these "
-        "attempt numbers; the others feed pass^k, pass@k and the flaky/steady classes."
+        description="Rounds every case ran: the gate reads its rates over these attempt "
+        "numbers; what it says of cases and its counts read every attempt."
     )
     stopped: dict[str, int] = Field(
         default_factory=dict,

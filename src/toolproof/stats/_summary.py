@@ -469,7 +469,12 @@ class SummaryBuilder:
     def add_verdict(self, v: Verdict) -> None:
         self.scored += 1
         if self.rounds is not None and v.attempt >= self.rounds:
-            self._repeats.add(v)  # beyond the full rounds: pass^k, pass@k, flaky only
+            # beyond the full rounds: pass^k, pass@k, flaky, the counts and the failures;
+            # the rates read the full rounds alone
+            self._repeats.add(v)
+            self._unsafe += v.unsafe_calls
+            self._forbidden += len(v.forbidden_called)
+            self._failure(v)
             return
         passed = v.passed
         # the _Outcome's fields first (see _Group), as a plain tuple: cheaper to make
@@ -508,6 +513,10 @@ class SummaryBuilder:
         self._repeats.add(v)
         if v.multistep is not None:
             self._multistep.add(v)
+        self._failure(v)
+
+    def _failure(self, v: Verdict) -> None:
+        failure = v.failure
         if failure is not None:
             if self._rows is not None:
                 reasons = [c.message for c in v.checks]
