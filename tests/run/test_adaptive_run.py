@@ -159,3 +159,25 @@ def test_adaptive_needs_a_way_to_grade(suite: Suite, tmp_path: Path, flaky: Targ
     opts.scheduler = None
     with pytest.raises(UserError, match="scheduler"):
         run_suite(suite, [flaky], opts)
+
+
+def test_shards_merged_hold_what_one_unsharded_run_holds(
+    suite: Suite, tmp_path: Path, flaky: Target
+) -> None:
+    from toolproof.run._shard import merge_runs
+
+    run_suite(suite, [flaky], options(tmp_path, "whole"))
+    parts = []
+    for index in (1, 2):
+        opts = options(tmp_path, f"shard{index}")
+        opts.shard = (index, 2)
+        run_suite(suite, [flaky], opts)
+        parts.append(tmp_path / f"shard{index}")
+    merged = merge_runs(parts, tmp_path / "merged")
+    assert attempts_of(tmp_path / "merged") == attempts_of(tmp_path / "whole")
+    whole = read_manifest(tmp_path / "whole").schedule
+    assert merged.schedule is not None and whole is not None
+    a, b = merged.schedule.targets[0], whole.targets[0]
+    assert (a.planned, a.attempts, a.stopped, a.full_rounds) == (
+        b.planned, b.attempts, b.stopped, b.full_rounds
+    )  # fmt: skip
