@@ -16,7 +16,7 @@ the function the runner asks (not a copy of it). Then, for each schedule:
 * how often a case's pass^k differs from the fixed plan's (the per-case rule
   promises never, for the deterministic targets and for every case it stops).
 
-    python bench/adaptive.py [--runs 2000] [--cases 300] [--k 5] [--min 2] [--seed 0]
+    python bench/adaptive.py [--runs 2000] [--cases 300] [--k 5] [--min 2] [--seed 0] [--near]
 
 Target: at least 40% of the calls saved at k = 5 on the realistic mix, and the
 early decisions' wrong rate within the promised bound.
@@ -44,11 +44,20 @@ class Suite:
         return sum(self.chances) / len(self.chances)
 
 
-def draw_suite(rng: random.Random, cases: int) -> Suite:
-    """A realistic mix: reliable passes, reliable failures, a flaky band; 1 in 4 deterministic."""
-    deterministic = rng.random() < 0.25
-    passing = rng.uniform(0.6, 0.98)
-    flaky = 0.0 if deterministic else rng.uniform(0.02, 0.20)
+def draw_suite(rng: random.Random, cases: int, near: float | None = None) -> Suite:
+    """A realistic mix: reliable passes, reliable failures, a flaky band; 1 in 4 deterministic.
+
+    ``near``: a hard mix instead, every target sampling, with a fifth of its cases
+    flaky and its true rate within 0.03 of ``near`` (the threshold).
+    """
+    if near is not None:
+        flaky = 0.2
+        passing = (rng.uniform(near - 0.03, near + 0.03) - flaky * 0.5) / (1 - flaky)
+        deterministic = False
+    else:
+        deterministic = rng.random() < 0.25
+        passing = rng.uniform(0.6, 0.98)
+        flaky = 0.0 if deterministic else rng.uniform(0.02, 0.20)
     chances = []
     for _ in range(cases):
         u = rng.random()
@@ -133,6 +142,11 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=0.85)
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--near",
+        action="store_true",
+        help="the hard mix: true rates within 0.03 of the threshold, a fifth of the cases flaky",
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     bound = Bound(key="all: strict_pass", metric="strict_pass", required=args.threshold)
@@ -150,7 +164,7 @@ def main() -> None:
     deterministic = 0
     started = time.perf_counter()
     for _ in range(args.runs):
-        suite = draw_suite(rng, args.cases)
+        suite = draw_suite(rng, args.cases, args.threshold if args.near else None)
         draws = draw_attempts(rng, suite, args.k)
         truth = suite.truth >= args.threshold
         passes = sum(sum(row) for row in draws)
@@ -176,6 +190,7 @@ def main() -> None:
         f"{runs} simulated runs · {args.cases} cases · k = {args.k} · min repeats "
         f"{args.min_repeats} · gate: strict pass ≥ {args.threshold:.2f} · confidence "
         f"{args.confidence} · {deterministic} deterministic targets · seed {args.seed}"
+        + (" · hard mix (true rates within 0.03 of the threshold)" if args.near else "")
     )
     print(
         f"fixed plan ({planned} attempts a run): wrong against the true rate in "
