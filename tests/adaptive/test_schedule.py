@@ -84,3 +84,18 @@ def test_a_repeating_target_stops_at_min_repeats() -> None:
             history[c].append(seen(same[c][done], answer=c))
     assert not step.cases and step.ended == "settled"
     assert {len(a) for a in history.values()} == {2}
+
+
+def test_an_undecided_threshold_holds_the_rounds_full_without_until_decided() -> None:
+    bound = Bound("all: strict_pass", "strict_pass", 0.6)
+    history, ended = run(Plan(5, 2), OUTCOMES, bounds=[bound])
+    assert {len(a) for a in history.values()} == {5}  # four cases decide nothing
+    assert ended == ["planned"]
+
+
+def test_once_decided_the_per_case_rule_applies() -> None:
+    many = {f"ok{i}": [True] * 5 for i in range(40)} | {"flaky": [True, False] * 3}
+    bound = Bound("all: strict_pass", "strict_pass", 0.5)
+    history, ended = run(Plan(5, 2), many, bounds=[bound])
+    assert len(history["flaky"]) == 2 and len(history["ok0"]) == 5
+    assert ended == ["planned"]

@@ -3,12 +3,14 @@
 Round ``r`` is attempt number ``r`` of the cases that run it. Rounds below
 ``min_repeats`` run every case. After that:
 
-* without ``until_decided``, a case runs the next round while it is
-  :attr:`~toolproof.adaptive.CaseState.open` (:func:`case_state`);
-* with ``until_decided``, the target stops as soon as every threshold is
-  decided (:func:`decide_bounds` over the full rounds), or when every case
-  repeats itself (further rounds would be copies); until then every case
-  runs every round, so that the rates the gate reads stay over full rounds.
+* while a threshold of the gate is undecided (:func:`decide_bounds` over the
+  full rounds, at the plan's confidence), every case runs every round, so that
+  the rates the gate reads stay over full rounds; unless every case repeats
+  itself (further rounds would be copies), which ends the target;
+* once every threshold is decided, with ``until_decided`` the target stops;
+  without it, a case runs the next round while it is
+  :attr:`~toolproof.adaptive.CaseState.open` (:func:`case_state`): pass^k,
+  pass@k and its class still depend on it.
 
 The gate reads its rates over the *full rounds*: the attempt numbers every
 case ran (at least ``min_repeats``). Counting the later attempts in a rate
@@ -91,19 +93,18 @@ def next_round(
     stopped = {case: s for case, s in states.items() if len(seen[case]) < done}
     if done < plan.min_repeats:
         return RoundPlan(done, cases, full, stopped)
-    decisions: tuple[BoundDecision, ...] = ()
-    if plan.until_decided:
-        decisions = tuple(decide_bounds(bounds, seen, full, confidence=plan.confidence))
+    decisions = tuple(decide_bounds(bounds, seen, full, confidence=plan.confidence))
     if done >= plan.max_repeats:
         return RoundPlan(done, (), full, _finished(states), decisions, ended="planned")
-    if plan.until_decided:
-        if all_decided(decisions):
-            return RoundPlan(done, (), full, _finished(states), decisions, ended="decided")
+    decided = all_decided(decisions)
+    if decided and plan.until_decided:
+        return RoundPlan(done, (), full, _finished(states), decisions, ended="decided")
+    if not decided and full == done:
         if all(s is CaseState.repeats for s in states.values()):
             # every case repeats itself: further rounds would be copies of these
             return RoundPlan(done, (), full, _finished(states), decisions, ended="settled")
-        if full == done:  # undecided: every case runs on, so the rounds stay full
-            return RoundPlan(done, cases, full, stopped, decisions)
+        # a threshold is undecided: every case runs on, so the rates stay over full rounds
+        return RoundPlan(done, cases, full, stopped, decisions)
     running = tuple(c for c in cases if len(seen[c]) == done and states[c] is CaseState.open)
     if not running:
         return RoundPlan(done, (), full, _finished(states), decisions, ended="settled")
