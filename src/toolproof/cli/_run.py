@@ -521,7 +521,9 @@ def _schedule_lines(ev: Evaluation, console: Any) -> None:
 
     for name, t in ev.targets.items():
         checks = check_thresholds(ev.suite, t.gated, t.verdicts)
-        report = schedule_report(ev.manifest, name, ev.suite, t.gated, checks)
+        st = t.summary.stability
+        open_cases = len(st.undecided) if st is not None else 0
+        report = schedule_report(ev.manifest, name, ev.suite, t.gated, checks, open_cases)
         if report is None:
             continue
         console.print(

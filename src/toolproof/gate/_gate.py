@@ -284,8 +284,15 @@ def gate_target(
         )
         if cur.summary.judge_decided
         else [],
-        schedule=schedule_report(run.manifest, cur.target, run.suite, cur.gated, checks),
+        schedule=schedule_report(
+            run.manifest, cur.target, run.suite, cur.gated, checks, _open_cases(cur)
+        ),
     )
+
+
+def _open_cases(cur: TargetEvaluation) -> int:
+    st = cur.summary.stability
+    return len(st.undecided) if st is not None else 0
 
 
 def _calibration(

@@ -122,6 +122,11 @@ class ScheduleReport(BaseModel):
     until_decided: bool
     ended: str | None
     decisions: list[DecisionConfidence]
+    open_cases: int = Field(
+        default=0,
+        description="Cases stopped with pass^k or pass@k still open (by --until-decided): "
+        "left out of those means.",
+    )
 
     def line(self) -> str:
         """``34 of 100 attempts (66 saved, 66%); 12 cases stopped early (…)``."""
@@ -133,6 +138,12 @@ class ScheduleReport(BaseModel):
             + (f" ({why})" if why else "")
             + f"; rates read over the {self.full_rounds} full rounds, counts and pass^k "
             "over every attempt"
+            + (
+                f"; {self.open_cases} cases stopped with pass^k or pass@k open, left out of "
+                "those means"
+                if self.open_cases
+                else ""
+            )
         )
 
 
@@ -164,8 +175,11 @@ def schedule_report(
     suite: Suite,
     verdicts: Sequence[Verdict],
     checks: Sequence[ThresholdCheck],
+    open_cases: int = 0,
 ) -> ScheduleReport | None:
-    """The schedule of an adaptive run's target; None for a fixed-repeats run."""
+    """The schedule of an adaptive run's target; None for a fixed-repeats run.
+
+    ``open_cases``: the cases its stability figures left out of pass^k or pass@k."""
     schedule = manifest.schedule if manifest is not None else None
     entry = schedule.target(target) if schedule is not None else None
     if schedule is None or entry is None:
@@ -180,4 +194,5 @@ def schedule_report(
         until_decided=schedule.until_decided,
         ended=entry.ended,
         decisions=decision_confidences(suite, verdicts, checks),
+        open_cases=open_cases,
     )
