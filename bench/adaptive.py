@@ -11,7 +11,7 @@ the function the runner asks (not a copy of it). Then, for each schedule:
 * how often the gate's decision (strict pass ≥ threshold, read over the full
   rounds, as the gate reads an adaptive run) differs from the fixed plan's;
 * how often it is wrong against the true rate (the mean of the cases' chances);
-* with --until-decided: how often a decision the mixture SPRT took early is
+* how often a decision the mixture SPRT took early (before the last round) is
   wrong, beside the bound it promises (α = 1 - confidence);
 * how often a case's pass^k differs from the fixed plan's (the per-case rule
   promises never, for the deterministic targets and for every case it stops).
@@ -130,7 +130,9 @@ def schedule(draws: list[list[bool]], suite: Suite, plan: Plan, bound: Bound) ->
         if hat is not None and hat != hat_fixed:
             differs += 1
     stopped = sum(1 for a in history.values() if len(a) < plan.max_repeats)
-    return Outcome(attempts, rounds, decision, step.ended == "decided", stopped, differs)
+    # decided early: the mixture SPRT settled the threshold before the last round
+    early = rounds < plan.max_repeats and all(d.decided is not None for d in step.decisions)
+    return Outcome(attempts, rounds, decision, early, stopped, differs)
 
 
 def main() -> None:
