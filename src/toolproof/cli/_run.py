@@ -526,8 +526,9 @@ def _schedule_lines(ev: Evaluation, console: Any) -> None:
         report = schedule_report(ev.manifest, name, ev.suite, t.gated, checks, open_cases)
         if report is None:
             continue
+        label = name if name.endswith(":") else f"{name}:"  # `local:` takes no second colon
         console.print(
-            f"adaptive repeats · {term_text(name)}: {report.line()}", markup=False, highlight=False
+            f"adaptive repeats · {term_text(label)} {report.line()}", markup=False, highlight=False
         )
         from toolproof.report._gate_terminal import confidence_text
 
