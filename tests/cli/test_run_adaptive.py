@@ -58,8 +58,11 @@ def test_repeats_auto_reports_what_it_saved(
     assert "rates read over the 2 full rounds" in text
     manifest = json.loads((workdir / "r" / "manifest.json").read_text())
     assert manifest["repeats"] == 5 and manifest["schedule"]["min_repeats"] == 2
-    code = toolproof(monkeypatch, "gate", "r", "--no-store")
+    code = toolproof(monkeypatch, "gate", "r", "--no-store", "--markdown", "pr.md")
     gate = " ".join(capsys.readouterr().out.split())
+    comment = (workdir / "pr.md").read_text()
+    assert "Adaptive repeats: 27 of 30 planned attempts (3 saved, 10%)" in comment
+    assert "- all: strict pass passed at confidence" in comment
     assert code == 0  # strict pass 9 of 12 over the full rounds, above 10%
     assert "adaptive repeats 27 of 30 planned attempts" in gate
     assert "all: strict pass passed at confidence" in gate
