@@ -201,3 +201,25 @@ def test_shards_merged_hold_what_one_unsharded_run_holds(
     assert (a.planned, a.attempts, a.stopped, a.full_rounds) == (
         b.planned, b.attempts, b.stopped, b.full_rounds
     )  # fmt: skip
+
+
+def test_the_progress_bar_is_told_the_attempts_a_target_ran(
+    lenient: Suite, tmp_path: Path, flaky: Target
+) -> None:
+    from toolproof.run import SilentObserver
+
+    class Told(SilentObserver):
+        def __init__(self) -> None:
+            self.totals: dict[str, int] = {}
+            self.replans: dict[str, int] = {}
+
+        def started(self, totals: dict[str, int]) -> None:
+            self.totals = totals
+
+        def replanned(self, target: str, total: int) -> None:
+            self.replans[target] = total
+
+    opts = options(tmp_path, "r")
+    opts.observer = told = Told()
+    run_suite(lenient, [flaky], opts)
+    assert told.totals == {flaky.spec: 30} and told.replans == {flaky.spec: 25}

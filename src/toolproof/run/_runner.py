@@ -843,7 +843,7 @@ class _AdaptiveRun:
         repeatable = settings.temperature == 0 and settings.seed is not None
         by_id = {c.id: c for c in self.cases}
         history: dict[str, list[Seen]] = {c.id: [] for c in self.cases}
-        attempts = 0
+        attempts = ran = 0
         done = 0
         while True:
             step = next_round(
@@ -851,9 +851,14 @@ class _AdaptiveRun:
             )
             self.results[spec] = self._result(spec, step, history, attempts)
             if not step.cases:
+                # the progress bar counted the fixed plan's attempts: it ran these
+                replanned = getattr(run.session.observer, "replanned", None)
+                if replanned is not None:  # observers written before it lack it
+                    replanned(spec, ran)
                 return
             todo = [by_id[c] for c in step.cases if (spec, c, done) not in self.have]
             fresh = await run.round(todo, done)
+            ran += len(fresh)
             for case_id in step.cases:
                 record = self.have.get((spec, case_id, done)) or fresh[case_id]
                 history[case_id].append(self.observe(record))
