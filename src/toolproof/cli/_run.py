@@ -85,7 +85,12 @@ def run_command(
         "at --confidence (a mixture SPRT, valid however often it looks).",
     ),
     confidence: float = typer.Option(
-        0.95, "--confidence", min=0.5, max=0.9999, help="With --until-decided: the confidence."
+        0.95,
+        "--confidence",
+        min=0.5,
+        max=0.9999,
+        help="With --repeats auto: the confidence a gate threshold is decided at (every case "
+        "runs every round until then).",
     ),
     tags: list[str] = typer.Option(
         [], "--tags", help="Run only cases with one of these tags (repeatable, or comma-separated)."
