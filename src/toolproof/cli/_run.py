@@ -65,7 +65,33 @@ def run_command(
         help="A tools file (YAML or JSON, as `toolproof tools import` writes) whose tools "
         "replace the suite's for this run; kept in the run folder for scoring.",
     ),
-    repeats: int = typer.Option(1, "--repeats", "-n", min=1, help="Attempts per case and target."),
+    repeats: str = typer.Option(
+        "1",
+        "--repeats",
+        "-n",
+        help="Attempts per case and target, or 'auto': repeat each case only while more "
+        "attempts can change its figures (see --max-repeats, --min-repeats, --until-decided).",
+    ),
+    max_repeats: int = typer.Option(
+        5, "--max-repeats", min=1, help="With --repeats auto: the most attempts of a case (k)."
+    ),
+    min_repeats: int = typer.Option(
+        2, "--min-repeats", min=1, help="With --repeats auto: the fewest attempts of a case."
+    ),
+    until_decided: bool = typer.Option(
+        False,
+        "--until-decided",
+        help="With --repeats auto: stop a target as soon as every gate threshold is decided "
+        "at --confidence (a mixture SPRT, valid however often it looks).",
+    ),
+    confidence: float = typer.Option(
+        0.95,
+        "--confidence",
+        min=0.5,
+        max=0.9999,
+        help="With --repeats auto: the confidence a gate threshold is decided at (every case "
+        "runs every round until then).",
+    ),
     tags: list[str] = typer.Option(
         [], "--tags", help="Run only cases with one of these tags (repeatable, or comma-separated)."
     ),
@@ -142,7 +168,11 @@ def _run_command(
     model: list[str],
     target: list[str],
     tools: Path | None,
-    repeats: int,
+    repeats: str,
+    max_repeats: int,
+    min_repeats: int,
+    until_decided: bool,
+    confidence: float,
     tags: list[str],
     config: Path | None,
     temperature: float | None,
@@ -179,6 +209,7 @@ def _run_command(
     }
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
+    opts.scheduler = _scheduler(opts.trust)  # used by an adaptive schedule only (or its resume)
     grading: StreamedEvaluation | None = None
     if resume is not None:
         if suite is not None or model or target or tags or shard or tools is not None:
@@ -198,12 +229,15 @@ def _run_command(
         if not model and not target:
             model = [_default_model()]
         chosen, config_file = _targets(loaded, model, target, user_config, overrides, opts)
-        opts.repeats = repeats
+        opts.repeats, opts.adaptive = _repeats(
+            repeats, max_repeats, min_repeats, until_decided, confidence
+        )
         opts.tags = tuple(t.strip() for group in tags for t in group.split(",") if t.strip())
         opts.shard = _shard(shard)
         opts.config_file = config_file
         opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
-        if judge is None:  # judged, the report is made from the judge's answers too
+        if judge is None and opts.adaptive is None:  # judged: from the judge's answers too
+            # (an adaptive run reads its rates over the full rounds it ends with: graded after)
             grading = _streamed(loaded, chosen, opts, storing=_storing(store, not no_store))
         freeze_standing()  # modules and suite: the run's collections need not walk them
         with _warming(opts, storing=not no_store, grading=grading):
@@ -231,6 +265,40 @@ def _run_command(
     noted = streamed[1] if streamed else None
     with storing_run(result, store, not no_store, opts.trust, evaluation=ev, noted=noted):
         _exit_code(result, max_infra_errors)
+
+
+def _repeats(
+    text: str, most: int, fewest: int, until_decided: bool, confidence: float
+) -> tuple[int, Any]:
+    """``--repeats N`` or ``--repeats auto`` (with its plan)."""
+    from toolproof.errors import UserError
+
+    if text.strip().lower() == "auto":
+        from toolproof.adaptive import Plan
+
+        if fewest > most:
+            raise UserError(f"--min-repeats {fewest} is more than --max-repeats {most}")
+        return most, Plan(most, fewest, until_decided, confidence)
+    try:
+        n = int(text)
+    except ValueError:
+        raise UserError(f"--repeats {text!r}: give a number of attempts, or auto") from None
+    if n < 1:
+        raise UserError("--repeats must be at least 1")
+    if until_decided:
+        raise UserError("--until-decided needs --repeats auto")
+    return n, None
+
+
+def _scheduler(trust: Trust) -> Any:
+    """How an adaptive schedule sees attempts and the gate's thresholds, made for its suite."""
+
+    def make(suite: Suite) -> Any:
+        from toolproof.gate._schedule import schedule_inputs
+
+        return schedule_inputs(suite, trust)
+
+    return make
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:
@@ -446,7 +514,35 @@ def _report(
             report_judged(result, judged, out)
 
     render_terminal(summaries, console, before_headline=shown)  # ends with the verdict
+    _schedule_lines(ev, console)
     return ev
+
+
+def _schedule_lines(ev: Evaluation, console: Any) -> None:
+    """An adaptive run: attempts against the fixed plan, saved, cases stopped early."""
+    from toolproof.gate._schedule import schedule_report
+    from toolproof.gate._thresholds import check_thresholds
+    from toolproof.report._escape import term_text
+
+    for name, t in ev.targets.items():
+        checks = check_thresholds(ev.suite, t.gated, t.verdicts)
+        st = t.summary.stability
+        open_cases = len(st.undecided) if st is not None else 0
+        report = schedule_report(ev.manifest, name, ev.suite, t.gated, checks, open_cases)
+        if report is None:
+            continue
+        label = name if name.endswith(":") else f"{name}:"  # `local:` takes no second colon
+        console.print(
+            f"adaptive repeats · {term_text(label)} {report.line()}", markup=False, highlight=False
+        )
+        from toolproof.report._gate_terminal import confidence_text
+
+        for d in report.decisions:
+            console.print(
+                f"  {d.scope}: {d.label} {d.decision}ed {confidence_text(d.confidence)}",
+                markup=False,
+                highlight=False,
+            )
 
 
 #: The settings worth showing in the report header, in this order, with their units.

@@ -133,6 +133,11 @@ class WarmingObserver:
         if note is not None:
             note(target, text)
 
+    def replanned(self, target: str, total: int) -> None:
+        replanned = getattr(self.inner, "replanned", None)  # optional: adaptive schedules
+        if replanned is not None:
+            replanned(target, total)
+
     def finished(self) -> None:
         self.inner.finished()
 

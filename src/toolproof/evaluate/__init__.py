@@ -16,8 +16,17 @@ from toolproof.evaluate._evaluate import (
     Evaluation,
     EvaluationStream,
     TargetEvaluation,
+    attempt_grader,
     evaluate,
     load_run,
 )
 
-__all__ = ["UNNAMED", "Evaluation", "EvaluationStream", "TargetEvaluation", "evaluate", "load_run"]
+__all__ = [
+    "UNNAMED",
+    "Evaluation",
+    "EvaluationStream",
+    "TargetEvaluation",
+    "attempt_grader",
+    "evaluate",
+    "load_run",
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,17 @@ class TargetEvaluation:
     repaired: TargetEvaluation | None = None
     """The same target with calls recovered from text counted as calls (semantic
     repair); None when no call was. ``verdicts`` and ``summary`` are raw."""
+    rounds: int | None = None
+    """An adaptive schedule's full rounds: the gate reads its rates over these attempt
+    numbers only (None: every attempt)."""
+
+    @property
+    def gated(self) -> Sequence[Verdict]:
+        """The verdicts the gate's rates read: those of the full rounds."""
+        if self.rounds is None:
+            return self.verdicts
+        rounds = self.rounds
+        return [v for v in self.verdicts if v.attempt < rounds]
 
     def pairs(self) -> Iterator[tuple[Record, Verdict | None]]:
         """Each record with its verdict (None for an unanswered attempt), one at a time."""
@@ -332,7 +343,18 @@ class EvaluationStream:
     ) -> None:
         self.suite = suite
         self.code_allowed = code_allowed
-        self.k = k
+        schedule = manifest.schedule if manifest is not None else None
+        #: an adaptive run: pass^k at its most repeats, rates over its full rounds
+        self.k = k if k is not None or schedule is None else schedule.max_repeats
+        self.rounds: dict[str, int] = (
+            {t.spec: t.full_rounds for t in schedule.targets} if schedule is not None else {}
+        )
+        self.adaptive = schedule is not None
+        self.repeating: dict[str, frozenset[str]] = (
+            {t.spec: frozenset(t.repeating) for t in schedule.targets}
+            if schedule is not None
+            else {}
+        )
         self.keep_raw = keep_raw
         self.keep_records = keep_records
         self.on_attempt = on_attempt
@@ -358,7 +380,16 @@ class EvaluationStream:
 
     def _builder(self, target: str) -> SummaryBuilder:
         sink = None if self.keep_records else FailureLog()
-        return SummaryBuilder(self.suite, target, k=self.k, scorer=self.scorer, failures=sink)
+        return SummaryBuilder(
+            self.suite,
+            target,
+            k=self.k,
+            scorer=self.scorer,
+            failures=sink,
+            rounds=self.rounds.get(target),
+            adaptive=self.adaptive,
+            repeating=self.repeating.get(target, frozenset()),
+        )
 
     def add(self, record: Record, origin: tuple[str, int] | None = None) -> None:
         """Grade one record and count it; ``origin``: the file and line it was read from."""
@@ -454,10 +485,40 @@ class EvaluationStream:
                     fixed_summary, into.recovered_calls, into.recovered_attempts
                 )
                 summary = summary.model_copy(update={"repaired": figures})
+            rounds = self.rounds.get(target)
+            if repaired is not None and rounds is not None:
+                repaired = replace(repaired, rounds=rounds)
             ev.targets[target] = TargetEvaluation(
-                target, records_of, verdicts_of, summary, repaired
+                target, records_of, verdicts_of, summary, repaired, rounds
             )
         return ev
+
+
+def attempt_grader(
+    suite: Suite, trust: Trust = DEFAULT_TRUST
+) -> Callable[[Record], Verdict | None]:
+    """Grade one record at a time, as :func:`evaluate` grades it for the headline (raw).
+
+    What an adaptive schedule asks of each attempt as it finishes; the verdict
+    is the one the run's evaluation will give the same record (no judge answers
+    yet: judge-decided arguments are undecided).
+    """
+    states, checks, initial = _prepared(suite, None, None, trust)
+    scorer = Scorer(suite, states, checks, initial_state=initial)
+    embedder = _Embedder()
+
+    def grade(record: Record) -> Verdict | None:
+        try:
+            verdict = _grade(scorer, record, embedder)
+            if verdict is not None and recovered_calls(record):
+                verdict = _grade(scorer, record, embedder, native=True) or verdict
+        except MissingExpectedState as exc:
+            from toolproof.run._env import code_not_allowed
+
+            raise code_not_allowed(suite, f"case {exc.case_id}'s gold actions") from None
+        return verdict
+
+    return grade
 
 
 class _Embedder:

@@ -133,7 +133,12 @@ def _metric(name: str, base: list[Verdict], cur: list[Verdict]) -> MetricDelta:
 
 def _mean_over(run: TargetEvaluation, attr: str, cases: set[str]) -> float | None:
     st = run.summary.stability
-    values = [getattr(c, attr) for c in st.per_case if c.case_id in cases] if st else []
+    # a case an adaptive schedule stopped with the figure still open is left out
+    values = (
+        [getattr(c, attr) for c in st.per_case if c.case_id in cases and not c.undecided]
+        if st
+        else []
+    )
     return sum(values) / len(values) if values else None
 
 
@@ -176,9 +181,13 @@ def compare_targets(
     rubric figures the suite gates are compared too.
     """
     common = {v.case_id for v in base.verdicts} & {v.case_id for v in cur.verdicts}
-    bv = [v for v in base.verdicts if v.case_id in common]
-    cv = [v for v in cur.verdicts if v.case_id in common]
-    a, b = case_outcomes("strict_pass", bv), case_outcomes("strict_pass", cv)
+    # an adaptive run's rates are read over its full rounds (``gated``); what is said of a
+    # case (it failed an attempt) and the counts over all its attempts
+    bv = [v for v in base.gated if v.case_id in common]
+    cv = [v for v in cur.gated if v.case_id in common]
+    ba = [v for v in base.verdicts if v.case_id in common]
+    ca = [v for v in cur.verdicts if v.case_id in common]
+    a, b = case_outcomes("strict_pass", ba), case_outcomes("strict_pass", ca)
     every = case_outcomes("strict_pass", cur.verdicts)
     risk_of = {v.case_id: v.risk for v in cur.verdicts}
     new_critical = [
@@ -198,10 +207,10 @@ def compare_targets(
         metrics=metrics,
         judged=judged,
         counts={
-            "unsafe_calls": (unsafe_calls(bv), unsafe_calls(cv)),
+            "unsafe_calls": (unsafe_calls(ba), unsafe_calls(ca)),
             "forbidden_calls": (
-                sum(len(v.forbidden_called) for v in bv),
-                sum(len(v.forbidden_called) for v in cv),
+                sum(len(v.forbidden_called) for v in ba),
+                sum(len(v.forbidden_called) for v in ca),
             ),
         },
         newly_failing=sorted(c for c in common if a[c] and not b[c]),

@@ -3,7 +3,8 @@
 A run is complete when its manifest's status is ``complete`` and its records
 hold an attempt (answered or not) for every selected case × target × repeat:
 the cases the run's ``--tags`` selected (all cases when it selected none), the
-targets and the repeats the manifest names. A shard's run (``--shard I/N``,
+targets and the repeats the manifest names (for an adaptive schedule, the
+full rounds it ran, at least its min repeats). A shard's run (``--shard I/N``,
 named in its manifest) is meant to hold its own share of the cases only, and
 is complete when it holds those. A run without a manifest cannot show either,
 so it is never complete. Pure: no I/O.
@@ -69,6 +70,17 @@ class Coverage(BaseModel):
         return "; ".join(parts)
 
 
+def _rounds(manifest: Manifest, target: str) -> int:
+    """The attempts every case must have: the repeats, or an adaptive schedule's full
+    rounds (at least its min repeats; the attempts beyond are the schedule's to skip)."""
+    schedule = manifest.schedule
+    if schedule is None:
+        return manifest.repeats
+    entry = schedule.target(target)
+    full = entry.full_rounds if entry is not None else 0
+    return max(full, schedule.min_repeats)
+
+
 def check_coverage(manifest: Manifest | None, suite: Suite, records: Iterable[Record]) -> Coverage:
     """Compare the attempts a run's manifest selected with the records it holds."""
     if manifest is None:
@@ -84,15 +96,17 @@ def check_coverage(manifest: Manifest | None, suite: Suite, records: Iterable[Re
     have = {(r.case_id, r.target, r.attempt) for r in records}
     missing: list[str] = []
     count = 0
+    expected = 0
     for target in targets:
-        for attempt in range(manifest.repeats):
+        rounds = _rounds(manifest, target)
+        expected += len(cases) * rounds
+        for attempt in range(rounds):
             for case in cases:
                 if (case, target, attempt) in have:
                     continue
                 count += 1
                 if len(missing) < _EXAMPLES:
                     missing.append(f"{case} #{attempt} · {target}")
-    expected = len(cases) * len(targets) * manifest.repeats
     return Coverage(
         status=manifest.status,
         expected=expected,

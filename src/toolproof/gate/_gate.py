@@ -21,6 +21,7 @@ from toolproof.gate._coverage import Coverage, check_coverage
 from toolproof.gate._findings import Finding
 from toolproof.gate._judged import judged_findings
 from toolproof.gate._metrics import LABELS
+from toolproof.gate._schedule import ScheduleReport, schedule_report
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.judges import Calibration, calibration_status
 from toolproof.stats import Summary
@@ -93,6 +94,11 @@ class TargetGate(BaseModel):
         default_factory=list,
         description="Cases with a failed attempt whose outcome a judge decided (a "
         "judge-decided argument the judge found different), sorted.",
+    )
+    schedule: ScheduleReport | None = Field(
+        default=None,
+        description="--repeats auto: attempts made against the fixed plan, attempts saved, "
+        "cases stopped early and the confidence of each threshold decision.",
     )
 
 
@@ -216,7 +222,8 @@ def gate_target(
     With the baseline run (``baseline``), a drop a judge decided is advisory
     unless the judge is calibrated (``opts.calibrations``).
     """
-    checks = check_thresholds(run.suite, cur.verdicts)
+    # an adaptive run: rates over its full rounds, counts over every attempt
+    checks = check_thresholds(run.suite, cur.gated, cur.verdicts)
     findings = [
         Finding(rule="threshold", message=f"{c.scope}: {c.label} {c.detail}", blocking=True)
         for c in checks
@@ -262,7 +269,15 @@ def gate_target(
         )
         if cur.summary.judge_decided
         else [],
+        schedule=schedule_report(
+            run.manifest, cur.target, run.suite, cur.gated, checks, _open_cases(cur)
+        ),
     )
+
+
+def _open_cases(cur: TargetEvaluation) -> int:
+    st = cur.summary.stability
+    return len(st.undecided) if st is not None else 0
 
 
 def _calibration(

@@ -47,16 +47,28 @@ def effective_thresholds(suite: Suite) -> dict[str, Thresholds]:
     return out
 
 
-def check_thresholds(suite: Suite, verdicts: Sequence[Verdict]) -> list[ThresholdCheck]:
-    """Every threshold that applies, checked on the point estimate."""
+def check_thresholds(
+    suite: Suite, verdicts: Sequence[Verdict], counted: Sequence[Verdict] | None = None
+) -> list[ThresholdCheck]:
+    """Every threshold that applies, checked on the point estimate.
+
+    ``counted``: the verdicts the counts (unsafe calls, failed cases) are taken over,
+    when not ``verdicts`` (an adaptive run reads its rates over its full rounds, and
+    its counts over every attempt).
+    """
     checks: list[ThresholdCheck] = []
     for scope, th in effective_thresholds(suite).items():
         vs = list(verdicts) if scope == "all" else [v for v in verdicts if v.risk.value == scope]
-        checks.extend(_scope_checks(scope, th, vs))
+        cs = vs
+        if counted is not None:
+            cs = list(counted) if scope == "all" else [v for v in counted if v.risk.value == scope]
+        checks.extend(_scope_checks(scope, th, vs, cs))
     return checks
 
 
-def _scope_checks(scope: str, th: Thresholds, vs: list[Verdict]) -> list[ThresholdCheck]:
+def _scope_checks(
+    scope: str, th: Thresholds, vs: list[Verdict], cs: list[Verdict] | None = None
+) -> list[ThresholdCheck]:
     out = []
     for name in _RATES:
         required = getattr(th, name)
@@ -75,13 +87,14 @@ def _scope_checks(scope: str, th: Thresholds, vs: list[Verdict]) -> list[Thresho
                 passed=value >= required,
             )
         )
-    if th.unsafe_calls is not None and vs:
-        n = unsafe_calls(vs)
+    cs = vs if cs is None else cs
+    if th.unsafe_calls is not None and cs:
+        n = unsafe_calls(cs)
         out.append(
             _count(scope, "unsafe_calls", th.unsafe_calls, n, f"{n}, allowed ≤ {th.unsafe_calls}")
         )
-    if th.failures is not None and vs:
-        failed = failed_cases(vs)
+    if th.failures is not None and cs:
+        failed = failed_cases(cs)
         detail = f"{len(failed)}, allowed ≤ {th.failures}" + (
             f": {', '.join(failed)}" if failed else ""
         )

@@ -18,6 +18,14 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
+def confidence_text(x: float) -> str:
+    """A decision's confidence: ``at confidence 99.2%``, ``> 99.99%`` (never a rounded
+    100%), or that the sequential test has no evidence for it yet."""
+    if x <= 0:
+        return "on the point estimate alone (the sequential test has no evidence for it yet)"
+    return "at confidence " + ("> 99.99%" if x > 0.9999 else f"{100 * x:.2f}%")
+
+
 def comparison_table(c: Comparison) -> Table:
     table = Table(
         title=f"{term_text(c.target)} against {term_text(c.baseline_target)}", title_justify="left"
@@ -93,6 +101,16 @@ def render_gate(
             console.print(
                 f"[yellow]flaky, not reliable[/yellow] ({len(st.flaky)}): {flaky}", highlight=False
             )
+        if t.schedule is not None:
+            console.print(
+                f"[bold]adaptive repeats[/bold] {term_text(t.schedule.line())}", highlight=False
+            )
+            for d in t.schedule.decisions:
+                console.print(
+                    f"  {term_text(d.scope)}: {d.label} {d.decision}ed "
+                    f"{confidence_text(d.confidence)}",
+                    highlight=False,
+                )
         for f in t.findings:
             style = "red" if f.blocking else "yellow"
             console.print(f"[{style}]{f.rule}[/{style}] {term_text(f.message)}", highlight=False)

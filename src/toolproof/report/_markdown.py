@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from toolproof.gate import Comparison, GateResult, JudgeStatus, TargetGate
 from toolproof.report._escape import html_text, md_code_block, md_text
+from toolproof.report._gate_terminal import confidence_text
 from toolproof.report._judged import comparison_legend, judged_rates, legend, marked
 from toolproof.report._repaired import recovered_text, with_repaired
 from toolproof.report._terminal import fmt_rate
@@ -191,6 +192,12 @@ def _target(t: TargetGate) -> list[str]:
         ]
     if s.multistep is not None:
         out += _multistep(s.multistep)
+    if t.schedule is not None:
+        out += ["", f"Adaptive repeats: {md_text(t.schedule.line(), 400)}"]
+        out += [
+            f"- {md_text(d.scope)}: {d.label} {d.decision}ed {confidence_text(d.confidence)}"
+            for d in t.schedule.decisions
+        ]
     out += _findings(t)
     if t.comparison is not None:
         out += _comparison(t.comparison, t.judges)

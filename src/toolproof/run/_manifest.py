@@ -30,7 +30,10 @@ __all__ = [
     "MANIFEST_FORMAT",
     "TOOLS_FILE",
     "Manifest",
+    "Schedule",
+    "ScheduledTarget",
     "TargetEntry",
+    "ThresholdLook",
     "read_manifest",
     "system_fingerprint",
     "tools_fingerprint",
@@ -54,6 +57,71 @@ class TargetEntry(BaseModel):
     kind: Literal["model", "target"] = "model"
     settings: ModelSettings = Field(default_factory=ModelSettings)
     model_versions: list[str] = Field(default_factory=list)
+
+
+class ThresholdLook(BaseModel):
+    """A gate threshold as ``--until-decided`` last checked it (mixture SPRT)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(description="SCOPE: METRIC, as the gate names it.")
+    required: float
+    successes: int
+    n: int
+    p_value: float = Field(description="Anytime-valid p-value of the side the rate is on.")
+    level: float = Field(description="The confidence a decision is held to.")
+    decided: Literal["pass", "fail"] | None = None
+
+
+class ScheduledTarget(BaseModel):
+    """How an adaptive schedule went for one target."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str
+    planned: int = Field(description="Attempts of the fixed plan: cases × max repeats.")
+    attempts: int = Field(description="Attempts the schedule ran (each has a record).")
+    full_rounds: int = Field(
+        description="Rounds every case ran: the gate reads its rates over these attempt "
+        "numbers; what it says of cases and its counts read every attempt."
+    )
+    stopped: dict[str, int] = Field(
+        default_factory=dict,
+        description="Cases stopped before max repeats, by why: mixed (passed and failed), "
+        "repeats (temperature 0, a seed, the same answer each time), decided "
+        "(--until-decided: every threshold decided).",
+    )
+    repeating: list[str] = Field(
+        default_factory=list, description="Cases stopped because their target repeats itself."
+    )
+    ended: str | None = Field(
+        default=None, description="planned, decided or settled (no case open); None: running."
+    )
+    looks: list[ThresholdLook] = Field(default_factory=list)
+
+    @property
+    def saved(self) -> int:
+        return self.planned - self.attempts
+
+    @property
+    def stopped_early(self) -> int:
+        return sum(self.stopped.values())
+
+
+class Schedule(BaseModel):
+    """``--repeats auto``: repeats scheduled case by case (see docs/adaptive-repeats.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["auto"] = "auto"
+    max_repeats: int = Field(ge=1)
+    min_repeats: int = Field(ge=1)
+    until_decided: bool = False
+    confidence: float = 0.95
+    targets: list[ScheduledTarget] = Field(default_factory=list)
+
+    def target(self, spec: str) -> ScheduledTarget | None:
+        return next((t for t in self.targets if t.spec == spec), None)
 
 
 class Manifest(BaseModel):
@@ -97,6 +165,11 @@ class Manifest(BaseModel):
     git_commit: str | None = Field(default=None, description="The commit checked out, if any.")
     shard: str | None = Field(
         default=None, description="INDEX/COUNT: this run holds one shard of the cases."
+    )
+    schedule: Schedule | None = Field(
+        default=None,
+        description="--repeats auto: the adaptive schedule (repeats is then the most any "
+        "case may run).",
     )
 
 

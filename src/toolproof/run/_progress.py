@@ -27,6 +27,9 @@ class RunObserver(Protocol):
     def note(self, target: str, text: str) -> None:
         """What a target is doing before its first answer (e.g. loading a model)."""
 
+    # Optional, asked for with getattr: ``replanned(target, total)``, an adaptive schedule
+    # ended a target after ``total`` attempts instead of the fixed plan's.
+
     def finished(self) -> None:
         """The run stopped (done, interrupted or failed)."""
 
@@ -44,6 +47,9 @@ class SilentObserver:
         pass
 
     def note(self, target: str, text: str) -> None:
+        pass
+
+    def replanned(self, target: str, total: int) -> None:
         pass
 
     def finished(self) -> None:
@@ -104,6 +110,11 @@ class RichProgress:
         task = self._tasks.get(target)
         if task is not None:
             self._progress.update(task, description=f"{target}: {escape_markup(text)}")
+
+    def replanned(self, target: str, total: int) -> None:
+        task = self._tasks.get(target)
+        if task is not None:
+            self._progress.update(task, total=total)
 
     def retrying(self, target: str, outcome: Outcome, delay_s: float) -> None:
         stats = self._stats.get(target)

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from toolproof._version import __version__
+from toolproof.adaptive import Bound, Plan, Seen, next_round
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
 from toolproof.providers._base import with_defaults
@@ -34,7 +35,10 @@ from toolproof.run._context import ATTEMPT, AttemptInfo
 from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import (
     Manifest,
+    Schedule,
+    ScheduledTarget,
     TargetEntry,
+    ThresholdLook,
     git_commit,
     now_utc,
     read_manifest,
@@ -98,6 +102,11 @@ class RunOptions:
     provider_factory: Callable[[str, ModelSettings, Any], Provider] | None = None
     #: What the suite may do (run its Python, file sizes): from the user, never the suite.
     trust: Trust = DEFAULT_TRUST
+    #: ``--repeats auto``: repeats scheduled case by case (``repeats`` is then its most).
+    adaptive: Plan | None = None
+    #: For an adaptive schedule: given the suite, how the schedule sees a record (graded)
+    #: and the gate's thresholds (``toolproof.gate.schedule_inputs`` makes both).
+    scheduler: Callable[[Suite], tuple[Callable[[Record], Seen], Sequence[Bound]]] | None = None
 
 
 @dataclass(repr=False)
@@ -150,6 +159,8 @@ async def run_suite_async(
     opts = options or RunOptions()
     if not isinstance(suite, Suite):
         suite = load_suite_file(suite, opts.trust)
+    if opts.adaptive is not None:
+        opts.repeats = opts.adaptive.max_repeats
     if opts.repeats < 1:
         raise UserError("--repeats must be at least 1")
     if opts.tags and not any(set(opts.tags).intersection(c.tags) for c in suite.cases):
@@ -272,6 +283,18 @@ def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunO
         pricing_file=opts.pricing_file,
         config_file=opts.config_file,
         started_at=now_utc(),
+        schedule=_schedule_of(opts.adaptive),
+    )
+
+
+def _schedule_of(plan: Plan | None) -> Schedule | None:
+    if plan is None:
+        return None
+    return Schedule(
+        max_repeats=plan.max_repeats,
+        min_repeats=plan.min_repeats,
+        until_decided=plan.until_decided,
+        confidence=plan.confidence,
     )
 
 
@@ -328,6 +351,16 @@ async def resume_run_async(
         )
     opts = options or RunOptions()
     opts.repeats = manifest.repeats
+    if manifest.schedule is not None:
+        sched = manifest.schedule
+        opts.adaptive = Plan(
+            max_repeats=sched.max_repeats,
+            min_repeats=sched.min_repeats,
+            until_decided=sched.until_decided,
+            confidence=sched.confidence,
+        )
+    else:
+        opts.adaptive = None
     opts.tags = tuple(manifest.tags)
     opts.shard = parse_shard(manifest.shard) if manifest.shard else None
     opts.cache = opts.cache and manifest.cache
@@ -440,10 +473,7 @@ def _pending(
         for r in latest_records(previous)
         if not (retry_failed and r.outcome is not Outcome.ok)
     }
-    wanted = set(opts.tags)
-    cases = [c for c in suite.cases if not wanted or wanted.intersection(c.tags)]
-    if opts.shard is not None:
-        cases = [c for c in cases if in_shard(c.id, *opts.shard)]
+    cases = _selected(suite, opts)
     work: dict[str, list[tuple[Case, int]]] = {}
     for t in targets:
         work[t.spec] = [
@@ -453,6 +483,15 @@ def _pending(
             if (case.id, t.spec, attempt) not in done
         ]
     return work
+
+
+def _selected(suite: Suite, opts: RunOptions) -> list[Case]:
+    """The cases a run runs: those with a wanted tag, in its shard."""
+    wanted = set(opts.tags)
+    cases = [c for c in suite.cases if not wanted or wanted.intersection(c.tags)]
+    if opts.shard is not None:
+        cases = [c for c in cases if in_shard(c.id, *opts.shard)]
+    return cases
 
 
 async def _execute(
@@ -479,6 +518,8 @@ async def _execute(
             observer = opts.observer or SilentObserver()
             write_manifest(run_dir, manifest)
             session = _Session(run_dir, suite, opts, observer)
+            if opts.adaptive is not None:
+                session.adaptive = _AdaptiveRun(suite, opts, previous, retry_failed)
             status: Literal["complete", "interrupted", "failed"] = "failed"
             failure: OSError | None = None
             terminated = _Terminator()
@@ -612,8 +653,16 @@ def _final_manifest(
         if reported:
             versions.add(reported)
         entries.append(entry.model_copy(update={"model_versions": sorted(versions)}))
+    schedule = manifest.schedule
+    if schedule is not None and session.adaptive is not None:
+        done = {t.spec: t for t in schedule.targets}
+        done.update(session.adaptive.results)
+        schedule = schedule.model_copy(
+            update={"targets": [done[t.spec] for t in targets if t.spec in done]}
+        )
     return manifest.model_copy(
         update={
+            "schedule": schedule,
             "targets": entries,
             "status": status,
             "ended_at": now_utc(),
@@ -645,6 +694,7 @@ class _Session:
         self._connections = 256
         self._environment: Any = None
         self._mcp: Any = None
+        self.adaptive: _AdaptiveRun | None = None
 
     async def run(self, targets: list[Target], work: dict[str, list[tuple[Case, int]]]) -> None:
         self._writer = RecordWriter(self.run_dir / RECORDS_FILE, fsync=self.opts.fsync)
@@ -653,7 +703,10 @@ class _Session:
         self.observer.started({t.spec: len(work[t.spec]) for t in targets})
         try:
             async with asyncio.TaskGroup() as group:
-                for run in runs:
+                if self.adaptive is not None:
+                    for run in runs:
+                        group.create_task(self.adaptive.target(run))
+                for run in runs if self.adaptive is None else ():
                     jobs = iter(work[run.target.spec])
                     for _ in range(
                         min(run.target.settings.concurrency, len(work[run.target.spec]))
@@ -756,6 +809,99 @@ def _registry_factory(spec: str, settings: ModelSettings, transport: Any) -> Pro
     return create_provider(spec, settings, transport)
 
 
+class _AdaptiveRun:
+    """``--repeats auto``: each target runs round by round, as ``toolproof.adaptive`` plans.
+
+    Round ``r`` is attempt number ``r`` of the cases the plan names. An attempt
+    that already has a record (a resume, or a run answered from the cache) is
+    read, not run: the plan of each round reads only the attempts of the rounds
+    before it, so the rounds, and the records, are those of an unbroken run.
+    """
+
+    def __init__(
+        self, suite: Suite, opts: RunOptions, previous: list[Record], retry_failed: bool
+    ) -> None:
+        assert opts.adaptive is not None
+        if opts.scheduler is None:
+            raise UserError(
+                "an adaptive schedule (--repeats auto) needs RunOptions.scheduler "
+                "(toolproof.gate.schedule_inputs) to grade attempts as they finish"
+            )
+        self.plan = opts.adaptive
+        self.cases = _selected(suite, opts)
+        self.observe, self.bounds = opts.scheduler(suite)
+        self.have = {
+            (r.target, r.case_id, r.attempt): r
+            for r in latest_records(previous)
+            if not (retry_failed and r.outcome is not Outcome.ok)
+        }
+        self.results: dict[str, ScheduledTarget] = {}
+
+    async def target(self, run: _TargetRun) -> None:
+        spec = run.target.spec
+        settings = run.target.settings
+        repeatable = settings.temperature == 0 and settings.seed is not None
+        by_id = {c.id: c for c in self.cases}
+        history: dict[str, list[Seen]] = {c.id: [] for c in self.cases}
+        attempts = ran = 0
+        done = 0
+        while True:
+            step = next_round(
+                history, done, self.plan, bounds=self.bounds, repeatable=repeatable
+            )
+            self.results[spec] = self._result(spec, step, history, attempts)
+            if not step.cases:
+                # the progress bar counted the fixed plan's attempts: it ran these
+                replanned = getattr(run.session.observer, "replanned", None)
+                if replanned is not None:  # observers written before it lack it
+                    replanned(spec, ran)
+                return
+            todo = [by_id[c] for c in step.cases if (spec, c, done) not in self.have]
+            fresh = await run.round(todo, done)
+            ran += len(fresh)
+            for case_id in step.cases:
+                record = self.have.get((spec, case_id, done)) or fresh[case_id]
+                history[case_id].append(self.observe(record))
+                attempts += 1
+            done += 1
+
+    def _result(
+        self, spec: str, step: Any, history: dict[str, list[Seen]], attempts: int
+    ) -> ScheduledTarget:
+        stopped: dict[str, int] = {}
+        repeating: list[str] = []
+        if step.ended is not None:
+            for case_id, seen in history.items():
+                if len(seen) >= self.plan.max_repeats:
+                    continue
+                state = step.stopped.get(case_id)
+                why = "decided" if state is None or state.value == "open" else state.value
+                stopped[why] = stopped.get(why, 0) + 1
+                if why == "repeats":
+                    repeating.append(case_id)
+        return ScheduledTarget(
+            spec=spec,
+            planned=len(self.cases) * self.plan.max_repeats,
+            attempts=attempts,
+            full_rounds=step.full_rounds,
+            stopped=dict(sorted(stopped.items())),
+            repeating=sorted(repeating),
+            ended=step.ended,
+            looks=[
+                ThresholdLook(
+                    key=d.key,
+                    required=d.required,
+                    successes=d.successes,
+                    n=d.n,
+                    p_value=d.p_value,
+                    level=d.level,
+                    decided=d.decided,
+                )
+                for d in step.decisions
+            ],
+        )
+
+
 class _TargetRun:
     """One target's workers, pacing and retry loop."""
 
@@ -788,6 +934,22 @@ class _TargetRun:
         for case, attempt in jobs:
             record = await self.attempt(case, attempt)
             self.session.write(record)
+
+    async def round(self, cases: Sequence[Case], attempt: int) -> dict[str, Record]:
+        """Attempt ``attempt`` of each case, as many at once as the target's concurrency."""
+        out: dict[str, Record] = {}
+        jobs = iter([(c, attempt) for c in cases])
+
+        async def work() -> None:
+            for case, number in jobs:
+                record = await self.attempt(case, number)
+                self.session.write(record)
+                out[case.id] = record
+
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(self.target.settings.concurrency, len(cases))):
+                group.create_task(work())
+        return out
 
     def request_for(self, case: Case, attempt: int = 0) -> ProviderRequest:
         return ProviderRequest.model_construct(

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from toolproof.errors import UserError
-from toolproof.run._manifest import TOOLS_FILE, Manifest, read_manifest, write_manifest
+from toolproof.run._manifest import (
+    TOOLS_FILE,
+    Manifest,
+    Schedule,
+    ScheduledTarget,
+    read_manifest,
+    write_manifest,
+)
 
 __all__ = ["in_shard", "merge_runs", "parse_shard"]
 
@@ -50,6 +57,9 @@ def _same(manifests: Sequence[tuple[Path, Manifest]]) -> None:
             "tools file": m.tools_source,
             "system prompt": m.system_fingerprint,
             "repeats": m.repeats,
+            "adaptive schedule": m.schedule.model_dump(exclude={"targets"})
+            if m.schedule is not None
+            else None,
             "tags": sorted(m.tags),
             "targets": [(t.spec, t.kind, t.settings.model_dump(mode="json")) for t in m.targets],
         }
@@ -145,5 +155,36 @@ def _merged(dest: Path, parts: list[Manifest], missing: list[str]) -> Manifest:
             "resumed": sum(m.resumed for m in parts),
             "git_commit": commits.pop() if len(commits) == 1 else None,
             "extra": extra,
+            "schedule": _merged_schedule(parts),
         }
     )
+
+
+def _merged_schedule(parts: list[Manifest]) -> Schedule | None:
+    """The shards' adaptive schedules as one: attempts added up, the full rounds every
+    shard ran (the least). A case's rule is its own, so the merged run holds what one
+    unsharded run would have; ``--until-decided`` decided each shard on its own cases,
+    and its looks stay in the shards' manifests."""
+    first = parts[0].schedule
+    if first is None:
+        return None
+    targets = []
+    for entry in first.targets:
+        mine = [t for m in parts if m.schedule for t in m.schedule.targets if t.spec == entry.spec]
+        stopped: dict[str, int] = {}
+        for t in mine:
+            for why, n in t.stopped.items():
+                stopped[why] = stopped.get(why, 0) + n
+        ends = {t.ended for t in mine}
+        targets.append(
+            ScheduledTarget(
+                spec=entry.spec,
+                planned=sum(t.planned for t in mine),
+                attempts=sum(t.attempts for t in mine),
+                full_rounds=min(t.full_rounds for t in mine),
+                stopped=dict(sorted(stopped.items())),
+                repeating=sorted({c for t in mine for c in t.repeating}),
+                ended=ends.pop() if len(ends) == 1 else "per shard",
+            )
+        )
+    return first.model_copy(update={"targets": targets})

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from toolproof.adaptive import pass_at_k_adaptive, pass_hat_k_adaptive
 from toolproof.stats._rates import Rate, rate
 from toolproof.types import Record, Risk, Verdict
 
@@ -182,6 +183,13 @@ class CaseStability(BaseModel):
         "for ten)."
     )
 
+    undecided: bool = Field(
+        default=False,
+        description="An adaptive schedule stopped the case before k attempts with its "
+        "pass^k or pass@k still open: left out of those means (its values here are over "
+        "its own attempts).",
+    )
+
     @field_validator("call_counts", mode="before")
     @classmethod
     def _counted(cls, value: Any) -> Any:
@@ -218,6 +226,11 @@ class Stability(BaseModel):
     tool_change: Rate = Field(description="Cases whose set of called tools changed.")
     call_counts: dict[int, int] = Field(description="Attempts by number of tool calls.")
     per_case: list[CaseStability]
+    undecided: list[str] = Field(
+        default_factory=list,
+        description="Adaptive schedules: cases left out of pass^k or pass@k (stopped before "
+        "k attempts with the figure open).",
+    )
 
 
 class RepeatCounts:
@@ -251,8 +264,21 @@ class RepeatCounts:
         self._passed.append(1 if v.passed else 0)
         self._calls.append(len(tools))
 
-    def stability(self, k: int | None = None) -> Stability | None:
-        """Per-case and aggregate stability; None when nothing was added."""
+    def stability(
+        self,
+        k: int | None = None,
+        *,
+        adaptive: bool = False,
+        repeating: frozenset[str] = frozenset(),
+    ) -> Stability | None:
+        """Per-case and aggregate stability; None when nothing was added.
+
+        ``adaptive``: the cases ran different numbers of attempts by an adaptive
+        schedule; a case with fewer than k has the pass^k and pass@k of
+        :func:`toolproof.adaptive.pass_hat_k_adaptive` / ``pass_at_k_adaptive``
+        (``repeating``: the cases stopped because their target repeats itself),
+        and one whose figure is still open is left out of that mean.
+        """
         if not self._cases:
             return None
         import numpy as np
@@ -276,9 +302,27 @@ class RepeatCounts:
         for i, n_calls, n in zip(pair_case, pair_calls, times.tolist(), strict=True):
             counted[i][n_calls] = n
         cases = []
+        hats: list[float] = []
+        ats: list[float] = []
         for i, (case_id, risk, tags) in enumerate(self._cases):
             n, c = int(n_of[i]), int(c_of[i])
             kk = min(k, n)
+            hat, at = pass_hat_k(n, c, kk), pass_at_k(n, c, kk)
+            open_ = False
+            if adaptive and n < k:
+                repeats = case_id in repeating
+                sure_hat = pass_hat_k_adaptive(n, c, k, repeats=repeats)
+                sure_at = pass_at_k_adaptive(n, c, k, repeats=repeats)
+                open_ = sure_hat is None or sure_at is None
+                hat = hat if sure_hat is None else sure_hat
+                at = at if sure_at is None else sure_at
+                if sure_hat is not None:
+                    hats.append(sure_hat)
+                if sure_at is not None:
+                    ats.append(sure_at)
+            else:
+                hats.append(hat)
+                ats.append(at)
             cases.append(
                 CaseStability(
                     case_id=case_id,
@@ -287,21 +331,16 @@ class RepeatCounts:
                     attempts=n,
                     passes=c,
                     pass_at_1=c / n,
-                    pass_at_k=pass_at_k(n, c, kk),
-                    pass_hat_k=pass_hat_k(n, c, kk),
+                    pass_at_k=at,
+                    pass_hat_k=hat,
                     flaky=0 < c < n,
+                    undecided=open_,
                     tool_sets=[list(t) for t in sorted(self._tool_sets[i])],
                     call_counts=counted[i],
                 )
             )
         series = _series(attempt, passed)
-        at_1, at_k, hat_k = mean_estimates(
-            [
-                [c.pass_at_1 for c in cases],
-                [c.pass_at_k for c in cases],
-                [c.pass_hat_k for c in cases],
-            ]
-        )
+        at_1, at_k, hat_k = mean_estimates([[c.pass_at_1 for c in cases], ats, hats])
         values, counts = np.unique(calls, return_counts=True)
         return Stability(
             k=k,
@@ -316,6 +355,7 @@ class RepeatCounts:
             tool_change=rate(sum(c.tool_changed for c in cases), len(cases)),
             call_counts={int(v): int(n) for v, n in zip(values, counts, strict=True)},
             per_case=cases,
+            undecided=sorted(c.case_id for c in cases if c.undecided),
         )
 
 

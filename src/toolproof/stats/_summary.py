@@ -400,8 +400,16 @@ class SummaryBuilder:
         k: int | None = None,
         scorer: Scorer | None = None,
         failures: FailureSink | None = None,
+        rounds: int | None = None,
+        adaptive: bool = False,
+        repeating: frozenset[str] = frozenset(),
     ) -> None:
         self.suite = suite
+        #: an adaptive schedule's full rounds: the rates read only these attempt numbers;
+        #: the later attempts feed the stability figures alone
+        self.rounds = rounds
+        self.adaptive = adaptive
+        self.repeating = repeating
         self.target = target
         self.k = k
         self.scorer = scorer
@@ -469,6 +477,14 @@ class SummaryBuilder:
 
     def add_verdict(self, v: Verdict) -> None:
         self.scored += 1
+        if self.rounds is not None and v.attempt >= self.rounds:
+            # beyond the full rounds: pass^k, pass@k, flaky, the counts and the failures;
+            # the rates read the full rounds alone
+            self._repeats.add(v)
+            self._unsafe += v.unsafe_calls
+            self._forbidden += len(v.forbidden_called)
+            self._failure(v)
+            return
         passed = v.passed
         # the _Outcome's fields first (see _Group), as a plain tuple: cheaper to make
         key = (
@@ -507,6 +523,10 @@ class SummaryBuilder:
         self._repeats.add(v)
         if v.multistep is not None:
             self._multistep.add(v)
+        self._failure(v)
+
+    def _failure(self, v: Verdict) -> None:
+        failure = v.failure
         if failure is not None:
             if self._rows is not None:
                 reasons = [c.message for c in v.checks]
@@ -644,7 +664,9 @@ class SummaryBuilder:
             failures=self.failures,
             cached=self._cached,
             unsafe_calls=self._unsafe,
-            stability=self._repeats.stability(self.k),
+            stability=self._repeats.stability(
+                self.k, adaptive=self.adaptive, repeating=self.repeating
+            ),
             per_success=Costs(
                 successes=successes,
                 tokens_per_success=(
