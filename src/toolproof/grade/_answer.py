@@ -149,21 +149,27 @@ def match_set(
     if n == 1 and m == 1:
         return _match_one(expected[0], calls[0], index, rank)
     cost: list[list[int]] = []
-    reasons: dict[tuple[int, int], str | None] = {}
-    for i, e in enumerate(expected):
-        row = []
-        for j, info in enumerate(calls):
-            if info.call.name not in e.tools:
+    # per pair of calls to the same tool (cost below _FAR): why the values fail (None: they
+    # match; "": the structure failed, reported there, values not judged)
+    reasons: list[list[str | None]] = []
+    for e in expected:
+        tools = e.tools
+        check = e.args.check
+        row: list[int] = []
+        why: list[str | None] = []
+        for info in calls:
+            if info.call.name not in tools:
                 row.append(_FAR)
-                continue
-            if info.failure is not None:
-                reasons[i, j] = ""  # structure failed: reported there, values not judged
+                why.append(None)
+            elif info.failure is not None:
                 row.append(1)
-                continue
-            reason = e.args.check(info.call.arguments)
-            reasons[i, j] = reason
-            row.append(0 if reason is None else 1)
+                why.append("")
+            else:
+                reason = check(info.call.arguments)
+                row.append(0 if reason is None else 1)
+                why.append(reason)
         cost.append(row)
+        reasons.append(why)
     pairs = [(i, j) for i, j in assign(cost) if cost[i][j] < _FAR]
     lost_expected, lost_actual = n - len(pairs), m - len(pairs)
     if n == 0:
@@ -178,17 +184,19 @@ def match_set(
     if selection_ok is False and _right_tools(expected, calls, order):
         # every tool is right, only how many times each is called is not
         selection_ok, count_ok = True, False
-    failed = [(i, j) for i, j in pairs if reasons[i, j] is not None]
-    value_reasons = [f"{calls[j].call.name}: {reasons[i, j]}" for i, j in failed if reasons[i, j]]
+    failed = [(i, j) for i, j in pairs if reasons[i][j] is not None]
+    value_reasons = [f"{calls[j].call.name}: {reasons[i][j]}" for i, j in failed if reasons[i][j]]
     values_ok = None if not selection_ok else not failed
     order_ok = True
     if order is Order.strict and selection_ok and values_ok:
-        order_ok = all(reasons.get((k, k), "x") is None for k in range(n))
-    total = sum(cost[i][j] for i, j in pairs) + _FAR * (lost_expected + lost_actual)
+        order_ok = all(k < m and cost[k][k] < _FAR and reasons[k][k] is None for k in range(n))
+    total = _FAR * (lost_expected + lost_actual)
+    for i, j in pairs:
+        total += cost[i][j]
     differences = 0
     if rank:
         differences = 2 * (lost_expected + lost_actual) + sum(
-            expected[i].args.differences(calls[j].call.arguments) if reasons[i, j] else 1
+            expected[i].args.differences(calls[j].call.arguments) if reasons[i][j] else 1
             for i, j in failed
         )
     return SetResult(

@@ -56,12 +56,16 @@ def assemble(
     evidence: Evidence = NO_EVIDENCE,
 ) -> Verdict:
     """The verdict; ``evidence`` (what a diff needs) is kept only when a check failed."""
+    reply_ok: bool | None = None  # not judged
     if findings:
-        checks = tuple(sorted(findings, key=_rank))
+        checks = tuple(findings) if len(findings) == 1 else tuple(sorted(findings, key=_rank))
         stages = {c.stage for c in checks}
-        reply_ok = not any(c.failure is FailureClass.wrong_reply for c in checks)
+        if facts.reply_judged:
+            reply_ok = all(c.failure is not FailureClass.wrong_reply for c in checks)
     else:
-        checks, stages, reply_ok, evidence = (), set(), True, NO_EVIDENCE
+        checks, stages, evidence = (), set(), NO_EVIDENCE
+        if facts.reply_judged:
+            reply_ok = True
     return Verdict(
         case_id=cc.case.id,
         kind=facts.kind,
@@ -75,7 +79,7 @@ def assemble(
         structure_ok=facts.structure_ok,
         values_ok=facts.values_ok,
         contract_ok=Stage.contract not in stages,
-        reply_ok=reply_ok if facts.reply_judged else None,
+        reply_ok=reply_ok,
         expected_tools=facts.expected_tools,
         actual_tools=facts.actual_tools,
         pairs=facts.pairs,
@@ -103,18 +107,19 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
         unsafe = sum(
             1 for j, i in enumerate(calls) if i.call.name in cc.guarded and j not in asked_for
         )
-    structure_ok: bool | None = None
+    # structure: None without calls; else whether every call to an offered tool validated
+    structure_ok: bool | None = True if calls else None
     checked = valid = 0
     for info in calls:
-        if info.known or info.failure is not None:
-            checked += 1
         if info.known:
-            ok = info.failure is None
-            valid += ok
-            structure_ok = ok if structure_ok is None else structure_ok and ok
-    if calls and structure_ok is None:
-        structure_ok = True
-    actual = tuple(i.call.name for i in calls)
+            checked += 1
+            if info.failure is None:
+                valid += 1
+            else:
+                structure_ok = False
+        elif info.failure is not None:
+            checked += 1
+    actual = tuple([i.call.name for i in calls])
     return Facts(  # positional: this is on the scorer's hot path
         cc.kind,
         best.selection_ok if best is not None else None,
@@ -123,42 +128,53 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
         cc.reply_judged,
         cc.expected_tools,
         actual,
-        tuple(_pairs(cc, answer)),
+        _pairs(cc, answer, actual),
         checked,
         valid,
-        tuple(n for n in actual if n in cc.forbidden) if cc.forbidden else (),
+        tuple([n for n in actual if n in cc.forbidden]) if cc.forbidden else (),
         unsafe,
     )
 
 
-def _pairs(cc: CompiledCase, answer: SingleAnswer) -> list[tuple[str, str]]:
+def _pairs(
+    cc: CompiledCase, answer: SingleAnswer, actual: tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
     """(expected, actual) tool labels for the confusion matrix; '(none)' for no call."""
-    calls, best = answer.infos, answer.best
+    best = answer.best
     if best is None:
-        if not calls:
-            return [(cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL)]
-        return [(NO_CALL, i.call.name) for i in calls]
-    if len(best.expected) == 1 and len(calls) == 1:
-        name = calls[0].call.name
-        return [(name if best.pairs else best.expected[0].tools[0], name)]
-    return _set_pairs(cc, answer, best)
-
-
-def _set_pairs(cc: CompiledCase, answer: SingleAnswer, best: SetResult) -> list[tuple[str, str]]:
-    calls = answer.infos
-    out: list[tuple[str, str]] = []
-    paired_e = {i for i, _ in best.pairs}
-    paired_a = {j for _, j in best.pairs}
-    out.extend((calls[j].call.name, calls[j].call.name) for _, j in best.pairs)
-    for i, e in enumerate(best.expected):
-        if i not in paired_e:
-            out.append((e.tools[0], NO_CALL))
-    for j, info in enumerate(calls):
-        if j not in paired_a:
-            out.append((NO_CALL, info.call.name))
+        if not actual:
+            return ((cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL),)
+        return tuple([(NO_CALL, name) for name in actual])
+    if len(best.expected) == 1 and len(actual) == 1:
+        name = actual[0]
+        return ((name if best.pairs else best.expected[0].tools[0], name),)
     if not best.expected:
-        out = [(NO_CALL if cc.kind is not Kind.call else "(any)", i.call.name) for i in calls]
-    return cross_pairs(out)
+        kind = NO_CALL if cc.kind is not Kind.call else "(any)"
+        return tuple(cross_pairs([(kind, name) for name in actual]))
+    return _set_pairs(best, actual)
+
+
+def _set_pairs(best: SetResult, actual: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The paired calls, then each unpaired expected call against an unpaired call in their
+    orders (a wrong tool), then what is left of either against no call (as ``cross_pairs``
+    would make of them)."""
+    pairs = best.pairs
+    kept = [(actual[j], actual[j]) for _, j in pairs]
+    if len(pairs) == len(actual) == len(best.expected) and NO_CALL not in actual:
+        return tuple(kept)  # every call paired: nothing to cross
+    paired_e = {i for i, _ in pairs}
+    paired_a = {j for _, j in pairs}
+    missing = [e.tools[0] for i, e in enumerate(best.expected) if i not in paired_e]
+    extra = [name for j, name in enumerate(actual) if j not in paired_a]
+    if NO_CALL in actual or NO_CALL in missing:
+        # a tool named like the label of no call: as cross_pairs reads it
+        out = kept + [(t, NO_CALL) for t in missing] + [(NO_CALL, a) for a in extra]
+        return tuple(cross_pairs(out))
+    crossed = min(len(missing), len(extra))
+    kept += zip(missing[:crossed], extra[:crossed], strict=True)
+    kept += [(t, NO_CALL) for t in missing[crossed:]]
+    kept += [(NO_CALL, a) for a in extra[crossed:]]
+    return tuple(kept)
 
 
 def cross_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -107,14 +107,16 @@ class Selection:
     name: str = "selection"
 
     def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        best, calls = answer.best, answer.infos
-        unknown = [i.call.name for i in calls if not i.known]
-        if best is not None and best.selection_ok is False:
+        best = answer.best
+        if best is not None and best.selection_ok is not False:
+            return ()
+        unknown = [i.call.name for i in answer.infos if not i.known]
+        if best is not None:
             failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
             why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"
             reason = f"{why}: expected {describe_calls(best.expected)}"
             return (Check(Stage.selection, failure, reason),)
-        if best is None and unknown:
+        if unknown:
             reason = f"called unknown tool {', '.join(unknown)}"
             return (Check(Stage.selection, FailureClass.unknown_tool, reason),)
         return ()

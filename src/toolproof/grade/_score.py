@@ -160,7 +160,8 @@ class Scorer:
             )
             if skipped:
                 self._notes[case.id] = tuple(skipped)
-        #: the fast route of each single-step case that has one (see ``_plan``)
+        #: the passing verdict, built in advance, of each single-step case that has one
+        #: (see ``_plan``)
         self._plans: dict[str, Plan] = {}
         shared: dict[Any, Any] = {}
         for case_id, case_checks in self._single.items():
@@ -169,7 +170,6 @@ class Scorer:
                 plan = make_plan(
                     cc,
                     lambda name, cc=cc: self._validator(cc, name),  # type: ignore[misc]
-                    self._inspect,
                     shared,
                 )
                 if plan is not None:
@@ -190,9 +190,13 @@ class Scorer:
         plan = self._plans.get(record.case_id)
         if plan is not None:
             emb = self.embeddings
-            # nothing left over from an earlier grading (a plan notes nothing itself)
+            # nothing left over from an earlier grading (the matchers of a plan's case note
+            # nothing: no judge or embedding to account for)
             if not (emb.seen or emb.missing or self.decisions.asked):
-                return plan.grade(response, record.target, record.attempt)
+                passed = plan.passed(response.tool_calls, record.target, record.attempt)
+                if passed is not None:
+                    return passed
+                return self._analysed(record.case_id, response, record)
         return self._judged(lambda: self._grade(record, response), record)
 
     def grade_response(
@@ -316,16 +320,22 @@ class Scorer:
     def _grade_response(
         self, case_id: str, response: Response, record: Record | None = None
     ) -> Verdict:
-        cc = self.cases[case_id]
-        checks = self._single[case_id]
         plan = self._plans.get(case_id)
         if plan is not None:
             target, attempt = (record.target, record.attempt) if record is not None else (None, 0)
-            return plan.grade(response, target, attempt)
-        if len(checks) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
-            passed = self._quick_pass(cc, response, record)
+            passed = plan.passed(response.tool_calls, target, attempt)
             if passed is not None:
                 return passed
+        elif len(self._single[case_id]) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
+            passed = self._quick_pass(self.cases[case_id], response, record)
+            if passed is not None:
+                return passed
+        return self._analysed(case_id, response, record)
+
+    def _analysed(self, case_id: str, response: Response, record: Record | None) -> Verdict:
+        """The general path of a single-step answer: analyse it, run the checks, assemble."""
+        cc = self.cases[case_id]
+        checks = self._single[case_id]
         answer = analyse(cc, response, [self._inspect(call, cc) for call in response.tool_calls])
         findings = run_checks(checks, cc, answer)
         notes = self._notes.get(case_id, ())
@@ -441,7 +451,14 @@ class Scorer:
             )
         if not known:
             return CallInfo(call, known, None, "")
-        message = schema_failure(call.name, self._validator(cc, call.name), call.arguments)
+        validator = self._validator(cc, call.name)
+        try:
+            valid = validator.is_valid(call.arguments)
+        except (ValueError, RecursionError):
+            valid = None  # (schema_failure says why)
+        if valid:
+            return CallInfo(call, known, None, "")
+        message = schema_failure(call.name, validator, call.arguments, valid is False)
         if message is None:
             return CallInfo(call, known, None, "")
         return CallInfo(call, known, FailureClass.schema_mismatch, message)
