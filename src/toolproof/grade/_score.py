@@ -36,7 +36,7 @@ from toolproof.grade._multistep import (
     multi_facts,
 )
 from toolproof.grade._plan import Plan, make_plan
-from toolproof.grade._repair import native_view
+from toolproof.grade._rawview import raw_view
 from toolproof.grade._statechanges import InitialState
 from toolproof.grade._trajectory import compile_multistep
 from toolproof.match import (
@@ -286,16 +286,16 @@ class Scorer:
         notes += self._notes.get(cc.case.id, ())
         return assemble(cc, facts, findings, record, notes, evidence)
 
-    def grade_native(self, record: Record) -> Verdict | None:
+    def grade_raw(self, record: Record) -> Verdict | None:
         """The raw verdict: calls recovered from text count as no call.
 
         None when no call of the record was recovered from text (the raw
-        verdict is then :meth:`grade`'s). See :mod:`toolproof.grade._repair`.
+        verdict is then :meth:`grade`'s). See :mod:`toolproof.grade._rawview`.
         Raises :class:`MissingEmbeddings` like :meth:`grade`.
         """
         if record.outcome != "ok":
             return None
-        view = native_view(record)
+        view = raw_view(record)
         if view is None:
             return None
         raw = view.record
