@@ -8,7 +8,7 @@ verdicts are built here alike.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from toolproof.grade._answer import NO_CALL, SetResult, SingleAnswer
 from toolproof.grade._compile import CompiledCase
@@ -20,6 +20,7 @@ from toolproof.types import (
     Kind,
     MultiStep,
     Record,
+    Risk,
     Stage,
     Verdict,
 )
@@ -66,33 +67,122 @@ def assemble(
         checks, stages, evidence = (), set(), NO_EVIDENCE
         if facts.reply_judged:
             reply_ok = True
-    return Verdict(
-        case_id=cc.case.id,
-        kind=facts.kind,
-        risk=cc.risk,
-        tags=cc.tags,
-        passed=not checks,
-        failure=checks[0].failure if checks else None,
-        checks=checks,
-        decision_ok=Stage.decision not in stages,
-        selection_ok=facts.selection_ok,
-        structure_ok=facts.structure_ok,
-        values_ok=facts.values_ok,
-        contract_ok=Stage.contract not in stages,
-        reply_ok=reply_ok,
-        expected_tools=facts.expected_tools,
-        actual_tools=facts.actual_tools,
-        pairs=facts.pairs,
-        calls_checked=facts.calls_checked,
-        calls_schema_valid=facts.calls_schema_valid,
-        forbidden_called=facts.forbidden_called,
-        unsafe_calls=facts.unsafe_calls,
-        target=record.target if record is not None else None,
-        attempt=record.attempt if record is not None else 0,
-        multistep=facts.multistep,
-        notes=notes,
-        evidence=evidence,
+    return build_verdict(
+        verdict_head(
+            case_id=cc.case.id,
+            kind=facts.kind,
+            risk=cc.risk,
+            tags=cc.tags,
+            passed=not checks,
+            failure=checks[0].failure if checks else None,
+            checks=checks,
+            decision_ok=Stage.decision not in stages,
+            selection_ok=facts.selection_ok,
+            structure_ok=facts.structure_ok,
+            values_ok=facts.values_ok,
+            contract_ok=Stage.contract not in stages,
+            reply_ok=reply_ok,
+            expected_tools=facts.expected_tools,
+        ),
+        verdict_tail(
+            actual_tools=facts.actual_tools,
+            pairs=facts.pairs,
+            calls_checked=facts.calls_checked,
+            calls_schema_valid=facts.calls_schema_valid,
+            forbidden_called=facts.forbidden_called,
+            unsafe_calls=facts.unsafe_calls,
+            target=record.target if record is not None else None,
+            attempt=record.attempt if record is not None else 0,
+            multistep=facts.multistep,
+            notes=notes,
+            evidence=evidence,
+        ),
     )
+
+
+# A verdict is built by name, in two halves: a call naming more than 15 arguments is
+# compiled to build a dict of them (and a named tuple's constructor always takes one),
+# which costs several times the tuple itself on the scorer's hot path. Each half names
+# at most 15; ``tests/grade/test_assemble.py`` checks that they name every field of a
+# Verdict, in its order.
+
+
+def verdict_head(
+    *,
+    case_id: str,
+    kind: Kind,
+    risk: Risk,
+    tags: tuple[str, ...],
+    passed: bool,
+    failure: FailureClass | None,
+    checks: tuple[Check, ...],
+    decision_ok: bool,
+    selection_ok: bool | None,
+    structure_ok: bool | None,
+    values_ok: bool | None,
+    contract_ok: bool,
+    reply_ok: bool | None,
+    expected_tools: tuple[str, ...],
+) -> tuple[Any, ...]:
+    """The first fields of a verdict: the case, and its outcome stage by stage."""
+    return (
+        case_id,
+        kind,
+        risk,
+        tags,
+        passed,
+        failure,
+        checks,
+        decision_ok,
+        selection_ok,
+        structure_ok,
+        values_ok,
+        contract_ok,
+        reply_ok,
+        expected_tools,
+    )
+
+
+def verdict_tail(
+    *,
+    actual_tools: tuple[str, ...],
+    pairs: tuple[tuple[str, str], ...],
+    calls_checked: int,
+    calls_schema_valid: int,
+    forbidden_called: tuple[str, ...],
+    unsafe_calls: int,
+    target: str | None,
+    attempt: int,
+    multistep: MultiStep | None,
+    notes: tuple[str, ...],
+    evidence: Evidence,
+    judge_decided: bool = False,
+    undecided: int = 0,
+) -> tuple[Any, ...]:
+    """The other fields of a verdict: what the answer did, and which attempt it was."""
+    return (
+        actual_tools,
+        pairs,
+        calls_checked,
+        calls_schema_valid,
+        forbidden_called,
+        unsafe_calls,
+        target,
+        attempt,
+        multistep,
+        notes,
+        evidence,
+        judge_decided,
+        undecided,
+    )
+
+
+def build_verdict(head: tuple[Any, ...], tail: tuple[Any, ...]) -> Verdict:
+    """The verdict of the two halves :func:`verdict_head` and :func:`verdict_tail` name."""
+    return _new_tuple(Verdict, head + tail)
+
+
+_new_tuple = tuple.__new__
 
 
 def _rank(check: Check) -> int:

@@ -106,62 +106,63 @@ class Plan:
     def passed(self, calls: list[ToolCall], target: str | None, attempt: int) -> Verdict | None:
         """The verdict of an answer making ``calls``, if it passes; else None.
 
-        The tools called are looked at first, then whether the arguments match, then
-        whether they validate: a failing answer is let go at the cheapest look that fails.
+        Per call: the tool, then whether the arguments match, then whether they validate
+        (a failing answer is let go at the first look that fails). Written out with no call
+        per argument: this is the scorer's hot path.
         """
-        if len(calls) != self._n:
+        n = self._n
+        if len(calls) != n:
             return None
-        if self._n == 1:  # the common case, without the bookkeeping
-            call = calls[0]
-            if call.name != self._name or call.parse_error is not None:
-                return None
-            if not (self._matches(0, call.arguments) and self._validates(0, call.arguments)):
-                return None
-            return self._passes.get((target, attempt)) or self._build((target, attempt), ())
-        index = self._index
-        slots = []
-        seen = 0
-        in_order = True
-        for position, call in enumerate(calls):
-            i = index.get(call.name)
-            if i is None or call.parse_error is not None or seen >> i & 1:
-                return None
-            if i != position:
-                if self._strict:
+        try:
+            if n == 1:  # the common case, without the bookkeeping
+                call = calls[0]
+                if call.name != self._name or call.parse_error is not None:
                     return None
-                in_order = False
-            seen |= 1 << i
-            slots.append(i)
-        for i, call in zip(slots, calls, strict=True):
-            if not self._matches(i, call.arguments):
-                return None
-        for i, call in zip(slots, calls, strict=True):
-            if not self._validates(i, call.arguments):
-                return None
+                args = call.arguments
+                kinds = self._kinds[0]
+                if not (
+                    (
+                        type(args) is dict
+                        and args == self._canons[0]
+                        and not (kinds and kinds_differ(args, kinds))
+                    )
+                    or self._oks[0](args)
+                ) or not self._valid[0](args):
+                    return None
+                return self._passes.get((target, attempt)) or self._build((target, attempt), ())
+            index = self._index
+            canons = self._canons
+            oks = self._oks
+            valid = self._valid
+            seen = 0
+            in_order = True
+            for position, call in enumerate(calls):
+                i = index.get(call.name)
+                if i is None or call.parse_error is not None or seen >> i & 1:
+                    return None
+                if i != position:
+                    if self._strict:
+                        return None
+                    in_order = False
+                seen |= 1 << i
+                args = call.arguments
+                kinds = self._kinds[i]
+                if not (
+                    (
+                        type(args) is dict
+                        and args == canons[i]
+                        and not (kinds and kinds_differ(args, kinds))
+                    )
+                    or oks[i](args)
+                ) or not valid[i](args):
+                    return None
+        except (ValueError, RecursionError):  # too deep to read here: not a plain pass
+            return None
         if in_order:
             return self._passes.get((target, attempt)) or self._build((target, attempt), ())
         names = tuple([call.name for call in calls])
         key = (target, attempt, names)
         return self._passes.get(key) or self._build(key, names)
-
-    def _matches(self, i: int, args: Any) -> bool:
-        """The arguments of a call to expected call ``i``'s tool match."""
-        kinds = self._kinds[i]
-        try:
-            return (
-                type(args) is dict
-                and args == self._canons[i]
-                and not (kinds and kinds_differ(args, kinds))
-            ) or bool(self._oks[i](args))
-        except RecursionError:  # too deep to compare here: not a plain pass
-            return False
-
-    def _validates(self, i: int, args: Any) -> bool:
-        """The arguments of a call to expected call ``i``'s tool validate against its schema."""
-        try:
-            return bool(self._valid[i](args))
-        except (ValueError, RecursionError):
-            return False
 
     def _build(self, key: tuple[Any, ...], names: tuple[str, ...]) -> Verdict:
         """The passing verdict for ``key`` (``names``: the tools in the order called, when
