@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolproof.grade._assign import assign
-from toolproof.grade._compile import CompiledCall, CompiledCase
+from toolproof.grade._compile import CompiledCall, CompiledCase, show
 from toolproof.types import FailureClass, Kind, Message, Order, Response, ToolCall
 
 NO_CALL = "(none)"
@@ -23,6 +23,7 @@ __all__ = [
     "SetResult",
     "SingleAnswer",
     "analyse",
+    "inspect_call",
     "match_set",
     "schema_failure",
 ]
@@ -105,6 +106,33 @@ def schema_failure(name: str, validator: Any, arguments: Any, checked: bool = Fa
         return f"{name}: arguments cannot be validated ({str(exc)[:80]})"
 
 
+def inspect_call(call: ToolCall, offered: frozenset[str], validators: Any) -> CallInfo:
+    """One call inspected: is its tool ``offered``, do its arguments parse, and do they
+    validate (``validators``: the schema validator of each tool, by name)."""
+    known = call.name in offered
+    if call.parse_error is not None:
+        raw = show(call.raw_arguments, 80)
+        return CallInfo(
+            call,
+            known,
+            FailureClass.invalid_json,
+            f"{call.name}: arguments are not valid JSON ({call.parse_error}): {raw}",
+        )
+    if not known:
+        return CallInfo(call, known, None, "")
+    validator = validators[call.name]
+    try:
+        valid = validator.is_valid(call.arguments)
+    except (ValueError, RecursionError):
+        valid = None  # (schema_failure says why)
+    if valid:
+        return CallInfo(call, known, None, "")
+    message = schema_failure(call.name, validator, call.arguments, valid is False)
+    if message is None:
+        return CallInfo(call, known, None, "")
+    return CallInfo(call, known, FailureClass.schema_mismatch, message)
+
+
 def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> SingleAnswer:
     best: SetResult | None = None
     if cc.kind is Kind.call and infos:
@@ -170,8 +198,23 @@ def match_set(
                 why.append(reason)
         cost.append(row)
         reasons.append(why)
-    pairs = [(i, j) for i, j in assign(cost) if cost[i][j] < _FAR]
+    # the pairs (to the same tool), their cost, and those whose values fail, in one pass
+    pairs: list[tuple[int, int]] = []
+    failed: list[tuple[int, int]] = []
+    value_reasons: list[str] = []
+    total = 0
+    for i, j in assign(cost):
+        pair_cost = cost[i][j]
+        if pair_cost < _FAR:
+            pairs.append((i, j))
+            total += pair_cost
+            reason = reasons[i][j]
+            if reason is not None:
+                failed.append((i, j))
+                if reason:
+                    value_reasons.append(f"{calls[j].call.name}: {reason}")
     lost_expected, lost_actual = n - len(pairs), m - len(pairs)
+    total += _FAR * (lost_expected + lost_actual)
     if n == 0:
         selection_ok: bool | None = None
     elif order is Order.subset:
@@ -184,15 +227,10 @@ def match_set(
     if selection_ok is False and _right_tools(expected, calls, order):
         # every tool is right, only how many times each is called is not
         selection_ok, count_ok = True, False
-    failed = [(i, j) for i, j in pairs if reasons[i][j] is not None]
-    value_reasons = [f"{calls[j].call.name}: {reasons[i][j]}" for i, j in failed if reasons[i][j]]
     values_ok = None if not selection_ok else not failed
     order_ok = True
     if order is Order.strict and selection_ok and values_ok:
         order_ok = all(k < m and cost[k][k] < _FAR and reasons[k][k] is None for k in range(n))
-    total = _FAR * (lost_expected + lost_actual)
-    for i, j in pairs:
-        total += cost[i][j]
     differences = 0
     if rank:
         differences = 2 * (lost_expected + lost_actual) + sum(

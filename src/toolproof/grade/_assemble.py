@@ -57,16 +57,20 @@ def assemble(
     evidence: Evidence = NO_EVIDENCE,
 ) -> Verdict:
     """The verdict; ``evidence`` (what a diff needs) is kept only when a check failed."""
-    reply_ok: bool | None = None  # not judged
+    decision_ok = contract_ok = True
+    reply_ok: bool | None = True if facts.reply_judged else None  # None: not judged
     if findings:
         checks = tuple(findings) if len(findings) == 1 else tuple(sorted(findings, key=_rank))
-        stages = {c.stage for c in checks}
-        if facts.reply_judged:
-            reply_ok = all(c.failure is not FailureClass.wrong_reply for c in checks)
+        for check in checks:
+            stage = check.stage
+            if stage is Stage.decision:
+                decision_ok = False
+            elif stage is Stage.contract:
+                contract_ok = False
+            if reply_ok and check.failure is FailureClass.wrong_reply:
+                reply_ok = False
     else:
-        checks, stages, evidence = (), set(), NO_EVIDENCE
-        if facts.reply_judged:
-            reply_ok = True
+        checks, evidence = (), NO_EVIDENCE
     return build_verdict(
         verdict_head(
             case_id=cc.case.id,
@@ -76,11 +80,11 @@ def assemble(
             passed=not checks,
             failure=checks[0].failure if checks else None,
             checks=checks,
-            decision_ok=Stage.decision not in stages,
+            decision_ok=decision_ok,
             selection_ok=facts.selection_ok,
             structure_ok=facts.structure_ok,
             values_ok=facts.values_ok,
-            contract_ok=Stage.contract not in stages,
+            contract_ok=contract_ok,
             reply_ok=reply_ok,
             expected_tools=facts.expected_tools,
         ),
@@ -200,7 +204,9 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
     # structure: None without calls; else whether every call to an offered tool validated
     structure_ok: bool | None = True if calls else None
     checked = valid = 0
+    names = []
     for info in calls:
+        names.append(info.call.name)
         if info.known:
             checked += 1
             if info.failure is None:
@@ -209,7 +215,7 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
                 structure_ok = False
         elif info.failure is not None:
             checked += 1
-    actual = tuple([i.call.name for i in calls])
+    actual = tuple(names)
     return Facts(  # positional: this is on the scorer's hot path
         cc.kind,
         best.selection_ok if best is not None else None,

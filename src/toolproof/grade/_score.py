@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolproof._jsonschema import rs_validator
-from toolproof.grade._answer import NO_CALL, CallInfo, analyse, schema_failure
+from toolproof.grade._answer import NO_CALL, CallInfo, analyse, inspect_call
 from toolproof.grade._assemble import assemble, single_facts
 from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks
 from toolproof.grade._compile import CompiledCase, ToolIndex, compile_case
@@ -124,7 +124,10 @@ class Scorer:
         self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
         # a case with its own tool definitions validates against the schemas sent in it
         self._case_validators = {
-            c.id: {t.name: rs_validator(t.parameters) for t in suite.case_tools(c)}
+            c.id: {
+                **self._validators,
+                **{t.name: rs_validator(t.parameters) for t in suite.case_tools(c)},
+            }
             for c in suite.cases
             if c.definitions
         }
@@ -335,9 +338,11 @@ class Scorer:
     def _analysed(self, case_id: str, response: Response, record: Record | None) -> Verdict:
         """The general path of a single-step answer: analyse it, run the checks, assemble."""
         cc = self.cases[case_id]
-        checks = self._single[case_id]
-        answer = analyse(cc, response, [self._inspect(call, cc) for call in response.tool_calls])
-        findings = run_checks(checks, cc, answer)
+        offered = cc.offered
+        validators = self._case_validators.get(case_id, self._validators)
+        infos = [inspect_call(call, offered, validators) for call in response.tool_calls]
+        answer = analyse(cc, response, infos)
+        findings = run_checks(self._single[case_id], cc, answer)
         notes = self._notes.get(case_id, ())
         evidence = NO_EVIDENCE
         if findings:
@@ -434,31 +439,8 @@ class Scorer:
 
     def _validator(self, cc: CompiledCase, name: str) -> Any:
         """The validator of the schema tool ``name`` was offered with in this case."""
-        own = self._case_validators.get(cc.case.id)
-        if own is not None and name in own:
-            return own[name]
-        return self._validators[name]
+        return self._case_validators.get(cc.case.id, self._validators)[name]
 
     def _inspect(self, call: ToolCall, cc: CompiledCase) -> CallInfo:
-        known = call.name in cc.offered
-        if call.parse_error is not None:
-            raw = show(call.raw_arguments, 80)
-            return CallInfo(
-                call,
-                known,
-                FailureClass.invalid_json,
-                f"{call.name}: arguments are not valid JSON ({call.parse_error}): {raw}",
-            )
-        if not known:
-            return CallInfo(call, known, None, "")
-        validator = self._validator(cc, call.name)
-        try:
-            valid = validator.is_valid(call.arguments)
-        except (ValueError, RecursionError):
-            valid = None  # (schema_failure says why)
-        if valid:
-            return CallInfo(call, known, None, "")
-        message = schema_failure(call.name, validator, call.arguments, valid is False)
-        if message is None:
-            return CallInfo(call, known, None, "")
-        return CallInfo(call, known, FailureClass.schema_mismatch, message)
+        validators = self._case_validators.get(cc.case.id, self._validators)
+        return inspect_call(call, cc.offered, validators)
