@@ -169,16 +169,14 @@ def _match_one(expected: CompiledCall, info: CallInfo, index: int, rank: bool) -
     )
 
 
-def match_set(
-    index: int, expected: list[CompiledCall], calls: list[CallInfo], order: Order, rank: bool
-) -> SetResult:
-    """``rank``: count the differences too (alternatives are being compared)."""
-    n, m = len(expected), len(calls)
-    if n == 1 and m == 1:
-        return _match_one(expected[0], calls[0], index, rank)
+def _costs(
+    expected: list[CompiledCall], calls: list[CallInfo]
+) -> tuple[list[list[int]], list[list[str | None]]]:
+    """The cost of pairing each expected call with each call (0: it matches; 1: its values,
+    or its structure, fail; _FAR: another tool), and, for each pair to the same tool, why
+    the values fail (None: they match; "": the structure failed, reported there, values
+    not judged)."""
     cost: list[list[int]] = []
-    # per pair of calls to the same tool (cost below _FAR): why the values fail (None: they
-    # match; "": the structure failed, reported there, values not judged)
     reasons: list[list[str | None]] = []
     for e in expected:
         tools = e.tools
@@ -198,6 +196,17 @@ def match_set(
                 why.append(reason)
         cost.append(row)
         reasons.append(why)
+    return cost, reasons
+
+
+def match_set(
+    index: int, expected: list[CompiledCall], calls: list[CallInfo], order: Order, rank: bool
+) -> SetResult:
+    """``rank``: count the differences too (alternatives are being compared)."""
+    n, m = len(expected), len(calls)
+    if n == 1 and m == 1:
+        return _match_one(expected[0], calls[0], index, rank)
+    cost, reasons = _costs(expected, calls)
     # the pairs (to the same tool), their cost, and those whose values fail, in one pass
     pairs: list[tuple[int, int]] = []
     failed: list[tuple[int, int]] = []

@@ -165,7 +165,12 @@ class Scorer:
                 self._notes[case.id] = tuple(skipped)
         #: the passing verdict, built in advance, of each single-step case that has one
         #: (see ``_plan``)
-        self._plans: dict[str, Plan] = {}
+        self._plans = self._make_plans()
+
+    def _make_plans(self) -> dict[str, Plan]:
+        """The plan of each single-step case that has one: no check of the suite's own, and
+        a verdict that nothing but the calls decides (``make_plan``)."""
+        plans: dict[str, Plan] = {}
         shared: dict[Any, Any] = {}
         for case_id, case_checks in self._single.items():
             if case_checks == SINGLE_STEP_CHECKS and case_id not in self._notes:
@@ -176,7 +181,8 @@ class Scorer:
                     shared,
                 )
                 if plan is not None:
-                    self._plans[case_id] = plan
+                    plans[case_id] = plan
+        return plans
 
     def is_multistep(self, case_id: str) -> bool:
         """The case runs through the agent loop and is judged on its whole transcript."""
