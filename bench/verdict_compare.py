@@ -78,7 +78,7 @@ def lines(n_records: int, n_cases: int = 2_000, seed: int = 12) -> Iterator[str]
     for name in ("records.jsonl", "records-b.jsonl"):
         for i, record in enumerate(read_records(SUITE / name)):
             yield _line(f"{name}:{i}", scorer, scorer.grade(record))
-            native = scorer.grade_native(record)
+            native = scorer.grade_raw(record)
             if native is not None:
                 yield _line(f"{name}:{i}:native", scorer, native)
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,9 +1,12 @@
-"""A case's plan (``grade._plan``) reaches the verdicts of the general path, field for field.
+"""A case's plan (``grade._plan``): the passing verdict built in advance.
 
-Generated answers (right, wrong, missing, extra, repeated and unknown calls;
-wrong values, schema violations, arguments that are not JSON; calls in and
-out of order) are graded by a scorer with its plans and by one without, for
-cases of every order, with and without a confirmation-guarded tool.
+A plan hands back a verdict only for an answer that passes, and that verdict
+is, field for field, the one the general path (analyse, checks, assemble)
+gives the same answer. Every other answer gets nothing from the plan and is
+graded on the general path. Generated answers (right, wrong, missing, extra,
+repeated and unknown calls; wrong values, schema violations, arguments that
+are not JSON; calls in and out of order) cover cases of every order, with and
+without a confirmation-guarded tool.
 """
 
 import itertools
@@ -122,23 +125,70 @@ def _answers(case: dict[str, Any], rng: random.Random, count: int) -> list[Respo
     return out
 
 
-def test_the_plan_reaches_the_general_paths_verdicts() -> None:
+def _general(scorer: Scorer, case_id: str, response: Response) -> Verdict:
+    """The verdict of the general path alone: analyse, run the checks, assemble."""
+    return scorer._analysed(case_id, response, None)
+
+
+def test_the_plans_passing_verdict_is_the_general_paths() -> None:
     suite = make_suite(_cases())
     suite.tools = [type(suite.tools[0]).model_validate(t) for t in TOOLS]
-    planned = Scorer(suite)
-    general = Scorer(suite)
-    general._plans.clear()
-    assert set(planned._plans) == {c.id for c in suite.cases}
+    scorer = Scorer(suite)
+    assert set(scorer._plans) == {c.id for c in suite.cases}
     rng = random.Random(7)
+    passed = failed = reordered = 0
+    for case in suite.cases:
+        plan = scorer._plans[case.id]
+        for response in _answers(case.model_dump(), rng, 150):
+            general = _general(scorer, case.id, response)
+            got = plan.passed(response.tool_calls, "t", 3)
+            exact = sorted(general.actual_tools) == sorted(general.expected_tools)
+            if general.passed and exact:
+                # a pass making the expected calls: the plan's verdict, built in advance, is
+                # the general path's
+                assert got == general._replace(target="t", attempt=3), (case.id, response)
+                passed += 1
+                reordered += general.actual_tools != general.expected_tools
+            else:
+                # anything else (a pass with calls more or fewer, as subset and superset allow,
+                # included): nothing from the plan
+                assert got is None, (case.id, response.tool_calls)
+                failed += not general.passed
+            assert scorer.grade_response(case.id, response) == general
+    assert passed > 200 and failed > 1000 and reordered > 5
+
+
+def test_the_plan_hands_back_one_verdict_per_target_and_attempt() -> None:
+    suite = make_suite(_cases())
+    suite.tools = [type(suite.tools[0]).model_validate(t) for t in TOOLS]
+    scorer = Scorer(suite)
+    plan = scorer._plans["unordered-a-b"]
+    calls = [tool_call_from_raw(t, json.dumps(_args(t)), f"call_{i}") for i, t in enumerate("ab")]
+    first = plan.passed(calls, "m", 0)
+    assert first is not None and first.passed and (first.target, first.attempt) == ("m", 0)
+    assert plan.passed(calls, "m", 0) is first  # built once
+    other = plan.passed(calls, "m", 1)
+    assert other is not None and other.attempt == 1 and other is not first
+    swapped = plan.passed(calls[::-1], "m", 0)
+    assert swapped is not None and swapped.actual_tools == ("b", "a") and swapped is not first
+    assert swapped == _general(scorer, "unordered-a-b", Response(tool_calls=calls[::-1]))._replace(
+        target="m"
+    )
+
+
+def test_every_failing_answer_takes_the_general_path() -> None:
+    # each way of failing a planned case, graded through the scorer: the general path's verdict
+    suite = make_suite(_cases())
+    suite.tools = [type(suite.tools[0]).model_validate(t) for t in TOOLS]
+    scorer = Scorer(suite)
+    rng = random.Random(3)
     verdicts: list[Verdict] = []
     for case in suite.cases:
-        for response in _answers(case.model_dump(), rng, 150):
-            got = planned.grade_response(case.id, response)
-            want = general.grade_response(case.id, response)
-            assert got == want, (case.id, response.tool_calls)
-            assert planned.diff(got) == general.diff(want)
+        for response in _answers(case.model_dump(), rng, 60):
+            got = scorer.grade_response(case.id, response)
+            assert got == _general(scorer, case.id, response)
+            assert scorer.diff(got) == scorer.diff(_general(scorer, case.id, response))
             verdicts.append(got)
-    # the answers cover passes and every way of failing the plan handles
     failures = {v.failure for v in verdicts}
     assert None in failures
     assert failures >= {
@@ -251,10 +301,8 @@ def test_the_plans_own_look_at_the_usual_answer_tells_booleans_from_numbers() ->
     ]
     suite = make_suite(cases)
     suite.tools = [type(suite.tools[0]).model_validate(t) for t in tools]
-    planned = Scorer(suite)
-    general = Scorer(suite)
-    general._plans.clear()
-    assert set(planned._plans) == {"one", "two"}
+    scorer = Scorer(suite)
+    assert set(scorer._plans) == {"one", "two"}
     variants = _kin_variants(usual)
     assert len(variants) >= 10
     outcomes = set()
@@ -268,7 +316,9 @@ def test_the_plans_own_look_at_the_usual_answer_tells_booleans_from_numbers() ->
                         for i, (name, value) in enumerate(picked)
                     ]
                 )
-                got = planned.grade_response(case_id, response)
-                assert got == general.grade_response(case_id, response), (case_id, picked)
+                got = scorer.grade_response(case_id, response)
+                assert got == _general(scorer, case_id, response), (case_id, picked)
+                planned = scorer._plans[case_id].passed(response.tool_calls, None, 0)
+                assert (planned is not None) is got.passed
                 outcomes.add((case_id, got.passed))
     assert outcomes == {("one", True), ("one", False), ("two", True), ("two", False)}

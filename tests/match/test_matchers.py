@@ -237,7 +237,7 @@ def _ref_ok(m: Any, actual: Any) -> bool:
         Ignore,
         ObjectMatcher,
         OneOf,
-        Optional,
+        OptionalMatcher,
     )
 
     kind = type(m)
@@ -245,7 +245,7 @@ def _ref_ok(m: Any, actual: Any) -> bool:
         return actual is not MISSING and strict_equal(m.value, actual)
     if kind is Ignore:
         return True
-    if kind is Optional:
+    if kind is OptionalMatcher:
         return actual is MISSING or _ref_ok(m.inner, actual)
     if kind is OneOf:
         return any(_ref_ok(o, actual) for o in m.options)

@@ -545,7 +545,7 @@ def _grade(
     ``native``: the raw verdict (calls recovered from text count as no call), or
     None when no call was recovered.
     """
-    grade = scorer.grade_native if native else scorer.grade
+    grade = scorer.grade_raw if native else scorer.grade
     while True:
         try:
             return grade(record)

@@ -32,7 +32,7 @@ from toolproof.grade._multistep import (
     UngradableRecord,
     rebuild_end_state,
 )
-from toolproof.grade._repair import NativeView, native_view, recovered_calls
+from toolproof.grade._rawview import RawView, raw_view, recovered_calls
 from toolproof.grade._score import Scorer
 from toolproof.grade._statechanges import (
     ChangeError,
@@ -68,7 +68,7 @@ __all__ = [
     "Matcher",
     "MissingExpectedState",
     "MultiAnswer",
-    "NativeView",
+    "RawView",
     "Scorer",
     "SingleAnswer",
     "SpecError",
@@ -85,8 +85,8 @@ __all__ = [
     "context",
     "cow",
     "match_trajectory",
-    "native_view",
     "normalize_text",
+    "raw_view",
     "rebuild_end_state",
     "recovered_calls",
     "render_diff",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolproof.grade._assign import assign
-from toolproof.grade._compile import CompiledCall, CompiledCase
+from toolproof.grade._compile import CompiledCall, CompiledCase, show
 from toolproof.types import FailureClass, Kind, Message, Order, Response, ToolCall
 
 NO_CALL = "(none)"
@@ -23,6 +23,7 @@ __all__ = [
     "SetResult",
     "SingleAnswer",
     "analyse",
+    "inspect_call",
     "match_set",
     "schema_failure",
 ]
@@ -105,6 +106,33 @@ def schema_failure(name: str, validator: Any, arguments: Any, checked: bool = Fa
         return f"{name}: arguments cannot be validated ({str(exc)[:80]})"
 
 
+def inspect_call(call: ToolCall, offered: frozenset[str], validators: Any) -> CallInfo:
+    """One call inspected: is its tool ``offered``, do its arguments parse, and do they
+    validate (``validators``: the schema validator of each tool, by name)."""
+    known = call.name in offered
+    if call.parse_error is not None:
+        raw = show(call.raw_arguments, 80)
+        return CallInfo(
+            call,
+            known,
+            FailureClass.invalid_json,
+            f"{call.name}: arguments are not valid JSON ({call.parse_error}): {raw}",
+        )
+    if not known:
+        return CallInfo(call, known, None, "")
+    validator = validators[call.name]
+    try:
+        valid = validator.is_valid(call.arguments)
+    except (ValueError, RecursionError):
+        valid = None  # (schema_failure says why)
+    if valid:
+        return CallInfo(call, known, None, "")
+    message = schema_failure(call.name, validator, call.arguments, valid is False)
+    if message is None:
+        return CallInfo(call, known, None, "")
+    return CallInfo(call, known, FailureClass.schema_mismatch, message)
+
+
 def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> SingleAnswer:
     best: SetResult | None = None
     if cc.kind is Kind.call and infos:
@@ -141,6 +169,36 @@ def _match_one(expected: CompiledCall, info: CallInfo, index: int, rank: bool) -
     )
 
 
+def _costs(
+    expected: list[CompiledCall], calls: list[CallInfo]
+) -> tuple[list[list[int]], list[list[str | None]]]:
+    """The cost of pairing each expected call with each call (0: it matches; 1: its values,
+    or its structure, fail; _FAR: another tool), and, for each pair to the same tool, why
+    the values fail (None: they match; "": the structure failed, reported there, values
+    not judged)."""
+    cost: list[list[int]] = []
+    reasons: list[list[str | None]] = []
+    for e in expected:
+        tools = e.tools
+        check = e.args.check
+        row: list[int] = []
+        why: list[str | None] = []
+        for info in calls:
+            if info.call.name not in tools:
+                row.append(_FAR)
+                why.append(None)
+            elif info.failure is not None:
+                row.append(1)
+                why.append("")
+            else:
+                reason = check(info.call.arguments)
+                row.append(0 if reason is None else 1)
+                why.append(reason)
+        cost.append(row)
+        reasons.append(why)
+    return cost, reasons
+
+
 def match_set(
     index: int, expected: list[CompiledCall], calls: list[CallInfo], order: Order, rank: bool
 ) -> SetResult:
@@ -148,24 +206,24 @@ def match_set(
     n, m = len(expected), len(calls)
     if n == 1 and m == 1:
         return _match_one(expected[0], calls[0], index, rank)
-    cost: list[list[int]] = []
-    reasons: dict[tuple[int, int], str | None] = {}
-    for i, e in enumerate(expected):
-        row = []
-        for j, info in enumerate(calls):
-            if info.call.name not in e.tools:
-                row.append(_FAR)
-                continue
-            if info.failure is not None:
-                reasons[i, j] = ""  # structure failed: reported there, values not judged
-                row.append(1)
-                continue
-            reason = e.args.check(info.call.arguments)
-            reasons[i, j] = reason
-            row.append(0 if reason is None else 1)
-        cost.append(row)
-    pairs = [(i, j) for i, j in assign(cost) if cost[i][j] < _FAR]
+    cost, reasons = _costs(expected, calls)
+    # the pairs (to the same tool), their cost, and those whose values fail, in one pass
+    pairs: list[tuple[int, int]] = []
+    failed: list[tuple[int, int]] = []
+    value_reasons: list[str] = []
+    total = 0
+    for i, j in assign(cost):
+        pair_cost = cost[i][j]
+        if pair_cost < _FAR:
+            pairs.append((i, j))
+            total += pair_cost
+            reason = reasons[i][j]
+            if reason is not None:
+                failed.append((i, j))
+                if reason:
+                    value_reasons.append(f"{calls[j].call.name}: {reason}")
     lost_expected, lost_actual = n - len(pairs), m - len(pairs)
+    total += _FAR * (lost_expected + lost_actual)
     if n == 0:
         selection_ok: bool | None = None
     elif order is Order.subset:
@@ -178,17 +236,14 @@ def match_set(
     if selection_ok is False and _right_tools(expected, calls, order):
         # every tool is right, only how many times each is called is not
         selection_ok, count_ok = True, False
-    failed = [(i, j) for i, j in pairs if reasons[i, j] is not None]
-    value_reasons = [f"{calls[j].call.name}: {reasons[i, j]}" for i, j in failed if reasons[i, j]]
     values_ok = None if not selection_ok else not failed
     order_ok = True
     if order is Order.strict and selection_ok and values_ok:
-        order_ok = all(reasons.get((k, k), "x") is None for k in range(n))
-    total = sum(cost[i][j] for i, j in pairs) + _FAR * (lost_expected + lost_actual)
+        order_ok = all(k < m and cost[k][k] < _FAR and reasons[k][k] is None for k in range(n))
     differences = 0
     if rank:
         differences = 2 * (lost_expected + lost_actual) + sum(
-            expected[i].args.differences(calls[j].call.arguments) if reasons[i, j] else 1
+            expected[i].args.differences(calls[j].call.arguments) if reasons[i][j] else 1
             for i, j in failed
         )
     return SetResult(

@@ -8,7 +8,7 @@ verdicts are built here alike.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from toolproof.grade._answer import NO_CALL, SetResult, SingleAnswer
 from toolproof.grade._compile import CompiledCase
@@ -21,6 +21,7 @@ from toolproof.types import (
     MultiStep,
     Order,
     Record,
+    Risk,
     Stage,
     Verdict,
 )
@@ -61,39 +62,136 @@ def assemble(
     evidence: Evidence = NO_EVIDENCE,
 ) -> Verdict:
     """The verdict; ``evidence`` (what a diff needs) is kept only when a check failed."""
+    decision_ok = contract_ok = True
+    reply_ok: bool | None = True if facts.reply_judged else None  # None: not judged
     if findings:
-        checks = tuple(sorted(findings, key=_rank))
-        stages = {c.stage for c in checks}
-        reply_ok = not any(c.failure is FailureClass.wrong_reply for c in checks)
+        checks = tuple(findings) if len(findings) == 1 else tuple(sorted(findings, key=_rank))
+        for check in checks:
+            stage = check.stage
+            if stage is Stage.decision:
+                decision_ok = False
+            elif stage is Stage.contract:
+                contract_ok = False
+            if reply_ok and check.failure is FailureClass.wrong_reply:
+                reply_ok = False
     else:
-        checks, stages, reply_ok, evidence = (), set(), True, NO_EVIDENCE
-    return Verdict(
-        case_id=cc.case.id,
-        kind=facts.kind,
-        risk=cc.risk,
-        tags=cc.tags,
-        passed=not checks,
-        failure=checks[0].failure if checks else None,
-        checks=checks,
-        decision_ok=Stage.decision not in stages,
-        selection_ok=facts.selection_ok,
-        structure_ok=facts.structure_ok,
-        values_ok=facts.values_ok,
-        contract_ok=Stage.contract not in stages,
-        reply_ok=reply_ok if facts.reply_judged else None,
-        expected_tools=facts.expected_tools,
-        actual_tools=facts.actual_tools,
-        pairs=facts.pairs,
-        calls_checked=facts.calls_checked,
-        calls_schema_valid=facts.calls_schema_valid,
-        forbidden_called=facts.forbidden_called,
-        unsafe_calls=facts.unsafe_calls,
-        target=record.target if record is not None else None,
-        attempt=record.attempt if record is not None else 0,
-        multistep=facts.multistep,
-        notes=notes,
-        evidence=evidence,
+        checks, evidence = (), NO_EVIDENCE
+    return build_verdict(
+        verdict_head(
+            case_id=cc.case.id,
+            kind=facts.kind,
+            risk=cc.risk,
+            tags=cc.tags,
+            passed=not checks,
+            failure=checks[0].failure if checks else None,
+            checks=checks,
+            decision_ok=decision_ok,
+            selection_ok=facts.selection_ok,
+            structure_ok=facts.structure_ok,
+            values_ok=facts.values_ok,
+            contract_ok=contract_ok,
+            reply_ok=reply_ok,
+            expected_tools=facts.expected_tools,
+        ),
+        verdict_tail(
+            actual_tools=facts.actual_tools,
+            pairs=facts.pairs,
+            calls_checked=facts.calls_checked,
+            calls_schema_valid=facts.calls_schema_valid,
+            forbidden_called=facts.forbidden_called,
+            unsafe_calls=facts.unsafe_calls,
+            target=record.target if record is not None else None,
+            attempt=record.attempt if record is not None else 0,
+            multistep=facts.multistep,
+            notes=notes,
+            evidence=evidence,
+        ),
     )
+
+
+# A verdict is built by name, in two halves: a call naming more than 15 arguments is
+# compiled to build a dict of them (and a named tuple's constructor always takes one),
+# which costs several times the tuple itself on the scorer's hot path. Each half names
+# at most 15; ``tests/grade/test_assemble.py`` checks that they name every field of a
+# Verdict, in its order.
+
+
+def verdict_head(
+    *,
+    case_id: str,
+    kind: Kind,
+    risk: Risk,
+    tags: tuple[str, ...],
+    passed: bool,
+    failure: FailureClass | None,
+    checks: tuple[Check, ...],
+    decision_ok: bool,
+    selection_ok: bool | None,
+    structure_ok: bool | None,
+    values_ok: bool | None,
+    contract_ok: bool,
+    reply_ok: bool | None,
+    expected_tools: tuple[str, ...],
+) -> tuple[Any, ...]:
+    """The first fields of a verdict: the case, and its outcome stage by stage."""
+    return (
+        case_id,
+        kind,
+        risk,
+        tags,
+        passed,
+        failure,
+        checks,
+        decision_ok,
+        selection_ok,
+        structure_ok,
+        values_ok,
+        contract_ok,
+        reply_ok,
+        expected_tools,
+    )
+
+
+def verdict_tail(
+    *,
+    actual_tools: tuple[str, ...],
+    pairs: tuple[tuple[str, str], ...],
+    calls_checked: int,
+    calls_schema_valid: int,
+    forbidden_called: tuple[str, ...],
+    unsafe_calls: int,
+    target: str | None,
+    attempt: int,
+    multistep: MultiStep | None,
+    notes: tuple[str, ...],
+    evidence: Evidence,
+    judge_decided: bool = False,
+    undecided: int = 0,
+) -> tuple[Any, ...]:
+    """The other fields of a verdict: what the answer did, and which attempt it was."""
+    return (
+        actual_tools,
+        pairs,
+        calls_checked,
+        calls_schema_valid,
+        forbidden_called,
+        unsafe_calls,
+        target,
+        attempt,
+        multistep,
+        notes,
+        evidence,
+        judge_decided,
+        undecided,
+    )
+
+
+def build_verdict(head: tuple[Any, ...], tail: tuple[Any, ...]) -> Verdict:
+    """The verdict of the two halves :func:`verdict_head` and :func:`verdict_tail` name."""
+    return _new_tuple(Verdict, head + tail)
+
+
+_new_tuple = tuple.__new__
 
 
 def _rank(check: Check) -> int:
@@ -108,18 +206,21 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
         unsafe = sum(
             1 for j, i in enumerate(calls) if i.call.name in cc.guarded and j not in asked_for
         )
-    structure_ok: bool | None = None
+    # structure: None without calls; else whether every call to an offered tool validated
+    structure_ok: bool | None = True if calls else None
     checked = valid = 0
+    names = []
     for info in calls:
-        if info.known or info.failure is not None:
-            checked += 1
+        names.append(info.call.name)
         if info.known:
-            ok = info.failure is None
-            valid += ok
-            structure_ok = ok if structure_ok is None else structure_ok and ok
-    if calls and structure_ok is None:
-        structure_ok = True
-    actual = tuple(i.call.name for i in calls)
+            checked += 1
+            if info.failure is None:
+                valid += 1
+            else:
+                structure_ok = False
+        elif info.failure is not None:
+            checked += 1
+    actual = tuple(names)
     selection_ok = best.selection_ok if best is not None else None
     if selection_ok is None and calls and cc.kind is Kind.call:
         # a call of any tool was asked for: every tool called is offered
@@ -132,39 +233,56 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
         cc.reply_judged,
         cc.expected_tools,
         actual,
-        tuple(_pairs(cc, answer)),
+        _pairs(cc, answer, actual),
         checked,
         valid,
-        tuple(n for n in actual if n in cc.forbidden) if cc.forbidden else (),
+        tuple([n for n in actual if n in cc.forbidden]) if cc.forbidden else (),
         unsafe,
     )
 
 
-def _pairs(cc: CompiledCase, answer: SingleAnswer) -> list[tuple[str, str]]:
+def _pairs(
+    cc: CompiledCase, answer: SingleAnswer, actual: tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
     """(expected, actual) tool labels for the confusion matrix; '(none)' for no call."""
-    calls, best = answer.infos, answer.best
+    best = answer.best
     if best is None:
-        if not calls:
-            return [(cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL)]
-        return [(NO_CALL, i.call.name) for i in calls]
-    if len(best.expected) == 1 and len(calls) == 1:
-        name = calls[0].call.name
-        return [(name if best.pairs else best.expected[0].tools[0], name)]
-    return _set_pairs(cc, answer, best)
-
-
-def _set_pairs(cc: CompiledCase, answer: SingleAnswer, best: SetResult) -> list[tuple[str, str]]:
-    calls = answer.infos
+        if not actual:
+            return ((cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL),)
+        return tuple([(NO_CALL, name) for name in actual])
+    if len(best.expected) == 1 and len(actual) == 1:
+        name = actual[0]
+        return ((name if best.pairs else best.expected[0].tools[0], name),)
     if not best.expected:
-        return [(NO_CALL if cc.kind is not Kind.call else ANY_CALL, i.call.name) for i in calls]
-    paired_e = {i for i, _ in best.pairs}
-    paired_a = {j for _, j in best.pairs}
-    return order_pairs(
-        [(calls[j].call.name, calls[j].call.name) for _, j in best.pairs],
-        [e.tools[0] for i, e in enumerate(best.expected) if i not in paired_e],
-        [info.call.name for j, info in enumerate(calls) if j not in paired_a],
-        cc.order,
-    )
+        kind = NO_CALL if cc.kind is not Kind.call else ANY_CALL
+        return tuple(cross_pairs([(kind, name) for name in actual]))
+    return _set_pairs(best, actual, cc.order)
+
+
+def _set_pairs(
+    best: SetResult, actual: tuple[str, ...], order: Order
+) -> tuple[tuple[str, str], ...]:
+    """The paired calls, then each unpaired expected call against an unpaired call in their
+    orders (a wrong tool), then what is left of either against no call, unless the order
+    allows it (as ``order_pairs`` would make of them)."""
+    pairs = best.pairs
+    kept = [(actual[j], actual[j]) for _, j in pairs]
+    if len(pairs) == len(actual) == len(best.expected) and NO_CALL not in actual:
+        return tuple(kept)  # every call paired: nothing to cross
+    paired_e = {i for i, _ in pairs}
+    paired_a = {j for _, j in pairs}
+    missing = [e.tools[0] for i, e in enumerate(best.expected) if i not in paired_e]
+    extra = [name for j, name in enumerate(actual) if j not in paired_a]
+    if NO_CALL in actual or NO_CALL in missing:
+        # a tool named like the label of no call: as order_pairs reads it
+        return tuple(order_pairs(kept, missing, extra, order))
+    crossed = min(len(missing), len(extra))
+    kept += zip(missing[:crossed], extra[:crossed], strict=True)
+    if order is not Order.subset:  # (what the order allows is not counted)
+        kept += [(t, NO_CALL) for t in missing[crossed:]]
+    if order is not Order.superset:
+        kept += [(NO_CALL, a) for a in extra[crossed:]]
+    return tuple(kept)
 
 
 def order_pairs(

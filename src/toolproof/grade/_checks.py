@@ -72,12 +72,7 @@ class CaseCheck(Protocol):
 
 
 def run_checks(checks: Sequence[CaseCheck], case: CompiledCase, answer: Any) -> list[Check]:
-    out: list[Check] = []
-    for check in checks:
-        found = check.evaluate(case, answer)
-        if found:
-            out.extend(found)
-    return out
+    return [found for check in checks for found in check.evaluate(case, answer)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,14 +102,16 @@ class Selection:
     name: str = "selection"
 
     def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        best, calls = answer.best, answer.infos
-        unknown = [i.call.name for i in calls if not i.known]
-        if best is not None and best.selection_ok is False:
+        best = answer.best
+        if best is not None and best.selection_ok is not False:
+            return ()
+        unknown = [i.call.name for i in answer.infos if not i.known]
+        if best is not None:
             failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
             why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"
             reason = f"{why}: expected {describe_calls(best.expected)}"
             return (Check(Stage.selection, failure, reason),)
-        if best is None and unknown:
+        if unknown:
             reason = f"called unknown tool {', '.join(unknown)}"
             return (Check(Stage.selection, FailureClass.unknown_tool, reason),)
         return ()
@@ -127,11 +124,11 @@ class Structure:
     name: str = "structure"
 
     def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        return [
-            Check(Stage.structure, i.failure, i.message)
-            for i in answer.infos
-            if i.failure is not None
-        ]
+        out: tuple[Check, ...] = ()
+        for i in answer.infos:
+            if i.failure is not None:
+                out += (Check(Stage.structure, i.failure, i.message),)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +152,14 @@ class Contract:
     name: str = "contract"
 
     def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        out: list[Check] = []
         calls, best = answer.infos, answer.best
+        if (
+            not case.forbidden
+            and case.count is None
+            and (best is None or (best.count_ok and best.order_ok))
+        ):
+            return ()  # nothing of the contract to check, or all of it met
+        out: list[Check] = []
         if case.forbidden:
             bad = [i.call.name for i in calls if i.call.name in case.forbidden]
             if bad:

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolproof._jsonschema import rs_validator
-from toolproof.grade._answer import NO_CALL, CallInfo, analyse, schema_failure
+from toolproof.grade._answer import NO_CALL, CallInfo, analyse, inspect_call
 from toolproof.grade._assemble import assemble, single_facts
 from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks
 from toolproof.grade._compile import CompiledCase, ToolIndex, compile_case
@@ -36,7 +36,7 @@ from toolproof.grade._multistep import (
     multi_facts,
 )
 from toolproof.grade._plan import Plan, make_plan
-from toolproof.grade._repair import native_view
+from toolproof.grade._rawview import raw_view
 from toolproof.grade._statechanges import InitialState
 from toolproof.grade._trajectory import compile_multistep
 from toolproof.match import (
@@ -124,7 +124,10 @@ class Scorer:
         self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
         # a case with its own tool definitions validates against the schemas sent in it
         self._case_validators = {
-            c.id: {t.name: rs_validator(t.parameters) for t in suite.case_tools(c)}
+            c.id: {
+                **self._validators,
+                **{t.name: rs_validator(t.parameters) for t in suite.case_tools(c)},
+            }
             for c in suite.cases
             if c.definitions
         }
@@ -160,8 +163,14 @@ class Scorer:
             )
             if skipped:
                 self._notes[case.id] = tuple(skipped)
-        #: the fast route of each single-step case that has one (see ``_plan``)
-        self._plans: dict[str, Plan] = {}
+        #: the passing verdict, built in advance, of each single-step case that has one
+        #: (see ``_plan``)
+        self._plans = self._make_plans()
+
+    def _make_plans(self) -> dict[str, Plan]:
+        """The plan of each single-step case that has one: no check of the suite's own, and
+        a verdict that nothing but the calls decides (``make_plan``)."""
+        plans: dict[str, Plan] = {}
         shared: dict[Any, Any] = {}
         for case_id, case_checks in self._single.items():
             if case_checks == SINGLE_STEP_CHECKS and case_id not in self._notes:
@@ -169,11 +178,11 @@ class Scorer:
                 plan = make_plan(
                     cc,
                     lambda name, cc=cc: self._validator(cc, name),  # type: ignore[misc]
-                    self._inspect,
                     shared,
                 )
                 if plan is not None:
-                    self._plans[case_id] = plan
+                    plans[case_id] = plan
+        return plans
 
     def is_multistep(self, case_id: str) -> bool:
         """The case runs through the agent loop and is judged on its whole transcript."""
@@ -190,9 +199,13 @@ class Scorer:
         plan = self._plans.get(record.case_id)
         if plan is not None:
             emb = self.embeddings
-            # nothing left over from an earlier grading (a plan notes nothing itself)
+            # nothing left over from an earlier grading (the matchers of a plan's case note
+            # nothing: no judge or embedding to account for)
             if not (emb.seen or emb.missing or self.decisions.asked):
-                return plan.grade(response, record.target, record.attempt)
+                passed = plan.passed(response.tool_calls, record.target, record.attempt)
+                if passed is not None:
+                    return passed
+                return self._analysed(record.case_id, response, record)
         return self._judged(lambda: self._grade(record, response), record)
 
     def grade_response(
@@ -282,16 +295,16 @@ class Scorer:
         notes += self._notes.get(cc.case.id, ())
         return assemble(cc, facts, findings, record, notes, evidence)
 
-    def grade_native(self, record: Record) -> Verdict | None:
+    def grade_raw(self, record: Record) -> Verdict | None:
         """The raw verdict: calls recovered from text count as no call.
 
         None when no call of the record was recovered from text (the raw
-        verdict is then :meth:`grade`'s). See :mod:`toolproof.grade._repair`.
+        verdict is then :meth:`grade`'s). See :mod:`toolproof.grade._rawview`.
         Raises :class:`MissingEmbeddings` like :meth:`grade`.
         """
         if record.outcome != "ok":
             return None
-        view = native_view(record)
+        view = raw_view(record)
         if view is None:
             return None
         raw = view.record
@@ -316,18 +329,26 @@ class Scorer:
     def _grade_response(
         self, case_id: str, response: Response, record: Record | None = None
     ) -> Verdict:
-        cc = self.cases[case_id]
-        checks = self._single[case_id]
         plan = self._plans.get(case_id)
         if plan is not None:
             target, attempt = (record.target, record.attempt) if record is not None else (None, 0)
-            return plan.grade(response, target, attempt)
-        if len(checks) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
-            passed = self._quick_pass(cc, response, record)
+            passed = plan.passed(response.tool_calls, target, attempt)
             if passed is not None:
                 return passed
-        answer = analyse(cc, response, [self._inspect(call, cc) for call in response.tool_calls])
-        findings = run_checks(checks, cc, answer)
+        elif len(self._single[case_id]) == len(SINGLE_STEP_CHECKS) and case_id not in self._notes:
+            passed = self._quick_pass(self.cases[case_id], response, record)
+            if passed is not None:
+                return passed
+        return self._analysed(case_id, response, record)
+
+    def _analysed(self, case_id: str, response: Response, record: Record | None) -> Verdict:
+        """The general path of a single-step answer: analyse it, run the checks, assemble."""
+        cc = self.cases[case_id]
+        offered = cc.offered
+        validators = self._case_validators.get(case_id, self._validators)
+        infos = [inspect_call(call, offered, validators) for call in response.tool_calls]
+        answer = analyse(cc, response, infos)
+        findings = run_checks(self._single[case_id], cc, answer)
         notes = self._notes.get(case_id, ())
         evidence = NO_EVIDENCE
         if findings:
@@ -424,24 +445,8 @@ class Scorer:
 
     def _validator(self, cc: CompiledCase, name: str) -> Any:
         """The validator of the schema tool ``name`` was offered with in this case."""
-        own = self._case_validators.get(cc.case.id)
-        if own is not None and name in own:
-            return own[name]
-        return self._validators[name]
+        return self._case_validators.get(cc.case.id, self._validators)[name]
 
     def _inspect(self, call: ToolCall, cc: CompiledCase) -> CallInfo:
-        known = call.name in cc.offered
-        if call.parse_error is not None:
-            raw = show(call.raw_arguments, 80)
-            return CallInfo(
-                call,
-                known,
-                FailureClass.invalid_json,
-                f"{call.name}: arguments are not valid JSON ({call.parse_error}): {raw}",
-            )
-        if not known:
-            return CallInfo(call, known, None, "")
-        message = schema_failure(call.name, self._validator(cc, call.name), call.arguments)
-        if message is None:
-            return CallInfo(call, known, None, "")
-        return CallInfo(call, known, FailureClass.schema_mismatch, message)
+        validators = self._case_validators.get(cc.case.id, self._validators)
+        return inspect_call(call, cc.offered, validators)

@@ -194,7 +194,7 @@ def _canonical(matcher: Any) -> Any:
         return matcher.value
     if kind is OneOf:
         return _canonical(matcher.options[0])
-    if kind is Optional or kind is Ignore:
+    if kind is OptionalMatcher or kind is Ignore:
         return _ABSENT
     if kind is ObjectMatcher:  # worked out once, None when it has none
         matcher._ready()
@@ -382,7 +382,7 @@ class ObjectMatcher(Matcher):
                     continue
             if kind is Exact and type(m.value) in _SCALARS:  # type: ignore[attr-defined]
                 scalars.append((k, m.value, type(m.value)))  # type: ignore[attr-defined]
-            elif kind is Optional:
+            elif kind is OptionalMatcher:
                 others.append((k, m.inner, True))  # type: ignore[attr-defined]
             elif kind is not Ignore:
                 others.append((k, m, False))
@@ -924,7 +924,7 @@ class OneOf(Matcher):
         return described
 
 
-class Optional(Matcher):
+class OptionalMatcher(Matcher):
     """Absent, or present and matching: a check of one argument, so linear in the arguments."""
 
     __slots__ = ("inner", "pure")
@@ -1272,7 +1272,7 @@ def _b_contains(spec: Mapping[str, Any], ctx: Context) -> Matcher:
 
 @matcher("optional")
 def _b_optional(spec: Mapping[str, Any], ctx: Context) -> Matcher:
-    return Optional(_at("optional", compile_value, spec["optional"], ctx))
+    return OptionalMatcher(_at("optional", compile_value, spec["optional"], ctx))
 
 
 @matcher("absent")

@@ -9,9 +9,16 @@ from toolproof._gcpause import gc_paused
 from toolproof._jsonschema import schema_problems, value_checker
 from toolproof._locate import Locator, Path_
 from toolproof.errors import SuiteError
-from toolproof.grade import ArgMemo, ToolIndex, compile_expectations, value_key
+from toolproof.grade import (
+    ArgMemo,
+    ToolIndex,
+    compile_expectations,
+    compile_trajectory,
+    value_key,
+)
 from toolproof.match import (
     OPTIONS,
+    CompiledMock,
     Decisions,
     Embeddings,
     SpecError,
@@ -111,9 +118,6 @@ def _check_multistep(
     case: Case, suite: Suite, by_name: dict[str, SuiteTool], ctx: Any, graded: Any, report: Any
 ) -> None:
     """Mocks, trajectory and gold actions of a multi-step case name real tools and compile."""
-    from toolproof.grade._trajectory import compile_trajectory
-    from toolproof.match import CompiledMock
-
     for name, mock in case.mocks.items():
         if name not in by_name:
             report(case, ("mocks", name), f"mock for unknown tool '{name}'")

@@ -428,7 +428,7 @@ class StoreSource:
         try:
             # stored is the raw verdict: a call printed as text counts as no call there, and
             # its diff says so ("printed as text, not called (counts only when repaired)")
-            verdict = scorer.grade_native(record) or scorer.grade(record)
+            verdict = scorer.grade_raw(record) or scorer.grade(record)
         except Exception:  # a record the scorer refuses now: the stored reasons still show
             return None, None
         if verdict is None or verdict.passed != a.passed:

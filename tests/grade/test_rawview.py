@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.grade.conftest import make_suite
-from toolproof.grade import Scorer, native_view, recovered_calls
+from toolproof.grade import Scorer, raw_view, recovered_calls
 from toolproof.types import FailureClass, Message, Record, Response, Suite, ToolCall
 
 LOOKUP = {"call": "lookup_order", "args": {"order_id": "ORD-104821"}}
@@ -24,7 +24,7 @@ def test_a_recovered_call_passes_repaired_and_is_a_missed_call_raw() -> None:
     scorer = Scorer(_suite())
     record = Record(case_id="a", response=Response(tool_calls=[_call(True)]))
     repaired = scorer.grade(record)
-    raw = scorer.grade_native(record)
+    raw = scorer.grade_raw(record)
     assert repaired is not None and repaired.passed
     assert raw is not None and not raw.passed
     assert raw.failure is FailureClass.missed_call
@@ -42,7 +42,7 @@ def test_a_recovered_call_passes_repaired_and_is_a_missed_call_raw() -> None:
 def test_only_the_raw_failure_shows_the_printed_call() -> None:
     scorer = Scorer(_suite())
     record = Record(case_id="a", response=Response(tool_calls=[_call(True, order_id="ORD-1")]))
-    raw = scorer.grade_native(record)
+    raw = scorer.grade_raw(record)
     repaired = scorer.grade(record)
     assert raw is not None and repaired is not None and not repaired.passed
     assert (
@@ -57,7 +57,7 @@ def test_only_the_raw_failure_shows_the_printed_call() -> None:
 def test_native_calls_have_no_raw_view() -> None:
     scorer = Scorer(_suite())
     record = Record(case_id="a", response=Response(tool_calls=[_call(False)]))
-    assert native_view(record) is None and scorer.grade_native(record) is None
+    assert raw_view(record) is None and scorer.grade_raw(record) is None
     assert recovered_calls(record) == 0
 
 
@@ -94,14 +94,14 @@ def _multi_record(first_recovered: bool, **extra: Any) -> Record:
 def test_a_multi_step_attempt_ends_where_the_call_was_printed() -> None:
     scorer = Scorer(_multi_suite())
     record = _multi_record(True)
-    view = native_view(record)
+    view = raw_view(record)
     assert view is not None and view.stopped_at == 1
     assert view.record.transcript is not None and len(view.record.transcript) == 2
     assert recovered_calls(record) == 1
-    repaired, raw = scorer.grade(record), scorer.grade_native(record)
+    repaired, raw = scorer.grade(record), scorer.grade_raw(record)
     assert repaired is not None and repaired.passed
     assert raw is not None and raw.failure is FailureClass.missed_call
-    assert scorer.grade_native(_multi_record(False)) is None
+    assert scorer.grade_raw(_multi_record(False)) is None
 
 
 def test_an_end_state_the_raw_attempt_never_reached_fails_and_says_why() -> None:
@@ -112,7 +112,7 @@ def test_an_end_state_the_raw_attempt_never_reached_fails_and_says_why() -> None
     scorer = Scorer(suite)
     state = {"orders": {"ORD-104821": {"status": "shipped"}}}
     record = _multi_record(True, end_state=state)
-    repaired, raw = scorer.grade(record), scorer.grade_native(record)
+    repaired, raw = scorer.grade(record), scorer.grade_raw(record)
     assert repaired is not None and repaired.passed
     assert raw is not None and not raw.passed
     assert raw.multistep is not None and raw.multistep.end_state_ok is False

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 from toolproof.types import Message, Record, Response, ToolCall
 
-__all__ = ["NativeView", "native_view", "recovered_calls"]
+__all__ = ["RawView", "raw_view", "recovered_calls"]
 
 
 @dataclass(frozen=True, slots=True)
-class NativeView:
+class RawView:
     """A record as it reads with the recovered calls taken out."""
 
     record: Record
@@ -60,14 +60,14 @@ def recovered_calls(record: Record) -> int:
     return n
 
 
-def native_view(record: Record) -> NativeView | None:
+def raw_view(record: Record) -> RawView | None:
     """The record with only native calls; None when none of its calls was recovered."""
     response = record.response
     if response is None or not recovered_calls(record):
         return None
     if record.transcript is None:
         view = response.model_copy(update={"tool_calls": _native(response.tool_calls)})
-        return NativeView(record.model_copy(update={"response": view}))
+        return RawView(record.model_copy(update={"response": view}))
     messages = record.transcript
     step = 0
     for i, message in enumerate(messages):
@@ -85,5 +85,5 @@ def native_view(record: Record) -> NativeView | None:
             model=response.model,
         )
         update = {"transcript": [*messages[:i], last], "response": final}
-        return NativeView(record.model_copy(update=update), step)
+        return RawView(record.model_copy(update=update), step)
     return None
