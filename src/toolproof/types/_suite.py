@@ -25,6 +25,13 @@ class Defaults(BaseModel):
         "(heuristic). Off: the heuristic is reported, and fails only cases that set "
         "expect.graceful.",
     )
+    matching: Literal["strict", "bfcl"] = Field(
+        default="strict",
+        description="The matcher profile of expected arguments. strict: toolproof's own "
+        "(exact values unless a matcher says otherwise). bfcl: plain strings and numbers "
+        "compare as BFCL's AST checker compares them (text standardised: case, spaces and "
+        "some punctuation ignored; an int accepted for a float, a float refused for an int).",
+    )
 
 
 class CheckSpec(BaseModel):
@@ -102,8 +109,7 @@ class Environment(BaseModel):
         if self.mcp is not None:
             if self.state is not None or self.tools is not None:
                 raise ValueError(
-                    "give 'mcp' (a real MCP server) or 'state' and 'tools' (Python tools), "
-                    "not both"
+                    "give 'mcp' (a real MCP server) or 'state' and 'tools' (Python tools), not both"
                 )
             return self
         for key in ("state", "tools"):
