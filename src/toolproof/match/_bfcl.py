@@ -65,7 +65,9 @@ class BfclValue(Matcher):
     def ok(self, actual: Any) -> bool:
         kind = self.kind
         if kind is str:
-            return type(actual) is str and standardize(actual) == self.target
+            if type(actual) is not str:
+                return False
+            return actual == self.value or standardize(actual) == self.target
         if kind is int:
             return type(actual) is int and actual == self.target
         return type(actual) in (int, float) and actual == self.target
