@@ -32,7 +32,17 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _import, _judge, _report, _run, _store, _tools
+    from toolproof.cli import (
+        _core,
+        _coverage,
+        _gate,
+        _import,
+        _judge,
+        _report,
+        _run,
+        _store,
+        _tools,
+    )
 
     _core.register(app)
     _run.register(app)
@@ -42,6 +52,7 @@ def _register() -> None:
     _tools.register(app)
     _judge.register(app)
     _import.register(app)
+    _coverage.register(app)
 
 
 _register()
