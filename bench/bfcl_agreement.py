@@ -380,6 +380,9 @@ def main() -> None:
                     why = (
                         "strict default: text compared exactly (BFCL: case, spaces, , . / - _ * ^ ignored)"
                         if row in ("text case/spacing", "last alternative", "ground truth")
+                        else "strict default: 10.0 accepted for an integer 10 (JSON has one "
+                        "number type, and JSON Schema agrees); BFCL and the bfcl profile refuse"
+                        if row == "float for int"
                         else f"strict default ({row})"
                     )
                     strict_classes[why].append((case["id"], row))

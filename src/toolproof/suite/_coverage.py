@@ -145,8 +145,8 @@ def suite_coverage(suite: Suite) -> SuiteCoverage:
         if is_edge(case):
             for tool in about:
                 row(tool).edge += 1
-    for name, tool in tools.items():
-        params = tool.parameters if isinstance(tool.parameters, dict) else {}
+    for name, defined in tools.items():
+        params = defined.parameters if isinstance(defined.parameters, dict) else {}
         required = params.get("required")
         props = params.get("properties")
         props = props if isinstance(props, dict) else {}
