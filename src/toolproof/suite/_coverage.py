@@ -75,7 +75,7 @@ def _named(case: Case) -> list[str]:
 
 
 def _expected_calls(case: Case) -> list[tuple[str, dict[str, Any]]]:
-    out = []
+    out: list[tuple[str, dict[str, Any]]] = []
     for calls in case.expect.call_sets():
         for call in calls:
             out.extend((tool, call.args) for tool in call.tools)
