@@ -36,6 +36,7 @@ def _register() -> None:
         _core,
         _coverage,
         _gate,
+        _generate,
         _import,
         _judge,
         _report,
@@ -53,6 +54,8 @@ def _register() -> None:
     _judge.register(app)
     _import.register(app)
     _coverage.register(app)
+    _generate.register(app)
+    _generate.register_review(app)
 
 
 _register()

@@ -221,6 +221,7 @@ class Suite(BaseModel):
         _drop_unset(payload, ("mocks", "environment", "environment_digest"))
         for case in payload["cases"]:  # multi-step fields change the hash only when used
             case.pop("judge", None)
+            case.pop("generated", None)  # reviewing a case does not change what is asked
             _drop_unset(case, ("mocks", "trajectory", "end_state"))
         # surrogatepass: a lone surrogate in a suite is hashed, not a crash (same bytes otherwise)
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode(
