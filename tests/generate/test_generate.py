@@ -315,3 +315,79 @@ def test_review_refuses_a_broken_file_with_its_line(tmp_path: Path) -> None:
     assert result.exit_code != 0
     assert isinstance(result.exception, UserError)
     assert f"{cases}:2" in str(result.exception)
+
+
+def _good_script(path: Path, tools: list[SuiteTool]) -> None:
+    """A valid answer for every slot: a call with the required arguments, or a request."""
+    cases: dict[str, Any] = {}
+    for n, slot in enumerate(plan_slots(tools, DEFAULT_MIX)):
+        name = slot.neighbour if slot.kind == "confusion" else slot.tool
+        tool = next(t for t in tools if t.name == name)
+        props = tool.parameters.get("properties", {})
+        args = {
+            p: f"v{n}"
+            for p in tool.parameters.get("required", [])
+            if props.get(p, {}).get("type") == "string"
+        }
+        answer: dict[str, Any] = {"prompt": f"Ask {_words(n)}"}
+        if slot.kind in ("positive", "confusion"):
+            answer["call"] = {"name": name, "arguments": args}
+        cases[slot.id] = {"text": json.dumps(answer)}
+    path.write_text(yaml.safe_dump({"cases": cases}), encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_generate_from_a_real_mcp_server(tmp_path: Path) -> None:
+    import sys
+
+    from toolproof.importers import import_tools
+
+    server = Path(__file__).resolve().parents[2] / "examples" / "mcp" / "notes_server.py"
+    source = f"mcp:stdio:{sys.executable} {server}"
+    tools = import_tools(source, timeout_s=60).tools
+    script = tmp_path / "s.yaml"
+    _good_script(script, tools)
+    out = tmp_path / "cases.jsonl"
+    result = runner.invoke(
+        app,
+        [
+            "generate",
+            "--tools",
+            source,
+            "--model",
+            f"scripted:{script}",
+            "-o",
+            str(out),
+            "--timeout",
+            "60",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    written = out.read_text(encoding="utf-8").splitlines()
+    assert len(written) > 5 and f"{len(written)} kept" in result.output
+    checked = runner.invoke(app, ["validate", str(tmp_path)])
+    assert checked.exit_code == 0, checked.output
+
+
+def test_verify_model_flags_cases_the_second_model_fails(tmp_path: Path) -> None:
+    from toolproof.generate import verify_with
+
+    script = tmp_path / "s.yaml"
+    _good_script(script, _tools())
+    result = generate_cases(_tools(), f"scripted:{script}", DEFAULT_MIX)
+    first = result.cases[0]
+    verifier = tmp_path / "v.yaml"
+    # the second model answers the first case with the expected call, everything else with text
+    call = first["expect"]
+    answers = {first["id"]: {"tool_calls": [{"name": call["call"], "arguments": call["args"]}]}}
+    verifier.write_text(
+        yaml.safe_dump({"cases": answers, "default": {"text": "Sorry?"}}), encoding="utf-8"
+    )
+    counts = verify_with(result, _tools(), f"scripted:{verifier}")
+    assert first["generated"]["verify_passed"] is True
+    assert first["generated"]["verified_by"] == f"scripted:{verifier}"
+    assert counts["passed"] + counts["failed"] == len(result.cases)
+    assert counts["failed"] > 0  # positive cases answered with text fail: flagged, kept
+    assert all(c["generated"]["status"] == "needs-review" for c in result.cases)
