@@ -391,3 +391,9 @@ def test_verify_model_flags_cases_the_second_model_fails(tmp_path: Path) -> None
     assert counts["passed"] + counts["failed"] == len(result.cases)
     assert counts["failed"] > 0  # positive cases answered with text fail: flagged, kept
     assert all(c["generated"]["status"] == "needs-review" for c in result.cases)
+
+
+def test_edges_rotate_over_the_tools_so_every_language_appears() -> None:
+    slots = plan_slots(_tools(), DEFAULT_MIX)
+    langs = {s.edge for s in slots if s.edge and s.edge.startswith("lang:")}
+    assert langs == {"lang:cs", "lang:ru", "lang:zh", "lang:ko"}

@@ -4,7 +4,8 @@ A slot is one case to ask the generator for: a tool, a kind (positive, no-call,
 clarification, confirmation, cross-tool confusion) and, for an edge case, the
 edge it exercises (a language, dates, units, enum values, a long or an
 adversarial request). Edge cases are positive cases with an edge: by default
-they make up 35% of a tool's cases (``edge`` in the mix, from 0 to 0.9).
+they make up 35% of a tool's cases (``edge`` in the mix, from 0 to 0.9), and the
+edges are handed out in turn over all the tools.
 Pure: no model, no I/O.
 """
 
@@ -109,6 +110,7 @@ def plan_slots(tools: list[SuiteTool], mix: dict[str, float]) -> list[Slot]:
     """Every slot to generate, per tool, in a fixed order (the same tools give the same plan)."""
     slots: list[Slot] = []
     names = [t.name for t in tools]
+    turn = 0  # the edges rotate over the whole suite, so a few per tool still cover them all
     for i, tool in enumerate(tools):
         base: list[tuple[str, str | None]] = []
         base += [("positive", None)] * int(mix["positive"])
@@ -123,7 +125,8 @@ def plan_slots(tools: list[SuiteTool], mix: dict[str, float]) -> list[Slot]:
         share = mix["edge"]
         n_edge = round(len(base) * share / (1 - share)) if base and share else 0
         edges = _edges_for(tool)
-        base += [("positive", edges[k % len(edges)]) for k in range(n_edge)]
+        base += [("positive", edges[(turn + k) % len(edges)]) for k in range(n_edge)]
+        turn += n_edge
         for n, (kind, edge) in enumerate(base):
             suffix = f"-{edge.replace(':', '-')}" if edge else ""
             slots.append(
