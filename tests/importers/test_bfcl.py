@@ -189,3 +189,17 @@ def test_cli_writes_suites_and_refuses_to_overwrite(tmp_path: Path) -> None:
         app, ["import", "bfcl", "--data", str(SAMPLE), "-o", str(out), "--force"]
     )
     assert forced.exit_code == 0, forced.output
+
+
+def test_text_from_the_data_is_escaped_in_the_output(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    path = data / "BFCL_v4_irrelevance.json"
+    path.write_text(
+        json.dumps({"id": "irrelevance_\x1b[31mred", "question": [], "function": []}),
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["import", "bfcl", "--data", str(data), "-o", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output
+    assert "no 'question'" in result.output

@@ -36,6 +36,7 @@ def bfcl_command(
     """Write BFCL's single-turn categories as suites, one per category."""
     from toolproof.errors import UserError
     from toolproof.importers import import_bfcl, write_bfcl
+    from toolproof.report._escape import visible
 
     if profile not in ("bfcl", "strict"):
         raise UserError(f"--profile: '{profile}' is not bfcl or strict")
@@ -44,11 +45,14 @@ def bfcl_command(
     for s, path in zip(result.suites, written, strict=True):
         typer.echo(f"{path}: {len(s.cases)} cases ({s.category.kind}, {s.category.language})")
     for skip in result.categories_skipped:
-        typer.echo(f"not imported: {skip.where}: {skip.reason}")
+        typer.echo(f"not imported: {visible(skip.where)}: {visible(skip.reason)}")
     for skip in result.skipped[:20]:
-        typer.echo(f"skipped: {skip.where}: {skip.reason}", err=True)
+        typer.echo(f"skipped: {visible(skip.where)}: {visible(skip.reason)}", err=True)
     for drop in result.dropped[:5]:
-        typer.echo(f"values left out (they break the tool's schema): {drop.where}: {drop.reason}")
+        typer.echo(
+            "values left out (they break the tool's schema): "
+            f"{visible(drop.where)}: {visible(drop.reason)}"
+        )
     total = sum(len(s.cases) for s in result.suites)
     typer.echo(
         f"{total} cases in {len(written)} suites; {len(result.skipped)} entries skipped; "
