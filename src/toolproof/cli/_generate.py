@@ -64,7 +64,13 @@ def generate(
     imported = None
     if _is_suite(tools):
         trust, _ = trust_for(config, False)
-        defined = load_suite(tools, trust).tools
+        loaded = load_suite(tools, trust)
+        # the suite's tools, then the tools its cases define themselves (first of each name)
+        by_name = {t.name: t for t in loaded.tools}
+        for listed in loaded.cases:
+            for own in listed.definitions:
+                by_name.setdefault(own.name, own)
+        defined = list(by_name.values())
     else:
         imported = import_tools(tools, timeout_s=timeout)
         defined = imported.tools
