@@ -219,9 +219,9 @@ def _schema(prop: Any, depth: int = 0) -> dict[str, Any]:
     if raw == "float":
         out["format"] = "float"
         out["description"] = str(prop.get("description", "")) + " This is a float type value."
-    for key in ("optional", "required") if out["type"] != "object" else ("optional",):
+    for key in ("optional", "required"):
         if key in out and not isinstance(out[key], list):
-            out.pop(key)  # BFCL's per-property flags; not JSON Schema keywords
+            out.pop(key)  # BFCL's per-property flags (true/false): not JSON Schema
     if out["type"] == "object" and isinstance(prop.get("properties"), dict):
         out["properties"] = {str(k): _schema(v, depth + 1) for k, v in prop["properties"].items()}
     if out["type"] == "array" and isinstance(prop.get("items"), dict):
