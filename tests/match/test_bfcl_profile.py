@@ -122,3 +122,14 @@ def test_bfcl_matcher_written_by_hand() -> None:
         compile_value({"bfcl": [1]}, ctx)
     with pytest.raises(SpecError, match="needs a string or a number"):
         compile_value({"bfcl": True}, ctx)
+
+
+def test_fingerprint_changes_with_the_profile_only_when_chosen() -> None:
+    base = {"name": "s", "tools": [], "cases": [{"id": "c", "prompt": "p", "expect": {}}]}
+    plain = Suite.model_validate(base).fingerprint()
+    strict = Suite.model_validate({**base, "defaults": {"matching": "strict"}}).fingerprint()
+    bfcl = Suite.model_validate({**base, "defaults": {"matching": "bfcl"}}).fingerprint()
+    assert plain == strict != bfcl
+    stamped = dict(base["cases"][0], generated={"by": "m", "at": "t", "status": "accepted"})
+    reviewed = Suite.model_validate({**base, "cases": [stamped]}).fingerprint()
+    assert reviewed == plain  # a review does not change what the model is asked

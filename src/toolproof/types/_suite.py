@@ -219,6 +219,8 @@ class Suite(BaseModel):
         # judges never change what the target model is asked
         payload.pop("judge", None)
         _drop_unset(payload, ("mocks", "environment", "environment_digest"))
+        if payload["defaults"].get("matching") == "strict":  # the default: hashes as before
+            payload["defaults"].pop("matching")
         for case in payload["cases"]:  # multi-step fields change the hash only when used
             case.pop("judge", None)
             case.pop("generated", None)  # reviewing a case does not change what is asked
