@@ -203,3 +203,19 @@ def test_text_from_the_data_is_escaped_in_the_output(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output
     assert "no 'question'" in result.output
+
+
+def test_underscore_names_for_providers_that_refuse_dots(tmp_path: Path) -> None:
+    result = import_bfcl(SAMPLE, underscore_names=True)
+    case = _cases(result, "simple_python")["simple_python_0"]
+    assert case["tools"][0]["name"] == "geometry_triangle_area"  # type: ignore[index]
+    assert case["expect"]["call"] == "geometry_triangle_area"  # type: ignore[index]
+    parallel = _cases(result, "parallel")["parallel_0"]
+    assert [c["tool"] for c in parallel["expect"]["calls"]] == ["math_factorial"] * 2  # type: ignore[index]
+    for path in write_bfcl(result, tmp_path):
+        _, errors = load_suite_checked(path.parent)
+        assert errors == []
+    assert (
+        _cases(import_bfcl(SAMPLE), "parallel")["parallel_0"]["tools"][0]["name"]
+        == "math.factorial"
+    )  # type: ignore[index]

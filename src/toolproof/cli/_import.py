@@ -31,6 +31,12 @@ def bfcl_command(
         help="The matcher profile the suites use: bfcl (compare as BFCL's checker) or "
         "strict (toolproof's default).",
     ),
+    underscore_names: bool = typer.Option(
+        False,
+        "--underscore-names",
+        help="Turn dots in function names into underscores (tools and expected calls), as "
+        "BFCL does for providers that refuse a dot in a tool name.",
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite suite files that exist."),
 ) -> None:
     """Write BFCL's single-turn categories as suites, one per category."""
@@ -40,7 +46,7 @@ def bfcl_command(
 
     if profile not in ("bfcl", "strict"):
         raise UserError(f"--profile: '{profile}' is not bfcl or strict")
-    result = import_bfcl(data, category or None, profile)
+    result = import_bfcl(data, category or None, profile, underscore_names)
     written = write_bfcl(result, out, force=force)
     for s, path in zip(result.suites, written, strict=True):
         typer.echo(f"{path}: {len(s.cases)} cases ({s.category.kind}, {s.category.language})")

@@ -570,8 +570,14 @@ def import_bfcl(
     data_dir: str | Path | None = None,
     categories: list[str] | None = None,
     profile: str = "bfcl",
+    underscore_names: bool = False,
 ) -> BfclImport:
-    """Read BFCL's single-turn categories as suites (see the module)."""
+    """Read BFCL's single-turn categories as suites (see the module).
+
+    ``underscore_names``: dots in function names become underscores, in the tools
+    and the expected calls alike, as BFCL does for providers whose tool names
+    cannot hold a dot (OpenAI, Anthropic, Gemini, Mistral...).
+    """
     root = bfcl_data_dir(data_dir)
     result = BfclImport(root)
     wanted = list(categories) if categories else None
@@ -595,8 +601,28 @@ def import_bfcl(
             )
             result.categories_skipped.append(BfclSkip(str(path), reason))
             continue
-        result.suites.append(_read_category(path, root, cat, profile, result))
+        made = _read_category(path, root, cat, profile, result)
+        if underscore_names:
+            made.cases = [_underscored(c) for c in made.cases]
+        result.suites.append(made)
     return result
+
+
+def _underscored(case: dict[str, Any]) -> dict[str, Any]:
+    """A case with the dots of its tool names turned into underscores."""
+
+    def name(n: str) -> str:
+        return n.replace(".", "_")
+
+    case = dict(case)
+    case["tools"] = [{**t, "name": name(t["name"])} for t in case["tools"]]
+    expect = dict(case["expect"])
+    if "call" in expect:
+        expect["call"] = name(expect["call"])
+    if "calls" in expect:
+        expect["calls"] = [{**c, "tool": name(c["tool"])} for c in expect["calls"]]
+    case["expect"] = expect
+    return case
 
 
 def _read_category(
