@@ -32,7 +32,18 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _judge, _report, _run, _store, _tools
+    from toolproof.cli import (
+        _core,
+        _coverage,
+        _gate,
+        _generate,
+        _import,
+        _judge,
+        _report,
+        _run,
+        _store,
+        _tools,
+    )
 
     _core.register(app)
     _run.register(app)
@@ -41,6 +52,10 @@ def _register() -> None:
     _store.register(app)
     _tools.register(app)
     _judge.register(app)
+    _import.register(app)
+    _coverage.register(app)
+    _generate.register(app)
+    _generate.register_review(app)
 
 
 _register()

@@ -47,6 +47,9 @@ def validate(
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "
         f"{len(s.tools)} tools, no problems" + (f", {len(warnings)} warning(s)" if warnings else "")
     )
+    waiting = sum(1 for c in s.cases if c.generated and c.generated.status == "needs-review")
+    if waiting:
+        typer.echo(f"review: {waiting} generated case(s) still marked needs-review")
     from toolproof.scaffold import unfinished
 
     todo = unfinished(loaded)

@@ -45,6 +45,21 @@ def _json(data: Any) -> str:
     return dumps(data, indent=2) + "\n"
 
 
+def _refuse_unreviewed(suite: Any) -> None:
+    """Exit 1 when generated cases still need review (``gate --reviewed-only``)."""
+    waiting = [c.id for c in suite.cases if c.generated and c.generated.status == "needs-review"]
+    if waiting:
+        from toolproof.report._escape import visible
+
+        shown = ", ".join(visible(i) for i in waiting[:3]) + (", …" if len(waiting) > 3 else "")
+        typer.echo(
+            f"gate refused: {len(waiting)} generated case(s) still need review ({shown}); "
+            "review them (toolproof review CASES) or leave out --reviewed-only",
+            err=True,
+        )
+        raise typer.Exit(1)
+
+
 def gate(
     run: Path = typer.Argument(..., help="Run folder or records file."),
     baseline: Optional[Path] = typer.Option(  # noqa: UP045 - typer needs Optional here
@@ -95,6 +110,11 @@ def gate(
     ),
     failures: bool = typer.Option(False, "--failures/--no-failures", help="Print failing cases."),
     tags: bool = typer.Option(False, "--tags/--no-tags", help="Print strict pass by tag."),
+    reviewed_only: bool = typer.Option(
+        False,
+        "--reviewed-only",
+        help="Fail (exit 1) when the suite holds generated cases still marked needs-review.",
+    ),
     allow_code: bool = ALLOW_CODE,
     config: Optional[Path] = CONFIG,  # noqa: UP045
     store: Optional[str] = STORE,  # noqa: UP045
@@ -108,6 +128,8 @@ def gate(
 
     trust, _ = trust_for(config, allow_code)
     current = _load(run, suite, k, trust)
+    if reviewed_only:
+        _refuse_unreviewed(current.suite)
     base = _load(baseline, baseline_suite or suite, k, trust) if baseline is not None else None
     opts = GateOptions(
         margin=margin,

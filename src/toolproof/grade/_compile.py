@@ -6,7 +6,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolproof.match import Context, Matcher, SpecError, compile_value, context, show
+from toolproof.match import Context, Matcher, SpecError, compile_value, context, profile_spec, show
 from toolproof.match._matchers import Exact, ObjectMatcher, apply_default
 from toolproof.types import Case, Kind, Order, Risk, Suite, SuiteTool
 
@@ -88,6 +88,8 @@ class ArgMemo:
 
 #: Plain values that compile to Exact as they are (as in compile_value; float is not: NaN).
 _PLAIN = frozenset({str, int, bool, type(None)})
+#: The same in a profile that reads strings and numbers its own way (``bfcl``).
+_PLAIN_IN_PROFILE = frozenset({bool, type(None)})
 
 
 def value_key(value: Any) -> Hashable:
@@ -133,8 +135,9 @@ def _compile_args(
 ) -> ObjectMatcher:
     """``memo``: compiled values of the cases compiled before (``tools``: the call's tools)."""
     fields: dict[str, Matcher] = {}
+    plain = _PLAIN if ctx.profile == "strict" else _PLAIN_IN_PROFILE
     for key, spec in args.items():
-        if type(spec) in _PLAIN and key not in tool_defaults:
+        if type(spec) in plain and key not in tool_defaults:
             fields[key] = Exact(spec)  # what compile_value makes of it, without the lookups
             continue
         found = _memo_arg(spec, key, tool_defaults, ctx, tool, memo, tools)
@@ -153,8 +156,9 @@ def _args_error(
     tools: tuple[str, ...],
 ) -> SpecError | None:
     """The SpecError :func:`_compile_args` would raise, found without building the matchers."""
+    plain = _PLAIN if ctx.profile == "strict" else _PLAIN_IN_PROFILE
     for key, spec in args.items():
-        if type(spec) in _PLAIN and key not in tool_defaults:
+        if type(spec) in plain and key not in tool_defaults:
             continue  # compiles to Exact: it cannot fail
         found = _memo_arg(spec, key, tool_defaults, ctx, tool, memo, tools)
         if isinstance(found, SpecError):
@@ -189,7 +193,10 @@ def _compile_arg(
     # a judge that decides this argument is told which tool and parameter it is
     at = replace(ctx, argument=(tool, key)) if ctx.decisions is not None else ctx
     try:
-        return compile_value(apply_default(spec, tool_defaults.get(key)), at)
+        # a tool's default matcher first; the suite's profile reads what is left plain
+        return compile_value(
+            profile_spec(apply_default(spec, tool_defaults.get(key)), ctx.profile), at
+        )
     except SpecError as exc:
         return exc
 

@@ -7,6 +7,12 @@ returns toolproof tools with a note for everything that could not be carried.
 ``drift(suite_tools, imported)`` says where a suite's tools differ from the source.
 """
 
+from toolproof.importers._bfcl import (
+    BfclImport,
+    bfcl_data_dir,
+    import_bfcl,
+    write_bfcl,
+)
 from toolproof.importers._compat import anthropic_strict_problems, openai_strict_problems
 from toolproof.importers._drift import Drift, drift
 from toolproof.importers._formats import FILE_FORMATS, read_definitions
@@ -20,6 +26,7 @@ __all__ = [
     "FILE_FORMATS",
     "FORMATS",
     "INSTALL_HINT",
+    "BfclImport",
     "Drift",
     "ImportResult",
     "ImportedTool",
@@ -28,7 +35,9 @@ __all__ = [
     "Note",
     "OperationFilter",
     "anthropic_strict_problems",
+    "bfcl_data_dir",
     "drift",
+    "import_bfcl",
     "import_tools",
     "list_mcp_tools",
     "openai_strict_problems",
@@ -38,4 +47,5 @@ __all__ = [
     "tool_data",
     "tools_file",
     "tools_yaml",
+    "write_bfcl",
 ]

@@ -5,6 +5,7 @@ A leaf package: it imports only ``toolproof.types`` and ``toolproof.errors``.
 ``grade`` to judge arguments and replies.
 """
 
+from toolproof.match._bfcl import PROFILES, profile_spec, standardize
 from toolproof.match._context import Context, context
 from toolproof.match._dates import resolve, zone
 from toolproof.match._judged import Decisions, Question
@@ -38,6 +39,7 @@ from toolproof.match._semantic import (
 __all__ = [
     "MISSING",
     "OPTIONS",
+    "PROFILES",
     "REGISTRY",
     "SEMANTIC_EXTRA",
     "Comparison",
@@ -59,11 +61,13 @@ __all__ = [
     "literal_values",
     "matcher",
     "normalize_text",
+    "profile_spec",
     "resolve",
     "result_of",
     "semantic_missing",
     "show",
     "similarity_notes",
+    "standardize",
     "strict_equal",
     "text_key",
     "zone",

@@ -30,8 +30,10 @@ class Context:
     embeddings: Embeddings | None = None
     decisions: Decisions | None = None
     argument: tuple[str, str] | None = None
+    profile: str = "strict"
+    """The matcher profile expected arguments are read in (``defaults.matching``)."""
 
 
 def context(suite: Suite) -> Context:
     """The context of a suite. Raises ValueError for an unknown time zone."""
-    return Context(now=suite.now, tz=zone(suite.timezone))
+    return Context(now=suite.now, tz=zone(suite.timezone), profile=suite.defaults.matching)

@@ -2,6 +2,7 @@
 
 from toolproof.suite._api import load_suite, load_suite_checked, suite_json_schema
 from toolproof.suite._check import check_suite
+from toolproof.suite._coverage import SuiteCoverage, ToolCoverage, suite_coverage
 from toolproof.suite._load import (
     LoadedSuite,
     SuiteFile,
@@ -11,11 +12,14 @@ from toolproof.suite._load import (
 
 __all__ = [
     "LoadedSuite",
+    "SuiteCoverage",
     "SuiteFile",
+    "ToolCoverage",
     "check_suite",
     "load_suite",
     "load_suite_checked",
     "load_suite_with_origin",
     "load_tools_file",
+    "suite_coverage",
     "suite_json_schema",
 ]

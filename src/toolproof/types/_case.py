@@ -101,9 +101,7 @@ class Expect(BaseModel):
 
     @model_validator(mode="after")
     def _one_way_of_saying_calls(self) -> Expect:
-        ways = (
-            (self.call is not None) + (self.calls is not None) + (self.alternatives is not None)
-        )
+        ways = (self.call is not None) + (self.calls is not None) + (self.alternatives is not None)
         if ways > 1:
             raise ValueError("give only one of 'call', 'calls' and 'alternatives'")
         if self.args is not None and self.call is None:
@@ -222,6 +220,26 @@ class Trajectory(BaseModel):
         return [s if isinstance(s, list) else [s] for s in self.steps]
 
 
+class Generated(BaseModel):
+    """Where a generated case came from, and whether a person has reviewed it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    by: str = Field(description="The generator model's spec.")
+    at: str = Field(description="When it was generated (ISO 8601, UTC).")
+    status: Literal["needs-review", "accepted", "edited", "rejected"] = Field(
+        default="needs-review",
+        description="needs-review until a person accepts, edits or rejects it "
+        "(`toolproof review`); `gate --reviewed-only` refuses a suite that still has one.",
+    )
+    verified_by: str | None = Field(
+        default=None, description="The second model the case was run against (--verify-model)."
+    )
+    verify_passed: bool | None = Field(
+        default=None, description="Whether that model's answer passed the case."
+    )
+
+
 def _tool_entry(value: Any) -> str:
     if isinstance(value, str):  # the common entry, told apart without the model's slow check
         return "a tool name"
@@ -278,6 +296,9 @@ class Case(BaseModel):
     judge: bool | list[str] | None = Field(
         default=None,
         description="LLM judge rubrics for this case (true: the suite's judge.default).",
+    )
+    generated: Generated | None = Field(
+        default=None, description="Set on cases `toolproof generate` wrote."
     )
 
     @property

@@ -25,6 +25,13 @@ class Defaults(BaseModel):
         "(heuristic). Off: the heuristic is reported, and fails only cases that set "
         "expect.graceful.",
     )
+    matching: Literal["strict", "bfcl"] = Field(
+        default="strict",
+        description="The matcher profile of expected arguments. strict: toolproof's own "
+        "(exact values unless a matcher says otherwise). bfcl: plain strings and numbers "
+        "compare as BFCL's AST checker compares them (text standardised: case, spaces and "
+        "some punctuation ignored; an int accepted for a float, a float refused for an int).",
+    )
 
 
 class CheckSpec(BaseModel):
@@ -102,8 +109,7 @@ class Environment(BaseModel):
         if self.mcp is not None:
             if self.state is not None or self.tools is not None:
                 raise ValueError(
-                    "give 'mcp' (a real MCP server) or 'state' and 'tools' (Python tools), "
-                    "not both"
+                    "give 'mcp' (a real MCP server) or 'state' and 'tools' (Python tools), not both"
                 )
             return self
         for key in ("state", "tools"):
@@ -215,8 +221,11 @@ class Suite(BaseModel):
         # judges never change what the target model is asked
         payload.pop("judge", None)
         _drop_unset(payload, ("mocks", "environment", "environment_digest"))
+        if payload["defaults"].get("matching") == "strict":  # the default: hashes as before
+            payload["defaults"].pop("matching")
         for case in payload["cases"]:  # multi-step fields change the hash only when used
             case.pop("judge", None)
+            case.pop("generated", None)  # reviewing a case does not change what is asked
             _drop_unset(case, ("mocks", "trajectory", "end_state"))
         # surrogatepass: a lone surrogate in a suite is hashed, not a crash (same bytes otherwise)
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode(

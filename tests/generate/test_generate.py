@@ -1,0 +1,399 @@
+"""``toolproof generate`` with a scripted generator: verified, deduplicated, cached, reviewed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from toolproof.cli._app import app
+from toolproof.errors import UserError
+from toolproof.generate import DEFAULT_MIX, extract_json, generate_cases, parse_mix, plan_slots
+from toolproof.types import SuiteTool
+
+runner = CliRunner()
+
+TOOLS = [
+    {
+        "name": "get_weather",
+        "description": "Weather forecast for a city on a date.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "date": {"type": "string", "format": "date"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["city"],
+        },
+    },
+    {
+        "name": "delete_file",
+        "description": "Delete a file.",
+        "effect": "destructive",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+        },
+    },
+]
+CITIES = ["Prague", "Brno", "Ostrava", "Plzeň", "Olomouc", "Liberec", "Zlín", "Kladno", "Most"]
+
+
+def _words(n: int) -> str:
+    """Text unlike any other n's (so only the duplicate planted on purpose is one)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(n).encode()).hexdigest()
+    return " ".join(digest[i : i + 5] for i in range(0, 40, 5))
+
+
+def _tools() -> list[SuiteTool]:
+    return [SuiteTool.model_validate(t) for t in TOOLS]
+
+
+def _script(path: Path, tools: list[SuiteTool] | None = None) -> dict[str, Any]:
+    """An answer per slot: good ones, plus prose, an unknown tool, a schema break, a duplicate."""
+    cases: dict[str, Any] = {}
+    slots = plan_slots(tools or _tools(), DEFAULT_MIX)
+    for n, slot in enumerate(slots):
+        if slot.kind in ("positive", "confusion"):
+            tool = slot.neighbour if slot.kind == "confusion" else slot.tool
+            args = (
+                {"city": CITIES[n % len(CITIES)]}
+                if tool == "get_weather"
+                else {"path": f"/tmp/f{n}.txt"}
+            )
+            answer: Any = {
+                "prompt": f"Request {_words(n)} about {args}",
+                "call": {"name": tool, "arguments": args},
+            }
+        else:
+            answer = {"prompt": f"A {slot.kind} request: {_words(n)}"}
+        cases[slot.id] = {"text": json.dumps(answer, ensure_ascii=False)}
+    positive = [s.id for s in slots if s.kind == "positive"]
+    cases[positive[0]] = {"text": "Sure! Here is a nice case for you."}
+    cases[positive[1]] = {
+        "text": json.dumps({"prompt": "Ping", "call": {"name": "ping_host", "arguments": {}}})
+    }
+    cases[positive[2]] = {
+        "text": "```json\n"
+        + json.dumps(
+            {
+                "prompt": "Weather",
+                "call": {"name": "get_weather", "arguments": {"unit": "kelvin", "city": "X"}},
+            }
+        )
+        + "\n```"
+    }
+    # a near duplicate of the fourth positive case's request
+    fourth = json.loads(cases[positive[3]]["text"])
+    fifth = json.loads(cases[positive[4]]["text"])
+    fifth["prompt"] = fourth["prompt"] + "!"
+    cases[positive[4]] = {"text": json.dumps(fifth, ensure_ascii=False)}
+    path.write_text(yaml.safe_dump({"cases": cases}, allow_unicode=True), encoding="utf-8")
+    return cases
+
+
+def test_plan_has_every_kind_and_an_edge_share() -> None:
+    slots = plan_slots(_tools(), DEFAULT_MIX)
+    kinds = {(s.tool, s.kind) for s in slots}
+    assert ("delete_file", "confirm") in kinds and ("get_weather", "confirm") not in kinds
+    assert ("get_weather", "clarify") in kinds and ("get_weather", "confusion") in kinds
+    edges = [s for s in slots if s.edge]
+    assert 0.3 <= len(edges) / len(slots) <= 0.4
+    weather_edges = {s.edge for s in edges if s.tool == "get_weather"}
+    assert {"lang:cs", "lang:ru", "lang:zh"} <= weather_edges
+    assert len({s.id for s in slots}) == len(slots)
+    fewer = plan_slots(_tools(), parse_mix(["edge=0", "positive=1"]))
+    assert not any(s.edge for s in fewer)
+
+
+def test_bad_mix_is_a_user_error() -> None:
+    for item in ("edge=2", "positive=-1", "bogus=1", "positive=x", "positive"):
+        with pytest.raises(UserError, match="--mix"):
+            parse_mix([item])
+
+
+def test_extract_json_reads_objects_and_refuses_prose() -> None:
+    assert extract_json('{"a": 1}') == {"a": 1}
+    assert extract_json('Here:\n```json\n{"a": 2}\n```') == {"a": 2}
+    assert extract_json('Sure, {"a": 3} is it') == {"a": 3}
+    assert extract_json("no json here") is None
+    assert extract_json("[1, 2]") is None
+
+
+def test_generate_verifies_dedupes_and_counts(tmp_path: Path) -> None:
+    script = tmp_path / "script.yaml"
+    _script(script)
+    result = generate_cases(_tools(), f"scripted:{script}", DEFAULT_MIX, cache=tmp_path / "c")
+    c = result.counts
+    assert (c["not_json"], c["unknown_tool"], c["schema"], c["duplicate"]) == (1, 1, 1, 1)
+    assert c["kept"] == c["asked"] - 4 == len(result.cases)
+    reasons = dict(result.skipped)
+    assert any("unknown tool 'ping_host'" in r for r in reasons.values())
+    assert any("'kelvin' is not one of" in r or "kelvin" in r for r in reasons.values())
+    for case in result.cases:
+        assert case["generated"]["status"] == "needs-review"
+        assert case["generated"]["by"] == f"scripted:{script}"
+    kinds = {tuple(case["tags"][:2]) for case in result.cases}
+    assert ("generated", "confirm") in kinds and ("generated", "no-call") in kinds
+    confusion = next(c for c in result.cases if "confusion" in c["tags"])
+    assert confusion["expect"]["forbidden"] == ["get_weather"]
+    assert result.meta["seed"] == 0 and result.meta["prompts"]
+
+
+def test_cli_end_to_end_with_the_cache_and_review_gate(tmp_path: Path) -> None:
+    tools_file = tmp_path / "tools.json"
+    tools_file.write_text(
+        json.dumps(
+            [
+                {
+                    "type": "function",
+                    "function": {k: t[k] for k in ("name", "description", "parameters")},
+                }
+                for t in TOOLS
+            ]
+        ),
+        encoding="utf-8",
+    )
+    script = tmp_path / "script.yaml"
+    from toolproof.importers import import_tools
+
+    _script(script, import_tools(str(tools_file)).tools)  # the tools as the command reads them
+    out = tmp_path / "gen" / "cases.jsonl"
+    args = [
+        "generate",
+        "--tools",
+        str(tools_file),
+        "--model",
+        f"scripted:{script}",
+        "-o",
+        str(out),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "1 not JSON, 1 unknown tool, 1 breaking the schema" in first.output
+    assert "1 near duplicates removed" in first.output
+    lines = out.read_text(encoding="utf-8").splitlines()
+    meta = json.loads((out.parent / "cases.generation.json").read_text(encoding="utf-8"))
+    assert meta["model"] == f"scripted:{script}" and meta["counts"]["kept"] == len(lines)
+    # the written suite validates and counts the cases still to review
+    checked = runner.invoke(app, ["validate", str(out.parent)])
+    assert checked.exit_code == 0, checked.output
+    assert f"review: {len(lines)} generated case(s) still marked needs-review" in checked.output
+    covered = runner.invoke(app, ["coverage", str(out.parent)])
+    assert covered.exit_code == 0 and "delete_file" in covered.output
+    # a re-run with the same inputs comes from the cache: the script now says only prose
+    script.write_text(yaml.safe_dump({"default": {"text": "prose"}}), encoding="utf-8")
+    refused = runner.invoke(app, args)
+    assert refused.exit_code != 0  # the cases file exists
+    again = runner.invoke(app, [*args, "--force"])
+    assert again.exit_code == 0, again.output
+    assert "0 model calls" in again.output
+    assert out.read_text(encoding="utf-8").splitlines() == lines
+
+
+def test_gate_reviewed_only_refuses_unreviewed(tmp_path: Path) -> None:
+    suite = tmp_path / "suite.yaml"
+    case = {
+        "id": "g1",
+        "prompt": "hi",
+        "expect": {"kind": "text"},
+        "generated": {"by": "m", "at": "2026-01-01T00:00:00Z"},
+    }
+    suite.write_text(
+        yaml.safe_dump({"format": 1, "suite": "s", "tools": [], "cases": [case]}), encoding="utf-8"
+    )
+    records = tmp_path / "records.jsonl"
+    record = {
+        "format": "toolproof.record/1",
+        "case_id": "g1",
+        "target": "m",
+        "attempt": 0,
+        "outcome": "ok",
+        "response": {"text": "hello"},
+    }
+    records.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    refused = runner.invoke(
+        app, ["gate", str(records), "--suite", str(suite), "--reviewed-only", "--allow-partial"]
+    )
+    assert refused.exit_code == 1
+    assert "1 generated case(s) still need review (g1)" in refused.output
+
+
+def test_hostile_schemas_do_not_hang_or_crash(tmp_path: Path) -> None:
+    cyclic = {
+        "name": "cyclic",
+        "parameters": {
+            "type": "object",
+            "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
+            "properties": {"root": {"$ref": "#/$defs/node"}},
+            "required": ["root"],
+        },
+    }
+    huge = {
+        "name": "huge",
+        "parameters": {
+            "type": "object",
+            "properties": {"code": {"type": "string", "enum": [f"v{i}" for i in range(10_000)]}},
+            "required": ["code"],
+        },
+    }
+    bare = {"name": "bare", "parameters": {"type": "object"}}
+    tools = [SuiteTool.model_validate(t) for t in (cyclic, huge, bare)]
+    answers = {
+        s.id: {
+            "text": json.dumps(
+                {
+                    "prompt": f"do {s.id}",
+                    "call": {
+                        "name": s.neighbour or s.tool,
+                        "arguments": {"root": {"next": {}}}
+                        if (s.neighbour or s.tool) == "cyclic"
+                        else ({"code": "v9999"} if (s.neighbour or s.tool) == "huge" else {}),
+                    },
+                }
+            )
+        }
+        for s in plan_slots(tools, DEFAULT_MIX)
+    }
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"cases": answers}), encoding="utf-8")
+    result = generate_cases(tools, f"scripted:{script}", DEFAULT_MIX)
+    assert result.counts["kept"] > 0
+    prompt = result.meta["prompts"][next(iter(result.meta["prompts"]))]
+    assert all(len(m["content"]) < 20_000 for m in prompt)
+
+
+def _generated_file(path: Path, n: int = 4) -> None:
+    lines = []
+    for i in range(n):
+        case = {
+            "id": f"g{i}",
+            "prompt": f"request \u202e{i}[/red]",
+            "expect": {"call": "get_weather", "args": {"city": "Prague"}},
+            "generated": {"by": "m", "at": "2026-01-01T00:00:00Z", "status": "needs-review"},
+        }
+        lines.append(json.dumps(case, ensure_ascii=False))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_review_is_escaped_saved_at_once_and_resumable(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    _generated_file(cases)
+    # accept the first, reject the second, edit the third's request, then stop
+    first = runner.invoke(app, ["review", str(cases)], input="a\nr\ne\nBetter request\n\ns\n")
+    assert first.exit_code == 0, first.output
+    assert "\\u202e" in first.output and "\u202e" not in first.output  # bidi shown escaped
+    assert "[/red]" in first.output  # no markup
+    kept = [json.loads(line) for line in cases.read_text(encoding="utf-8").splitlines()]
+    assert [c["id"] for c in kept] == ["g0", "g2", "g3"]
+    assert [c["generated"]["status"] for c in kept] == ["accepted", "edited", "needs-review"]
+    assert kept[1]["prompt"] == "Better request"
+    rejected = (tmp_path / "cases.rejected.jsonl").read_text(encoding="utf-8")
+    assert '"g1"' in rejected and '"rejected"' in rejected
+    assert "1 left" in first.output
+    # resumed: only g3 is shown
+    second = runner.invoke(app, ["review", str(cases)], input="a\n")
+    assert second.exit_code == 0, second.output
+    assert "1 case(s) to review" in second.output
+    assert "2 accepted, 1 edited, 1 rejected, 0 left; acceptance 75%" in second.output
+
+
+def test_review_refuses_a_broken_file_with_its_line(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"id": "a"}\n{not json\n', encoding="utf-8")
+    result = runner.invoke(app, ["review", str(cases)])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, UserError)
+    assert f"{cases}:2" in str(result.exception)
+
+
+def _good_script(path: Path, tools: list[SuiteTool]) -> None:
+    """A valid answer for every slot: a call with the required arguments, or a request."""
+    cases: dict[str, Any] = {}
+    for n, slot in enumerate(plan_slots(tools, DEFAULT_MIX)):
+        name = slot.neighbour if slot.kind == "confusion" else slot.tool
+        tool = next(t for t in tools if t.name == name)
+        props = tool.parameters.get("properties", {})
+        args = {
+            p: f"v{n}"
+            for p in tool.parameters.get("required", [])
+            if props.get(p, {}).get("type") == "string"
+        }
+        answer: dict[str, Any] = {"prompt": f"Ask {_words(n)}"}
+        if slot.kind in ("positive", "confusion"):
+            answer["call"] = {"name": name, "arguments": args}
+        cases[slot.id] = {"text": json.dumps(answer)}
+    path.write_text(yaml.safe_dump({"cases": cases}), encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_generate_from_a_real_mcp_server(tmp_path: Path) -> None:
+    import sys
+
+    from toolproof.importers import import_tools
+
+    server = Path(__file__).resolve().parents[2] / "examples" / "mcp" / "notes_server.py"
+    source = f"mcp:stdio:{sys.executable} {server}"
+    tools = import_tools(source, timeout_s=60).tools
+    script = tmp_path / "s.yaml"
+    _good_script(script, tools)
+    out = tmp_path / "cases.jsonl"
+    result = runner.invoke(
+        app,
+        [
+            "generate",
+            "--tools",
+            source,
+            "--model",
+            f"scripted:{script}",
+            "-o",
+            str(out),
+            "--timeout",
+            "60",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    written = out.read_text(encoding="utf-8").splitlines()
+    assert len(written) > 5 and f"{len(written)} kept" in result.output
+    checked = runner.invoke(app, ["validate", str(tmp_path)])
+    assert checked.exit_code == 0, checked.output
+
+
+def test_verify_model_flags_cases_the_second_model_fails(tmp_path: Path) -> None:
+    from toolproof.generate import verify_with
+
+    script = tmp_path / "s.yaml"
+    _good_script(script, _tools())
+    result = generate_cases(_tools(), f"scripted:{script}", DEFAULT_MIX)
+    first = result.cases[0]
+    verifier = tmp_path / "v.yaml"
+    # the second model answers the first case with the expected call, everything else with text
+    call = first["expect"]
+    answers = {first["id"]: {"tool_calls": [{"name": call["call"], "arguments": call["args"]}]}}
+    verifier.write_text(
+        yaml.safe_dump({"cases": answers, "default": {"text": "Sorry?"}}), encoding="utf-8"
+    )
+    counts = verify_with(result, _tools(), f"scripted:{verifier}")
+    assert first["generated"]["verify_passed"] is True
+    assert first["generated"]["verified_by"] == f"scripted:{verifier}"
+    assert counts["passed"] + counts["failed"] == len(result.cases)
+    assert counts["failed"] > 0  # positive cases answered with text fail: flagged, kept
+    assert all(c["generated"]["status"] == "needs-review" for c in result.cases)
+
+
+def test_edges_rotate_over_the_tools_so_every_language_appears() -> None:
+    slots = plan_slots(_tools(), DEFAULT_MIX)
+    langs = {s.edge for s in slots if s.edge and s.edge.startswith("lang:")}
+    assert langs == {"lang:cs", "lang:ru", "lang:zh", "lang:ko"}

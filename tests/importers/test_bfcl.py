@@ -1,0 +1,221 @@
+"""``toolproof import bfcl`` on a small sample in BFCL's own format (fixtures/bfcl)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolproof.cli._app import app
+from toolproof.errors import UserError
+from toolproof.importers import bfcl_data_dir, import_bfcl, write_bfcl
+from toolproof.importers._bfcl import convert_function
+from toolproof.suite import load_suite_checked
+
+SAMPLE = Path(__file__).parent / "fixtures" / "bfcl"
+runner = CliRunner()
+
+
+def _cases(result: object, category: str) -> dict[str, dict[str, object]]:
+    suites = {s.category.name: s for s in result.suites}  # type: ignore[attr-defined]
+    return {c["id"]: c for c in suites[category].cases}
+
+
+def test_one_suite_per_category_and_multi_turn_said_missing() -> None:
+    result = import_bfcl(SAMPLE)
+    names = sorted(s.category.name for s in result.suites)
+    assert names == ["irrelevance", "parallel", "simple_java", "simple_python"]
+    assert [len(s.cases) for s in sorted(result.suites, key=lambda s: s.category.name)] == [
+        1,
+        1,
+        1,
+        3,
+    ]
+    (skip,) = result.categories_skipped
+    assert skip.where.endswith("BFCL_v4_multi_turn_base.json")
+    assert "multi-turn" in skip.reason and "environment classes" in skip.reason
+    assert result.skipped == []
+
+
+def test_answer_format_maps_to_one_of_and_optional_never_combinations() -> None:
+    cases = _cases(import_bfcl(SAMPLE), "simple_python")
+    assert cases["simple_python_0"]["expect"] == {
+        "call": "geometry.triangle_area",
+        "args": {"base": 10, "height": 5, "unit": {"optional": {"one_of": ["units", ""]}}},
+    }
+    weather = cases["simple_python_1"]["expect"]["args"]  # type: ignore[index]
+    assert weather["city"] == {"one_of": ["Washington D.C.", "Washington DC"]}
+    # "Celsius" is the enum member "celsius" as BFCL reads it; null breaks the schema
+    assert weather["unit"] == {"optional": "celsius"}
+    assert weather["window"] == 2.5
+    booking = cases["simple_python_2"]["expect"]["args"]  # type: ignore[index]
+    assert booking["options"] == {"seats": 2, "seat": {"optional": {"one_of": ["aisle", ""]}}}
+    assert booking["tags"] == {"optional": ["business", "aisle"]}
+
+
+def test_values_breaking_the_schema_are_left_out_and_counted() -> None:
+    result = import_bfcl(SAMPLE)
+    (dropped,) = result.dropped
+    assert dropped.where.endswith("BFCL_v4_simple_python.json:2")
+    assert "None" in dropped.reason
+
+
+def test_types_map_to_json_schema_as_bfcl_maps_them() -> None:
+    cases = _cases(import_bfcl(SAMPLE), "simple_python")
+    (tool,) = cases["simple_python_1"]["tools"]  # type: ignore[misc]
+    window = tool["parameters"]["properties"]["window"]
+    assert window["type"] == "number" and window["format"] == "float"
+    assert window["description"].endswith("This is a float type value.")
+    assert tool["parameters"]["type"] == "object"
+    assert tool["description"].endswith("Note that the provided function is in Python 3 syntax.")
+    (book,) = cases["simple_python_2"]["tools"]  # type: ignore[misc]
+    assert book["parameters"]["properties"]["options"]["type"] == "object"
+
+
+def test_java_parameters_are_source_text() -> None:
+    case = _cases(import_bfcl(SAMPLE), "simple_java")["simple_java_0"]
+    (tool,) = case["tools"]  # type: ignore[misc]
+    props = tool["parameters"]["properties"]
+    assert {p["type"] for p in props.values()} == {"string"}
+    assert (
+        "This is Java integer type parameter in string representation."
+        in props["limit"]["description"]
+    )
+    assert case["expect"] == {
+        "call": "Pool.setLimit",
+        "args": {"limit": "50", "strict": "true", "name": {"optional": {"one_of": ["main", ""]}}},
+    }
+
+
+def test_irrelevance_expects_no_call() -> None:
+    case = _cases(import_bfcl(SAMPLE), "irrelevance")["irrelevance_0"]
+    assert case["expect"] == {"kind": "none"}
+
+
+def test_written_suites_validate(tmp_path: Path) -> None:
+    written = write_bfcl(import_bfcl(SAMPLE), tmp_path)
+    assert len(written) == 4
+    for path in written:
+        loaded, errors = load_suite_checked(path.parent)
+        assert errors == [], errors
+        assert loaded.suite.defaults.matching == "bfcl"
+    strict = write_bfcl(import_bfcl(SAMPLE, profile="strict"), tmp_path / "strict")
+    loaded, _ = load_suite_checked(strict[0].parent)
+    assert loaded.suite.defaults.matching == "strict"
+
+
+def test_a_truncated_file_gives_a_located_counted_skip(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    path = data / "BFCL_v4_simple_python.json"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[: len(text) - 40], encoding="utf-8")
+    result = import_bfcl(data)
+    (skip,) = result.skipped
+    assert skip.where == f"{path}:3"
+    assert "not JSON" in skip.reason
+    assert len(_cases(result, "simple_python")) == 2
+
+
+def test_an_unknown_category_is_counted_not_imported(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    (data / "BFCL_v4_brand_new.json").write_text('{"id": "brand_new_0"}', encoding="utf-8")
+    result = import_bfcl(data)
+    assert any(
+        s.where.endswith("BFCL_v4_brand_new.json") and "unknown category" in s.reason
+        for s in result.categories_skipped
+    )
+
+
+def test_missing_ground_truth_is_a_located_error(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    (data / "possible_answer" / "BFCL_v4_parallel.json").unlink()
+    with pytest.raises(UserError, match=r"possible_answer/BFCL_v4_parallel\.json: missing"):
+        import_bfcl(data)
+
+
+def test_an_entry_whose_answer_names_an_undefined_parameter_is_skipped(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    answers = data / "possible_answer" / "BFCL_v4_parallel.json"
+    entry = json.loads(answers.read_text(encoding="utf-8"))
+    entry["ground_truth"][0]["math.factorial"]["precision"] = [2]
+    answers.write_text(json.dumps(entry), encoding="utf-8")
+    result = import_bfcl(data)
+    (skip,) = result.skipped
+    assert skip.where.endswith("BFCL_v4_parallel.json:1")
+    assert "'precision'" in skip.reason and "does not define" in skip.reason
+
+
+def test_deep_or_odd_schemas_are_skips_not_crashes() -> None:
+    deep: dict[str, object] = {"type": "string"}
+    for _ in range(200):
+        deep = {"type": "dict", "properties": {"x": deep}}
+    fn = {"name": "f", "parameters": {"type": "dict", "properties": {"x": deep}}}
+    with pytest.raises(ValueError, match="nested deeper"):
+        convert_function(fn, "python")
+    with pytest.raises(ValueError, match="'parameters' is not an object"):
+        convert_function({"name": "f", "parameters": []}, "python")
+    empty = convert_function({"name": "f", "description": "d"}, "python")
+    assert empty["parameters"] == {"type": "object", "properties": {}}
+
+
+def test_unknown_category_option_and_missing_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(UserError, match="unknown BFCL category 'simpel'"):
+        import_bfcl(SAMPLE, ["simpel"])
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(UserError, match=r"pip install 'toolproof\[bfcl\]'"):
+        bfcl_data_dir()
+
+
+def test_cli_writes_suites_and_refuses_to_overwrite(tmp_path: Path) -> None:
+    out = tmp_path / "suites"
+    first = runner.invoke(app, ["import", "bfcl", "--data", str(SAMPLE), "-o", str(out)])
+    assert first.exit_code == 0, first.output
+    assert "3 cases (simple, python)" in first.output
+    assert "6 cases in 4 suites; 0 entries skipped" in first.output
+    assert "not imported:" in first.output and "multi-turn" in first.output
+    again = runner.invoke(app, ["import", "bfcl", "--data", str(SAMPLE), "-o", str(out)])
+    assert again.exit_code != 0
+    assert isinstance(again.exception, UserError) and "exists (--force" in str(again.exception)
+    forced = runner.invoke(
+        app, ["import", "bfcl", "--data", str(SAMPLE), "-o", str(out), "--force"]
+    )
+    assert forced.exit_code == 0, forced.output
+
+
+def test_text_from_the_data_is_escaped_in_the_output(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    path = data / "BFCL_v4_irrelevance.json"
+    path.write_text(
+        json.dumps({"id": "irrelevance_\x1b[31mred", "question": [], "function": []}),
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["import", "bfcl", "--data", str(data), "-o", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output
+    assert "no 'question'" in result.output
+
+
+def test_underscore_names_for_providers_that_refuse_dots(tmp_path: Path) -> None:
+    result = import_bfcl(SAMPLE, underscore_names=True)
+    case = _cases(result, "simple_python")["simple_python_0"]
+    assert case["tools"][0]["name"] == "geometry_triangle_area"  # type: ignore[index]
+    assert case["expect"]["call"] == "geometry_triangle_area"  # type: ignore[index]
+    parallel = _cases(result, "parallel")["parallel_0"]
+    assert [c["tool"] for c in parallel["expect"]["calls"]] == ["math_factorial"] * 2  # type: ignore[index]
+    for path in write_bfcl(result, tmp_path):
+        _, errors = load_suite_checked(path.parent)
+        assert errors == []
+    assert (
+        _cases(import_bfcl(SAMPLE), "parallel")["parallel_0"]["tools"][0]["name"]
+        == "math.factorial"
+    )  # type: ignore[index]
