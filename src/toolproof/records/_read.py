@@ -349,5 +349,25 @@ def _parse_lean(file: str, number: int, line: str) -> Record:
     return _record(file, number, line, data, plain=False)
 
 
+def duplicate_record(
+    file: str, number: int, earlier: int, key: tuple[str, str | None, int]
+) -> SuiteError:
+    """The error for a record that would replace an earlier answered record of its attempt.
+
+    A later record of the same (case, target, attempt) replaces one that got no
+    model answer (``run --resume --retry-failed`` writes such records); it never
+    replaces a model's answer, which would hide a failure.
+    """
+    case_id, target, attempt = key
+    return SuiteError(
+        file,
+        f"a second record of case '{case_id}', target {target!r}, attempt {attempt}: the "
+        f"record at line {earlier} holds the model's answer, and a later record may only "
+        "replace one without a model answer",
+        line=number,
+        path=("case_id",),
+    )
+
+
 def read_records(path: str | Path) -> list[Record]:
     return [r for _, r in iter_records(path)]
