@@ -1,7 +1,8 @@
 """Run the toolproof command line in a subprocess, as a user would, with a minimal environment.
 
-The environment keeps only PATH, a fixed terminal width and the session's throwaway
-history store (``TOOLPROOF_STORE``), so no test writes a store into the checkout.
+The environment keeps only PATH (and PYTHONPATH, when set), a fixed terminal width and the
+session's throwaway history store (``TOOLPROOF_STORE``), so no test writes a store into the
+checkout.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def toolproof(
             "COLUMNS": str(columns),
             "PATH": path,
             "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
+            # the code under test, when it is not the installed one (a source checkout)
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
         },
         check=False,
         timeout=timeout,

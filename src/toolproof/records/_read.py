@@ -63,6 +63,16 @@ def parse_arguments(raw: str) -> tuple[Any, str | None]:
         return None, f"{exc.msg} at line {exc.lineno} column {exc.colno}"
     except RecursionError:
         return None, "nested too deeply to parse"
+    except ValueError as exc:  # an integer beyond Python's digit limit (4,300 digits)
+        return None, f"cannot be read: {_digit_limit(exc)}"
+
+
+def _digit_limit(exc: ValueError) -> str:
+    """The reason of a ValueError json raised (an over-long integer), in one short line."""
+    text = str(exc)
+    if "digits" in text and "integer" in text:
+        return "an integer with more than 4,300 digits"
+    return text.split(";")[0][:200]
 
 
 def tool_call_from_raw(name: str, raw: str, call_id: str | None = None) -> ToolCall:
