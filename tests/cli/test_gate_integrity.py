@@ -8,35 +8,12 @@ commands the CI example runs, in a subprocess.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def toolproof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The command line of this checkout, in a minimal environment, as CI runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "toolproof", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        env={
-            "COLUMNS": "160",
-            "PATH": "/usr/bin:/bin",
-            "PYTHONPATH": str(ROOT / "src"),
-            "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
-        },
-        check=False,
-        timeout=120,
-    )
+from tests.cli.cli_support import toolproof
 
 SUITE = {
     "format": 1,
@@ -172,3 +149,43 @@ def test_resume_refuses_records_of_another_run(checkout: Path) -> None:
     done = toolproof("run", "--resume", "runs/smoke", "--quiet", "--no-store", cwd=checkout)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "records.jsonl:1" in done.stderr and "run_id" in done.stderr
+
+
+def test_a_run_where_nothing_was_answered_fails_run_and_gate(checkout: Path) -> None:
+    """Every answer an outage: with the old allowance (3) the gate said PASSED; now nothing
+    scored never passes, whatever share is allowed."""
+    code, text = _run(checkout, "down", "runs/down", "--max-retries", "0", "--max-infra-errors", "100%")
+    assert code == 3, text
+    assert "no attempt got a model answer" in text
+    gate = toolproof("gate", "runs/down", "--no-store", "--max-infra-errors", "100%", cwd=checkout)
+    assert gate.returncode == 3, gate.stdout + gate.stderr
+    assert "no attempt was scored" in gate.stderr
+    assert "gate PASSED" not in gate.stdout
+
+
+def test_the_old_count_is_refused_with_the_way_to_say_it(checkout: Path) -> None:
+    code, text = _run(checkout, "good", "runs/count", "--max-infra-errors", "3")
+    assert code == 2 and "Traceback" not in text
+    assert "share" in text and "5%" in text
+
+
+def test_a_5000_digit_integer_in_the_arguments_is_the_model_failing(checkout: Path) -> None:
+    big = "9" * 5000
+    script = {"default": {"tool_calls": [{"name": "lookup_order", "raw_arguments": f'{{"order_id": {big}}}'}]}}
+    (checkout / "big.yaml").write_text(yaml.safe_dump(script))
+    code, text = _run(checkout, "big", "runs/big")
+    assert code == 0, text  # answered: the model's own (invalid) output, not an infrastructure error
+    assert "Traceback" not in text
+    lines = (checkout / "runs" / "big" / "records.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert {r["outcome"] for r in records} == {"ok"}
+    call = records[0]["response"]["tool_calls"][0]
+    assert call["raw_arguments"].endswith(big + "}")  # kept as sent
+    assert "4,300 digits" in call["parse_error"]
+    scored = toolproof("score", "suite.yaml", "runs/big", "--json", "s.json", cwd=checkout)
+    assert scored.returncode == 0, scored.stderr
+    report = json.loads((checkout / "s.json").read_text())
+    counts = report["targets"]["scripted:big.yaml"]["failure_counts"]
+    assert counts.get("invalid_json") == 3, counts  # the lookup case, all 3 attempts
+    gate = toolproof("gate", "runs/big", "--no-store", cwd=checkout)
+    assert gate.returncode == 1, gate.stdout + gate.stderr
