@@ -13,6 +13,12 @@ import msgspec
 import orjson
 from pydantic import ValidationError
 
+from toolproof._jsonnum import (
+    DuplicateKey,
+    duplicate_key_error,
+    no_duplicate_keys,
+    too_long_integer,
+)
 from toolproof._locate import JsonLineLocator, first_error
 from toolproof.errors import SuiteError
 from toolproof.types import Record, Response, ToolCall
@@ -43,12 +49,18 @@ def loads(text: str, *, strict: bool = False) -> Any:
     With ``strict``, NaN and ±Infinity (not JSON) raise ``_NotJson``.
     """
     constant = _refuse_constant if strict else None
-    if _long_digits(text):
-        return json.loads(text, parse_constant=constant)
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text, parse_constant=constant)
+        if _long_digits(text):
+            return json.loads(text, parse_constant=constant)
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return json.loads(text, parse_constant=constant)
+    except ValueError as exc:  # an integer beyond the digit limit: located, as a syntax error
+        located = too_long_integer(text, exc)
+        if located is None:
+            raise
+        raise located from None
 
 
 class TornLineWarning(UserWarning):
@@ -56,23 +68,36 @@ class TornLineWarning(UserWarning):
 
 
 def parse_arguments(raw: str) -> tuple[Any, str | None]:
-    """Parse argument text. Returns (value, None) or (None, error). Never raises."""
+    """Parse argument text. Returns (value, None) or (None, error). Never raises.
+
+    What toolproof cannot read is the model's invalid output, never an error of
+    toolproof's: an integer of more than 4,300 digits, or an object that names
+    a key twice (which value would the tool get?), is a parse error.
+    """
     try:
-        return loads(raw), None
+        value = loads(raw)
+        if _may_repeat_a_key(value, raw):
+            _unique_keys(raw)
+        return value, None
     except json.JSONDecodeError as exc:
         return None, f"{exc.msg} at line {exc.lineno} column {exc.colno}"
     except RecursionError:
         return None, "nested too deeply to parse"
-    except ValueError as exc:  # an integer beyond Python's digit limit (4,300 digits)
-        return None, f"cannot be read: {_digit_limit(exc)}"
+    except ValueError as exc:  # not JSON's own error: said in one line
+        return None, str(exc).split(";")[0][:200]
 
 
-def _digit_limit(exc: ValueError) -> str:
-    """The reason of a ValueError json raised (an over-long integer), in one short line."""
-    text = str(exc)
-    if "digits" in text and "integer" in text:
-        return "an integer with more than 4,300 digits"
-    return text.split(";")[0][:200]
+def _may_repeat_a_key(value: Any, raw: str) -> bool:
+    """Could ``raw`` name a key twice in one object? (Two colons at least.)"""
+    return isinstance(value, dict | list) and raw.count(":") > 1
+
+
+def _unique_keys(raw: str) -> None:
+    """Raise the located error of a key given twice in one object of ``raw``."""
+    try:
+        json.loads(raw, object_pairs_hook=no_duplicate_keys)
+    except DuplicateKey as exc:
+        raise duplicate_key_error(raw, exc) from None
 
 
 def tool_call_from_raw(name: str, raw: str, call_id: str | None = None) -> ToolCall:
@@ -102,8 +127,10 @@ def _normalise_calls(data: dict[str, Any], *, plain: bool = False) -> None:
             raw = call["raw_arguments"]
             if plain:
                 try:
-                    call["arguments"] = orjson.loads(raw)
-                    continue
+                    value = orjson.loads(raw)
+                    if not _may_repeat_a_key(value, raw):
+                        call["arguments"] = value
+                        continue
                 except orjson.JSONDecodeError:
                     pass  # the standard library's error message (or NaN, which it reads)
             value, error = parse_arguments(raw)
