@@ -189,3 +189,19 @@ def test_a_5000_digit_integer_in_the_arguments_is_the_model_failing(checkout: Pa
     assert counts.get("invalid_json") == 3, counts  # the lookup case, all 3 attempts
     gate = toolproof("gate", "runs/big", "--no-store", cwd=checkout)
     assert gate.returncode == 1, gate.stdout + gate.stderr
+
+
+def test_a_later_record_cannot_replace_a_failing_answer(checkout: Path) -> None:
+    """The pull request appends a passing record of each attempt to a failing run's records."""
+    code, text = _run(checkout, "bad", "runs/smoke")
+    assert code == 0, text
+    records = checkout / "runs" / "smoke" / "records.jsonl"
+    failing = records.read_text()
+    with records.open("a") as fh:
+        fh.write(_planted_records(checkout, "scripted:bad.yaml").replace('"smoke"', '"runs"'))
+    gate = toolproof("gate", "runs/smoke", "--no-store", cwd=checkout)
+    assert gate.returncode == 2, gate.stdout + gate.stderr
+    assert "records.jsonl:1:" in gate.stderr and "model's answer" in gate.stderr
+    # a retried infrastructure failure may still be replaced: that is what --retry-failed does
+    records.write_text(failing)
+    assert toolproof("gate", "runs/smoke", "--no-store", cwd=checkout).returncode == 1

@@ -149,8 +149,10 @@ def iter_records(
     """Yield (line number, record). A torn last line (a killed writer) is skipped with a warning.
 
     With ``only``, lines whose number it does not hold are skipped unparsed
-    (``check_skipped``: parsed as JSON only, so that a broken line is refused
-    even when a later record replaces it). With ``raw=False`` the records come
+    (``check_skipped``: the lines a later record of the same attempt replaces,
+    parsed as JSON only, so that a broken line is refused even when a later
+    record replaces it, and refused when it holds a model's answer: only a
+    record without one may be replaced). With ``raw=False`` the records come
     without their raw payloads (``request`` and the response's ``raw`` are
     None): those are checked as JSON but not read into objects, which is most
     of the cost of reading a line that holds a whole provider request.
@@ -160,7 +162,7 @@ def iter_records(
     for number, line, last in _lines(path):
         if only is not None and number not in only:
             if check_skipped and not last:
-                _check_json(file, number, line)
+                _check_replaced(file, number, _check_json(file, number, line))
             continue
         if not last:
             yield number, parse(file, number, line)
@@ -256,12 +258,28 @@ def _refuse_constant(name: str) -> Any:
     raise _NotJson(name)
 
 
-def _check_json(file: str, number: int, line: str) -> None:
-    """Refuse a line that is not JSON, with its location (as :func:`_parse_line` would)."""
+def _check_json(file: str, number: int, line: str) -> Any:
+    """Refuse a line that is not JSON, with its location (as :func:`_parse_line` would);
+    its value."""
     try:
-        orjson.loads(line)  # stricter than json.loads: refuses NaN too
+        return orjson.loads(line)  # stricter than json.loads: refuses NaN too
     except orjson.JSONDecodeError:
-        _json_data(file, number, line)  # raises the reader's usual error, or passes
+        return _json_data(file, number, line)  # raises the reader's usual error, or passes
+
+
+def _check_replaced(file: str, number: int, data: Any) -> None:
+    """Refuse a record a later one replaces when it holds the model's answer."""
+    if not isinstance(data, dict) or data.get("outcome", "ok") != "ok":
+        return
+    raise SuiteError(
+        file,
+        f"a later record of the same attempt (case {data.get('case_id')!r}, target "
+        f"{data.get('target')!r}, attempt {data.get('attempt', 0)!r}) would replace this one, "
+        "which holds the model's answer; a record may only replace one without a model "
+        "answer (run --resume --retry-failed writes those)",
+        line=number,
+        path=("outcome",),
+    )
 
 
 def _json_data(file: str, number: int, line: str, long_digits: bool | None = None) -> Any:
