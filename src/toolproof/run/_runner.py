@@ -198,6 +198,29 @@ def check_fresh_folder(run_dir: Path) -> None:
         )
 
 
+def suite_problems(suite: Suite, trust: Trust) -> list[SuiteError]:
+    """What ``run`` would refuse in a suite before asking any model, beyond what loading it
+    checks: its ``settings:`` (every layer checked as a run resolves it), and with leave
+    to run code, its MCP environment (command, folder). ``validate`` reports these, so it
+    refuses everything ``run`` refuses; ``run`` meets the same checks on its way."""
+    from toolproof.run._settings import suite_models
+
+    problems: list[SuiteError] = []
+    try:
+        suite_models(suite.settings, suite.source or "suite")
+    except SuiteError as exc:
+        problems.append(exc)
+    env = suite.environment
+    if trust.allow_code and env is not None and env.mcp is not None:
+        try:
+            mcp_spec(suite, trust)
+        except SuiteError as exc:
+            problems.append(exc)
+        except UserError:  # the mcp SDK is not installed: a matter of this machine
+            pass
+    return problems
+
+
 def _check_code(suite: Suite, opts: RunOptions) -> None:
     """Refuse, before anything runs, a run whose cases need the suite's Python without leave."""
     if suite.environment is None:
