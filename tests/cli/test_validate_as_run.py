@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from tests.cli.cli_support import toolproof
 
 SUITE = {
