@@ -88,8 +88,44 @@ def parse_arguments(raw: str) -> tuple[Any, str | None]:
 
 
 def _may_repeat_a_key(value: Any, raw: str) -> bool:
-    """Could ``raw`` name a key twice in one object? (Two colons at least.)"""
-    return isinstance(value, dict | list) and raw.count(":") > 1
+    """Could ``raw`` (parsed as ``value``) name a key twice in one object?
+
+    Outside strings, JSON text holds one colon per key; a parser that keeps the
+    last of two keys holds one key fewer. So the text's colons, less those
+    inside its strings, against the keys of the value: more colons, a key was
+    repeated. (Text with ``\\u`` escapes may hide a colon: it is checked in full.)
+    """
+    if not isinstance(value, dict | list):
+        return False
+    colons = raw.count(":")
+    if colons < 2:
+        return False
+    if "\\u" in raw:
+        return True
+    return colons > _keys_and_string_colons(value)
+
+
+def _keys_and_string_colons(value: Any) -> int:
+    """The keys of every object in ``value``, plus the colons inside its strings."""
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            count += len(item)
+            for key, child in item.items():
+                count += key.count(":")
+                if isinstance(child, str):
+                    count += child.count(":")
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+        elif isinstance(item, list):
+            for child in item:
+                if isinstance(child, str):
+                    count += child.count(":")
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+    return count
 
 
 def _unique_keys(raw: str) -> None:
