@@ -45,14 +45,17 @@ def test_each_job_installs_toolproof_from_the_checkout(job: str) -> None:
     assert project["name"] == "toolproof"  # what `pip install -e .` installs, from the checkout
 
 
-@pytest.mark.parametrize("job", ["smoke", "full"])
-def test_every_offline_command_of_the_job_runs(job: str, tmp_path: Path) -> None:
+def _offline_steps(
+    job: str, tmp_path: Path, model: str
+) -> tuple[list[tuple[str, int, str]], Path]:
+    """Run every offline step of ``job`` in ``tmp_path`` (the checkout); (name, exit code,
+    stderr) of each step run, and the file of the step outputs."""
     outputs = tmp_path / "github_output"
     outputs.touch()
     env = {
         **os.environ,
         "SUITE": str(EXAMPLE / "suite.yaml"),
-        "MODEL": f"scripted:{EXAMPLE / 'script.yaml'}",
+        "MODEL": model,
         "GITHUB_OUTPUT": str(outputs),
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
         "RUNNER_TEMP": str(tmp_path / "runner-temp"),
@@ -62,7 +65,7 @@ def test_every_offline_command_of_the_job_runs(job: str, tmp_path: Path) -> None
     # What the (online) base-branch config step leaves when the base has no toolproof.yaml.
     (tmp_path / "runner-temp").mkdir()
     (tmp_path / "runner-temp" / "toolproof.yaml").write_text("{}\n")
-    ran = []
+    ran: list[tuple[str, int, str]] = []
     for step in _steps(job):
         script = step.get("run")
         if script is None or "pip install" in script or _online(script):
@@ -81,14 +84,48 @@ def test_every_offline_command_of_the_job_runs(job: str, tmp_path: Path) -> None
             text=True,
             timeout=600,
         )
-        assert result.returncode == 0, f"{step.get('name')}: {result.stderr[-2000:]}"
-        ran.append(step.get("name"))
+        ran.append((str(step.get("name")), result.returncode, result.stderr[-2000:]))
+    return ran, outputs
+
+
+@pytest.mark.parametrize("job", ["smoke", "full"])
+def test_every_offline_command_of_the_job_runs(job: str, tmp_path: Path) -> None:
+    ran, outputs = _offline_steps(job, tmp_path, f"scripted:{EXAMPLE / 'script.yaml'}")
     assert len(ran) >= 2, ran
-    report = tmp_path / "toolproof.md"
+    for name, code, stderr in ran:
+        assert code == 0, f"{name}: {stderr}"
+    # everything the gate reads and writes is outside the checkout
+    out = tmp_path / "runner-temp" / "toolproof"
+    report = out / "toolproof.md"
     assert report.is_file() and report.stat().st_size > 0
-    assert (tmp_path / "toolproof.xml").is_file() and (tmp_path / "toolproof.json").is_file()
+    assert (out / "toolproof.xml").is_file() and (out / "toolproof.json").is_file()
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "toolproof.md").exists()
     if job == "smoke":
         assert _output(outputs, "code") == "0"
+
+
+def test_a_run_folder_committed_in_the_pull_request_is_never_gated(tmp_path: Path) -> None:
+    """The pull request commits a passing run folder and a passing baseline where the old
+    workflow wrote and read them; the model it runs fails. The gate fails."""
+    for folder in ("runs/smoke", "baseline"):
+        (tmp_path / folder).mkdir(parents=True)
+    passing = subprocess.run(
+        [sys.executable, "-m", "toolproof", "run", str(EXAMPLE / "suite.yaml"), "-m",
+         f"scripted:{EXAMPLE / 'script.yaml'}", "--tags", "smoke", "-n", "3", "-q",
+         "--no-store", "-o", str(tmp_path / "passing")],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert passing.returncode == 0, passing.stderr
+    for name in ("records.jsonl", "manifest.json"):
+        data = (tmp_path / "passing" / name).read_text()
+        (tmp_path / "baseline" / name).write_text(data)
+        if name == "records.jsonl":
+            (tmp_path / "runs" / "smoke" / name).write_text(data)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text('default: {text: "I will not look that up."}\n')
+    ran, outputs = _offline_steps("smoke", tmp_path, f"scripted:{bad}")
+    assert _output(outputs, "code") == "1"
+    assert [(name, code) for name, code, _ in ran if code] == [("Fail unless the gate passed", 1)]
 
 
 def _output(path: Path, name: str) -> str:
@@ -115,7 +152,7 @@ def test_no_step_swallows_an_exit_code() -> None:
 
 
 def test_the_smoke_gate_code_fails_the_job() -> None:
-    runs = [s for s in _all_steps() if "toolproof gate runs/smoke" in str(s.get("run", ""))]
+    runs = [s for s in _all_steps() if 'toolproof gate "$out/smoke"' in str(s.get("run", ""))]
     assert len(runs) == 1 and "always()" in str(runs[0]["if"])
     last = [s for s in _all_steps() if "steps.gate.outputs.code" in str(s.get("run", ""))]
     assert last and "always()" in str(last[0]["if"]) and "exit" in str(last[0]["run"])

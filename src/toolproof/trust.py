@@ -207,7 +207,13 @@ _DIGITS_ONLY = bytes(b if 0x30 <= b <= 0x39 else 0x20 for b in range(256)).repla
 )
 
 
-def loads_json(text: str | bytes, limit: int = MAX_DEPTH, *, digits_checked: bool = False) -> Any:
+def loads_json(
+    text: str | bytes,
+    limit: int = MAX_DEPTH,
+    *,
+    digits_checked: bool = False,
+    unique_keys: bool = False,
+) -> Any:
     """``json.loads`` with a nesting limit: :class:`TooDeep`, never a RecursionError.
 
     orjson parses first, where it reads the same values: whatever it refuses
@@ -217,11 +223,21 @@ def loads_json(text: str | bytes, limit: int = MAX_DEPTH, *, digits_checked: boo
     walked for its depth only when the text holds more brackets than the limit.
     ``digits_checked``: the caller knows ``text`` holds no such run of digits
     (:func:`has_long_digits` on a whole file, once for all its lines).
+    ``unique_keys``: an object that names a key twice is refused (a
+    ``json.JSONDecodeError`` at the second), not read as its last value. An
+    integer of more than 4,300 digits is a ``json.JSONDecodeError`` too.
     """
     try:
-        value = _loads(text, digits_checked)
+        value = _unique(text) if unique_keys else _loads(text, digits_checked)
     except RecursionError:
         raise TooDeep(f"nested deeper than {limit} levels") from None
+    except ValueError as exc:
+        from toolproof._jsonnum import too_long_integer
+
+        located = too_long_integer(text, exc)
+        if located is None:
+            raise
+        raise located from None
     if isinstance(text, str):
         brackets = text.count("{") + text.count("[")
     else:  # every '{' of any encoding json.loads reads holds the byte b'{'
@@ -235,6 +251,16 @@ def has_long_digits(text: str | bytes) -> bool:
     """Whether ``text`` holds a run of 19 or more ASCII digits (orjson may read it otherwise)."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     return _LONG_DIGITS in data.translate(_DIGITS_ONLY)
+
+
+def _unique(text: str | bytes) -> Any:
+    """``json.loads``, refusing an object that names a key twice (a located error)."""
+    from toolproof._jsonnum import DuplicateKey, duplicate_key_error, no_duplicate_keys
+
+    try:
+        return json.loads(text, object_pairs_hook=no_duplicate_keys)
+    except DuplicateKey as exc:
+        raise duplicate_key_error(text, exc) from None
 
 
 def _loads(text: str | bytes, digits_checked: bool = False) -> Any:

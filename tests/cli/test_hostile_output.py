@@ -61,7 +61,7 @@ def test_gate_writes_every_report_and_junit_parses(hostile_records: Path, tmp_pa
     out = toolproof(
         "gate", str(hostile_records), "--suite", str(SUPPORT), "--failures", "--allow-code",
         "--markdown", str(md), "--junit", str(junit), "--json", str(js),
-        "--max-infra-errors", "5", "--allow-partial",
+        "--max-infra-errors", "100%", "--allow-partial",
         cwd=tmp_path,
     )  # fmt: skip
     assert out.returncode in (0, 1), out.stderr

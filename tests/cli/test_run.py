@@ -102,7 +102,7 @@ def test_infrastructure_failures_exit_3_unless_allowed(
     assert toolproof(monkeypatch, *base, "--out", "a") == 3
     err = capsys.readouterr().err
     assert "server_error 1" in err and "--resume" in err
-    assert toolproof(monkeypatch, *base, "--out", "b", "--max-infra-errors", "1") == 0
+    assert toolproof(monkeypatch, *base, "--out", "b", "--max-infra-errors", "20%") == 0
 
 
 def test_resume_with_retry_failed_replaces_the_failure(

@@ -197,7 +197,7 @@ def test_a_torn_last_line_leaves_the_earlier_record_in_place(tmp_path: Path) -> 
 
 def test_long_failure_lists_and_odd_case_stability_are_written_as_dumps_writes_them() -> None:
     suite = load_suite(SUITE, CODE)
-    ev = evaluate(suite, [SUITE / "records.jsonl", SUITE / "records.jsonl"], trust=CODE)
+    ev = evaluate(suite, [SUITE / "records.jsonl"], trust=CODE)
     s = next(iter(ev.summaries.values()))
     assert s.stability is not None and s.stability.per_case
     plain = FailureItem(

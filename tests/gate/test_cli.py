@@ -83,8 +83,10 @@ def test_records_file_needs_a_suite(tmp_path: Path) -> None:
     assert "has no manifest" in res.output and "--allow-partial" in res.output
     args.append("--allow-partial")
     assert runner.invoke(app, args).exit_code == 3  # one recorded timeout, limit 0
-    res = runner.invoke(app, [*args, "--max-infra-errors", "1"])
+    res = runner.invoke(app, [*args, "--max-infra-errors", "5%"])
     assert res.exit_code == 1  # the recorded demo model misses the thresholds
+    res = runner.invoke(app, [*args, "--max-infra-errors", "1"])  # a count, as before: refused
+    assert isinstance(res.exception, UserError) and "share" in str(res.exception)
 
 
 def test_missing_run_is_a_user_error() -> None:

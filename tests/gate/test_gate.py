@@ -4,6 +4,7 @@ from tests.gate import builders as b
 from toolproof.gate import (
     DEFAULT_THRESHOLDS,
     GateOptions,
+    InfraAllowance,
     compare_runs,
     effective_thresholds,
     mcnemar,
@@ -187,7 +188,9 @@ def test_infrastructure_errors_above_limit_exit_3() -> None:
     extra = [Record(case_id="l00", target="m", attempt=1, outcome=Outcome.rate_limited)]
     assert run_gate(b.run(s, extra_records=extra)).exit_code == 3
     assert (
-        run_gate(b.run(s, extra_records=extra), opts=GateOptions(max_infra_errors=1)).exit_code == 0
+        run_gate(b.run(s, extra_records=extra), opts=GateOptions(max_infra=InfraAllowance(0.05)))
+        .exit_code
+        == 0
     )
 
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from tests.run.conftest import write_suite
 from toolproof._secrets import PLACEHOLDER
 from toolproof.evaluate import evaluate
-from toolproof.gate import GateOptions, run_gate
+from toolproof.gate import GateOptions, InfraAllowance, run_gate
 from toolproof.providers import ModelSettings
 from toolproof.report import gate_json, render_junit, render_markdown, render_terminal
 from toolproof.run import RetryPolicy, RunOptions, Target, run_suite
@@ -93,7 +93,7 @@ def test_an_echoed_key_is_redacted_everywhere(
     ev = evaluate(result.suite, result.records, manifest=result.manifest)
     out = io.StringIO()
     render_terminal(ev.summaries, Console(file=out, width=200), failures=True)
-    gate = run_gate(ev, opts=GateOptions(allow_partial=True, max_infra_errors=9))
+    gate = run_gate(ev, opts=GateOptions(allow_partial=True, max_infra=InfraAllowance(1.0)))
     reports = [
         out.getvalue(),
         render_markdown(gate),

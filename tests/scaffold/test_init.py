@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -149,3 +153,73 @@ def test_bad_tools_source_is_one_line_and_exit_2(tmp_path: Path) -> None:
         f"error: {bad}:1:16: [0].input_schema: the parameters schema must be a mapping"
     ]
     assert not (tmp_path / "s").exists()
+
+
+def _workflow_of(root: Path) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(
+        (root / ".github" / "workflows" / "toolproof.yml").read_text()
+    )
+    return data
+
+
+def test_the_workflow_installs_toolproof_the_way_readme_says(tmp_path: Path) -> None:
+    """toolproof is not on the package index: the install is one setting, from a checkout."""
+    (tmp_path / ".git").mkdir()
+    scaffold_suite(tmp_path / "suites" / "pets", None)
+    flow = _workflow_of(tmp_path)
+    assert flow["env"]["TOOLPROOF_INSTALL"] == "pip install -e ./toolproof"
+    runs = [s.get("run", "") for s in flow["jobs"]["smoke"]["steps"]]
+    assert not any("pip install toolproof" in r for r in runs)  # not published there
+    installs = [r for r in runs if "TOOLPROOF_INSTALL" in r]
+    assert installs == ['eval "$TOOLPROOF_INSTALL"']
+    readme = (ROOT / "README.md").read_text()
+    assert "pip install -e" in readme and "not on PyPI" in readme
+
+
+def test_init_takes_the_install_command(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    command = 'pip install "toolproof @ git+https://git.example/me/toolproof@v1"'
+    out = toolproof("init", str(tmp_path / "s"), "--ci-install", command)
+    assert out.returncode == 0, out.stderr
+    assert _workflow_of(tmp_path)["env"]["TOOLPROOF_INSTALL"] == command
+
+
+def test_every_offline_command_of_the_generated_workflow_runs(tmp_path: Path) -> None:
+    """The steps run as the runner would (bash -e, the workflow's env), in the checkout, after
+    the cases are filled in: all but the install (toolproof is installed here already)."""
+    (tmp_path / ".git").mkdir()
+    suite_dir = tmp_path / "suites" / "pets"
+    out = toolproof("init", str(suite_dir), "--tools", str(DATA / "petstore.yaml"))
+    assert out.returncode == 0, out.stderr
+    text = (suite_dir / "suite.yaml").read_text().replace("[todo, smoke]", "[smoke]")
+    (suite_dir / "suite.yaml").write_text(text)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(_script_for(suite_dir)))
+    flow = _workflow_of(tmp_path)
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    env = {
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+        "TOOLPROOF_STORE": os.environ.get("TOOLPROOF_STORE", "off"),
+        **{k: str(v) for k, v in flow["env"].items() if "${{" not in str(v)},
+        "MODEL": f"scripted:{script}",
+        "RUNNER_TEMP": str(temp),
+        "BASE_REF": "",  # workflow_dispatch: no base branch
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin",
+    }
+    ran = []
+    for step in flow["jobs"]["smoke"]["steps"]:
+        command = step.get("run")
+        if command is None or "TOOLPROOF_INSTALL" in command:
+            continue
+        assert "${{" not in command  # every value reaches the shell through env
+        done = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", command],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, f"{step.get('name', command)}: {done.stderr[-2000:]}"
+        ran.append(step.get("name", command))
+    assert len(ran) == 4, ran
+    assert (temp / "toolproof" / "smoke" / "manifest.json").is_file()
+    assert (temp / "toolproof" / "toolproof.md").stat().st_size > 0
+    assert not (tmp_path / "runs").exists()  # nothing written into the checkout

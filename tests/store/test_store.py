@@ -260,10 +260,15 @@ def test_rows_noted_while_grading_are_the_rows_read_again(
 
     monkeypatch.setattr(_write, "_LOG_BATCH", batch)  # 7: rows pickled in many batches
 
-    # two targets in one bare records file (no manifest), one attempt recorded twice
+    # two targets in one bare records file (no manifest), one attempt recorded twice: first
+    # without a model answer (a rate limit), then answered (as --resume --retry-failed writes)
     records = tmp_path / "both.jsonl"
     lines = RECORDS_A.read_text().splitlines(keepends=True)
-    records.write_text("".join(lines) + RECORDS_B.read_text() + lines[0])
+    first = json.loads(lines[0])
+    limited = {k: first[k] for k in ("format", "case_id", "target", "attempt") if k in first}
+    limited["outcome"] = "rate_limited"
+    unanswered = json.dumps(limited) + "\n"
+    records.write_text(unanswered + "".join(lines[1:]) + RECORDS_B.read_text() + lines[0])
     noted = AttemptLog()
     ev = evaluate(suite(), [records], trust=CODE, keep_records=False, on_attempt=noted)
     assert ev.superseded == 1

@@ -74,11 +74,13 @@ async def test_a_changed_run_is_reopened(tmp_path: Path) -> None:
         assert "(58/75)" in await (await c.get("/run?id=support-a")).text()
         path = runs / "support-a" / "records.jsonl"
         lines = path.read_text().splitlines()
-        fixed = json.loads(next(x for x in lines if '"lookup-not-search"' in x))
+        at = next(i for i, x in enumerate(lines) if '"lookup-not-search"' in x)
+        fixed = json.loads(lines[at])
         fixed["response"]["tool_calls"][0] = {
             "name": "lookup_order", "raw_arguments": '{"order_id": "ORD-377140"}'
         }
-        path.write_text("\n".join([*lines, json.dumps(fixed)]) + "\n")
+        lines[at] = json.dumps(fixed)  # rewritten in place: a later record may not replace it
+        path.write_text("\n".join(lines) + "\n")
         assert "(59/75)" in await (await c.get("/run?id=support-a")).text()
 
 

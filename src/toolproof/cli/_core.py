@@ -37,6 +37,9 @@ def validate(
         loaded, errors = load_suite_checked(suite, trust, tools=tools)
     except SuiteProblems as exc:
         _problems(exc.errors, str(suite))
+    from toolproof.run._runner import suite_problems
+
+    errors = [*errors, *suite_problems(loaded.suite, trust)]  # what run would refuse too
     if errors:
         _problems(errors, loaded.suite.source or str(suite))
     s = loaded.suite

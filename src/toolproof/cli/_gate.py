@@ -2,8 +2,9 @@
 
 RUN is a run folder (records.jsonl + manifest.json; the manifest names the
 suite) or a records file (then give --suite). Exit codes: 0 pass, 1 gate
-failed, 2 bad input, 3 more attempts without a model answer than
---max-infra-errors, 4 the run is not complete (its manifest is not
+failed, 2 bad input, 3 the infrastructure did not let the model be
+judged (more attempts without a model answer than the --max-infra-errors
+share, a harness error, or nothing scored), 4 the run is not complete (its manifest is not
 'complete', attempts are missing, or there is no manifest).
 """
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
 
 _GATE_HELP = """Check a run against the suite's thresholds and, with --baseline, against a
 known good run. Exit codes: 0 pass; 1 gate failed; 2 bad input; 3 more attempts
-without a model answer than --max-infra-errors; 4 the run is not complete (not
+without a model answer than the --max-infra-errors share (e.g. 5%), any harness
+error, or a target, risk class or critical case with nothing scored; 4 the run is not complete (not
 finished, attempts missing, or no manifest), unless --allow-partial."""
 
 
@@ -83,8 +85,11 @@ def gate(
     k: Optional[int] = typer.Option(  # noqa: UP045
         None, "--k", min=1, help="k of pass@k and pass^k (default: attempts per case)."
     ),
-    max_infra_errors: int = typer.Option(
-        0, "--max-infra-errors", min=0, help="Attempts allowed without a model answer."
+    max_infra_errors: str = typer.Option(
+        "0",
+        "--max-infra-errors",
+        help="Share of each target's attempts allowed to end without a model answer "
+        "(rate limit, outage), as a percentage: 5%. Harness errors are never allowed.",
     ),
     allow_partial: bool = typer.Option(
         False,
@@ -122,10 +127,12 @@ def gate(
 ) -> None:
     from rich.console import Console
 
+    from toolproof.cli._run import infra_allowance
     from toolproof.gate import EXIT_INCOMPLETE, GateOptions, run_gate
     from toolproof.judges import read_calibration
     from toolproof.report import gate_json, render_gate, render_junit, render_markdown
 
+    allowance = infra_allowance(max_infra_errors)
     trust, _ = trust_for(config, allow_code)
     current = _load(run, suite, k, trust)
     if reviewed_only:
@@ -135,7 +142,7 @@ def gate(
         margin=margin,
         require_significance=require_significance,
         alpha=alpha,
-        max_infra_errors=max_infra_errors,
+        max_infra=allowance,
         allow_partial=allow_partial,
         allow_cached=not no_cached,
         repaired=repaired,
@@ -156,12 +163,10 @@ def gate(
             f"error: {run}: not complete: {cov.message()}; {fix}pass --allow-partial", err=True
         )
     if result.exit_code == 3:
-        infra = sum(t.infra_errors for t in result.targets)
-        typer.echo(
-            f"error: {infra} attempts got no model answer, more than --max-infra-errors "
-            f"{max_infra_errors}",
-            err=True,
-        )
+        for t in result.targets:
+            for f in t.findings:
+                if f.blocking and f.rule in ("infrastructure", "unscored"):
+                    typer.echo(f"error: {t.target}: {f.message}", err=True)
     raise typer.Exit(result.exit_code)
 
 

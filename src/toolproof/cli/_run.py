@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from toolproof.cli._warmup import StreamedEvaluation
     from toolproof.evaluate import Evaluation
+    from toolproof.gate import InfraAllowance
     from toolproof.judges import Judgement
     from toolproof.run import RunConfig, RunOptions, RunResult, Target
     from toolproof.trust import Trust
@@ -32,12 +33,15 @@ if TYPE_CHECKING:
 _HELP = """Run a suite against models or agents: cases × targets × repeats.
 
 Writes a run folder (records.jsonl, manifest.json, summary.json) and prints
-the report, targets side by side. Exit codes: 0 ok; 2 bad input; 3 when more
-attempts than --max-infra-errors ended without a model answer (rate limit,
-server error, timeout, network, rejected, or a toolproof error) after
-retries; 130 when interrupted by Ctrl-C or SIGTERM (resume with --resume;
-there, --config and flags may change timeout, retries, concurrency and rate
-limits, recorded in the manifest, but not what the model generates).
+the report, targets side by side. The output folder must be new or empty.
+Exit codes: 0 ok; 2 bad input; 3 when more of a target's attempts than the
+--max-infra-errors share (a percentage, default 0) ended without a model
+answer (rate limit, server error, timeout, network, rejected) after retries,
+on any harness error (toolproof failed on an attempt), or when a target got
+no model answer at all; 130 when interrupted by Ctrl-C or SIGTERM (resume
+with --resume; there, --config and flags may change timeout, retries,
+concurrency and rate limits, recorded in the manifest, but not what the
+model generates).
 """
 
 
@@ -133,8 +137,11 @@ def run_command(
         "--retry-failed",
         help="With --resume: also re-run attempts that failed on infrastructure.",
     ),
-    max_infra_errors: int = typer.Option(
-        0, "--max-infra-errors", min=0, help="Attempts allowed to end without a model answer."
+    max_infra_errors: str = typer.Option(
+        "0",
+        "--max-infra-errors",
+        help="Share of each target's attempts allowed to end without a model answer "
+        "(rate limit, outage), as a percentage: 5%. Harness errors are never allowed.",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
     allow_code: bool = ALLOW_CODE,
@@ -187,7 +194,7 @@ def _run_command(
     cache_dir: Path | None,
     resume: Path | None,
     retry_failed: bool,
-    max_infra_errors: int,
+    max_infra_errors: str,
     quiet: bool,
     allow_code: bool,
     judge: str | None,
@@ -207,6 +214,7 @@ def _run_command(
         "max_retries": max_retries,
         "timeout_s": timeout,
     }
+    allowance = infra_allowance(max_infra_errors)
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
     opts.scheduler = _scheduler(opts.trust)  # used by an adaptive schedule only (or its resume)
@@ -264,7 +272,7 @@ def _run_command(
     # (after judging: the judge's answers decide judge-decided arguments)
     noted = streamed[1] if streamed else None
     with storing_run(result, store, not no_store, opts.trust, evaluation=ev, noted=noted):
-        _exit_code(result, max_infra_errors)
+        _exit_code(result, allowance)
 
 
 def _repeats(
@@ -602,17 +610,40 @@ def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, run_dir / "summary.json")
 
 
-def _exit_code(result: RunResult, limit: int) -> None:
-    missing = [r for r in result.records if r.outcome.value != "ok"]
-    if len(missing) <= limit:
+def infra_allowance(text: str) -> InfraAllowance:
+    """``--max-infra-errors``: a share of attempts (``5%``), or a usage error."""
+    from toolproof.errors import UserError
+    from toolproof.gate import InfraAllowance
+
+    try:
+        return InfraAllowance.parse(text)
+    except ValueError as exc:
+        raise UserError(f"--max-infra-errors {text!r}: {exc}") from None
+
+
+def _exit_code(result: RunResult, allowance: InfraAllowance) -> None:
+    """Exit 3 when a target's attempts without a model answer are over the allowance,
+    on any harness error, or when a target got no model answer at all."""
+    from toolproof.gate import check_infra
+
+    failed = []
+    for entry in result.manifest.targets:
+        records = result.for_target(entry.spec)
+        check = check_infra(entry.spec, records, allowance)
+        if check.failed or (records and check.unanswered + check.harness_errors == len(records)):
+            failed.append(check)
+    if not failed:
         return
-    kinds: dict[str, int] = {}
-    for r in missing:
-        kinds[r.outcome.value] = kinds.get(r.outcome.value, 0) + 1
-    detail = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+    for check in failed:
+        kinds: dict[str, int] = {}
+        for r in result.for_target(check.target):
+            if r.outcome.value != "ok":
+                kinds[r.outcome.value] = kinds.get(r.outcome.value, 0) + 1
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+        why = check.message() if check.failed else "no attempt got a model answer"
+        print(f"error: {check.target}: {why} ({detail})", file=sys.stderr)
     print(
-        f"error: {len(missing)} attempts got no model answer ({detail}), more than "
-        f"--max-infra-errors {limit}; re-run them with: "
+        f"re-run the attempts without a model answer with: "
         f"toolproof run --resume {result.run_dir} --retry-failed",
         file=sys.stderr,
     )

@@ -106,6 +106,13 @@ def init_command(
     timeout: float = typer.Option(
         30.0, "--timeout", min=0.1, help="Seconds to wait for a URL or an MCP server."
     ),
+    ci_install: str | None = typer.Option(
+        None,
+        "--ci-install",
+        help="The command the generated workflow installs toolproof with (its "
+        "TOOLPROOF_INSTALL; default: pip install -e ./toolproof, from a checkout of "
+        "toolproof, which is not on the package index).",
+    ),
 ) -> None:
     """Scaffold a suite from your tools: suite.yaml, case templates, .gitignore, CI workflow.
 
@@ -124,7 +131,7 @@ def init_command(
         imported = import_tools(tools, fmt=fmt, timeout_s=timeout)
         for note in imported.notes:
             typer.echo(note.render(), err=True)
-    done = scaffold_suite(directory, imported, name=name, force=force)
+    done = scaffold_suite(directory, imported, name=name, force=force, ci_install=ci_install)
     count = len(imported.items) if imported is not None else 1
     what = f"{count} tool(s) from {imported.source}" if imported else "an example tool"
     typer.echo(f"scaffolded a suite with {what}:")

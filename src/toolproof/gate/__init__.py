@@ -7,7 +7,8 @@ baseline comparison, paired significance).
     from toolproof.gate import GateOptions, run_gate
 
     result = run_gate(load_run("runs/new"), baseline=load_run("runs/main"))
-    result.exit_code  # 0 pass, 1 gate failed, 3 infrastructure errors above the limit,
+    result.exit_code  # 0 pass, 1 gate failed, 3 infrastructure errors above the allowance,
+                      # a harness error, or nothing scored,
                       # 4 the run is not complete (see check_coverage)
 """
 
@@ -38,6 +39,7 @@ from toolproof.gate._gate import (
     judge_statuses,
     run_gate,
 )
+from toolproof.gate._infra import InfraAllowance, InfraCheck, check_infra, unscored
 from toolproof.gate._thresholds import (
     DEFAULT_THRESHOLDS,
     ThresholdCheck,
@@ -57,6 +59,8 @@ __all__ = [
     "Finding",
     "GateOptions",
     "GateResult",
+    "InfraAllowance",
+    "InfraCheck",
     "JudgeStatus",
     "JudgeUsed",
     "McNemar",
@@ -65,6 +69,7 @@ __all__ = [
     "TargetGate",
     "ThresholdCheck",
     "check_coverage",
+    "check_infra",
     "check_thresholds",
     "compare_runs",
     "compare_targets",
@@ -76,4 +81,5 @@ __all__ = [
     "judge_statuses",
     "mcnemar",
     "run_gate",
+    "unscored",
 ]

@@ -12,7 +12,9 @@ class Finding(BaseModel):
 
     rule: str = Field(
         description="threshold, critical, drop, new_critical, noise, warning, incomplete, "
-        "cached, judge, advisory"
+        "cached, judge, advisory, infrastructure (attempts without a model answer against "
+        "the allowance), unscored (a target, risk class or critical case with no scored "
+        "attempt)"
     )
     message: str
     blocking: bool

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from dataclasses import field as _field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,13 +20,14 @@ from toolproof.gate._compare import (
 )
 from toolproof.gate._coverage import Coverage, check_coverage
 from toolproof.gate._findings import Finding
+from toolproof.gate._infra import InfraAllowance, check_infra, unscored
 from toolproof.gate._judged import judged_findings
 from toolproof.gate._metrics import LABELS
 from toolproof.gate._schedule import ScheduleReport, schedule_report
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.judges import Calibration, calibration_status
 from toolproof.stats import Summary
-from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy
+from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy, Risk, Suite
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -42,8 +44,9 @@ class GateOptions:
     require_significance: bool = False
     """Fail on a drop beyond the margin only when McNemar's test finds it significant."""
     alpha: float = 0.05
-    max_infra_errors: int = 0
-    """Attempts allowed to end without a model answer before the gate gives up (exit 3)."""
+    max_infra: InfraAllowance = _field(default_factory=InfraAllowance)
+    """The share of each target's attempts allowed to end without a model answer (rate
+    limit, outage...) before the gate gives up (exit 3). Harness errors are never allowed."""
     allow_partial: bool = False
     """Gate a run that is not complete (interrupted, killed, missing attempts, no manifest)."""
     allow_cached: bool = True
@@ -84,7 +87,18 @@ class TargetGate(BaseModel):
     thresholds: list[ThresholdCheck]
     findings: list[Finding]
     comparison: Comparison | None = None
-    infra_errors: int = 0
+    infra_errors: int = Field(
+        default=0,
+        description="Attempts without a model answer: infrastructure outcomes and harness errors.",
+    )
+    harness_errors: int = Field(
+        default=0, description="Of those, harness errors: never allowed (exit 3)."
+    )
+    infra_failed: bool = Field(
+        default=False,
+        description="Over the infrastructure allowance, a harness error, or nothing scored: "
+        "the gate cannot judge this target (exit 3).",
+    )
     judges: list[JudgeStatus] = Field(
         default_factory=list,
         description="The judges behind this target's figures (judge-decided arguments, "
@@ -252,9 +266,15 @@ def gate_target(
                 blocking=True,
             )
         )
+    infra = check_infra(cur.target, cur.records, opts.max_infra)
+    if infra.unanswered or infra.harness_errors:  # named, allowed or not
+        findings.append(
+            Finding(rule="infrastructure", message=infra.message(), blocking=infra.failed)
+        )
+    missing = unscored(cur.records, cur.verdicts, _case_risks(run.suite, cur))
+    findings += [Finding(rule="unscored", message=m, blocking=True) for m in missing]
     policy = _policy(run, opts)
     findings = judged_findings(run, cur, findings, opts.calibrations or [], policy)
-    infra = sum(1 for r in cur.records if r.outcome.value != "ok")
     return TargetGate(
         target=cur.target,
         passed=not any(f.blocking for f in findings),
@@ -262,7 +282,9 @@ def gate_target(
         thresholds=checks,
         findings=findings,
         comparison=comparison,
-        infra_errors=infra,
+        infra_errors=infra.unanswered + infra.harness_errors,
+        harness_errors=infra.harness_errors,
+        infra_failed=infra.failed or bool(missing),
         judges=judge_statuses(run, cur, opts.calibrations, policy),
         judge_decided_failures=sorted(
             {v.case_id for v in cur.verdicts if v.judge_decided and not v.passed}
@@ -362,10 +384,9 @@ def run_gate(
             for t in targets
         ]
     passed = all(t.passed for t in targets)
-    infra = sum(t.infra_errors for t in targets)
     if refused:
         code = EXIT_INCOMPLETE
-    elif infra > opts.max_infra_errors:
+    elif any(t.infra_failed for t in targets):
         code = EXIT_INFRA
     else:
         code = EXIT_OK if passed else EXIT_GATE_FAILED
@@ -379,7 +400,7 @@ def run_gate(
             "margin": opts.margin,
             "require_significance": opts.require_significance,
             "alpha": opts.alpha,
-            "max_infra_errors": opts.max_infra_errors,
+            "max_infra_share": opts.max_infra.share,
             "allow_partial": opts.allow_partial,
             "allow_cached": opts.allow_cached,
             "repaired": opts.repaired,
@@ -388,6 +409,23 @@ def run_gate(
         figures="repaired" if opts.repaired else "raw",
         figures_note=_figures_note(run, opts.repaired),
     )
+
+
+def _case_risks(suite: Suite, cur: TargetEvaluation) -> dict[str, Risk]:
+    """The risk class of each case the target attempted, as graded."""
+    risks: dict[str, Risk] = {}
+    for v in cur.verdicts:
+        risks.setdefault(v.case_id, v.risk)
+    unscored_ids = {r.case_id for r in cur.records if r.case_id not in risks}
+    if unscored_ids:  # no verdict to read it from: the case's risk as grading decides it
+        from toolproof.grade._compile import ToolIndex, compile_case
+        from toolproof.match import context
+
+        by_name, ctx = ToolIndex(suite.tools), context(suite)
+        for case in suite.cases:
+            if case.id in unscored_ids:
+                risks[case.id] = compile_case(case, suite, by_name, ctx).risk
+    return risks
 
 
 def _repaired(t: TargetEvaluation) -> TargetEvaluation:

@@ -63,9 +63,10 @@ GENERATION_FIELDS = frozenset(
 
 
 class ModelSettings(BaseModel):
-    """Generation and transport settings for one model. Unknown keys are refused."""
+    """Generation and transport settings for one model. Unknown keys are refused, and so
+    is a number that is not finite (an endless timeout, a NaN temperature)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     temperature: float | None = Field(default=None, ge=0, le=2)
     seed: int | None = Field(

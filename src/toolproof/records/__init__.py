@@ -11,6 +11,7 @@ attempt), which is what ``--resume --retry-failed`` relies on.
 
 from toolproof.records._read import (
     TornLineWarning,
+    duplicate_record,
     iter_keys,
     iter_records,
     parse_arguments,
@@ -25,6 +26,7 @@ __all__ = [
     "RecordWriter",
     "RecordsWriteError",
     "TornLineWarning",
+    "duplicate_record",
     "iter_keys",
     "iter_records",
     "latest_records",

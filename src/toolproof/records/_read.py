@@ -13,6 +13,12 @@ import msgspec
 import orjson
 from pydantic import ValidationError
 
+from toolproof._jsonnum import (
+    DuplicateKey,
+    duplicate_key_error,
+    no_duplicate_keys,
+    too_long_integer,
+)
 from toolproof._locate import JsonLineLocator, first_error
 from toolproof.errors import SuiteError
 from toolproof.types import Record, Response, ToolCall
@@ -43,12 +49,18 @@ def loads(text: str, *, strict: bool = False) -> Any:
     With ``strict``, NaN and ±Infinity (not JSON) raise ``_NotJson``.
     """
     constant = _refuse_constant if strict else None
-    if _long_digits(text):
-        return json.loads(text, parse_constant=constant)
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text, parse_constant=constant)
+        if _long_digits(text):
+            return json.loads(text, parse_constant=constant)
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return json.loads(text, parse_constant=constant)
+    except ValueError as exc:  # an integer beyond the digit limit: located, as a syntax error
+        located = too_long_integer(text, exc)
+        if located is None:
+            raise
+        raise located from None
 
 
 class TornLineWarning(UserWarning):
@@ -56,13 +68,72 @@ class TornLineWarning(UserWarning):
 
 
 def parse_arguments(raw: str) -> tuple[Any, str | None]:
-    """Parse argument text. Returns (value, None) or (None, error). Never raises."""
+    """Parse argument text. Returns (value, None) or (None, error). Never raises.
+
+    What toolproof cannot read is the model's invalid output, never an error of
+    toolproof's: an integer of more than 4,300 digits, or an object that names
+    a key twice (which value would the tool get?), is a parse error.
+    """
     try:
-        return loads(raw), None
+        value = loads(raw)
+        if _may_repeat_a_key(value, raw):
+            _unique_keys(raw)
+        return value, None
     except json.JSONDecodeError as exc:
         return None, f"{exc.msg} at line {exc.lineno} column {exc.colno}"
     except RecursionError:
         return None, "nested too deeply to parse"
+    except ValueError as exc:  # not JSON's own error: said in one line
+        return None, str(exc).split(";")[0][:200]
+
+
+def _may_repeat_a_key(value: Any, raw: str) -> bool:
+    """Could ``raw`` (parsed as ``value``) name a key twice in one object?
+
+    Outside strings, JSON text holds one colon per key; a parser that keeps the
+    last of two keys holds one key fewer. So the text's colons, less those
+    inside its strings, against the keys of the value: more colons, a key was
+    repeated. (Text with ``\\u`` escapes may hide a colon: it is checked in full.)
+    """
+    if not isinstance(value, dict | list):
+        return False
+    colons = raw.count(":")
+    if colons < 2:
+        return False
+    if "\\u" in raw:
+        return True
+    return colons > _keys_and_string_colons(value)
+
+
+def _keys_and_string_colons(value: Any) -> int:
+    """The keys of every object in ``value``, plus the colons inside its strings."""
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            count += len(item)
+            for key, child in item.items():
+                count += key.count(":")
+                if isinstance(child, str):
+                    count += child.count(":")
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+        elif isinstance(item, list):
+            for child in item:
+                if isinstance(child, str):
+                    count += child.count(":")
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+    return count
+
+
+def _unique_keys(raw: str) -> None:
+    """Raise the located error of a key given twice in one object of ``raw``."""
+    try:
+        json.loads(raw, object_pairs_hook=no_duplicate_keys)
+    except DuplicateKey as exc:
+        raise duplicate_key_error(raw, exc) from None
 
 
 def tool_call_from_raw(name: str, raw: str, call_id: str | None = None) -> ToolCall:
@@ -92,8 +163,10 @@ def _normalise_calls(data: dict[str, Any], *, plain: bool = False) -> None:
             raw = call["raw_arguments"]
             if plain:
                 try:
-                    call["arguments"] = orjson.loads(raw)
-                    continue
+                    value = orjson.loads(raw)
+                    if not _may_repeat_a_key(value, raw):
+                        call["arguments"] = value
+                        continue
                 except orjson.JSONDecodeError:
                     pass  # the standard library's error message (or NaN, which it reads)
             value, error = parse_arguments(raw)
@@ -112,8 +185,10 @@ def iter_records(
     """Yield (line number, record). A torn last line (a killed writer) is skipped with a warning.
 
     With ``only``, lines whose number it does not hold are skipped unparsed
-    (``check_skipped``: parsed as JSON only, so that a broken line is refused
-    even when a later record replaces it). With ``raw=False`` the records come
+    (``check_skipped``: the lines a later record of the same attempt replaces,
+    parsed as JSON only, so that a broken line is refused even when a later
+    record replaces it, and refused when it holds a model's answer: only a
+    record without one may be replaced). With ``raw=False`` the records come
     without their raw payloads (``request`` and the response's ``raw`` are
     None): those are checked as JSON but not read into objects, which is most
     of the cost of reading a line that holds a whole provider request.
@@ -123,7 +198,7 @@ def iter_records(
     for number, line, last in _lines(path):
         if only is not None and number not in only:
             if check_skipped and not last:
-                _check_json(file, number, line)
+                _check_replaced(file, number, _check_json(file, number, line))
             continue
         if not last:
             yield number, parse(file, number, line)
@@ -219,12 +294,28 @@ def _refuse_constant(name: str) -> Any:
     raise _NotJson(name)
 
 
-def _check_json(file: str, number: int, line: str) -> None:
-    """Refuse a line that is not JSON, with its location (as :func:`_parse_line` would)."""
+def _check_json(file: str, number: int, line: str) -> Any:
+    """Refuse a line that is not JSON, with its location (as :func:`_parse_line` would);
+    its value."""
     try:
-        orjson.loads(line)  # stricter than json.loads: refuses NaN too
+        return orjson.loads(line)  # stricter than json.loads: refuses NaN too
     except orjson.JSONDecodeError:
-        _json_data(file, number, line)  # raises the reader's usual error, or passes
+        return _json_data(file, number, line)  # raises the reader's usual error, or passes
+
+
+def _check_replaced(file: str, number: int, data: Any) -> None:
+    """Refuse a record a later one replaces when it holds the model's answer."""
+    if not isinstance(data, dict) or data.get("outcome", "ok") != "ok":
+        return
+    raise SuiteError(
+        file,
+        f"a later record of the same attempt (case {data.get('case_id')!r}, target "
+        f"{data.get('target')!r}, attempt {data.get('attempt', 0)!r}) would replace this one, "
+        "which holds the model's answer; a record may only replace one without a model "
+        "answer (run --resume --retry-failed writes those)",
+        line=number,
+        path=("outcome",),
+    )
 
 
 def _json_data(file: str, number: int, line: str, long_digits: bool | None = None) -> Any:
@@ -347,6 +438,26 @@ def _parse_lean(file: str, number: int, line: str) -> Record:
     data = _to_builtins(lean)
     data.update(large)
     return _record(file, number, line, data, plain=False)
+
+
+def duplicate_record(
+    file: str, number: int, earlier: int, key: tuple[str, str | None, int]
+) -> SuiteError:
+    """The error for a record that would replace an earlier answered record of its attempt.
+
+    A later record of the same (case, target, attempt) replaces one that got no
+    model answer (``run --resume --retry-failed`` writes such records); it never
+    replaces a model's answer, which would hide a failure.
+    """
+    case_id, target, attempt = key
+    return SuiteError(
+        file,
+        f"a second record of case '{case_id}', target {target!r}, attempt {attempt}: the "
+        f"record at line {earlier} holds the model's answer, and a later record may only "
+        "replace one without a model answer",
+        line=number,
+        path=("case_id",),
+    )
 
 
 def read_records(path: str | Path) -> list[Record]:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import os
 import re
 import signal
 import time
@@ -24,12 +25,18 @@ from pydantic import BaseModel
 
 from toolproof._version import __version__
 from toolproof.adaptive import Bound, Plan, Seen, next_round
-from toolproof.errors import UserError
+from toolproof.errors import SuiteError, UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
 from toolproof.providers._base import with_defaults
 from toolproof.providers._registry import split_spec
 from toolproof.providers._transport import parse_rate_limits
-from toolproof.records import RecordsWriteError, RecordWriter, latest_records, read_records
+from toolproof.records import (
+    RecordsWriteError,
+    RecordWriter,
+    duplicate_record,
+    iter_records,
+    latest_records,
+)
 from toolproof.run._cache import Fingerprinter, ResponseCache, default_cache_dir
 from toolproof.run._context import ATTEMPT, AttemptInfo
 from toolproof.run._limits import Pacer, RetryPolicy
@@ -170,12 +177,59 @@ async def run_suite_async(
     chosen = [_with_provider_defaults(t) for t in chosen]
     _check_code(suite, opts)
     run_dir = opts.out or new_run_dir(opts.runs_dir, suite.name)
-    if (run_dir / "manifest.json").exists():
-        raise UserError(f"{run_dir} already holds a run; resume it with --resume {run_dir}")
+    check_fresh_folder(run_dir)
     manifest = _new_manifest(run_dir, suite, chosen, opts)
     if suite.tools_source is not None:  # scoring later needs the tools that were sent
         write_run_tools(run_dir, suite)
     return await _execute(run_dir, suite, chosen, opts, manifest)
+
+
+def check_fresh_folder(run_dir: Path) -> None:
+    """Refuse a new run's folder unless it is new or empty.
+
+    A new run reads nothing from its folder: a file already there (a
+    ``records.jsonl`` committed by a pull request, say) was not written by
+    this run, and would otherwise be taken for its records. Only
+    ``--resume`` reads earlier records, from a folder whose manifest names them.
+    """
+    if not os.path.lexists(run_dir):
+        return
+    if run_dir.is_symlink() or not run_dir.is_dir():
+        raise UserError(f"{run_dir}: not a folder; give a new or empty folder for the run")
+    if (run_dir / "manifest.json").exists():
+        raise UserError(f"{run_dir} already holds a run; resume it with --resume {run_dir}")
+    with os.scandir(run_dir) as entries:
+        names = sorted(entry.name for entry in entries)
+    if names:
+        more = f" (and {len(names) - 1} more)" if len(names) > 1 else ""
+        raise UserError(
+            f"{run_dir / names[0]}{more}: the output folder of a new run must be new or empty, "
+            "and this file was not written by this run; give a new folder (the CI example "
+            "writes to one outside the checkout), or remove it"
+        )
+
+
+def suite_problems(suite: Suite, trust: Trust) -> list[SuiteError]:
+    """What ``run`` would refuse in a suite before asking any model, beyond what loading it
+    checks: its ``settings:`` (every layer checked as a run resolves it), and with leave
+    to run code, its MCP environment (command, folder). ``validate`` reports these, so it
+    refuses everything ``run`` refuses; ``run`` meets the same checks on its way."""
+    from toolproof.run._settings import suite_models
+
+    problems: list[SuiteError] = []
+    try:
+        suite_models(suite.settings, suite.source or "suite")
+    except SuiteError as exc:
+        problems.append(exc)
+    env = suite.environment
+    if trust.allow_code and env is not None and env.mcp is not None:
+        try:
+            mcp_spec(suite, trust)
+        except SuiteError as exc:
+            problems.append(exc)
+        except UserError:  # the mcp SDK is not installed: a matter of this machine
+            pass
+    return problems
 
 
 def _check_code(suite: Suite, opts: RunOptions) -> None:
@@ -513,11 +567,11 @@ async def _execute(
     try:
         with run_lock(run_dir):
             records_path = run_dir / RECORDS_FILE
-            previous = read_records(records_path) if records_path.exists() else []
+            previous = _previous(records_path, manifest) if records_path.exists() else []
             work = _pending(suite, targets, opts, previous, retry_failed)
             observer = opts.observer or SilentObserver()
             write_manifest(run_dir, manifest)
-            session = _Session(run_dir, suite, opts, observer)
+            session = _Session(run_dir, suite, opts, observer, run_id=manifest.run_id)
             if opts.adaptive is not None:
                 session.adaptive = _AdaptiveRun(suite, opts, previous, retry_failed)
             status: Literal["complete", "interrupted", "failed"] = "failed"
@@ -573,6 +627,39 @@ async def _execute(
             f"cannot write the run folder: {where}: {exc.strerror or exc}"
         ) from None
     return RunResult(run_dir, manifest, records, suite, attempted=len(session.records))
+
+
+def _previous(path: Path, manifest: Manifest) -> list[Record]:
+    """The records a resumed run holds, each shown to belong to it, or a located refusal.
+
+    Every record must carry the manifest's run ID and name one of its targets
+    and repeats; an attempt's record may be replaced by a later one only when
+    it got no model answer (``--retry-failed``).
+    """
+    targets = {t.spec for t in manifest.targets}
+    seen: dict[tuple[str, str | None, int], tuple[int, Outcome]] = {}
+    out: list[Record] = []
+    for number, record in iter_records(path):
+        problem = None
+        if record.run_id != manifest.run_id:
+            problem = (
+                "run_id",
+                f"run_id {record.run_id!r} is not this run's ({manifest.run_id!r}): "
+                "the record was not written by this run",
+            )
+        elif record.target not in targets:
+            problem = ("target", f"target {record.target!r} is not one of this run's targets")
+        elif record.attempt >= manifest.repeats:
+            problem = ("attempt", f"attempt {record.attempt} is beyond this run's repeats")
+        if problem is not None:
+            raise SuiteError(str(path), problem[1], line=number, path=(problem[0],))
+        key = (record.case_id, record.target, record.attempt)
+        earlier = seen.get(key)
+        if earlier is not None and earlier[1] is Outcome.ok:
+            raise duplicate_record(str(path), number, earlier[0], key)
+        seen[key] = (number, record.outcome)
+        out.append(record)
+    return out
 
 
 class RunStorageError(UserError):
@@ -676,9 +763,16 @@ class _Session:
     """The live part of a run: providers, pacing, the writer, the records written."""
 
     def __init__(
-        self, run_dir: Path, suite: Suite, opts: RunOptions, observer: RunObserver
+        self,
+        run_dir: Path,
+        suite: Suite,
+        opts: RunOptions,
+        observer: RunObserver,
+        *,
+        run_id: str | None = None,
     ) -> None:
         self.run_dir = run_dir
+        self.run_id = run_id or run_dir.name
         self.suite = suite
         self.opts = opts
         self.observer = observer
@@ -966,7 +1060,7 @@ class _TargetRun:
             case_id=case.id,
             target=self.target.spec,
             attempt=attempt,
-            run_id=self.session.run_dir.name,
+            run_id=self.session.run_id,
             started_at=now_utc(),
         )
         # User agents (module:function) may still read the attempt from the context.

@@ -28,10 +28,14 @@ def scaffold_suite(
     *,
     name: str | None = None,
     force: bool = False,
+    ci_install: str | None = None,
 ) -> Scaffolded:
     """Write a suite into ``directory``: the imported tools (or an example tool), one case
     template per tool, a no-call case, a clarification case, a .gitignore, the JSON Schema
-    of the suite format and a GitHub Actions workflow. Refuses to overwrite a suite."""
+    of the suite format and a GitHub Actions workflow. Refuses to overwrite a suite.
+
+    ``ci_install``: the command the workflow installs toolproof with (default: from a
+    checkout of toolproof at ``./toolproof``, ``_templates.DEFAULT_CI_INSTALL``)."""
     directory = Path(directory)
     suite_file = directory / "suite.yaml"
     if suite_file.exists() and not force:
@@ -47,7 +51,7 @@ def scaffold_suite(
     gitignore = directory / ".gitignore"
     if not gitignore.exists():
         out.files.append(_write(gitignore, t.GITIGNORE))
-    out.files.append(_workflow(directory, suite_name))
+    out.files.append(_workflow(directory, suite_name, ci_install or t.DEFAULT_CI_INSTALL))
     return out
 
 
@@ -106,7 +110,7 @@ def unfinished(loaded: LoadedSuite) -> list[str]:
     return out
 
 
-def _workflow(directory: Path, suite_name: str) -> Path:
+def _workflow(directory: Path, suite_name: str, install: str) -> Path:
     root = _git_root(directory)
     base = root if root is not None else directory
     suite_path = directory.resolve().relative_to(base.resolve()).as_posix() if root else "."
@@ -114,7 +118,7 @@ def _workflow(directory: Path, suite_name: str) -> Path:
     path = folder / "toolproof.yml"
     if path.exists():
         path = folder / f"toolproof-{_slug(suite_name)}.yml"
-    return _write(path, t.workflow(suite_path or "."))
+    return _write(path, t.workflow(suite_path or ".", install))
 
 
 def _git_root(directory: Path) -> Path | None:

@@ -127,10 +127,29 @@ def _example(schema: Any) -> Any:
     )
 
 
-def workflow(suite_path: str) -> str:
+#: How the generated workflow installs toolproof by default: from a checkout of
+#: toolproof, as README says (toolproof is not on the package index).
+DEFAULT_CI_INSTALL = "pip install -e ./toolproof"
+
+
+def workflow(suite_path: str, install: str = DEFAULT_CI_INSTALL) -> str:
+    """The GitHub Actions workflow ``init`` writes; ``install``: the command that installs
+    toolproof on the runner (one setting, ``TOOLPROOF_INSTALL``)."""
     return f"""\
 # toolproof on GitHub Actions: the suite's smoke cases on every pull request.
 # Set MODEL, and add the provider's API key as a repository secret.
+#
+# TOOLPROOF_INSTALL is how the job installs toolproof. toolproof is not on the
+# package index: it is installed from a checkout of toolproof with pip install -e,
+# as its README says. The default expects that checkout at ./toolproof (a git
+# submodule, or an actions/checkout step with `repository:` and `path: toolproof`);
+# set it to any command that installs toolproof, e.g.
+# pip install "toolproof @ git+https://HOST/OWNER/toolproof@TAG".
+#
+# A pull request may change anything in the checkout, so the run folder and the
+# report go to a fresh folder outside it ($RUNNER_TEMP), the settings file
+# (toolproof.yaml) comes from the base branch, and the suite's own Python never
+# runs (no --allow-code). `toolproof gate` fails the job unless the gate passed.
 name: toolproof
 
 on:
@@ -141,9 +160,10 @@ permissions:
   contents: read
 
 env:
-  SUITE: {suite_path}
+  SUITE: {_yaml_scalar(suite_path)}
   MODEL: openai:gpt-4.1-mini
   OPENAI_API_KEY: ${{{{ secrets.OPENAI_API_KEY }}}}
+  TOOLPROOF_INSTALL: {_yaml_scalar(install)}
 
 jobs:
   smoke:
@@ -153,21 +173,54 @@ jobs:
       - uses: actions/setup-python@v5
         with:
           python-version: "3.12"
-      - run: pip install toolproof
-      - run: toolproof validate "$SUITE"
+      - name: Install toolproof
+        run: eval "$TOOLPROOF_INSTALL"
+      - name: Take the settings from the base branch
+        env:
+          BASE_REF: ${{{{ github.base_ref }}}}
+        run: |
+          echo "{{}}" > "$RUNNER_TEMP/toolproof.yaml"
+          if [ -n "$BASE_REF" ]; then
+            git fetch --depth 1 origin "$BASE_REF"
+            if git cat-file -e FETCH_HEAD:toolproof.yaml 2>/dev/null; then
+              git show FETCH_HEAD:toolproof.yaml > "$RUNNER_TEMP/toolproof.yaml"
+            fi
+          fi
+      - run: toolproof validate "$SUITE" --config "$RUNNER_TEMP/toolproof.yaml"
       - name: Run the smoke cases
         run: |
           toolproof run "$SUITE" --model "$MODEL" --tags smoke --repeats 3 \\
-            --quiet --out runs/smoke
+            --config "$RUNNER_TEMP/toolproof.yaml" --max-infra-errors 5% \\
+            --quiet --out "$RUNNER_TEMP/toolproof/smoke"
       # runs after a failed run too, for the report; it refuses an incomplete run (exit 4)
       - name: Gate on the suite's thresholds
-        if: always() && hashFiles('runs/smoke/manifest.json') != ''
-        run: toolproof gate runs/smoke --suite "$SUITE" --markdown toolproof.md
+        if: always()
+        run: |
+          out="$RUNNER_TEMP/toolproof"
+          if [ ! -f "$out/smoke/manifest.json" ]; then
+            echo "error: the run left no run folder to gate" >&2
+            exit 2
+          fi
+          toolproof gate "$out/smoke" --suite "$SUITE" \\
+            --config "$RUNNER_TEMP/toolproof.yaml" --max-infra-errors 5% \\
+            --markdown "$out/toolproof.md"
       - uses: actions/upload-artifact@v4
         if: always()
         with:
           name: toolproof-smoke
-          path: |
-            runs/smoke
-            toolproof.md
+          path: ${{{{ runner.temp }}}}/toolproof
 """
+
+
+def _yaml_scalar(text: str) -> str:
+    """A YAML scalar for ``text``: plain when it reads back the same, else quoted."""
+    import yaml
+
+    plain = text if text and text.strip() == text and "\n" not in text else None
+    if plain is not None:
+        try:
+            if yaml.safe_load(f"k: {plain}") == {"k": plain}:
+                return plain
+        except yaml.YAMLError:
+            pass
+    return json.dumps(text, ensure_ascii=False)

@@ -9,6 +9,9 @@ One JSON object per line::
      "baseline": {"key": "...", "folder": "..."}, "result": {...GateResult...}}
 
 The file is untrusted input: a bad line is an error naming file, line and field.
+A gate event is free text as far as the run goes: before it is stored, the
+store decides the gate again from the run's records (:func:`check_gate_event`),
+and refuses an event that says the gate passed when the records fail it.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class Event:
     """For a gate event: the :class:`toolproof.gate.GateResult`."""
     baseline_key: str | None = None
     baseline_folder: str | None = None
+    line: int = 0
+    """Where the event is in its file."""
 
 
 def append_event(folder: Path, data: dict[str, Any]) -> None:
@@ -90,7 +95,7 @@ def _event(file: str, number: int, line: str, gate_result: Any) -> Event:
     if not isinstance(code, int) or isinstance(code, bool):
         raise fail("expected an integer", "exit_code")
     if kind == "run":
-        return Event("run", at, code)
+        return Event("run", at, code, line=number)
     baseline = data.get("baseline") or {}
     if not isinstance(baseline, dict):
         raise fail("expected an object", "baseline")
@@ -107,4 +112,43 @@ def _event(file: str, number: int, line: str, gate_result: Any) -> Event:
         result,
         key if isinstance(key, str) else None,
         where if isinstance(where, str) else None,
+        number,
+    )
+
+
+def check_gate_event(file: str, event: Event, evaluation: Any) -> None:
+    """Refuse a gate event that passes a run its records fail.
+
+    The gate is decided again from the records, with the event's options (and
+    every infrastructure error allowed: the allowance given then is not known
+    for certain). A baseline only adds reasons to fail, so a run that fails
+    without one failed with one too. An event that says the run failed is kept
+    as it is.
+    """
+    from toolproof.gate import GateOptions, InfraAllowance, run_gate
+
+    claimed = event.result
+    if claimed is None or (not claimed.passed and event.exit_code != 0):
+        return
+    options = claimed.options
+    opts = GateOptions(
+        margin=float(options.get("margin", 0.02)),
+        require_significance=bool(options.get("require_significance", False)),
+        alpha=float(options.get("alpha", 0.05)),
+        max_infra=InfraAllowance(1.0),
+        allow_partial=bool(options.get("allow_partial", False)),
+        allow_cached=bool(options.get("allow_cached", True)),
+        repaired=bool(options.get("repaired", False)),
+    )
+    decided = run_gate(evaluation, None, opts)
+    if decided.passed and decided.exit_code == 0:
+        return
+    reasons = [f.message for t in decided.targets for f in t.findings if f.blocking]
+    why = reasons[0] if reasons else f"exit code {decided.exit_code}"
+    raise SuiteError(
+        file,
+        f"this gate event says the gate passed, but the run's records fail it ({why}); "
+        "it was not written by toolproof for these records",
+        line=event.line,
+        path=("result", "passed"),
     )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from toolproof.errors import UserError
 from toolproof.store import _read
 from toolproof.store._db import Database, connect, resolve_location
-from toolproof.store._events import read_events
+from toolproof.store._events import EVENTS_FILE, check_gate_event, read_events
 from toolproof.store._read import AttemptRow, CaseRow, HistoryPoint, Page, RunDetail, RunRow
 from toolproof.store._schema import migrate
 
@@ -128,6 +128,9 @@ class Store:
         loaded = self._suite(path, policy) if suite is None else suite
         ev = load_run(path, loaded, keep_raw=False, trust=policy)
         events = read_events(path)
+        for e in events:  # a gate event is decided again from the records before it counts
+            if e.kind == "gate":
+                check_gate_event(str(path / EVENTS_FILE), e, ev)
         codes = [e.exit_code for e in events if e.kind == "run"]
         source = source_for([path / RECORDS_FILE], ev.manifest)
         pk = self.save(ev, source, exit_code=codes[-1] if codes else None)

@@ -292,7 +292,7 @@ def _load_jsonl_cases(path: Path, text: str, reader: _Reader, origin: Origin) ->
         if not line or line.isspace():
             continue
         try:
-            data = loads_json(line, depth, digits_checked=checked)
+            data = loads_json(line, depth, digits_checked=checked, unique_keys=True)
         except json.JSONDecodeError as exc:
             reader.add(
                 SuiteError(file, f"not valid JSON: {exc.msg}", line=number, column=exc.colno)

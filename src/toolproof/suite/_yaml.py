@@ -337,7 +337,20 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             build = self.build
             return [build(item, (*path, i), pos, again) for i, item in enumerate(node.value)]
-        return self.loader.construct_object(node, deep=True)
+        return self._scalar(node, path)
+
+    def _scalar(self, node: yaml.Node, path: Path_) -> Any:
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except ValueError as exc:  # an integer beyond Python's digit limit
+            if "digits" not in str(exc):
+                raise
+            from toolproof._jsonnum import LIMIT
+
+            raise self._error(
+                node, path, f"an integer with more than {LIMIT:,} digits (toolproof reads up "
+                f"to {LIMIT:,})"
+            ) from None
 
     def _mapping(self, node: yaml.MappingNode, path: Path_, pos: Positions, again: bool) -> Any:
         self.loader.flatten_mapping(node)
@@ -349,7 +362,7 @@ class _Builder:
             else:
                 if not isinstance(key_node, yaml.ScalarNode):
                     raise self._error(key_node, path, "mapping keys must be plain scalars")
-                key = self.loader.construct_object(key_node, deep=True)
+                key = self._scalar(key_node, path)
                 if not isinstance(key, str | int | float | bool) or key is None:
                     raise self._error(key_node, path, "mapping keys must be plain scalars")
             name = key if isinstance(key, str) else str(key)
@@ -377,7 +390,7 @@ def read_mapping(path: str | Path, limit: int = DEFAULT_MAX_FILE_BYTES) -> dict[
         from toolproof.trust import TooDeep, loads_json
 
         try:
-            data = loads_json(text)
+            data = loads_json(text, unique_keys=True)
         except (ValueError, TooDeep) as exc:  # json.JSONDecodeError is a ValueError
             raise UserError(f"{p}: not valid JSON: {exc}") from None
     else:
