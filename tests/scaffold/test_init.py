@@ -173,7 +173,7 @@ def test_the_workflow_installs_toolproof_the_way_readme_says(tmp_path: Path) -> 
     installs = [r for r in runs if "TOOLPROOF_INSTALL" in r]
     assert installs == ['eval "$TOOLPROOF_INSTALL"']
     readme = (ROOT / "README.md").read_text()
-    assert "pip install -e" in readme and "not on PyPI" in readme
+    assert "pip install -e" in readme and "not published on a package index" in readme
 
 
 def test_init_takes_the_install_command(tmp_path: Path) -> None:
