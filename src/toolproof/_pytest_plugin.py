@@ -312,7 +312,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     if state.run_dir:
         terminalreporter.write_line(f"toolproof run folder: {state.run_dir}")
-    if state._evaluation is not None:
+    if state._evaluation is not None and not config.option.collectonly:
         _gate_summary(terminalreporter, state._evaluation)
 
 
