@@ -6,6 +6,7 @@ A thin layer over :mod:`toolproof.judges`; heavy modules are imported inside the
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,15 +58,15 @@ def calibrations_of(suite: Suite, extra: list[Path] | None = None) -> list[Calib
     """The calibration records the suite names (relative to its file), plus any given."""
     from toolproof.judges import read_calibration
 
-    paths: list[Path] = list(extra or [])
+    paths: list[tuple[Path, Path | None]] = [(p, None) for p in extra or []]
     if suite.judge is not None and suite.source is not None:
         base = Path(suite.source).parent
         for name in suite.judge.calibration:
             _inside(name, suite.source)
             path = base / name
-            if path.is_file():  # a calibration not yet made leaves the judge uncalibrated
-                paths.append(path)
-    return [read_calibration(p) for p in paths]
+            if os.path.lexists(path):  # one not yet made leaves the judge uncalibrated
+                paths.append((path, base))
+    return [read_calibration(p, root) for p, root in paths]
 
 
 def _inside(name: str, source: str) -> None:
@@ -141,11 +142,16 @@ def show_judged(suite: Suite, judgements: list[Judgement], console: Console) -> 
 def add_to_summary(run_dir: Path, figures: list[RubricFigures]) -> None:
     """Put the judged figures into summary.json, under a key that says they are judged."""
     path = run_dir / "summary.json"
+    from toolproof._safeio import UnsafePath, read_inside, refused, save
+
     if not path.is_file() or not figures:
         return
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(read_inside(run_dir, path, 64 << 20))
+    except UnsafePath as exc:
+        raise refused(path, exc) from None
     data["judged"] = [f.model_dump(mode="json") for f in figures]
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    save(path, json.dumps(data, indent=2, ensure_ascii=False, default=str), atomic=True)
 
 
 def after_run(

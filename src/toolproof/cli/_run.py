@@ -495,15 +495,10 @@ def _evaluation(result: RunResult, trust: Trust) -> Evaluation:
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
-    import os
-    import tempfile
-
     from toolproof._jsontext import dumps
+    from toolproof._safeio import save
 
-    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".summary-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(dumps(data, indent=2) + "\n")
-    os.replace(tmp, run_dir / "summary.json")
+    save(run_dir / "summary.json", dumps(data, indent=2) + "\n", atomic=True)
 
 
 def _exit_code(result: RunResult, limit: int) -> None:

@@ -60,7 +60,9 @@ def import_command(
         typer.echo(f"error: no tool imported from {result.source}", err=True)
         raise typer.Exit(2)
     if out is not None:
-        out.write_text(tools_file(result), encoding="utf-8")
+        from toolproof._safeio import save
+
+        save(out, tools_file(result))
         typer.echo(
             f"wrote {len(result.items)} tool(s) to {out} ({result.format}, "
             f"{len(result.warnings)} warning(s))",

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from toolproof._safeio import UnsafePath, open_write, refused
 from toolproof._version import __version__
 from toolproof.errors import UserError
 from toolproof.providers import Exchange, ModelSettings, Provider, ProviderRequest, TransportError
@@ -576,8 +577,11 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     """Only one process at a time may append to a run folder."""
     import fcntl
 
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with open(run_dir / ".lock", "a+b") as fh:
+    try:  # never a folder or lock file that is a link
+        fh = open_write(run_dir / ".lock", append=True)
+    except UnsafePath as exc:
+        raise refused(run_dir / ".lock", exc) from None
+    with fh:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
