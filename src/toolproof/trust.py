@@ -20,8 +20,9 @@ A command a suite asks to start (an MCP environment's server) must run the
 suite's own files: :func:`check_command` refuses absolute, ``~`` and ``..``
 paths, options that run code given on the command line (``sh -c``,
 ``python -c``, ``python -m``), and a command whose program or script is not a
-file of the folder (an installed module, a downloaded package). ``commands`` lists the exact command lines the user
-trusts anyway (``trusted_commands`` in their own config).
+file of the folder (an installed module, a downloaded package).
+``commands`` lists the exact command lines the user trusts anyway
+(``trusted_commands`` in their own config).
 """
 
 from __future__ import annotations
