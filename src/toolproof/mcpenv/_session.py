@@ -22,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from toolproof._mcpsdk import ServerFaults, quiet_sdk_log, until_fault
 from toolproof.errors import UserError
 from toolproof.match import ToolResult
 from toolproof.types import McpToolRun
@@ -145,6 +146,7 @@ class McpSession:
     folder: Path | None = None
     _stack: AsyncExitStack | None = None
     _session: Any = None
+    _faults: ServerFaults = field(default_factory=ServerFaults)
 
     async def __aenter__(self) -> McpSession:
         if not self.allow_code:
@@ -166,9 +168,14 @@ class McpSession:
         )
         try:
             errlog = self._stack.enter_context(open(self.folder / "server.log", "w"))  # noqa: SIM115
+            self._stack.enter_context(quiet_sdk_log())  # a bad line is one error, no traceback
             read, write = await self._stack.enter_async_context(stdio_client(params, errlog=errlog))
-            self._session = await self._stack.enter_async_context(ClientSession(read, write))
-            await asyncio.wait_for(self._session.initialize(), self.spec.start_timeout_s)
+            self._session = await self._stack.enter_async_context(
+                ClientSession(read, write, message_handler=self._faults)
+            )
+            await asyncio.wait_for(
+                until_fault(self._session.initialize(), self._faults), self.spec.start_timeout_s
+            )
         except BaseException as exc:
             await self._close()
             if isinstance(exc, Exception):
@@ -184,8 +191,10 @@ class McpSession:
         record = McpCall(tool=tool, arguments=arguments, purpose=purpose)
         start = time.perf_counter()
         try:
+            self._faults.reset()  # a fault of an earlier call is that call's
             result = await asyncio.wait_for(
-                self._session.call_tool(tool, arguments), self.spec.call_timeout_s
+                until_fault(self._session.call_tool(tool, arguments), self._faults),
+                self.spec.call_timeout_s,
             )
         except TimeoutError:
             record.timed_out = True
