@@ -111,7 +111,8 @@ class Resolver:
             raise ImportProblem(where, "a schema must be a mapping")
         self._nodes += 1
         if len(where) > MAX_SCHEMA_DEPTH:
-            raise ImportProblem(where[:8], f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
+            message = f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
+            raise ImportProblem(where[:8], message)
         if self._nodes > MAX_NODES:
             raise ImportProblem(
                 where, f"{self.tool}: more than {MAX_NODES} schema nodes once $refs are inlined"
