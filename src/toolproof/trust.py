@@ -41,6 +41,7 @@ __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_TRUST",
     "MAX_DEPTH",
+    "PACING_BOUNDS",
     "ROUTING_SETTINGS",
     "TooDeep",
     "Trust",
@@ -48,6 +49,7 @@ __all__ = [
     "check_command",
     "check_depth",
     "loads_json",
+    "pacing_problem",
     "read_capped",
     "resolve_inside",
 ]
@@ -60,6 +62,31 @@ MAX_DEPTH = 100
 ROUTING_SETTINGS = frozenset(
     {"base_url", "api_key_env", "provider", "require_parameters", "extra_body"}
 )
+
+
+#: Bounds on the client-side pacing settings a suite may set, and why. A rate
+#: near zero would make a run wait forever (``rpm: 1e-300`` spaces requests
+#: 10^300 minutes apart); retries back off doubling from 1 s up to 60 s, so 12
+#: of them wait up to 1+2+4+8+16+32+60x6 = 423 s per attempt, and 50 waited 45 minutes.
+PACING_BOUNDS: dict[str, tuple[float, float, str]] = {
+    "rpm": (0.1, 1e12, "below 0.1 a run waits over 10 minutes between requests"),
+    "tpm": (1000, 1e12, "below 1,000 one request can wait many minutes for its tokens"),
+    "max_retries": (0, 12, "12 retries already wait up to about 7 minutes per attempt"),
+}
+
+
+def pacing_problem(key: str, value: Any) -> str | None:
+    """Why ``value`` is not a valid ``key`` of :data:`PACING_BOUNDS`, or ``None``."""
+    low, high, why = PACING_BOUNDS[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return "must be a number"
+    if key == "max_retries" and not isinstance(value, int):
+        return "must be a whole number"
+    if not low <= value <= high:
+        return f"must be between {low:g} and {high:g} ({why})"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
