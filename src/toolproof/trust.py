@@ -102,6 +102,9 @@ class Trust:
     #: Commands (split into words) the user lets a suite start even though they
     #: run something outside the suite's folder.
     commands: frozenset[tuple[str, ...]] = frozenset()
+    #: Start MCP servers in a bubblewrap sandbox (``--sandbox``): see
+    #: :func:`toolproof.mcpenv.sandboxed`.
+    sandbox: bool = False
 
 
 DEFAULT_TRUST = Trust()

@@ -112,6 +112,12 @@ def run_command(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
     allow_code: bool = ALLOW_CODE,
+    sandbox: bool = typer.Option(
+        False,
+        "--sandbox",
+        help="Start the suite's MCP server under bubblewrap (bwrap): its own user, process "
+        "and mount namespaces, no network, no view of toolproof's environment. Needs bwrap.",
+    ),
     judge: str | None = typer.Option(
         None, "--judge", "-j", help="Judge the judge-scored cases with this model (e.g. local)."
     ),
@@ -160,6 +166,7 @@ def _run_command(
     max_infra_errors: int,
     quiet: bool,
     allow_code: bool,
+    sandbox: bool,
     judge: str | None,
     html: Path | None,
     shard: str | None,
@@ -179,6 +186,13 @@ def _run_command(
     }
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
+    if sandbox:
+        import dataclasses
+
+        from toolproof.mcpenv import sandbox_program
+
+        sandbox_program()  # an error now, before any request, when bwrap is missing
+        opts.trust = dataclasses.replace(opts.trust, sandbox=True)
     grading: StreamedEvaluation | None = None
     if resume is not None:
         if suite is not None or model or target or tags or shard or tools is not None:

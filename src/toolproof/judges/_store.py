@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from toolproof._safeio import UnsafePath, open_write, read_inside, refused
+from toolproof._secrets import redactor
 from toolproof.errors import SuiteError
 from toolproof.judges._judge import Judgement
 from toolproof.trust import TooDeep, loads_json
@@ -62,7 +63,10 @@ def latest_judgements(items: Iterable[Judgement]) -> list[Judgement]:
 
 
 def append_judgements(path: Path, items: Iterable[Judgement]) -> None:
-    data = "".join(j.model_dump_json(exclude_none=True) + "\n" for j in items).encode("utf-8")
+    secrets = redactor()  # a judge's reply can echo a key, like a model's
+    data = "".join(
+        secrets.model(j).model_dump_json(exclude_none=True) + "\n" for j in items
+    ).encode("utf-8")
     try:  # never through a link
         with open_write(path, append=True) as fh:
             fh.write(data)

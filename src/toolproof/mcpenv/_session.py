@@ -25,6 +25,7 @@ from typing import Any
 from toolproof._mcpsdk import ServerFaults, quiet_sdk_log, until_fault
 from toolproof.errors import UserError
 from toolproof.match import ToolResult
+from toolproof.mcpenv._sandbox import sandboxed
 from toolproof.types import McpToolRun
 
 INSTALL_HINT = "MCP environments need the mcp SDK: pip install 'toolproof[mcp]'"
@@ -141,6 +142,7 @@ class McpSession:
 
     spec: McpEnvironmentSpec
     allow_code: bool = False
+    sandbox: bool = False
     calls: list[McpCall] = field(default_factory=list)
     server_log: str = ""
     folder: Path | None = None
@@ -163,9 +165,10 @@ class McpSession:
         work = self.folder / "work"
         shutil.copytree(self.spec.workdir, work, symlinks=True, ignore=_NOT_COPIED)
         self._stack = AsyncExitStack()
-        params = StdioServerParameters(
-            command=self.spec.command[0], args=list(self.spec.command[1:]), cwd=str(work)
-        )
+        argv = list(self.spec.command)
+        if self.sandbox:
+            argv = sandboxed(argv, work)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(work))
         try:
             errlog = self._stack.enter_context(open(self.folder / "server.log", "w"))  # noqa: SIM115
             self._stack.enter_context(quiet_sdk_log())  # a bad line is one error, no traceback

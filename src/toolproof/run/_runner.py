@@ -898,8 +898,10 @@ class _TargetRun:
                 from toolproof.mcpenv import McpSession
                 from toolproof.run._agent import McpToolBox
 
-                allow = self.session.opts.trust.allow_code
-                server = await stack.enter_async_context(McpSession(spec, allow_code=allow))
+                trust = self.session.opts.trust
+                server = await stack.enter_async_context(
+                    McpSession(spec, allow_code=trust.allow_code, sandbox=trust.sandbox)
+                )
                 toolbox = McpToolBox(self.session.suite, case, server)
             else:
                 toolbox = ToolBox(self.session.suite, case, self.session.environment())
