@@ -289,7 +289,6 @@ def test_a_read_only_run_folder_is_one_line(
 ) -> None:
     import errno
     import os
-
     import tempfile
 
     base = ["run", "suite", "-m", "scripted:script.yaml", "-q"]
