@@ -82,3 +82,17 @@ def _cache_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         mp.setenv("TOOLPROOF_CACHE", str(tmp_path_factory.mktemp("cache")))
     yield
     mp.undo()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _user_config_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user's config folder is an empty folder of this session, never the user's own.
+
+    Settings that grant trust are read from there; the user's own would change
+    what the tests see.
+    """
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    mp.delenv("TOOLPROOF_CONFIG", raising=False)
+    yield
+    mp.undo()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from toolproof._secrets import MIN_LENGTH, PLACEHOLDER, Redactor
 from toolproof.types import AttemptError, Outcome, Record, Response
 
@@ -51,3 +55,31 @@ def test_a_record_with_a_lone_surrogate_is_redacted_too() -> None:
     leaky = Record(case_id="a", request={"k\ud800": f"{KEY}\ud800"})
     clean = Redactor([KEY]).model(leaky)
     assert clean.request == {"k\ud800": f"{PLACEHOLDER}\ud800"}
+
+
+def test_every_secret_shaped_variable_is_redacted_not_only_the_loaded_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24 item 5: an MCP server read ANTHROPIC_API_KEY and GITHUB_TOKEN from
+    toolproof's /proc environ; they reached records.jsonl unredacted."""
+    from toolproof._secrets import environment_secrets
+    from toolproof.records import RecordWriter
+
+    planted = {
+        "ANTHROPIC_API_KEY": "sk-ant-planted-0123456789",
+        "GITHUB_TOKEN": "ghp_planted0123456789abcdef",
+        "DEPLOY_SECRET": "s3cr3t-planted-value",
+        "PGPASSWORD": "planted-password-1",
+        "SOMETHING_ELSE": "hf_plantedvalue0123",  # a known prefix, whatever the name
+    }
+    for name, value in planted.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PLAIN_SETTING", "not-a-secret-at-all")
+    assert set(planted.values()) <= environment_secrets()
+    assert "not-a-secret-at-all" not in environment_secrets()
+    path = tmp_path / "records.jsonl"
+    with RecordWriter(path) as writer:
+        writer.write(Record(case_id="a", response=Response(text=" ".join(planted.values()))))
+    text = path.read_text()
+    assert not any(value in text for value in planted.values()), text
+    assert text.count(PLACEHOLDER) == len(planted)

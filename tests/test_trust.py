@@ -131,8 +131,8 @@ def test_commands_that_run_the_folders_own_files_pass(tmp_path: Path, argv: tupl
 @pytest.mark.parametrize(
     ("argv", "reason"),
     [
-        (("python", "-m", "some_module"), "names no file of the suite's folder"),
-        (("npx", "-y", "@scope/server"), "names no file of the suite's folder"),
+        (("python", "-m", "some_module"), "-m runs code given on the command line"),
+        (("npx", "-y", "@scope/server"), "does not run a file of the suite's folder"),
         (("python", "/srv/server.py"), "absolute path"),
         (("python", "../server.py"), "goes up with '..'"),
         (("python", "server.py", "--root=/etc"), "absolute path"),

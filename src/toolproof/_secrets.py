@@ -9,6 +9,13 @@ It is applied once, where records, cache entries and manifests are
 serialised and where the command line prints an error, so every report built
 from them is clean too.
 
+Beyond the keys toolproof loads, every value of a secret-shaped environment
+variable is redacted too (:func:`environment_secrets`): a name ending in
+``_KEY``, ``_TOKEN``, ``_SECRET``, ``_PASSWORD`` (and the like), or a value
+starting with a known provider's key prefix. Code a suite runs with
+``--allow-code`` can read them all (an MCP server reads its parent's
+``/proc/<pid>/environ``), and its answers end up in records.
+
 Values shorter than :data:`MIN_LENGTH` characters are not treated as keys:
 local servers take placeholders such as ``EMPTY``, and replacing those
 everywhere would corrupt records without protecting anything.
@@ -17,6 +24,8 @@ everywhere would corrupt records without protecting anything.
 from __future__ import annotations
 
 import json
+import os
+import re
 import threading
 from collections.abc import Iterable
 from typing import Any, TypeVar
@@ -25,7 +34,14 @@ from pydantic import BaseModel
 
 from toolproof._jsontext import dump_model
 
-__all__ = ["MIN_LENGTH", "PLACEHOLDER", "Redactor", "redactor", "remember_secret"]
+__all__ = [
+    "MIN_LENGTH",
+    "PLACEHOLDER",
+    "Redactor",
+    "environment_secrets",
+    "redactor",
+    "remember_secret",
+]
 
 PLACEHOLDER = "[redacted]"
 MIN_LENGTH = 8
@@ -35,6 +51,34 @@ M = TypeVar("M", bound=BaseModel)
 _lock = threading.Lock()
 _known: set[str] = set()
 _current: Redactor | None = None
+_from_env: frozenset[str] = frozenset()
+
+#: Names of environment variables that hold secrets: ``OPENAI_API_KEY``,
+#: ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``PGPASSWORD``, ``NPM_AUTH``...
+SECRET_NAME = re.compile(
+    r"(?:^|_)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH|PAT|COOKIE|SESSION)"
+    r"(?:_|$)|(?:KEY|TOKEN|SECRET|PASSWORD)S?$|^(?:PG|MYSQL_)PASSWORD$",
+    re.IGNORECASE,
+)
+#: Values that are keys whatever their variable is called (known providers' prefixes).
+SECRET_VALUE = re.compile(
+    r"^(?:sk-|sk_live_|rk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abposr]-|"
+    r"AKIA|ASIA|AIza|hf_|r8_|gsk_|pplx-|npm_|pypi-|dop_v1_|SG\.|shpat_)"
+)
+#: Variables that are never secrets, whatever the rule says (paths and settings).
+_NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "XAUTHORITY"})
+
+
+def environment_secrets(environ: dict[str, str] | None = None) -> frozenset[str]:
+    """The values of the secret-shaped variables of ``environ`` (default: this process's)."""
+    env = os.environ if environ is None else environ
+    out = set()
+    for name, value in env.items():
+        if len(value) < MIN_LENGTH or name in _NOT_SECRET:
+            continue
+        if SECRET_NAME.search(name) or SECRET_VALUE.match(value):
+            out.add(value)
+    return frozenset(out)
 
 
 def remember_secret(value: str | None) -> None:
@@ -49,11 +93,13 @@ def remember_secret(value: str | None) -> None:
 
 
 def redactor() -> Redactor:
-    """The redactor of every key loaded so far."""
-    global _current
+    """The redactor of every key loaded so far, and of the secrets in the environment."""
+    global _current, _from_env
+    env = environment_secrets()
     with _lock:
-        if _current is None:
-            _current = Redactor(_known)
+        if _current is None or env != _from_env:
+            _from_env = env
+            _current = Redactor(_known | env)
         return _current
 
 

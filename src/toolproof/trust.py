@@ -18,27 +18,30 @@ and (with :func:`read_capped`) anything that is not a regular file.
 
 A command a suite asks to start (an MCP environment's server) must run the
 suite's own files: :func:`check_command` refuses absolute, ``~`` and ``..``
-paths and a command that names no file of the folder (an installed module, a
-downloaded package). ``commands`` lists the exact command lines the user
-trusts anyway (``trusted_commands`` in their own config).
+paths, options that run code given on the command line (``sh -c``,
+``python -c``, ``python -m``), and a command whose program or script is not a
+file of the folder (an installed module, a downloaded package).
+``commands`` lists the exact command lines the user trusts anyway
+(``trusted_commands`` in their own config).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import orjson
 
+from toolproof._safeio import UnsafePath, read_capped
+
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_TRUST",
     "MAX_DEPTH",
+    "PACING_BOUNDS",
     "ROUTING_SETTINGS",
     "TooDeep",
     "Trust",
@@ -46,6 +49,7 @@ __all__ = [
     "check_command",
     "check_depth",
     "loads_json",
+    "pacing_problem",
     "read_capped",
     "resolve_inside",
 ]
@@ -58,6 +62,31 @@ MAX_DEPTH = 100
 ROUTING_SETTINGS = frozenset(
     {"base_url", "api_key_env", "provider", "require_parameters", "extra_body"}
 )
+
+
+#: Bounds on the client-side pacing settings a suite may set, and why. A rate
+#: near zero would make a run wait forever (``rpm: 1e-300`` spaces requests
+#: 10^300 minutes apart); retries back off doubling from 1 s up to 60 s, so 12
+#: of them wait up to 1+2+4+8+16+32+60x6 = 423 s per attempt, and 50 waited 45 minutes.
+PACING_BOUNDS: dict[str, tuple[float, float, str]] = {
+    "rpm": (0.1, 1e12, "below 0.1 a run waits over 10 minutes between requests"),
+    "tpm": (1000, 1e12, "below 1,000 one request can wait many minutes for its tokens"),
+    "max_retries": (0, 12, "12 retries already wait up to about 7 minutes per attempt"),
+}
+
+
+def pacing_problem(key: str, value: Any) -> str | None:
+    """Why ``value`` is not a valid ``key`` of :data:`PACING_BOUNDS`, or ``None``."""
+    low, high, why = PACING_BOUNDS[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return "must be a number"
+    if key == "max_retries" and not isinstance(value, int):
+        return "must be a whole number"
+    if not low <= value <= high:
+        return f"must be between {low:g} and {high:g} ({why})"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,13 +102,12 @@ class Trust:
     #: Commands (split into words) the user lets a suite start even though they
     #: run something outside the suite's folder.
     commands: frozenset[tuple[str, ...]] = frozenset()
+    #: Start MCP servers in a bubblewrap sandbox (``--sandbox``): see
+    #: :func:`toolproof.mcpenv.sandboxed`.
+    sandbox: bool = False
 
 
 DEFAULT_TRUST = Trust()
-
-
-class UnsafePath(ValueError):
-    """A path a suite names is not allowed. The message says why."""
 
 
 class TooDeep(ValueError):
@@ -114,70 +142,69 @@ def resolve_inside(root: Path, name: str) -> Path:
     return path
 
 
+#: Options of an interpreter that run code given on the command line, or a module
+#: or package found elsewhere, instead of a script (``python -c``, ``python -m``,
+#: ``sh -c``, ``node -e``, ``node --require``...). Single-letter options are also
+#: refused inside a cluster (``bash -lc``).
+_CODE_OPTIONS = frozenset(
+    {"--eval", "--print", "--require", "--import", "--loader", "--experimental-loader",
+     "--command", "--init-file", "--rcfile", "--module"}
+)  # fmt: skip
+_CODE_LETTERS = frozenset("cemprix")
+
+
+def _runs_code(word: str) -> bool:
+    """Whether an option word makes an interpreter run code that is not its script."""
+    if word.startswith("--"):
+        return word.split("=", 1)[0] in _CODE_OPTIONS
+    return bool(set(word[1:]) & _CODE_LETTERS)
+
+
 def check_command(root: Path, argv: tuple[str, ...]) -> None:
     """Refuse a command (split into words) that would run something outside ``root``.
 
-    The program is a bare name looked up on PATH (an interpreter such as
-    ``python`` or ``node``) or a file inside ``root``. Every word that is a
-    path (or an option's ``=value``) must stay inside ``root`` (see
-    :func:`resolve_inside`), and at least one word must name a file inside
-    ``root``: the server is the suite's own code. Raises
-    :class:`UnsafePath` saying why.
+    What the command runs is its own program and, for an interpreter, its
+    script: the program is a file inside ``root``, or a bare name looked up on
+    PATH (``python``, ``node``, ``sh``) whose first word that is not an option
+    is a file inside ``root``. Options that run code from the command line or
+    from elsewhere (``-c``, ``-m``, ``-e``, ``--require``...) are refused before
+    the script, and every word that is a path (or an option's ``=value``) must
+    stay inside ``root`` (see :func:`resolve_inside`). A file given as some
+    later word does not count: ``sh -c "..." server.py`` runs the ``-c`` text.
+    Raises :class:`UnsafePath` saying why.
     """
     if not argv:
         raise UnsafePath("the command is empty")
     program, *args = argv
-    named = False
-    if "/" in program or "\\" in program or program.startswith("~"):
-        path = resolve_inside(root, program)
-        if not path.is_file():
+    hint = "list the exact command under trusted_commands in your own toolproof.yaml to allow it"
+    try:
+        for word in argv:
+            value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+            if not value or "://" in value or (value is word and word.startswith("-")):
+                continue  # an option, or a URL
+            resolve_inside(root, value)
+    except UnsafePath as exc:
+        raise UnsafePath(f"{exc}; or {hint}") from None
+    shown = shlex.join(argv)
+    if "/" in program or "\\" in program:
+        if not resolve_inside(root, program).is_file():
             raise UnsafePath(f"'{program}' is not a file in the suite's folder")
-        named = True
+        return  # the program is the suite's own file
     for word in args:
-        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
-        if not value or "://" in value or (value is word and word.startswith("-")):
-            continue  # an option, or a URL
-        if resolve_inside(root, value).is_file():
-            named = True
-    if not named:
-        raise UnsafePath(
-            f"'{shlex.join(argv)}' names no file of the suite's folder, so it would run code "
-            "from elsewhere (an installed module or a downloaded package); list the exact "
-            "command under trusted_commands in your own toolproof.yaml to allow it"
-        )
-
-
-def read_capped(path: Path, limit: int, label: str | None = None) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes.
-
-    Raises :class:`UnsafePath` for a device, FIFO, socket or folder, and for a
-    file over the limit; ``FileNotFoundError`` and ``OSError`` pass through.
-    The size is checked before and while reading (``/proc`` files report 0).
-    """
-    shown = label or str(path)
-    info = os.stat(path)
-    if not stat.S_ISREG(info.st_mode):
-        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, FIFO or socket"
-        raise UnsafePath(f"'{shown}' is {kind}, not a regular file")
-    if info.st_size > limit:
-        raise UnsafePath(_too_big(shown, info.st_size, limit))
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    real = Path(os.path.realpath(path))
-    fd = os.open(real, flags)
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise UnsafePath(f"'{shown}' is not a regular file")
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise UnsafePath(_too_big(shown, None, limit))
-    return data
-
-
-def _too_big(shown: str, size: int | None, limit: int) -> str:
-    have = f" ({size:,} bytes)" if size is not None else ""
-    return (
-        f"'{shown}' is larger than the limit of {limit:,} bytes{have}; "
-        "raise max_file_mib in your toolproof.yaml if it is meant to be"
+        if word.startswith("-") and word != "-":
+            if _runs_code(word):
+                raise UnsafePath(
+                    f"'{shown}': {word} runs code given on the command line or from "
+                    f"elsewhere, not a script of the suite's folder; {hint}"
+                )
+            continue
+        if resolve_inside(root, word).is_file():
+            return  # the interpreter's script is the suite's own file
+        break
+    raise UnsafePath(
+        f"'{shown}' does not run a file of the suite's folder (its program, or the script "
+        "given to it before any other word), so it would run code from elsewhere (an "
+        f"installed module or a downloaded package); {hint}"
     )
 
 

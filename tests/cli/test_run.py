@@ -268,11 +268,11 @@ def test_a_full_disk_stops_the_run_with_one_line_and_a_failed_manifest(
 
     import toolproof.records._write as records_module
 
-    def full_disk(path: object, *args: object, **kwargs: object) -> object:
-        return builtins.open("/dev/full", *args, **kwargs)  # type: ignore[call-overload]
+    def full_disk(path: object, **kwargs: object) -> object:
+        return builtins.open("/dev/full", "ab", buffering=0)
 
     # The records file is opened on /dev/full: every write fails with ENOSPC.
-    monkeypatch.setattr(records_module, "open", full_disk, raising=False)
+    monkeypatch.setattr(records_module, "open_write", full_disk)
     run_dir = workdir / "r"
     code = toolproof(monkeypatch, "run", "suite", "-m", "scripted:script.yaml", "-q", "--out", "r")
     assert code == 2
@@ -289,8 +289,7 @@ def test_a_read_only_run_folder_is_one_line(
 ) -> None:
     import errno
     import os
-
-    import toolproof.run._manifest as manifest_module
+    import tempfile
 
     base = ["run", "suite", "-m", "scripted:script.yaml", "-q"]
     assert toolproof(monkeypatch, *base, "--out", "r", "--no-cache") == 0
@@ -301,7 +300,7 @@ def test_a_read_only_run_folder_is_one_line(
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(kwargs.get("dir")))
 
     # The same error a read-only mount gives (permissions do not stop root).
-    monkeypatch.setattr(manifest_module.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
     assert toolproof(monkeypatch, "run", "--resume", "r", "-q") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err

@@ -79,6 +79,7 @@ def workdir(
     (tmp_path / "toolproof.yaml").write_text(
         f'models:\n  "{SPEC}": {{base_url: "{stub.base_url("openai")}", api_key_env: STUB_KEY}}\n'
     )
+    monkeypatch.setenv("TOOLPROOF_CONFIG", str(tmp_path / "toolproof.yaml"))  # the user's own
     return tmp_path
 
 

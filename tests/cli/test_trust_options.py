@@ -30,8 +30,8 @@ def test_the_example_needs_leave_to_run_its_python(
     code, out = _invoke(["validate", str(SUPPORT)])
     assert code == 2 and "environment.tools: 'env/orders.py' is Python from the suite" in out
     assert _invoke(["validate", str(SUPPORT), "--allow-code"])[0] == 0
-    (tmp_path / "toolproof.yaml").write_text("allow_code: true\n")
-    assert _invoke(["validate", str(SUPPORT)])[0] == 0  # the user's own config
+    (tmp_path / "mine.yaml").write_text("allow_code: true\n")
+    assert _invoke(["validate", str(SUPPORT), "--config", "mine.yaml"])[0] == 0  # the user's own
     (tmp_path / "other.yaml").write_text("allow_code: false\n")
     assert _invoke(["validate", str(SUPPORT), "--config", "other.yaml"])[0] == 2
 

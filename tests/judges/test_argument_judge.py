@@ -83,6 +83,8 @@ def tp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "GOOGLE_API_KEY"}
     env.update(FAKE_KEYS)
     env["COLUMNS"] = "200"
+    if (cwd / "toolproof.yaml").is_file():  # the judge's endpoint: the user's own config
+        env["TOOLPROOF_CONFIG"] = str(cwd / "toolproof.yaml")
     return subprocess.run(
         [sys.executable, "-m", "toolproof", *args],
         capture_output=True,

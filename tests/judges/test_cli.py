@@ -74,13 +74,16 @@ def folder(tmp_path: Path, stub: StubServer, n: int) -> Path:
 
 
 def tp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    environ = env()
+    if (cwd / "toolproof.yaml").is_file():  # the judge's endpoint: the user's own config
+        environ["TOOLPROOF_CONFIG"] = str(cwd / "toolproof.yaml")
     return subprocess.run(
         [sys.executable, "-m", "toolproof", *args],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=cwd,
-        env=env(),
+        env=environ,
     )
 
 

@@ -291,5 +291,5 @@ def test_the_working_folder_is_the_one_the_suite_names(tmp_path: Path) -> None:
     # the command's files are looked up in that folder, not beside the suite file
     (path.parent / "srv" / "server.py").unlink()
     (path.parent / "server.py").write_text("")
-    with pytest.raises(SuiteProblems, match=r"environment\.mcp: .* names no file"):
+    with pytest.raises(SuiteProblems, match=r"environment\.mcp: .* does not run a file"):
         load_suite(path)

@@ -70,7 +70,7 @@ def test_an_mcp_environment_loads(tmp_path: Path) -> None:
         ),
         ({"mcp": "python server.py"}, "environment.mcp", "stdio:"),
         ({"mcp": "stdio:python server.py", "call_timeout": 0}, "environment.call_timeout", ""),
-        ({"mcp": "stdio:python -m some_module"}, "environment.mcp", "names no file"),
+        ({"mcp": "stdio:python -m some_module"}, "environment.mcp", "-m runs code"),
         ({"mcp": "stdio:python ../server.py"}, "environment.mcp", "goes up with '..'"),
         ({"mcp": "stdio:python /srv/server.py"}, "environment.mcp", "absolute path"),
         ({"mcp": "stdio:python 'server.py"}, "environment.mcp", "cannot split"),
@@ -94,7 +94,7 @@ def test_the_user_may_trust_an_exact_command_from_elsewhere(tmp_path: Path) -> N
     trusted = Trust(commands=frozenset({("python", "-m", "some_module", "--flag")}))
     assert _problems(path, trusted) == []
     other = Trust(commands=frozenset({("python", "-m", "some_module")}))
-    assert "names no file" in _one(path, other)
+    assert "-m runs code" in _one(path, other)
 
 
 def test_gold_actions_are_refused_on_an_mcp_environment(tmp_path: Path) -> None:

@@ -127,8 +127,13 @@ def score(
     summaries = ev.summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
-        with json_out.open("w", encoding="utf-8") as out:
-            write_summary_json(out, summaries)
+        import io
+
+        from toolproof._safeio import save
+
+        buffer = io.StringIO()
+        write_summary_json(buffer, summaries)
+        save(json_out, buffer.getvalue())
     store_score(ev, files, store, not no_store, noted=noted)
 
 
@@ -142,7 +147,9 @@ def schema(
     if out is None:
         typer.echo(text, nl=False)
     else:
-        out.write_text(text, encoding="utf-8")
+        from toolproof._safeio import save
+
+        save(out, text)
         typer.echo(f"wrote {out}")
 
 

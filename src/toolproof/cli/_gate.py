@@ -37,8 +37,9 @@ def _load(path: Path, suite: Path | None, k: int | None, trust: Trust) -> Evalua
 
 def _write(path: Path | None, text: str) -> None:
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        from toolproof._safeio import save
+
+        save(path, text)
 
 
 def _json(data: Any) -> str:

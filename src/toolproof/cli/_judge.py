@@ -6,6 +6,7 @@ A thin layer over :mod:`toolproof.judges`; heavy modules are imported inside the
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,11 +115,16 @@ def show_judged(suite: Suite, judgements: list[Judgement], console: Console) -> 
 def add_to_summary(run_dir: Path, figures: list[RubricFigures]) -> None:
     """Put the judged figures into summary.json, under a key that says they are judged."""
     path = run_dir / "summary.json"
+    from toolproof._safeio import UnsafePath, read_inside, refused, save
+
     if not path.is_file() or not figures:
         return
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(read_inside(run_dir, path, 64 << 20))
+    except UnsafePath as exc:
+        raise refused(path, exc) from None
     data["judged"] = [f.model_dump(mode="json") for f in figures]
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    save(path, json.dumps(data, indent=2, ensure_ascii=False, default=str), atomic=True)
 
 
 def after_run(

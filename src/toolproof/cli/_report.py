@@ -74,8 +74,9 @@ def write_html(path: Path, ev: object, gate: object) -> int:
 
     assert isinstance(ev, Evaluation) and isinstance(gate, GateResult | None)
     data = html_report(ev, gate).encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    from toolproof._safeio import save
+
+    save(path, data)
     return len(data)
 
 

@@ -145,6 +145,12 @@ def run_command(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
     allow_code: bool = ALLOW_CODE,
+    sandbox: bool = typer.Option(
+        False,
+        "--sandbox",
+        help="Start the suite's MCP server under bubblewrap (bwrap): its own user, process "
+        "and mount namespaces, no network, no view of toolproof's environment. Needs bwrap.",
+    ),
     judge: str | None = typer.Option(
         None, "--judge", "-j", help="Judge the judge-scored cases with this model (e.g. local)."
     ),
@@ -197,6 +203,7 @@ def _run_command(
     max_infra_errors: str,
     quiet: bool,
     allow_code: bool,
+    sandbox: bool,
     judge: str | None,
     html: Path | None,
     shard: str | None,
@@ -218,6 +225,13 @@ def _run_command(
     opts = _options(no_cache, cache_dir, pricing, quiet)
     opts.trust, user_config = trust_for(config, allow_code)
     opts.scheduler = _scheduler(opts.trust)  # used by an adaptive schedule only (or its resume)
+    if sandbox:
+        import dataclasses
+
+        from toolproof.mcpenv import sandbox_program
+
+        sandbox_program()  # an error now, before any request, when bwrap is missing
+        opts.trust = dataclasses.replace(opts.trust, sandbox=True)
     grading: StreamedEvaluation | None = None
     if resume is not None:
         if suite is not None or model or target or tags or shard or tools is not None:
@@ -599,15 +613,10 @@ def _evaluation(result: RunResult, trust: Trust) -> Evaluation:
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
-    import os
-    import tempfile
-
     from toolproof._jsontext import dumps
+    from toolproof._safeio import save
 
-    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".summary-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(dumps(data, indent=2) + "\n")
-    os.replace(tmp, run_dir / "summary.json")
+    save(run_dir / "summary.json", dumps(data, indent=2) + "\n", atomic=True)
 
 
 def infra_allowance(text: str) -> InfraAllowance:

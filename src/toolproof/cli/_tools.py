@@ -44,7 +44,10 @@ def import_command(
         [], "--exclude-path", help="OpenAPI: not paths matching this glob."
     ),
     timeout: float = typer.Option(
-        30.0, "--timeout", min=0.1, help="Seconds to wait for a URL or an MCP server."
+        30.0,
+        "--timeout",
+        min=0.1,
+        help="Seconds a URL's whole download, or an MCP server's tool list, may take.",
     ),
 ) -> None:
     """Import tool definitions as toolproof tools; report anything that cannot be carried."""
@@ -60,7 +63,9 @@ def import_command(
         typer.echo(f"error: no tool imported from {result.source}", err=True)
         raise typer.Exit(2)
     if out is not None:
-        out.write_text(tools_file(result), encoding="utf-8")
+        from toolproof._safeio import save
+
+        save(out, tools_file(result))
         typer.echo(
             f"wrote {len(result.items)} tool(s) to {out} ({result.format}, "
             f"{len(result.warnings)} warning(s))",
@@ -104,7 +109,10 @@ def init_command(
     name: str | None = typer.Option(None, "--name", help="Suite name (default: the folder's)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing suite.yaml."),
     timeout: float = typer.Option(
-        30.0, "--timeout", min=0.1, help="Seconds to wait for a URL or an MCP server."
+        30.0,
+        "--timeout",
+        min=0.1,
+        help="Seconds a URL's whole download, or an MCP server's tool list, may take.",
     ),
     ci_install: str | None = typer.Option(
         None,

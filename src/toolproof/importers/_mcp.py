@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolproof._mcpsdk import ServerFault, ServerFaults, describe, quiet_sdk_log, until_fault
 from toolproof.errors import UserError
 
 INSTALL_HINT = "listing an MCP server's tools needs the mcp SDK: pip install 'toolproof[mcp]'"
@@ -57,7 +58,10 @@ def list_mcp_tools(
     except ImportError:
         raise UserError(INSTALL_HINT) from None
     try:
-        return asyncio.run(asyncio.wait_for(_list(source, cwd), timeout_s))
+        with quiet_sdk_log():
+            return asyncio.run(asyncio.wait_for(_list(source, cwd), timeout_s))
+    except ServerFault as exc:
+        raise UserError(f"{source.label}: cannot list tools: {exc}") from None
     except TimeoutError:
         raise UserError(f"{source.label}: no complete tool list within {timeout_s:g} s") from None
     except UserError:
@@ -70,18 +74,21 @@ def _reason(exc: BaseException) -> str:
     inner = getattr(exc, "exceptions", None)
     if inner:
         return _reason(inner[0])
+    if isinstance(exc, ServerFault | RecursionError):
+        return describe(exc) if isinstance(exc, RecursionError) else str(exc)
     return f"{type(exc).__name__}: {exc}".strip(": ")
 
 
 async def _list(source: McpSource, cwd: Path | None) -> list[dict[str, Any]]:
     from mcp import ClientSession
 
+    faults = ServerFaults()
     if source.url is not None:
         async with (
             _http_streams(source.url) as streams,
-            ClientSession(streams[0], streams[1]) as session,
+            ClientSession(streams[0], streams[1], message_handler=faults) as session,
         ):
-            return await _pages(session, source)
+            return await until_fault(_pages(session, source), faults)
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -94,9 +101,9 @@ async def _list(source: McpSource, cwd: Path | None) -> list[dict[str, Any]]:
     with open(os.devnull, "w") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as streams,
-            ClientSession(streams[0], streams[1]) as session,
+            ClientSession(streams[0], streams[1], message_handler=faults) as session,
         ):
-            return await _pages(session, source)
+            return await until_fault(_pages(session, source), faults)
 
 
 def _passed_env() -> dict[str, str]:

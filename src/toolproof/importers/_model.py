@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from toolproof._visible import visible
 from toolproof.types import SuiteTool
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Level(StrEnum):
@@ -35,10 +33,10 @@ class Note:
     where: str = ""
 
     def render(self) -> str:
-        """One line, with control characters from the source removed."""
+        """One line, with control and bidi characters from the source escaped visibly."""
         who = f"{self.tool}: " if self.tool else ""
         at = f" (at {self.where})" if self.where else ""
-        return _CONTROL.sub("", f"{self.level}: {who}{self.message}{at}".replace("\n", " "))
+        return visible(f"{self.level}: {who}{self.message}{at}")
 
 
 @dataclass(slots=True)

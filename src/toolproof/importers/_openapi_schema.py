@@ -39,6 +39,10 @@ _DROPPED = {"discriminator", "xml", "externalDocs"}
 #: Most schema nodes one operation may inline: shared $refs inlined many times over can
 #: grow a schema exponentially (a spec is untrusted input).
 MAX_NODES = 50_000
+#: Deepest chain of $refs inlined one inside another, and deepest schema nesting:
+#: a chain of hundreds of local $refs would otherwise end in a RecursionError.
+MAX_REF_DEPTH = 64
+MAX_SCHEMA_DEPTH = 200
 
 
 class Resolver:
@@ -106,6 +110,9 @@ class Resolver:
         if not isinstance(node, dict):
             raise ImportProblem(where, "a schema must be a mapping")
         self._nodes += 1
+        if len(where) > MAX_SCHEMA_DEPTH:
+            message = f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
+            raise ImportProblem(where[:8], message)
         if self._nodes > MAX_NODES:
             raise ImportProblem(
                 where, f"{self.tool}: more than {MAX_NODES} schema nodes once $refs are inlined"
@@ -155,6 +162,12 @@ class Resolver:
 
     def _ref(self, node: dict[str, Any], where: Path, stack: tuple[str, ...], request: bool) -> Any:
         ref: str = node["$ref"]
+        if len(stack) >= MAX_REF_DEPTH:
+            raise ImportProblem(
+                where,
+                f"$refs nest more than {MAX_REF_DEPTH} deep (from {stack[0]} to {ref}); "
+                "toolproof inlines them and stops there",
+            )
         target, target_path = self.lookup(ref, (*where, "$ref"))
         siblings = {k: v for k, v in node.items() if k != "$ref"}
         if ref in stack:

@@ -91,24 +91,49 @@ def _read(source: str, timeout_s: float) -> tuple[str, str]:
 
 
 def _download(url: str, timeout_s: float) -> str:
+    import time
     import urllib.error
     import urllib.request
 
     request = urllib.request.Request(url, headers={"Accept": "application/json, application/yaml"})
+    deadline = time.monotonic() + timeout_s  # the whole download, not each read
+    chunks: list[bytes] = []
+    size = 0
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            body: bytes = response.read(MAX_DOWNLOAD + 1)
+            while size <= MAX_DOWNLOAD:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise UserError(f"{url}: not downloaded within {timeout_s:g} s (--timeout)")
+                _read_timeout(response, left)
+                chunk = response.read1(min(1 << 16, MAX_DOWNLOAD + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+    except TimeoutError:
+        raise UserError(f"{url}: not downloaded within {timeout_s:g} s (--timeout)") from None
     except urllib.error.HTTPError as exc:
         raise UserError(f"{url}: HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise UserError(f"{url}: cannot download ({reason})") from None
+    body = b"".join(chunks)
     if len(body) > MAX_DOWNLOAD:
         raise UserError(f"{url}: larger than {MAX_DOWNLOAD // (1024 * 1024)} MB")
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError(f"{url}: not UTF-8 text") from None
+
+
+def _read_timeout(response: Any, seconds: float) -> None:
+    """Let the next read of ``response`` wait at most ``seconds`` (the time left)."""
+    fp = getattr(response, "fp", None)
+    raw = getattr(fp, "raw", None)
+    sock = getattr(raw, "_sock", None)
+    if sock is not None:
+        sock.settimeout(max(seconds, 0.001))
 
 
 def _check_as_suite(result: ImportResult) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import yaml
 
+from toolproof._visible import visible
 from toolproof.importers._model import ImportResult
 from toolproof.types import SuiteTool
 
@@ -56,7 +57,7 @@ def tools_yaml(result: ImportResult, *, indent: str = "") -> str:
     chunks = []
     for item in result.items:
         text = dump_yaml([tool_data(item.tool)])
-        comment = f"{indent}# {item.comment}\n" if item.comment else ""
+        comment = f"{indent}# {visible(item.comment)}\n" if item.comment else ""
         lines = (f"{indent}{line}".rstrip() + "\n" for line in text.splitlines())
         chunks.append(comment + "".join(lines))
     return "\n".join(chunks)
@@ -65,10 +66,10 @@ def tools_yaml(result: ImportResult, *, indent: str = "") -> str:
 def tools_file(result: ImportResult) -> str:
     """A tools file (``tools: [...]``), loadable with ``tools: FILE`` in a suite."""
     head = [
-        f"# Imported by toolproof from {result.source} ({result.format}).",
+        f"# Imported by toolproof from {visible(result.source)} ({result.format}).",
         "# Re-import, or check for drift: toolproof tools import SOURCE --check SUITE",
     ]
     for note in result.notes:
-        head.append("# " + note.render().replace("\n", " "))
+        head.append("# " + note.render())
     body = tools_yaml(result, indent="  ") if result.items else "  []\n"
     return "\n".join(head) + "\ntools:\n" + body

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolproof._safeio import UnsafePath, read_inside, refused, replace_bytes
 from toolproof._version import __version__
 from toolproof.errors import SuiteError, UserError
 from toolproof.judges._batch import Item, JudgeRunOptions, judge_items
@@ -29,6 +30,8 @@ from toolproof.trust import loads_json
 from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy, Record, Suite
 
 CALIBRATION_FORMAT = "toolproof.calibration/1"
+#: A calibration record is a few kilobytes; a bigger file is not one toolproof wrote.
+MAX_CALIBRATION_BYTES = 16 * 1024 * 1024
 
 
 class InjectionResult(BaseModel):
@@ -204,7 +207,7 @@ def calibrate(
         **{k: v for k, v in judge.describe().items() if k != "judge"},
         judge=judge.spec,
         labels=Path(labels.path).name,
-        labels_sha256=hashlib.sha256(Path(labels.path).read_bytes()).hexdigest(),
+        labels_sha256=hashlib.sha256(_labels_bytes(Path(labels.path))).hexdigest(),
         items=len(pairs),
         judged=sum(1 for j in first.values() if j.status == "ok"),
         judge_errors=sum(1 for j in first.values() if j.status == "judge_error"),
@@ -430,13 +433,26 @@ def measure_injection(
     ]
 
 
-def read_calibration(path: Path) -> Calibration:
+def _labels_bytes(path: Path) -> bytes:
+    from toolproof.judges._labels import MAX_LABELS_BYTES
+
+    try:
+        return read_inside(path.parent, path, MAX_LABELS_BYTES)
+    except UnsafePath as exc:
+        raise SuiteError(str(path), str(exc)) from None
+
+
+def read_calibration(path: Path, root: Path | None = None) -> Calibration:
+    """A calibration record; ``root``: the folder it must really be in (default: its own)."""
     from pydantic import ValidationError
 
     try:
-        data = loads_json(path.read_text(encoding="utf-8"))
+        raw = read_inside(root or path.parent, path, MAX_CALIBRATION_BYTES)
+        data = loads_json(raw.decode("utf-8"))
     except FileNotFoundError:
         raise SuiteError(str(path), "file not found") from None
+    except UnsafePath as exc:
+        raise SuiteError(str(path), str(exc)) from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSON errors, TooDeep
         raise SuiteError(str(path), f"not a calibration record: {exc}") from None
     try:
@@ -447,5 +463,7 @@ def read_calibration(path: Path) -> Calibration:
 
 
 def write_calibration(path: Path, record: Calibration) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    try:  # never through a link
+        replace_bytes(path, (record.model_dump_json(indent=2) + "\n").encode("utf-8"))
+    except UnsafePath as exc:
+        raise refused(path, exc) from None

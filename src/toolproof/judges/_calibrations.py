@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -14,7 +15,7 @@ def suite_calibrations(suite: Suite, extra: Sequence[Path] = ()) -> list[Calibra
     """The calibration records the suite names (``judge.calibration``, relative to its
     file), plus any given. A record the suite names but that is not made yet leaves its
     judge uncalibrated; a name outside the suite's folder is refused."""
-    paths: list[Path] = list(extra)
+    paths: list[tuple[Path, Path | None]] = [(p, None) for p in extra]
     if suite.judge is not None and suite.source is not None:
         base = Path(suite.source).parent
         for name in suite.judge.calibration:
@@ -24,6 +25,6 @@ def suite_calibrations(suite: Suite, extra: Sequence[Path] = ()) -> list[Calibra
                     f"{suite.source}: judge.calibration: {name!r} must stay inside the suite folder"
                 )
             path = base / name
-            if path.is_file():
-                paths.append(path)
-    return [read_calibration(p) for p in paths]
+            if os.path.lexists(path):  # one not yet made leaves the judge uncalibrated
+                paths.append((path, base))  # read only from inside the suite's folder
+    return [read_calibration(p, root) for p, root in paths]

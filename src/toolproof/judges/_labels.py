@@ -26,12 +26,14 @@ checked against the rubric.
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolproof._safeio import UnsafePath, open_write, read_inside, refused, write_bytes
 from toolproof.errors import SuiteError
 from toolproof.judges._parse import FieldValue, JudgeReplyError, check_value
 from toolproof.judges._prompt import ArgumentItem
@@ -39,6 +41,8 @@ from toolproof.trust import TooDeep, loads_json
 from toolproof.types import ARGUMENT_RUBRIC, Rubric
 
 LABELS_FORMAT = "toolproof.labels/1"
+#: Far above any labelling session; a bigger file is not a labels file.
+MAX_LABELS_BYTES = 256 * 1024 * 1024
 
 
 class LabelsHeader(BaseModel):
@@ -103,10 +107,10 @@ class LabelsFile(BaseModel):
 def read_labels(path: Path, rubric: Rubric | None = None) -> LabelsFile:
     """Read and check a labels file; errors name the file, line and field."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_inside(path.parent, path, MAX_LABELS_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise SuiteError(str(path), "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, UnsafePath) as exc:
         raise SuiteError(str(path), f"cannot read: {exc}") from None
     rows = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
     if not rows:
@@ -180,15 +184,17 @@ def _check_fields(path: Path, number: int, fields: dict[str, FieldValue], rubric
 
 
 def write_header(path: Path, header: LabelsHeader) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(header.model_dump_json(exclude_none=True) + "\n", encoding="utf-8")
+    try:  # never through a link
+        write_bytes(path, (header.model_dump_json(exclude_none=True) + "\n").encode("utf-8"))
+    except UnsafePath as exc:
+        raise refused(path, exc) from None
 
 
 def append_label(path: Path, label: Label) -> None:
     """Append one label and flush it, so a stopped session loses nothing."""
-    import os
-
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(label.model_dump_json(exclude_none=True) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:  # never through a link
+        with open_write(path, append=True) as fh:
+            fh.write((label.model_dump_json(exclude_none=True) + "\n").encode("utf-8"))
+            os.fsync(fh.fileno())
+    except UnsafePath as exc:
+        raise refused(path, exc) from None

@@ -8,11 +8,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from toolproof._safeio import UnsafePath, open_write, read_inside, refused
+from toolproof._secrets import redactor
 from toolproof.errors import SuiteError
 from toolproof.judges._judge import Judgement
 from toolproof.trust import TooDeep, loads_json
 
 JUDGEMENTS_FILE = "judgements.jsonl"
+#: Far above the judgements of any real run; a bigger file is not one toolproof wrote.
+MAX_JUDGEMENTS_BYTES = 1024 * 1024 * 1024
 
 Key = tuple[str, str | None, int, str, str | None, str, int]
 
@@ -25,10 +29,10 @@ def read_judgements(path: Path) -> list[Judgement]:
     """Every judgement in a file; a bad line is an error naming the file, line and field."""
     out: list[Judgement] = []
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_inside(path.parent, path, MAX_JUDGEMENTS_BYTES).decode("utf-8")
     except FileNotFoundError:
         return []
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, UnsafePath) as exc:
         raise SuiteError(str(path), f"cannot read: {exc}") from None
     lines = text.split("\n")
     for number, line in enumerate(lines, start=1):
@@ -59,7 +63,12 @@ def latest_judgements(items: Iterable[Judgement]) -> list[Judgement]:
 
 
 def append_judgements(path: Path, items: Iterable[Judgement]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as fh:
-        for j in items:
-            fh.write(j.model_dump_json(exclude_none=True) + "\n")
+    secrets = redactor()  # a judge's reply can echo a key, like a model's
+    data = "".join(
+        secrets.model(j).model_dump_json(exclude_none=True) + "\n" for j in items
+    ).encode("utf-8")
+    try:  # never through a link
+        with open_write(path, append=True) as fh:
+            fh.write(data)
+    except UnsafePath as exc:
+        raise refused(path, exc) from None

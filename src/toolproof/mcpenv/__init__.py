@@ -5,6 +5,7 @@ attempt in a temporary copy of the working folder, runs each tool call with a
 per-call timeout and records it as :class:`McpCall`.
 """
 
+from toolproof.mcpenv._sandbox import sandbox_program, sandboxed
 from toolproof.mcpenv._session import (
     DEFAULT_CALL_TIMEOUT_S,
     INSTALL_HINT,
@@ -19,4 +20,6 @@ __all__ = [
     "McpCall",
     "McpEnvironmentSpec",
     "McpSession",
+    "sandbox_program",
+    "sandboxed",
 ]

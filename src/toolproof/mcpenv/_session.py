@@ -22,8 +22,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from toolproof._mcpsdk import ServerFaults, quiet_sdk_log, until_fault
 from toolproof.errors import UserError
 from toolproof.match import ToolResult
+from toolproof.mcpenv._sandbox import sandboxed
 from toolproof.types import McpToolRun
 
 INSTALL_HINT = "MCP environments need the mcp SDK: pip install 'toolproof[mcp]'"
@@ -140,11 +142,13 @@ class McpSession:
 
     spec: McpEnvironmentSpec
     allow_code: bool = False
+    sandbox: bool = False
     calls: list[McpCall] = field(default_factory=list)
     server_log: str = ""
     folder: Path | None = None
     _stack: AsyncExitStack | None = None
     _session: Any = None
+    _faults: ServerFaults = field(default_factory=ServerFaults)
 
     async def __aenter__(self) -> McpSession:
         if not self.allow_code:
@@ -161,14 +165,20 @@ class McpSession:
         work = self.folder / "work"
         shutil.copytree(self.spec.workdir, work, symlinks=True, ignore=_NOT_COPIED)
         self._stack = AsyncExitStack()
-        params = StdioServerParameters(
-            command=self.spec.command[0], args=list(self.spec.command[1:]), cwd=str(work)
-        )
+        argv = list(self.spec.command)
+        if self.sandbox:
+            argv = sandboxed(argv, work)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(work))
         try:
             errlog = self._stack.enter_context(open(self.folder / "server.log", "w"))  # noqa: SIM115
+            self._stack.enter_context(quiet_sdk_log())  # a bad line is one error, no traceback
             read, write = await self._stack.enter_async_context(stdio_client(params, errlog=errlog))
-            self._session = await self._stack.enter_async_context(ClientSession(read, write))
-            await asyncio.wait_for(self._session.initialize(), self.spec.start_timeout_s)
+            self._session = await self._stack.enter_async_context(
+                ClientSession(read, write, message_handler=self._faults)
+            )
+            await asyncio.wait_for(
+                until_fault(self._session.initialize(), self._faults), self.spec.start_timeout_s
+            )
         except BaseException as exc:
             await self._close()
             if isinstance(exc, Exception):
@@ -184,8 +194,10 @@ class McpSession:
         record = McpCall(tool=tool, arguments=arguments, purpose=purpose)
         start = time.perf_counter()
         try:
+            self._faults.reset()  # a fault of an earlier call is that call's
             result = await asyncio.wait_for(
-                self._session.call_tool(tool, arguments), self.spec.call_timeout_s
+                until_fault(self._session.call_tool(tool, arguments), self._faults),
+                self.spec.call_timeout_s,
             )
         except TimeoutError:
             record.timed_out = True

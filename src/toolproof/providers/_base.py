@@ -15,9 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from toolproof.errors import ProviderError
+from toolproof.trust import pacing_problem
 from toolproof.types import Message, Outcome, Record, Response, Tool
 
 
@@ -89,10 +90,26 @@ class ModelSettings(BaseModel):
         default=None, description="OpenRouter: only route to providers that honour every parameter."
     )
     concurrency: int = Field(default=1, ge=1, le=1024)
-    rpm: float | None = Field(default=None, gt=0, description="Requests per minute, client side.")
-    tpm: float | None = Field(default=None, gt=0, description="Tokens per minute, client side.")
+    rpm: float | None = Field(
+        default=None, description="Requests per minute, client side (at least 0.1)."
+    )
+    tpm: float | None = Field(
+        default=None, description="Tokens per minute, client side (at least 1,000)."
+    )
     timeout_s: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=6, ge=0, le=50)
+    max_retries: int = Field(
+        default=6, description="Retries of a failed request (at most 12: about 7 minutes)."
+    )
+
+    @field_validator("rpm", "tpm", "max_retries")
+    @classmethod
+    def _paced(cls, value: Any, info: ValidationInfo) -> Any:
+        """Rates and retries within :data:`toolproof.trust.PACING_BOUNDS`: no endless wait."""
+        problem = pacing_problem(str(info.field_name), value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
     attempt_tokens: int | None = Field(
         default=None,
         ge=1,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import warnings
@@ -20,6 +21,7 @@ from toolproof._jsonnum import (
     too_long_integer,
 )
 from toolproof._locate import JsonLineLocator, first_error
+from toolproof._safeio import MAX_LINE_CHARS, UnsafePath, open_read
 from toolproof.errors import SuiteError
 from toolproof.types import Record, Response, ToolCall
 from toolproof.types._record import RECORD_FORMAT, RECORD_FORMATS
@@ -264,14 +266,22 @@ def iter_keys(path: str | Path) -> Iterator[tuple[int, str, str | None, int]]:
 def _lines(path: str | Path) -> Iterator[tuple[int, str, bool]]:
     """(line number, text, maybe torn) of every non-blank line."""
     file = str(path)
-    try:
-        handle = open(path, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+    try:  # a regular file in its own folder (not a link out, a FIFO or /dev/zero), capped
+        raw = open_read(path)
     except FileNotFoundError:
         raise SuiteError(file, "file not found") from None
+    except UnsafePath as exc:
+        raise SuiteError(file, str(exc)) from None
     except OSError as exc:
         raise SuiteError(file, exc.strerror or "cannot read file") from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
+    with io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape") as handle:
+        number = 0
+        while line := handle.readline(MAX_LINE_CHARS + 1):
+            number += 1
+            if len(line) > MAX_LINE_CHARS:
+                raise SuiteError(
+                    file, f"a line longer than {MAX_LINE_CHARS:,} characters", line=number
+                )
             if line.isspace():  # blank (what strip() would empty), without copying the line
                 continue
             # only the last line can lack its newline: its writer may have been killed

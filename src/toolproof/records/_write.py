@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from toolproof._jsontext import dump_model
+from toolproof._safeio import UnsafePath, open_write, refused
 from toolproof._secrets import redactor
 from toolproof.records._read import TornLineWarning
 from toolproof.types import Record
@@ -40,8 +41,15 @@ class RecordWriter:
 
     def __init__(self, path: str | Path, *, fsync: bool = True) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        _repair_tail(self.path)
+        try:  # never through a link planted in the run folder, never a FIFO
+            self._fh = open_write(self.path, append=True)
+        except UnsafePath as exc:
+            raise refused(self.path, exc) from None
+        try:
+            _repair_tail(self.path, self._fh.fileno())
+        except BaseException:
+            self._fh.close()
+            raise
         self._fsync = fsync
         self._queue: queue.SimpleQueue[bytes] = queue.SimpleQueue()
         self._error: BaseException | None = None
@@ -76,7 +84,7 @@ class RecordWriter:
 
     def _drain(self) -> None:
         try:
-            with open(self.path, "ab", buffering=0) as fh:
+            with self._fh as fh:
                 self._loop(fh)
         except BaseException as exc:  # reported to the event loop by write()/close()
             self._error = exc
@@ -137,23 +145,26 @@ def record_line(record: Record) -> tuple[Record, bytes]:
     return record, text.encode() + b"\n"
 
 
-def _repair_tail(path: Path) -> None:
+def _repair_tail(path: Path, fd: int) -> None:
     """Cut a torn last line off before appending, so new lines start clean."""
-    if not path.exists() or path.stat().st_size == 0:
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return
-    with open(path, "rb+") as fh:
-        fh.seek(-1, os.SEEK_END)
-        if fh.read(1) == b"\n":
-            return
-        fh.seek(0)
-        data = fh.read()
-        keep = data.rfind(b"\n") + 1
-        warnings.warn(
-            f"{path}: the last line was cut short ({len(data) - keep} bytes); it was dropped",
-            TornLineWarning,
-            stacklevel=3,
-        )
-        fh.truncate(keep)
+    start = size
+    keep = 0
+    while start > 0:  # find the last newline, reading backwards in blocks
+        step = min(start, 1 << 16)
+        start -= step
+        found = os.pread(fd, step, start).rfind(b"\n")
+        if found >= 0:
+            keep = start + found + 1
+            break
+    warnings.warn(
+        f"{path}: the last line was cut short ({size - keep} bytes); it was dropped",
+        TornLineWarning,
+        stacklevel=3,
+    )
+    os.ftruncate(fd, keep)
 
 
 def latest_records(records: Iterable[Record]) -> list[Record]:

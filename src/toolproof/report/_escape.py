@@ -23,33 +23,12 @@ import re
 
 from rich.markup import escape as _rich_escape
 
+from toolproof._visible import visible
+
 __all__ = ["html_text", "md_code_block", "md_text", "term_text", "visible", "xml_text"]
 
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-    "\ud800-\udfff\ufffe\uffff]"
-)
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _MENTION = re.compile(r"(?<!\w)@(?=\w)")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#!|~:])")
-
-
-def _show(ch: str) -> str:
-    named = _NAMED.get(ch)
-    if named is not None:
-        return named
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible(text: str, keep: str = "") -> str:
-    """``text`` with every control, bidi control and unencodable character escaped visibly.
-
-    Characters in ``keep`` (for example ``"\\n"``) are left as they are.
-    """
-    if _UNSAFE.search(text) is None:
-        return text
-    return _UNSAFE.sub(lambda m: m.group() if m.group() in keep else _show(m.group()), text)
 
 
 def term_text(text: str) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolproof._jsontext import dump_model
+from toolproof._safeio import UnsafePath, read_inside, refused, replace_bytes, save
 from toolproof._secrets import redactor
 from toolproof.errors import SuiteError
 from toolproof.providers import ModelSettings
@@ -45,6 +45,8 @@ __all__ = [
 MANIFEST_FORMAT: Literal["toolproof.manifest/1"] = "toolproof.manifest/1"
 #: The tools a run sent when they replaced the suite's (``run --tools FILE``).
 TOOLS_FILE = "tools.json"
+#: A manifest is a few kilobytes; a bigger file is not one toolproof wrote.
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 Status = Literal["running", "complete", "interrupted", "failed"]
 
 
@@ -196,16 +198,8 @@ def tools_fingerprint(suite: Suite) -> str:
 def write_run_tools(run_dir: Path, suite: Suite) -> None:
     """Keep the tools of a run whose tools replaced the suite's, beside its records."""
     data = [t.model_dump(mode="json", exclude_defaults=True) for t in suite.tools]
-    run_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"tools": data}, ensure_ascii=False, indent=2) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".tools-", suffix=".json")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8", "surrogatepass"))
-        os.replace(tmp, run_dir / TOOLS_FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    save(run_dir / TOOLS_FILE, text, atomic=True)
 
 
 def with_run_tools(suite: Suite, run_dir: Path, manifest: Manifest, trust: Trust) -> Suite:
@@ -269,27 +263,22 @@ def now_utc() -> datetime:
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Replace ``manifest.json`` atomically."""
-    run_dir.mkdir(parents=True, exist_ok=True)
     manifest = redactor().model(manifest)  # never a loaded API key on disk
     data = dump_model(manifest, indent=2, exclude_none=True).encode() + b"\n"
-    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".manifest-", suffix=".json")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, run_dir / "manifest.json")
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    try:  # never into a folder or file that is a link
+        replace_bytes(run_dir / "manifest.json", data, sync=True)
+    except UnsafePath as exc:
+        raise refused(run_dir / "manifest.json", exc) from None
 
 
 def read_manifest(run_dir: str | Path) -> Manifest:
     path = Path(run_dir) / "manifest.json"
     try:
-        text = path.read_text("utf-8")
+        text = read_inside(run_dir, path, MAX_MANIFEST_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise SuiteError(str(path), "not a run folder: manifest.json is missing") from None
+    except (UnsafePath, UnicodeDecodeError) as exc:
+        raise SuiteError(str(path), str(exc)) from None
     try:
         return Manifest.model_validate_json(text)
     except ValidationError as exc:

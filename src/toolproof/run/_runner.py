@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from toolproof._safeio import UnsafePath, open_write, refused
 from toolproof._version import __version__
 from toolproof.adaptive import Bound, Plan, Seen, next_round
 from toolproof.errors import SuiteError, UserError
@@ -704,8 +705,11 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     """Only one process at a time may append to a run folder."""
     import fcntl
 
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with open(run_dir / ".lock", "a+b") as fh:
+    try:  # never a folder or lock file that is a link
+        fh = open_write(run_dir / ".lock", append=True)
+    except UnsafePath as exc:
+        raise refused(run_dir / ".lock", exc) from None
+    with fh:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -1150,8 +1154,10 @@ class _TargetRun:
                 from toolproof.mcpenv import McpSession
                 from toolproof.run._agent import McpToolBox
 
-                allow = self.session.opts.trust.allow_code
-                server = await stack.enter_async_context(McpSession(spec, allow_code=allow))
+                trust = self.session.opts.trust
+                server = await stack.enter_async_context(
+                    McpSession(spec, allow_code=trust.allow_code, sandbox=trust.sandbox)
+                )
                 toolbox = McpToolBox(self.session.suite, case, server)
             else:
                 toolbox = ToolBox(self.session.suite, case, self.session.environment())

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,54 @@ class RunConfig:
     allow_code: bool = False
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     trusted_commands: frozenset[tuple[str, ...]] = frozenset()
+    #: Whether the file set ``max_file_mib`` (else ``max_file_bytes`` is the default).
+    max_file_given: bool = False
+
+
+def untrusted_part(config: RunConfig) -> tuple[RunConfig, list[str]]:
+    """What a config in the working tree may set, and the names of what it set but may not.
+
+    It may not grant trust (``allow_code``, ``trusted_commands``) nor choose
+    where requests and keys go (:data:`toolproof.trust.ROUTING_SETTINGS`).
+    """
+    ignored: list[str] = []
+    if config.allow_code:
+        ignored.append("allow_code")
+    if config.trusted_commands:
+        ignored.append("trusted_commands")
+    models: dict[str, dict[str, Any]] = {}
+    for spec, values in config.models.items():
+        for key in sorted(set(values) & ROUTING_SETTINGS):
+            ignored.append(f"models.{spec}.{key}")
+        models[spec] = {k: v for k, v in values.items() if k not in ROUTING_SETTINGS}
+    kept = RunConfig(
+        models=models,
+        pricing=config.pricing,
+        source=config.source,
+        max_file_bytes=config.max_file_bytes,
+        max_file_given=config.max_file_given,
+    )
+    return kept, ignored
+
+
+def combined(own: RunConfig | None, local: RunConfig) -> RunConfig:
+    """The user's own config with a working tree's (see :func:`untrusted_part`) on top.
+
+    The working tree's settings and prices replace the user's one by one; its
+    ``max_file_mib`` can only lower the limit.
+    """
+    if own is None:
+        if local.max_file_given and local.max_file_bytes > DEFAULT_MAX_FILE_BYTES:
+            local = replace(local, max_file_bytes=DEFAULT_MAX_FILE_BYTES)
+        return local
+    models = {spec: dict(values) for spec, values in own.models.items()}
+    for spec, values in local.models.items():
+        models.setdefault(spec, {}).update(values)
+    pricing = {**(own.pricing or {}), **(local.pricing or {})} or None
+    limit = own.max_file_bytes
+    if local.max_file_given:
+        limit = min(limit, local.max_file_bytes)
+    return replace(own, models=models, pricing=pricing, max_file_bytes=limit)
 
 
 def trust_from(config: RunConfig | None, allow_code: bool = False) -> Trust:
@@ -98,6 +146,7 @@ def load_config(path: str | Path) -> RunConfig:
         source=source,
         allow_code=allow_code,
         max_file_bytes=int(mib * (1 << 20)),
+        max_file_given="max_file_mib" in data,
     )
 
 
@@ -110,7 +159,9 @@ def _commands_of(data: Any, source: str) -> frozenset[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
     for i, line in enumerate(data):
         try:
-            words = tuple(shlex.split(line)) if isinstance(line, str) else ()
+            # written as the suite writes it ("stdio:python server.py") or without the prefix
+            text = line.strip().removeprefix("stdio:") if isinstance(line, str) else ""
+            words = tuple(shlex.split(text))
         except ValueError as exc:
             raise SuiteError(source, f"cannot split: {exc}", path=["trusted_commands", i]) from None
         if not words:

@@ -14,6 +14,14 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from toolproof._safeio import (
+    MAX_RUN_FILE_BYTES,
+    UnsafePath,
+    open_write,
+    read_inside,
+    refused,
+    replace_bytes,
+)
 from toolproof.errors import UserError
 from toolproof.run._manifest import (
     TOOLS_FILE,
@@ -108,17 +116,26 @@ def merge_runs(runs: Sequence[str | Path], out: str | Path, *, partial: bool = F
     if missing and not partial:
         raise UserError(f"shard {', '.join(missing)} missing (merge with --partial to allow it)")
     ordered = sorted(manifests, key=lambda pm: parse_shard(pm[1].shard or "")[0])
-    dest.mkdir(parents=True, exist_ok=True)
-    with open(dest / RECORDS_FILE, "wb") as fh:
+    try:
+        merged_fh = open_write(dest / RECORDS_FILE)
+    except UnsafePath as exc:
+        raise refused(dest / RECORDS_FILE, exc) from None
+    with merged_fh as fh:
         for path, _ in ordered:
-            data = (path / RECORDS_FILE).read_bytes()
+            try:
+                data = read_inside(path, path / RECORDS_FILE, MAX_RUN_FILE_BYTES)
+            except UnsafePath as exc:
+                raise refused(path / RECORDS_FILE, exc) from None
             if data and not data.endswith(b"\n"):
                 data = data[: data.rfind(b"\n") + 1]  # a torn last line: as readers skip it
             fh.write(data)
     sent = ordered[0][0] / TOOLS_FILE
     if ordered[0][1].tools_source is not None and sent.is_file():
         # the tools sent (the same in every shard: the same tools fingerprint)
-        (dest / TOOLS_FILE).write_bytes(sent.read_bytes())
+        try:
+            replace_bytes(dest / TOOLS_FILE, read_inside(ordered[0][0], sent, 64 << 20))
+        except UnsafePath as exc:
+            raise refused(sent, exc) from None
     merged = _merged(dest, [m for _, m in ordered], missing)
     write_manifest(dest, merged)
     return merged

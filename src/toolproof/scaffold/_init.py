@@ -139,6 +139,7 @@ def _slug(text: str) -> str:
 
 
 def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    from toolproof._safeio import save
+
+    save(path, text)
     return path

@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlsplit
 
+from toolproof._safeio import UnsafePath, enter_folder
 from toolproof.errors import UserError
 
 #: Seconds a writer waits for another writer's lock before giving up (SQLite busy timeout).
@@ -93,9 +95,14 @@ class SQLiteDatabase(Database):
             )
         self.path = path
         self.url = str(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _check_store_files(path)
         # Autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE.
         self._conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            _check_schema(self._conn, path)
+        except BaseException:
+            self._conn.close()
+            raise
         self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":  # e.g. a file system without shared memory
@@ -186,6 +193,46 @@ def _redact(url: str) -> str:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return parts._replace(netloc=netloc).geturl()
+
+
+def _check_store_files(path: Path) -> None:
+    """Refuse a store folder or file (or its journal) that is a link, or not a regular file.
+
+    A checkout can hold ``.toolproof/history.db``: a link there would make
+    SQLite create or change a database wherever it points.
+    """
+    try:
+        enter_folder(path.parent)
+        for name in (path.name, *(path.name + s for s in ("-wal", "-shm", "-journal"))):
+            try:
+                info = os.lstat(path.parent / name)
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+                raise UnsafePath(f"'{path.parent / name}' is {what}")
+    except UnsafePath as exc:
+        raise UserError(f"cannot open the store {path}: {exc}") from None
+
+
+def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """Run no SQL a store file brings with it: no triggers, no views, untrusted schema off.
+
+    toolproof's own schema has neither, so a store that holds one was made or
+    changed by something else (a database committed in a checkout, whose
+    trigger could run an endless query on every insert).
+    """
+    conn.execute("PRAGMA trusted_schema = OFF")
+    rows = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') LIMIT 1"
+    ).fetchall()
+    if rows:
+        kind, name = rows[0]
+        raise UserError(
+            f"cannot open the store {path}: it holds a {kind} ({name!r}), which toolproof never "
+            "creates; it was not made by toolproof, so it is not used (remove it, or choose "
+            "another with --store or TOOLPROOF_STORE)"
+        )
 
 
 def resolve_location(store: str | None = None, *, enabled: bool = True) -> str | None:

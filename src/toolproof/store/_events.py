@@ -16,6 +16,7 @@ and refuses an event that says the gate passed when the records fail it.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from dataclasses import dataclass
@@ -25,10 +26,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from toolproof._safeio import UnsafePath, open_read, open_write, refused
 from toolproof.errors import SuiteError
 
 EVENTS_FILE = "events.jsonl"
 EVENT_FORMAT = "toolproof.event/1"
+#: A run's events are a few lines; a bigger file is not one toolproof wrote.
+MAX_EVENTS_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -47,21 +51,25 @@ class Event:
 def append_event(folder: Path, data: dict[str, Any]) -> None:
     """Append one event line (one write, so concurrent appends do not interleave)."""
     line = json.dumps({"format": EVENT_FORMAT, **data}, ensure_ascii=False, default=str) + "\n"
-    fd = os.open(folder / EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
+    try:  # never through a link planted in the run folder
+        with open_write(folder / EVENTS_FILE, append=True) as fh:
+            fh.write(line.encode("utf-8"))
+    except UnsafePath as exc:
+        raise refused(folder / EVENTS_FILE, exc) from None
 
 
 def read_events(folder: Path) -> list[Event]:
     path = folder / EVENTS_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return []
     from toolproof.gate import GateResult
 
     out = []
-    with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+    try:
+        handle = open_read(path, limit=MAX_EVENTS_BYTES)
+    except UnsafePath as exc:
+        raise SuiteError(str(path), str(exc)) from None
+    with io.TextIOWrapper(handle, encoding="utf-8", errors="surrogateescape") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue

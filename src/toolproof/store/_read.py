@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from toolproof._safeio import MAX_LINE_CHARS, open_read
 from toolproof.store._db import Database
 
 T = TypeVar("T")
@@ -397,7 +398,7 @@ def list_attempts(
             risk=r[9], tags=_loads(r[10], []), expected_tools=_loads(r[11], []),
             actual_tools=_loads(r[12], []), findings=_loads(r[13], []), latency_ms=r[14],
             cost_usd=r[15], cached=bool(r[16]), started_at=db.read_ts(r[17]),
-            records_path=(folder / r[18]) if folder is not None else Path(r[18]),
+            records_path=_records_path(folder, r[18]),
             records_line=r[19], records_offset=None if r[20] is None else int(r[20]),
         )
         for r in rows
@@ -533,6 +534,18 @@ def history(
     ]
 
 
+def _records_path(folder: Path | None, name: str) -> Path | None:
+    """A row's records file, when it names one inside the run's folder (rows are untrusted)."""
+    from toolproof.trust import resolve_inside
+
+    if folder is None:
+        return None
+    try:
+        return resolve_inside(folder, name)
+    except ValueError:
+        return None
+
+
 def read_raw(attempt: AttemptRow) -> dict[str, Any] | None:
     """The attempt's raw record (request, response, transcript) from its run folder.
 
@@ -541,11 +554,11 @@ def read_raw(attempt: AttemptRow) -> dict[str, Any] | None:
     """
     if attempt.records_path is None or attempt.records_offset is None:
         return None
-    try:
-        with open(attempt.records_path, "rb") as fh:
+    try:  # a regular file in the run's folder: never /dev/zero, a FIFO or a link out
+        with open_read(attempt.records_path) as fh:
             fh.seek(attempt.records_offset)
-            data = json.loads(fh.readline())
-    except (OSError, ValueError):
+            data = json.loads(fh.readline(MAX_LINE_CHARS + 1))
+    except (OSError, ValueError):  # UnsafePath is a ValueError
         return None
     if not isinstance(data, dict) or data.get("case_id") != attempt.case_id:
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +26,7 @@ from toolproof.errors import SuiteError, SuiteProblems
 from toolproof.suite._yaml import load_yaml
 from toolproof.trust import (
     DEFAULT_TRUST,
+    PACING_BOUNDS,
     ROUTING_SETTINGS,
     TooDeep,
     Trust,
@@ -32,6 +34,7 @@ from toolproof.trust import (
     check_depth,
     has_long_digits,
     loads_json,
+    pacing_problem,
     read_capped,
     resolve_inside,
 )
@@ -516,7 +519,8 @@ def _top_level(data: dict[str, Any], reader: _Reader, where: Locator) -> SuiteFi
 
 
 def _check_settings(settings: Any, where: Locator, reader: _Reader) -> None:
-    """A suite may not choose where requests go or which key they carry."""
+    """A suite may not choose where requests go or which key they carry, nor pace
+    requests so slowly, or retry them so often, that a run never ends."""
     if not isinstance(settings, dict):
         return
     layer, prefix = settings, ("settings",)  # type: tuple[Any, Path_]
@@ -525,7 +529,10 @@ def _check_settings(settings: Any, where: Locator, reader: _Reader) -> None:
     for spec, values in layer.items():
         if not isinstance(values, dict):
             continue
-        for key in values:
+        for key, value in values.items():
+            problem = pacing_problem(key, value) if key in PACING_BOUNDS else None
+            if problem is not None:
+                reader.add(where.error((*prefix, spec, key), problem))
             if key in ROUTING_SETTINGS:
                 reader.add(
                     where.error(
@@ -555,6 +562,70 @@ def _inline_cases(value: Any, reader: _Reader, where: Locator, origin: Origin) -
 
 #: At most this many case files per suite.
 MAX_CASE_FILES = 10_000
+#: Bounds on the folders a ``**`` in ``cases_from`` walks: pathlib's glob expands
+#: each ``**`` on its own, so ``**/**/**/...`` over nested folders takes exponential time.
+MAX_GLOB_FOLDERS = 10_000
+MAX_GLOB_DEPTH = 32
+
+
+def _glob_match(parts: list[str], names: list[str]) -> bool:
+    """Whether path ``names`` matches glob ``parts`` (``**``: any number of folders).
+
+    Dynamic programming over (pattern part, path part): linear in both, however
+    many ``**`` the pattern holds.
+    """
+    from fnmatch import fnmatchcase
+
+    # ok[j]: the pattern parts so far match the first j names
+    ok = [True] + [False] * len(names)
+    for part in parts:
+        if part == "**":
+            for j in range(1, len(names) + 1):
+                ok[j] = ok[j] or ok[j - 1]
+        else:
+            ok = [False] + [
+                ok[j - 1] and fnmatchcase(names[j - 1], part) for j in range(1, len(names) + 1)
+            ]
+    return ok[len(names)]
+
+
+def _glob(root: Path, pattern: str) -> list[Path]:
+    """The files and folders ``pattern`` matches under ``root``, walking a bounded tree.
+
+    A pattern without ``**`` is pathlib's glob. With ``**``, the tree is walked
+    once (at most :data:`MAX_GLOB_FOLDERS` folders, :data:`MAX_GLOB_DEPTH`
+    deep) and each path matched against the whole pattern: linear in the tree,
+    however many ``**`` the pattern holds. Raises ``ValueError`` past a bound.
+    """
+    if "**" not in pattern:
+        return sorted(root.glob(pattern))
+    parts = [p for p in pattern.replace("\\", "/").split("/") if p not in ("", ".")]
+    folders_only = parts[-1] == "**"  # as pathlib: a trailing '**' matches folders
+    found: list[Path] = []
+    stack: list[tuple[Path, str, int]] = [(root, "", 0)]
+    folders = 0
+    while stack:
+        folder, rel, depth = stack.pop()
+        folders += 1
+        if folders > MAX_GLOB_FOLDERS:
+            raise ValueError(f"'{pattern}' walks more than {MAX_GLOB_FOLDERS:,} folders")
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            name = rel + entry.name
+            try:
+                is_dir = entry.is_dir()  # a link is followed: the file check refuses it later
+            except OSError:
+                is_dir = False
+            if (is_dir or not folders_only) and _glob_match(parts, name.split("/")):
+                found.append(root / name)
+            if is_dir:
+                if depth + 1 > MAX_GLOB_DEPTH:
+                    raise ValueError(f"'{pattern}' reaches folders deeper than {MAX_GLOB_DEPTH}")
+                stack.append((Path(entry.path), name + "/", depth + 1))
+    return sorted(found)
 
 
 def _cases_from(
@@ -567,7 +638,7 @@ def _cases_from(
         field: Path_ = ("cases_from", i) if isinstance(value, list) else ("cases_from",)
         try:
             resolve_inside(reader.root, pattern)
-            matches = sorted(reader.root.glob(pattern))
+            matches = _glob(reader.root, pattern)
         except (UnsafePath, ValueError, NotImplementedError) as exc:
             reader.add(where.error(field, str(exc)))
             continue

@@ -50,6 +50,8 @@ STORE: web.AppKey[StoreSource] = web.AppKey("store", StoreSource)
 PAGE_SIZE: web.AppKey[int] = web.AppKey("page_size", int)
 OPEN_WAIT: web.AppKey[float] = web.AppKey("open_wait", float)
 DIFFS: web.AppKey[dict[Any, RunDiff]] = web.AppKey("diffs", dict)
+#: Host names served besides the loopback names and the bound address (--host).
+EXTRA_HOSTS: web.AppKey[tuple[str, ...]] = web.AppKey("extra_hosts", tuple)
 KEEP_DIFFS = 16
 #: Seconds `toolproof view` lets a page wait for a run being opened.
 OPENING_WAIT = 0.3
@@ -322,17 +324,43 @@ async def stored_trends_page(request: web.Request) -> web.Response:
     return _page("trends.html", trend=stored_trend(points, suite, target), n=n)
 
 
+#: The names a browser on this machine uses for a loopback address.
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def allowed_hosts(request: web.Request) -> set[str]:
+    """The ``Host`` values served: the loopback names, and the bound address, with its port.
+
+    Anything else is a page of another site whose name was made to resolve to
+    this machine (DNS rebinding), reading the viewer from the user's browser.
+    """
+    sockname = request.transport.get_extra_info("sockname") if request.transport else None
+    if not sockname:
+        return set()
+    address, port = str(sockname[0]), int(sockname[1])
+    names = {*_LOOPBACK_NAMES, f"[{address}]" if ":" in address else address}
+    names |= {str(h) for h in request.app.get(EXTRA_HOSTS, ())}
+    out = {f"{name}:{port}" for name in names}
+    if port == 80:
+        out |= names
+    return {h.lower() for h in out}
+
+
 @web.middleware
 async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
     response: web.StreamResponse
-    try:
-        response = await handler(request)
-    except web.HTTPException as exc:  # no such route, or not a GET
-        if exc.status < 400:
-            raise
-        response = _error(exc.status, exc.reason)
-        if exc.status == 405:
-            response.headers["Allow"] = "GET, HEAD"
+    host = request.headers.get("Host", "").strip().lower()
+    if host not in allowed_hosts(request):
+        response = _error(421, "this viewer answers only requests addressed to its own address")
+    else:
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:  # no such route, or not a GET
+            if exc.status < 400:
+                raise
+            response = _error(exc.status, exc.reason)
+            if exc.status == 405:
+                response.headers["Allow"] = "GET, HEAD"
     response.headers["Content-Security-Policy"] = assets()[2] + "; frame-ancestors 'none'"
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"
@@ -411,6 +439,8 @@ def serve(
         if warm:
             cache = app[CACHE]
             threading.Thread(target=lambda: list(cache.warm()), daemon=True).start()
+
+    app[EXTRA_HOSTS] = (f"[{host}]" if ":" in host else host,)
 
     def ready(url: str) -> None:
         print(f"toolproof view: {url}  ({where}; Ctrl-C to stop)", flush=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolproof._safeio import MAX_LINE_CHARS, open_read
 from toolproof.evaluate import Evaluation, TargetEvaluation
 from toolproof.gate import GateResult, run_gate
 from toolproof.report import RunView, run_view
@@ -49,9 +50,9 @@ class RunIndex:
         offset = self.offsets.get(key)
         if offset is None:
             return None
-        with self.info.records_file.open("rb") as fh:
+        with open_read(self.info.records_file) as fh:
             fh.seek(offset)
-            line = fh.readline()
+            line = fh.readline(MAX_LINE_CHARS + 1)
         rec = Record.model_validate_json(line)
         if rec.target is None:
             rec = rec.model_copy(update={"target": self.info.records_file.stem})
@@ -63,7 +64,7 @@ def _offsets(path: Path) -> dict[Key, int]:
     out: dict[Key, int] = {}
     stem = path.stem
     offset = 0
-    with path.open("rb") as fh:
+    with open_read(path) as fh:
         for line in fh:
             if line.strip():
                 try:
