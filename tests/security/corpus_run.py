@@ -146,8 +146,7 @@ cases:
     expect: {call: lookup_order, args: {order_id: ORD-1}}
 """
 SCRIPT = (
-    "default:\n  tool_calls:\n"
-    "  - {name: lookup_order, raw_arguments: '{\"order_id\": \"ORD-1\"}'}\n"
+    'default:\n  tool_calls:\n  - {name: lookup_order, raw_arguments: \'{"order_id": "ORD-1"}\'}\n'
 )
 
 
@@ -260,7 +259,8 @@ def ref_chain(work: Path, outside: Path) -> tuple[list[str], Path | None, str]:
 
 def huge_calibration(work: Path, outside: Path) -> tuple[list[str], Path | None, str]:
     suite = SUITE.replace(
-        "tools:\n", "judge: {model: scripted:script.yaml, calibration: [judge.calibration]}\ntools:\n"
+        "tools:\n",
+        "judge: {model: scripted:script.yaml, calibration: [judge.calibration]}\ntools:\n",
     )
     _checkout(work, suite)
     with open(work / "judge.calibration", "wb") as fh:
@@ -319,10 +319,57 @@ EXTRA_ENTRIES: list[tuple[str, Extra]] = [
     ("records-dev-zero", dev_zero_records),
 ]
 
+_GATE_SUITE = """suite: attack
+tools:
+  - {name: lookup_order, description: Get one order by its ID., parameters: {type: object, properties: {order_id: {type: string}}, required: [order_id]}}
+  - {name: delete_account, description: Delete the account., parameters: {type: object, properties: {}}}
+cases:
+  - {id: lookup, prompt: "Where is ORD-104821?", risk: critical, expect: {call: lookup_order, args: {order_id: ORD-104821}, forbidden: [delete_account]}}
+  - {id: greeting, prompt: "Hi there!", expect: {kind: text, forbidden: [delete_account]}}
+"""
+_GOOD = """cases:
+  lookup: {tool_calls: [{name: lookup_order, raw_arguments: '{"order_id": "ORD-104821"}'}]}
+  greeting: {text: Hello!}
+"""
+_BAD = "default: {tool_calls: [{name: delete_account, raw_arguments: '{}'}]}\n"
+_DOWN = "default: {error: server_error, message: simulated outage}\n"
+
+
+def _gate_checkout(work: Path) -> None:
+    (work / "suite.yaml").write_text(_GATE_SUITE, encoding="utf-8")
+    for name, script in (("good", _GOOD), ("bad", _BAD), ("down", _DOWN)):
+        (work / f"{name}.yaml").write_text(script, encoding="utf-8")
+
+
+def _planted_records(work: Path) -> list[str]:
+    """A pull request commits a passing run's records.jsonl (no manifest) where CI writes
+    its run; the run of a model that always calls the forbidden tool must not adopt it."""
+    _gate_checkout(work)
+    _invoke(["run", "suite.yaml", "-m", "scripted:good.yaml", "-n", "3", "-o", "good",
+             "-q", "--no-store"])  # fmt: skip
+    (work / "runs" / "smoke").mkdir(parents=True)
+    (work / "runs" / "smoke" / "records.jsonl").write_bytes(
+        (work / "good" / "records.jsonl").read_bytes()
+    )
+    _invoke(["run", "suite.yaml", "-m", "scripted:bad.yaml", "-n", "3", "-o", "runs/smoke",
+             "-q", "--no-store"])  # fmt: skip
+    return ["gate", "runs/smoke", "--no-store"]
+
+
+def _nothing_scored(work: Path) -> list[str]:
+    """Every answer an infrastructure error, and the allowance as wide as it goes."""
+    _gate_checkout(work)
+    _invoke(["run", "suite.yaml", "-m", "scripted:down.yaml", "-n", "2", "-o", "down",
+             "-q", "--no-store", "--max-retries", "0", "--max-infra-errors", "100%"])  # fmt: skip
+    return ["gate", "down", "--max-infra-errors", "100%", "--no-store"]
+
+
 #: Inputs made to fool the gate: ``build(work)`` returns the gate command line to
-#: run in ``work``; the gate must not exit 0. Filled as such attacks are fixed
-#: (issue 24 items 1 and 2: a planted records.jsonl, a run with nothing scored).
-GATE_ENTRIES: list[tuple[str, Callable[[Path], list[str]]]] = []
+#: run in ``work``; the gate must not exit 0.
+GATE_ENTRIES: list[tuple[str, Callable[[Path], list[str]]]] = [
+    ("planted records.jsonl in a fresh run folder", _planted_records),
+    ("a run with nothing scored, allowance 100%", _nothing_scored),
+]
 
 
 def _leaked(text: str, secrets: list[str]) -> bool:
@@ -436,8 +483,18 @@ def run_corpus(verbose: bool = False) -> Counts:
                 build(suite, outside)
                 os.chdir(suite)
                 (tmp / "script.yaml").write_text(OLD_SCRIPT)
-                args = ["run", str(suite), "-m", f"scripted:{tmp / 'script.yaml'}", "-q",
-                        "--no-cache", "--no-store", "--allow-code", "-o", str(tmp / "run")]
+                args = [
+                    "run",
+                    str(suite),
+                    "-m",
+                    f"scripted:{tmp / 'script.yaml'}",
+                    "-q",
+                    "--no-cache",
+                    "--no-store",
+                    "--allow-code",
+                    "-o",
+                    str(tmp / "run"),
+                ]
                 _judge(counts, name, tmp, outside, [tmp / "run"], lambda a=args: _invoke(a),  # type: ignore[misc]
                        expect, secrets, " ".join(args))  # fmt: skip
             for i, (name, extra) in enumerate(EXTRA_ENTRIES):

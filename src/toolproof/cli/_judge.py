@@ -6,7 +6,6 @@ A thin layer over :mod:`toolproof.judges`; heavy modules are imported inside the
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any

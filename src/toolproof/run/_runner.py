@@ -195,7 +195,12 @@ def check_fresh_folder(run_dir: Path) -> None:
     """
     if not os.path.lexists(run_dir):
         return
-    if run_dir.is_symlink() or not run_dir.is_dir():
+    if run_dir.is_symlink():
+        raise UserError(
+            f"{run_dir}: is a symbolic link; toolproof does not write through links, so give "
+            "a new or empty folder for the run"
+        )
+    if not run_dir.is_dir():
         raise UserError(f"{run_dir}: not a folder; give a new or empty folder for the run")
     if (run_dir / "manifest.json").exists():
         raise UserError(f"{run_dir} already holds a run; resume it with --resume {run_dir}")
@@ -203,10 +208,11 @@ def check_fresh_folder(run_dir: Path) -> None:
         names = sorted(entry.name for entry in entries)
     if names:
         more = f" (and {len(names) - 1} more)" if len(names) > 1 else ""
+        link = " (a symbolic link)" if (run_dir / names[0]).is_symlink() else ""
         raise UserError(
-            f"{run_dir / names[0]}{more}: the output folder of a new run must be new or empty, "
-            "and this file was not written by this run; give a new folder (the CI example "
-            "writes to one outside the checkout), or remove it"
+            f"{run_dir / names[0]}{link}{more}: the output folder of a new run must be new or "
+            "empty, and this file was not written by this run; give a new folder (the CI "
+            "example writes to one outside the checkout), or remove it"
         )
 
 
