@@ -32,7 +32,7 @@ def _root(
 
 
 def _register() -> None:
-    from toolproof.cli import _core, _gate, _judge, _report, _run, _store, _tools
+    from toolproof.cli import _core, _gate, _judge, _report, _run, _store, _tools, _traces
 
     _core.register(app)
     _run.register(app)
@@ -41,6 +41,7 @@ def _register() -> None:
     _store.register(app)
     _tools.register(app)
     _judge.register(app)
+    _traces.register(app)
 
 
 _register()

@@ -37,7 +37,9 @@ from toolproof.trust import DEFAULT_MAX_FILE_BYTES, ROUTING_SETTINGS, Trust
 
 __all__ = ["RunConfig", "load_config", "read_mapping", "resolve_settings", "trust_from"]
 
-_CONFIG_KEYS = frozenset({"models", "pricing", "allow_code", "max_file_mib", "trusted_commands"})
+_CONFIG_KEYS = frozenset(
+    {"models", "pricing", "allow_code", "max_file_mib", "trusted_commands", "redact"}
+)
 ALL_MODELS = "*"
 
 
@@ -51,6 +53,8 @@ class RunConfig:
     allow_code: bool = False
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     trusted_commands: frozenset[tuple[str, ...]] = frozenset()
+    #: ``redact``: the user's redaction rules for imported traces (checked by toolproof.traces).
+    redact: dict[str, Any] | None = None
 
 
 def trust_from(config: RunConfig | None, allow_code: bool = False) -> Trust:
@@ -98,7 +102,16 @@ def load_config(path: str | Path) -> RunConfig:
         source=source,
         allow_code=allow_code,
         max_file_bytes=int(mib * (1 << 20)),
+        redact=_redact_of(data.get("redact"), source),
     )
+
+
+def _redact_of(data: Any, source: str) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise SuiteError(source, "must be a mapping with 'allow' and 'rules'", path=["redact"])
+    return dict(data)
 
 
 def _commands_of(data: Any, source: str) -> frozenset[tuple[str, ...]]:

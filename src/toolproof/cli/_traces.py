@@ -1,0 +1,79 @@
+"""``toolproof traces import``: production traces into a redacted replay suite."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+
+from toolproof.cli._trust import CONFIG
+
+traces_app = typer.Typer(
+    name="traces",
+    help="From production: import traces as a redacted replay suite.",
+    no_args_is_help=True,
+)
+
+
+@traces_app.command("import")
+def import_command(
+    sources: list[Path] = typer.Argument(
+        ...,
+        help="OTLP/JSON files or folders (.gz too; spans and logs), protobuf MessageToJson or "
+        "ConsoleSpanExporter output, or a Langfuse blob export (JSONL).",
+    ),
+    out: Path | None = typer.Option(None, "--out", "-o", help="The folder to write."),
+    label: str | None = typer.Option(
+        None, "--label", help="Production's target is prod:LABEL (default: today's date)."
+    ),
+    tools: Path | None = typer.Option(
+        None, "--tools", help="Tool definitions for traces that carry none (a tools file)."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show what would be imported and redacted; write nothing."
+    ),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    config: Path | None = CONFIG,
+) -> None:
+    """Import traces: one replay case per chat span, production's calls as records."""
+    from toolproof.cli._trust import load_user_config
+    from toolproof.errors import UserError
+    from toolproof.traces import import_traces, redactor_from_config
+
+    if out is None and not dry_run:
+        raise UserError("give --out DIR (or --dry-run to see what would be written)")
+    name = label or datetime.now(UTC).strftime("%Y-%m-%d")
+    if not all(c.isalnum() or c in "-_." for c in name):
+        raise UserError(f"--label {name!r}: letters, digits, '-', '_' and '.' only")
+    loaded = load_user_config(config)
+    redactor = redactor_from_config(
+        loaded.redact if loaded is not None else None, loaded.source if loaded else "config"
+    )
+    tool_list = None
+    if tools is not None:
+        from toolproof.suite import load_tools_file
+
+        tool_list = load_tools_file(tools)
+    report = import_traces(
+        sources,
+        None if dry_run else out,
+        label=name,
+        redactor=redactor,
+        tools_file=tool_list,
+        tools_source=str(tools) if tools else None,
+        force=force,
+    )
+    data = report.as_json(redactor)
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    from toolproof.traces._render import render_import
+
+    typer.echo(render_import(data, dry_run=dry_run))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(traces_app)

@@ -1,0 +1,20 @@
+"""Production traces: import, redact, replay, drift.
+
+``import_traces`` reads OpenTelemetry GenAI (v1.28–v1.36 log events and the
+v1.37+ attributes), OpenInference, OpenLLMetry and Langfuse exports and writes
+a redacted replay suite with production's answers as records.
+"""
+
+from toolproof.traces._import import NOT_RECORDED, ImportReport, import_traces
+from toolproof.traces._read import Problem
+from toolproof.traces._redact import KINDS, Redactor, redactor_from_config
+
+__all__ = [
+    "KINDS",
+    "NOT_RECORDED",
+    "ImportReport",
+    "Problem",
+    "Redactor",
+    "import_traces",
+    "redactor_from_config",
+]

@@ -1,0 +1,510 @@
+"""``toolproof traces import``: trace files → a redacted replay suite and production's records.
+
+One replay case per chat span that carries its conversation. The folder holds
+``suite.yaml``, ``tools.json``, ``cases.jsonl``, ``provenance.jsonl``,
+``decisions.jsonl`` (every chat span, with or without content: what drift
+reads) and ``records/prod-LABEL.jsonl`` (production's answers as the records
+of target ``prod:LABEL``). Every string is redacted before it is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from toolproof.errors import UserError
+from toolproof.traces._index import Index, IndexedSpan, TraceInfo
+from toolproof.traces._read import Problem, iter_rows, source_files
+from toolproof.traces._redact import Redactor
+from toolproof.traces._shapes import Decision, ToolRun, decision_of, tool_run_of
+from toolproof.types import (
+    CallSpec,
+    Case,
+    Expect,
+    Message,
+    MockRule,
+    Order,
+    Record,
+    Response,
+    SuiteTool,
+    ToolCall,
+    ToolMock,
+    Usage,
+)
+
+__all__ = ["NOT_RECORDED", "ImportReport", "import_traces"]
+
+#: What a replayed tool answers when production never made the call.
+NOT_RECORDED = "not recorded: production made no call to this tool with these arguments"
+#: The most steps a replay case may take.
+MAX_REPLAY_STEPS = 10
+
+
+@dataclass
+class ImportReport:
+    files: int = 0
+    spans: int = 0
+    log_records: int = 0
+    traces: int = 0
+    chat_spans: int = 0
+    tool_spans: int = 0
+    cases: int = 0
+    without_content: int = 0
+    without_conversation: int = 0
+    layouts: Counter[str] = field(default_factory=Counter)
+    tools_from: Counter[str] = field(default_factory=Counter)
+    decisions: Counter[str] = field(default_factory=Counter)
+    calls: int = 0
+    call_errors: int = 0
+    calls_with_outcome: int = 0
+    orphans: int = 0
+    clock_skew: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    redaction: dict[str, Any] = field(default_factory=dict)
+    out: str | None = None
+    target: str = ""
+
+    def problem_counts(self) -> dict[str, int]:
+        return dict(Counter(p.kind for p in self.problems).most_common())
+
+    def as_json(self, redactor: Redactor) -> dict[str, Any]:
+        return {
+            "format": "toolproof.traces-import/1",
+            "target": self.target,
+            "files": self.files,
+            "spans": self.spans,
+            "log_records": self.log_records,
+            "traces": self.traces,
+            "chat_spans": self.chat_spans,
+            "tool_spans": self.tool_spans,
+            "replay_cases": self.cases,
+            "chat_spans_without_content": self.without_content,
+            "chat_spans_without_conversation": self.without_conversation,
+            "layouts": dict(self.layouts),
+            "tools_from": dict(self.tools_from),
+            "decisions": dict(self.decisions),
+            "calls": self.calls,
+            "calls_with_outcome": self.calls_with_outcome,
+            "call_errors": self.call_errors,
+            "spans_without_parent_in_input": self.orphans,
+            "spans_starting_before_parent": self.clock_skew,
+            "skipped": self.problem_counts(),
+            "problems": [redactor.text(p.render(), "error messages") for p in self.problems[:200]],
+            "redaction": self.redaction,
+        }
+
+
+def _case_id(trace: str, span: str) -> str:
+    raw = f"{trace[:12]}-{span}"
+    if re.fullmatch(r"[A-Za-z0-9._-]{1,80}", raw):
+        return raw
+    return "t" + hashlib.sha256(f"{trace}\0{span}".encode()).hexdigest()[:20]
+
+
+def _iso(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+def _tool(defn: dict[str, Any]) -> SuiteTool | None:
+    try:
+        return SuiteTool(
+            name=defn["name"],
+            description=defn.get("description", ""),
+            parameters=defn["parameters"],
+        )
+    except (ValueError, KeyError):
+        return None
+
+
+@dataclass
+class _Out:
+    cases: IO[str]
+    provenance: IO[str]
+    decisions: IO[str]
+    records: IO[str]
+    tools: dict[str, SuiteTool] = field(default_factory=dict)
+
+
+def import_traces(
+    sources: list[Path],
+    out: Path | None,
+    *,
+    label: str,
+    redactor: Redactor,
+    tools_file: list[SuiteTool] | None = None,
+    tools_source: str | None = None,
+    force: bool = False,
+) -> ImportReport:
+    """Import ``sources`` into the folder ``out`` (None: a dry run that writes nothing)."""
+    report = ImportReport(target=f"prod:{label}")
+    files = source_files(sources)
+    report.files = len(files)
+    if out is not None:
+        _prepare(out, force)
+    with tempfile.TemporaryDirectory(prefix="toolproof-traces-") as tmp:
+        index = Index(Path(tmp) / "index.db")
+        try:
+            for row in iter_rows(files, report.problems):
+                index.add(row, report.problems)
+            index.finish()
+            report.spans, report.log_records = index.spans, index.logs
+            report.orphans, report.clock_skew = index.orphans(), index.skewed()
+            staging = Path(tmp) / "out"
+            staging.mkdir()
+            with (
+                (staging / "cases.jsonl").open("w", encoding="utf-8") as cases,
+                (staging / "provenance.jsonl").open("w", encoding="utf-8") as prov,
+                (staging / "decisions.jsonl").open("w", encoding="utf-8") as decisions,
+                (staging / "records.jsonl").open("w", encoding="utf-8") as records,
+            ):
+                sink = _Out(cases, prov, decisions, records)
+                for trace, spans in index.traces():
+                    report.traces += 1
+                    _trace(index, trace, spans, sink, report, redactor, tools_file, tools_source)
+            report.redaction = redactor.report()
+            if out is not None:
+                _finish(staging, out, sink, report, redactor, label)
+        finally:
+            index.close()
+    return report
+
+
+def _prepare(out: Path, force: bool) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        if not force:
+            raise UserError(f"{out}: already exists and is not empty (pass --force to replace it)")
+        if out.is_dir() and not out.is_symlink():
+            shutil.rmtree(out)
+        else:
+            out.unlink()
+
+
+def _finish(
+    staging: Path, out: Path, sink: _Out, report: ImportReport, redactor: Redactor, label: str
+) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("cases.jsonl", "provenance.jsonl", "decisions.jsonl"):
+        shutil.move(staging / name, out / name)
+    (out / "records").mkdir(exist_ok=True)
+    shutil.move(staging / "records.jsonl", out / "records" / f"prod-{label}.jsonl")
+    tools = [t.model_dump(mode="json", exclude_defaults=True) for t in sink.tools.values()]
+    (out / "tools.json").write_text(json.dumps(tools, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    name = json.dumps(f"production replay (prod:{label})")
+    (out / "suite.yaml").write_text(
+        "# Imported by `toolproof traces import`: replay cases from production traces.\n"
+        "# Each case's expectation is production's own call (unreviewed): scoring a\n"
+        "# candidate against it measures agreement with production, not correctness.\n"
+        f"format: 1\nsuite: {name}\ntools: tools.json\ncases_from: cases.jsonl\n",
+        "utf-8",
+    )
+    report.out = str(out)
+    (out / "import-report.json").write_text(
+        json.dumps(report.as_json(redactor), indent=2, ensure_ascii=False) + "\n", "utf-8"
+    )
+
+
+def _trace(
+    index: Index,
+    trace: str,
+    spans: list[IndexedSpan],
+    sink: _Out,
+    report: ImportReport,
+    redactor: Redactor,
+    tools_file: list[SuiteTool] | None,
+    tools_source: str | None,
+) -> None:
+    info = index.info(trace)
+    runs: list[tuple[IndexedSpan, ToolRun]] = []
+    chats: list[tuple[IndexedSpan, Decision]] = []
+    for span in spans:
+        if span.role == "tool":
+            runs.append(
+                (span, tool_run_of(span.attrs, span.name, span.status, span.status_message))
+            )
+            report.tool_spans += 1
+        else:
+            chats.append((span, decision_of(span.attrs, index.logs_of(trace, span.span))))
+            report.chat_spans += 1
+    by_id = {run.call_id: run for _, run in runs if run.call_id}
+    # tool results production fed back to the model, from later chat spans' inputs
+    fed_back: dict[str, Message_] = {}
+    for _, d in chats:
+        for m in d.messages:
+            if m.role == "tool" and m.tool_call_id:
+                fed_back[m.tool_call_id] = m
+    unmatched = [run for _, run in runs if not run.call_id]
+    _infer_calls(chats, runs)
+    for i, (span, d) in enumerate(chats):
+        outcomes = [_outcome(c, by_id, unmatched) for c in d.calls]
+        _decision_line(sink, span, d, outcomes, info, report, redactor)
+        report.layouts[d.layout] += 1
+        if not d.has_content:
+            report.without_content += 1
+            continue
+        if not any(m.role in ("user", "system") for m in d.messages):
+            report.without_conversation += 1
+            continue
+        steps = [dd for _, dd in chats[i:]]
+        _case(sink, span, d, outcomes, steps, by_id, fed_back, info, report, redactor,
+              tools_file, tools_source)  # fmt: skip
+
+
+Message_ = Any
+
+#: Finish reasons that say the model called tools (providers and conventions differ).
+TOOL_FINISH = frozenset({"tool_calls", "tool_call", "tool_use", "function_call"})
+
+
+def _infer_calls(
+    chats: list[tuple[IndexedSpan, Decision]], runs: list[tuple[IndexedSpan, ToolRun]]
+) -> None:
+    """Without content, a call is known from the finish reason; its tools from the tool
+    spans that ran before the next chat span (names and IDs only, never arguments)."""
+    for i, (span, d) in enumerate(chats):
+        if d.calls or d.has_content or str(d.finish_reason) not in TOOL_FINISH:
+            continue
+        until = chats[i + 1][0].start if i + 1 < len(chats) else None
+        for tspan, run in runs:
+            after = tspan.start is not None and span.start is not None and tspan.start >= span.start
+            before = until is None or (tspan.start is not None and tspan.start < until)
+            if after and before:
+                d.calls.append(ToolCall(id=run.call_id, name=run.name))
+        if not d.calls:
+            d.calls.append(ToolCall(name="(unknown tool)"))
+
+
+def _outcome(call: ToolCall, by_id: dict[str, ToolRun], unmatched: list[ToolRun]) -> ToolRun | None:
+    if call.id and call.id in by_id:
+        return by_id[call.id]
+    for run in unmatched:
+        if run.name == call.name:
+            unmatched.remove(run)
+            return run
+    return None
+
+
+def _failed(run: ToolRun | None) -> bool | None:
+    if run is None:
+        return None
+    return bool(
+        run.status == 2
+        or run.error_type
+        or (run.http_status is not None and run.http_status >= 400)
+    )
+
+
+def _decision_line(
+    sink: _Out,
+    span: IndexedSpan,
+    d: Decision,
+    outcomes: list[ToolRun | None],
+    info: TraceInfo,
+    report: ImportReport,
+    redactor: Redactor,
+) -> None:
+    calls = []
+    for call, run in zip(d.calls, outcomes, strict=True):
+        failed = _failed(run)
+        report.calls += 1
+        if failed is not None:
+            report.calls_with_outcome += 1
+            report.call_errors += failed
+        calls.append(
+            {
+                "tool": call.name,
+                "outcome": "unknown" if failed is None else ("error" if failed else "ok"),
+                "error_type": run.error_type if run else None,
+                "http_status": run.http_status if run else None,
+            }
+        )
+    report.decisions["call" if d.calls else "no call"] += 1
+    line = {
+        "trace_id": span.trace,
+        "span_id": span.span,
+        "time": _iso(span.start),
+        "has_content": d.has_content,
+        "model": d.model,
+        "calls": calls,
+        "feedback": info.feedback,
+    }
+    sink.decisions.write(json.dumps(redactor.value(line, "decisions"), ensure_ascii=False) + "\n")
+
+
+def _case(
+    sink: _Out,
+    span: IndexedSpan,
+    d: Decision,
+    outcomes: list[ToolRun | None],
+    steps: list[Decision],
+    by_id: dict[str, ToolRun],
+    fed_back: dict[str, Any],
+    info: TraceInfo,
+    report: ImportReport,
+    redactor: Redactor,
+    tools_file: list[SuiteTool] | None,
+    tools_source: str | None,
+) -> None:
+    later = [c for step in steps for c in step.calls]
+    case_id = _case_id(span.trace, span.span)
+    if d.tools:
+        defs = [t for t in (_tool(x) for x in d.tools) if t is not None]
+        source = "trace"
+    elif tools_file is not None:
+        defs, source = list(tools_file), f"file:{tools_source}"
+    else:
+        names = sorted({c.name for c in later if c.name})
+        defs = [
+            t for t in (_tool({"name": n, "parameters": {"type": "object"}}) for n in names) if t
+        ]
+        source = "none (only the names production called)"
+    report.tools_from[source.split(":")[0] if source.startswith("file") else source] += 1
+    mocks = _mocks(defs, later, by_id, fed_back)
+    calls = [
+        CallSpec(tool=c.name, args=c.arguments, extra_args=None)
+        if isinstance(c.arguments, dict)
+        else CallSpec(tool=c.name, extra_args=True)
+        for c in d.calls
+    ]
+    case = Case(
+        id=case_id,
+        messages=d.messages,
+        tools=[_case_tool(t, sink) for t in defs],
+        expect=Expect(calls=calls, order=Order.superset) if calls else Expect(),
+        reason="production's decision (unreviewed)",
+        tags=["from-production", f"tools-from-{source.split(':')[0].split(' ')[0]}"],
+        mocks=mocks,
+        max_steps=min(MAX_REPLAY_STEPS, len(steps) + (1 if steps[-1].calls else 0)),
+    )
+    data = case.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
+    data["expect"] = case.expect.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    sink.cases.write(json.dumps(redactor.value(data, "cases"), ensure_ascii=False) + "\n")
+    last = steps[-1]
+    record = Record(
+        case_id=case_id,
+        target=report.target,
+        response=Response(
+            text=last.text,
+            tool_calls=last.calls,
+            stop_reason=last.finish_reason,
+            model=last.model,
+            usage=Usage(input_tokens=d.input_tokens, output_tokens=d.output_tokens)
+            if d.input_tokens is not None or d.output_tokens is not None
+            else None,
+        ),
+        transcript=_transcript(d.messages, steps, by_id, fed_back) if len(steps) > 1 else None,
+        started_at=datetime.fromtimestamp(span.start / 1e9, tz=UTC) if span.start else None,
+        latency_ms=(span.end - span.start) / 1e6 if span.end and span.start else None,
+    )
+    rec = record.model_dump(mode="json", exclude_none=True)
+    sink.records.write(json.dumps(redactor.value(rec, "records"), ensure_ascii=False) + "\n")
+    prov = {
+        "case_id": case_id,
+        "trace_id": span.trace,
+        "span_id": span.span,
+        "parent_span_id": span.parent,
+        "session_id": info.session,
+        "user_id": info.user,
+        "conversation_id": info.conversation,
+        "start": _iso(span.start),
+        "end": _iso(span.end),
+        "source": f"{span.file}:{span.line}",
+        "layout": d.layout,
+        "tools_from": source,
+        "model": d.model,
+        "provider": d.provider,
+        "feedback": info.feedback,
+        "outcomes": [
+            None
+            if run is None
+            else {
+                "tool": run.name,
+                "call_id": run.call_id,
+                "failed": _failed(run),
+                "error_type": run.error_type,
+                "status": run.status,
+                "status_message": run.status_message,
+                "http_status": run.http_status,
+                "result": run.result,
+            }
+            for run in outcomes
+        ],
+    }
+    sink.provenance.write(json.dumps(redactor.value(prov, "provenance"), ensure_ascii=False) + "\n")
+    report.cases += 1
+
+
+def _transcript(
+    start: list[Message], steps: list[Decision], by_id: dict[str, ToolRun], fed_back: dict[str, Any]
+) -> list[Message]:
+    """Production's own multi-step path from this decision to the end of its trace."""
+    out = list(start)
+    for step in steps:
+        out.append(Message(role="assistant", content=step.text, tool_calls=step.calls))
+        for call in step.calls:
+            run = by_id.get(call.id or "")
+            msg = fed_back.get(call.id or "")
+            if msg is not None:
+                out.append(msg)
+            elif run is not None and run.result is not None:
+                text = (
+                    run.result
+                    if isinstance(run.result, str)
+                    else json.dumps(run.result, ensure_ascii=False)
+                )
+                out.append(
+                    Message(
+                        role="tool",
+                        content=text,
+                        tool_call_id=call.id,
+                        name=call.name,
+                        is_error=bool(_failed(run)),
+                    )
+                )
+    return out
+
+
+def _case_tool(tool: SuiteTool, sink: _Out) -> str | SuiteTool:
+    known = sink.tools.get(tool.name)
+    if known is None:
+        sink.tools[tool.name] = tool
+        return tool.name
+    return tool.name if known == tool else tool
+
+
+def _mocks(
+    defs: list[SuiteTool],
+    later: list[ToolCall],
+    by_id: dict[str, ToolRun],
+    fed_back: dict[str, Any],
+) -> dict[str, ToolMock]:
+    """Production's recorded result for each call it made; 'not recorded' for anything else."""
+    rules: dict[str, list[MockRule]] = {t.name: [] for t in defs}
+    for call in later:
+        run = by_id.get(call.id or "")
+        msg = fed_back.get(call.id or "")
+        if run is not None and run.result is not None:
+            result, failed = run.result, bool(_failed(run))
+            message = run.status_message or run.error_type
+        elif msg is not None:
+            result, failed, message = msg.content, msg.is_error, None
+        else:
+            continue
+        when = call.arguments if isinstance(call.arguments, dict) else None
+        if failed:
+            text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+            rule = MockRule(when=when, fault="error", message=message or text)
+        else:
+            rule = MockRule(when=when, result=result)
+        rules.setdefault(call.name, []).append(rule)
+    default = MockRule(fault="error", message=NOT_RECORDED)
+    return {name: ToolMock(rules=r, default=default) for name, r in rules.items()}

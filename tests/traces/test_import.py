@@ -1,0 +1,240 @@
+"""traces import: every fixture a real library wrote, end to end, and damaged input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from toolproof import evaluate
+from toolproof.errors import UserError
+from toolproof.suite import load_suite_checked
+from toolproof.traces import Redactor, import_traces
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+WITH_CONTENT = {
+    "otelv2 v1.28-v1.36 logs": (
+        ["otelv2-legacy-content.spans.jsonl", "otelv2-legacy-content.logs.jsonl"],
+        "gen_ai v1.28-v1.36 log events",
+    ),
+    "otelv2 v1.37+ attributes": (["otelv2-latest-content.spans.jsonl"], "gen_ai v1.37+ attributes"),
+    "otelv2 without opt-in": (
+        ["otelv2-latest-noptin-content.spans.jsonl"],
+        "gen_ai v1.37+ attributes",
+    ),
+    "openinference": (["openinference.spans.jsonl"], "OpenInference"),
+    "openinference console": (["openinference.console.txt"], "OpenInference"),
+    "langfuse MessageToJson": (["langfuse.messagetojson.json"], "Langfuse"),
+    "openllmetry indexed": (["openllmetry-indexed.spans.jsonl"], "OpenLLMetry indexed keys"),
+    "langfuse blob export": (["langfuse-blob-export.jsonl"], "Langfuse"),
+}
+
+
+def _import(tmp_path: Path, names: list[str], **kw: object) -> tuple[Path, dict]:
+    out = tmp_path / "out"
+    report = import_traces(
+        [FIXTURES / n for n in names],
+        out,
+        label="t",
+        redactor=Redactor(),
+        **kw,  # type: ignore[arg-type]
+    )
+    return out, report.as_json(Redactor())
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("shape", list(WITH_CONTENT))
+def test_each_library_shape_imports_validates_and_scores(tmp_path: Path, shape: str) -> None:
+    names, layout = WITH_CONTENT[shape]
+    out, report = _import(tmp_path, names)
+    assert report["layouts"] == {layout: report["chat_spans"]}
+    cases = _lines(out / "cases.jsonl")
+    assert len(cases) == report["replay_cases"] > 0
+    loaded, problems = load_suite_checked(out)
+    assert problems == []
+    suite = loaded.suite
+    assert len(suite.cases) == len(cases)
+    records = out / "records" / "prod-t.jsonl"
+    ev = evaluate(suite, [records])
+    (target,) = ev.targets.values()
+    assert target.target == "prod:t"
+    failed = [v.case_id for v in target.verdicts if not v.passed]
+    assert not failed, failed  # production agrees with itself
+    prov = _lines(out / "provenance.jsonl")
+    assert [p["case_id"] for p in prov] == [c["id"] for c in cases]
+    assert all(p["trace_id"] and p["span_id"] and p["start"] for p in prov)
+
+
+def test_parallel_calls_outcomes_and_mocks_from_the_trace(tmp_path: Path) -> None:
+    out, report = _import(tmp_path, ["otelv2-latest-content.spans.jsonl"])
+    assert report["calls"] == 4 and report["call_errors"] == 1
+    cases = {c["messages"][-1]["content"]: c for c in _lines(out / "cases.jsonl")}
+    parallel = next(c for k, c in cases.items() if k and "Praha and Brno" in k)
+    assert [(x["tool"], x["args"]) for x in parallel["expect"]["calls"]] == [
+        ("get_weather", {"city": "Praha"}),
+        ("get_weather", {"city": "Brno"}),
+    ]
+    rules = parallel["mocks"]["get_weather"]["rules"]
+    assert rules[0] == {"when": {"city": "Praha"}, "result": {"city": "Praha", "temp_c": 11}}
+    assert rules[1]["fault"] == "error" and rules[1]["when"] == {"city": "Brno"}
+    assert parallel["mocks"]["get_weather"]["default"]["message"].startswith("not recorded")
+    prov = next(p for p in _lines(out / "provenance.jsonl") if p["case_id"] == parallel["id"])
+    assert [o["failed"] for o in prov["outcomes"]] == [False, True]
+    assert prov["outcomes"][1]["http_status"] == 503
+    assert prov["conversation_id"] == "conv-1"
+
+
+def test_tools_come_from_the_trace_or_the_tools_file_and_the_case_says_which(
+    tmp_path: Path,
+) -> None:
+    out, _ = _import(tmp_path, ["openinference.spans.jsonl"])
+    assert {t["name"] for t in json.loads((out / "tools.json").read_text())} == {
+        "get_weather",
+        "send_email",
+    }
+    assert all("tools-from-trace" in c["tags"] for c in _lines(out / "cases.jsonl"))
+    from toolproof.types import SuiteTool
+
+    tools = [SuiteTool(name="get_weather", parameters={"type": "object"})]
+    out2 = tmp_path / "o2"
+    import_traces(
+        [FIXTURES / "otelv2-latest-content.spans.jsonl"],
+        out2,
+        label="t",
+        redactor=Redactor(),
+        tools_file=tools,
+        tools_source="tools.yaml",
+    )
+    prov = _lines(out2 / "provenance.jsonl")
+    assert {p["tools_from"] for p in prov} == {"file:tools.yaml"}
+
+
+def test_without_content_no_case_but_decisions_and_error_rates(tmp_path: Path) -> None:
+    for names in (
+        ["otelv2-legacy-nocontent.spans.jsonl", "otelv2-legacy-nocontent.logs.jsonl"],
+        ["otelv2-latest-nocontent.spans.jsonl"],
+    ):
+        out, report = _import(tmp_path, names)
+        assert report["replay_cases"] == 0
+        assert report["chat_spans_without_content"] == 7
+        decisions = _lines(out / "decisions.jsonl")
+        called = sorted(c["tool"] for d in decisions for c in d["calls"])
+        assert called == ["get_weather", "get_weather", "get_weather", "send_email"]
+        assert report["call_errors"] == 1
+        assert not any("arguments" in c for d in decisions for c in d["calls"])
+        shutil.rmtree(out)
+
+
+def test_gzip_and_a_folder_read_the_same(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    with gzip.open(src / "a.jsonl.gz", "wb") as f:
+        f.write((FIXTURES / "openinference.spans.jsonl").read_bytes())
+    report = import_traces([src], tmp_path / "o", label="t", redactor=Redactor())
+    assert report.cases == 7
+
+
+def test_a_non_empty_out_folder_is_never_overwritten(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    with pytest.raises(UserError, match="--force"):
+        import_traces([FIXTURES / "openinference.spans.jsonl"], out, label="t", redactor=Redactor())
+    assert (out / "mine.txt").read_text() == "keep"
+
+
+def _span(trace: str, span: str, parent: str | None = None, **attrs: object) -> dict:
+    s: dict = {
+        "traceId": trace,
+        "spanId": span,
+        "name": "chat m",
+        "kind": 3,
+        "startTimeUnixNano": "1764400000000000000",
+        "attributes": [
+            {"key": k, "value": {"stringValue": v} if isinstance(v, str) else v}
+            for k, v in {"gen_ai.operation.name": "chat", **attrs}.items()
+        ],
+    }
+    if parent:
+        s["parentSpanId"] = parent
+    return s
+
+
+def _line(*spans: dict) -> str:
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]})
+
+
+T = "5b8efff798038103d269b633813fc60c"
+
+
+def test_damaged_input_is_located_or_counted_never_a_traceback(tmp_path: Path) -> None:
+    lines = [
+        _line(_span(T, "eee19b7ec3c1b174")),  # 1: fine
+        "{not json",  # 2
+        _line(_span(T, "eee19b7ec3c1b175", "eee19b7ec3c1b175")),  # 3: self-parent
+        _line(_span("", "eee19b7ec3c1b176")),  # 4: missing trace ID
+        _line(_span(T, "eee19b7ec3c1b174")),  # 5: duplicate of line 1
+        '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "' + T + '", '
+        '"spanId": "eee19b7ec3c1b177", "attributes": [{"key": "k", "value": '
+        '{"stringValue": "y"}}]}]}]}]}',  # 6: fine
+        '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "'
+        + T
+        + '", "spanId": "eee19b7ec3c1b178", "attributes": [{"key": "deep", "value": '
+        + "[" * 10_000
+        + "]" * 10_000
+        + "}]}]}]}]}",  # 7: 10,000-deep nesting
+        _line(_span(T, "eee19b7ec3c1b179", **{"gen_ai.input.messages": "x" * (2 << 20)})),  # 8
+        '{"resourceSpans": [',  # 9: truncated last line
+    ]
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    report = import_traces([path], tmp_path / "o", label="t", redactor=Redactor())
+    where = {(p.kind, p.line) for p in report.problems}
+    assert ("malformed JSON", 2) in where
+    assert ("self-parent", 3) in where
+    assert ("missing ID", 4) in where
+    assert ("duplicate span", 5) in where
+    assert ("too deep", 7) in where
+    assert ("attribute dropped", 8) in where
+    assert ("truncated", 9) in where or ("malformed JSON", 9) in where
+    rendered = [p.render() for p in report.problems]
+    assert any(r.startswith(f"{path}:3 (span eee19b7ec3c1b175)") for r in rendered)
+
+
+def test_an_overlong_line_is_skipped_without_being_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.traces import _read
+
+    monkeypatch.setattr(_read, "MAX_LINE_BYTES", 1000)
+    path = tmp_path / "big.jsonl"
+    big = _line(_span(T, "eee19b7ec3c1b174", **{"x": "y" * 5000}))
+    path.write_text(big + "\n" + _line(_span(T, "eee19b7ec3c1b175")) + "\n")
+    report = import_traces([path], tmp_path / "o", label="t", redactor=Redactor())
+    assert [(p.kind, p.line) for p in report.problems] == [("line too long", 1)]
+    assert report.spans == 1
+
+
+def test_cli_import_prints_the_report_and_validate_accepts(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from toolproof.cli._app import app
+
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        ["traces", "import", str(FIXTURES / "langfuse.messagetojson.json"), "-o", str(out),
+         "--label", "2026-12-01"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "replay cases: 7" in result.output
+    assert (out / "records" / "prod-2026-12-01.jsonl").is_file()
+    result = CliRunner().invoke(app, ["validate", str(out)])
+    assert result.exit_code == 0, result.output
