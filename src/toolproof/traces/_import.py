@@ -197,7 +197,9 @@ def _finish(
         shutil.move(staging / name, out / name)
     (out / "records").mkdir(exist_ok=True)
     shutil.move(staging / "records.jsonl", out / "records" / f"prod-{label}.jsonl")
-    tools = [t.model_dump(mode="json", exclude_defaults=True) for t in sink.tools.values()]
+    tools = redactor.value(
+        [t.model_dump(mode="json", exclude_defaults=True) for t in sink.tools.values()], "tools"
+    )
     (out / "tools.json").write_text(json.dumps(tools, indent=2, ensure_ascii=False) + "\n", "utf-8")
     name = json.dumps(f"production replay (prod:{label})")
     (out / "suite.yaml").write_text(
@@ -502,7 +504,7 @@ def _mocks(
         when = call.arguments if isinstance(call.arguments, dict) else None
         if failed:
             text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
-            rule = MockRule(when=when, fault="error", message=message or text)
+            rule = MockRule(when=when, fault="error", message=text or message)
         else:
             rule = MockRule(when=when, result=result)
         rules.setdefault(call.name, []).append(rule)

@@ -51,31 +51,28 @@ _API_KEY = (
     r"|hf_[A-Za-z0-9]{30,})"
 )
 
-#: (kind, pattern, validator) in priority order: an earlier kind wins an overlap.
-_DETECTORS: list[tuple[str, re.Pattern[str]]] = [
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")),
-    ("bearer", re.compile(r"(?i)\bbearer[ \t]+[A-Za-z0-9._~+/=-]{8,}")),
-    ("api_key", re.compile(r"(?<![A-Za-z0-9_-])" + _API_KEY)),
+#: (kind, pattern) in priority order: an earlier kind wins an overlap. ASCII classes:
+#: text in Czech, Russian, Chinese or Korean written right against a value (no space)
+#: must not hide it, so letters of other scripts are not "word" characters here.
+_PATTERNS = [
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"),
+    ("bearer", r"(?i)\bbearer[ \t]+[A-Za-z0-9._~+/=-]{8,}"),
+    ("api_key", r"(?<![A-Za-z0-9_-])" + _API_KEY),
     (
         "email",
-        re.compile(
-            r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}"
-        ),
+        r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}",
     ),
-    ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")),
-    ("card", re.compile(r"(?<![\d.])\d(?:[ -]?\d){12,18}(?![\d.])")),
-    ("phone", re.compile(r"(?<![\w+])(?:\+|00)[1-9]\d{0,2}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?![\w])")),
+    ("iban", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
+    ("card", r"(?<![\d.])\d(?:[ -]?\d){12,18}(?![\d.])"),
+    ("phone", r"(?<![\w+])(?:\+|00)[1-9]\d{0,2}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?!\w)"),
     (
         "ipv4",
-        re.compile(
-            r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])"
-        ),
+        r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}"
+        r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])",
     ),
-    (
-        "ipv6",
-        re.compile(r"(?<![0-9A-Za-z:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Za-z:])"),
-    ),
+    ("ipv6", r"(?<![0-9A-Za-z:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Za-z:])"),
 ]
+_DETECTORS = [(kind, re.compile(pattern, re.ASCII)) for kind, pattern in _PATTERNS]
 
 
 def _luhn(digits: str) -> bool:
@@ -152,6 +149,10 @@ def _placeholder(kind: str, n: int, original: str) -> str:
     return f"[{kind.upper()}-{n}]"
 
 
+_ID_KEYS = frozenset({"trace_id", "span_id", "parent_span_id", "case_id", "id"})
+_HEX_ID = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}|[0-9a-f]{12}-[0-9a-f]{16}|t[0-9a-f]{20}")
+
+
 @dataclass
 class Redactor:
     """Redacts every string handed to it; counts what it replaced, by kind and by field."""
@@ -224,9 +225,21 @@ class Redactor:
         return "".join(out)
 
     def value(self, data: Any, where: str = "") -> Any:
-        """Every string (keys too) of a JSON-like value redacted; ``where`` names the field."""
+        """Every string (keys too) of a JSON-like value redacted; ``where`` names the field.
+
+        Trace and span IDs (hex) are kept: they link a case to its trace. A whole
+        number with a card's length that passes Luhn is redacted as a card.
+        """
         if isinstance(data, str):
+            if where.rsplit(".", 1)[-1] in _ID_KEYS and _HEX_ID.fullmatch(data):
+                return data
             return self.text(data, where or "text")
+        if isinstance(data, int) and not isinstance(data, bool) and 10**12 <= abs(data) < 10**19:
+            if _luhn(str(abs(data))) and str(data) not in self.allow:
+                self.by_kind["card"] += 1
+                self.by_field[where] += 1
+                return int(self.pseudonym("card", str(abs(data))))
+            return data
         if isinstance(data, list):
             return [self.value(v, where) for v in data]
         if isinstance(data, dict):
