@@ -75,5 +75,22 @@ def import_command(
     typer.echo(render_import(data, dry_run=dry_run))
 
 
+@traces_app.command("agreement")
+def agreement_command(
+    folder: Path = typer.Argument(..., help="The imported folder (traces import -o DIR)."),
+    run: Path = typer.Argument(..., help="A run folder (or records file) of a replay of it."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    limit: int = typer.Option(20, "--limit", min=0, help="Differing cases shown."),
+) -> None:
+    """Agreement of a replay with production: decision, tool, arguments, tool changes."""
+    from toolproof.traces import agreement, render_agreement
+
+    results = agreement(folder, run)
+    if as_json:
+        typer.echo(json.dumps([r.as_json() for r in results], indent=2, ensure_ascii=False))
+    else:
+        typer.echo(render_agreement(results, limit))
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(traces_app)

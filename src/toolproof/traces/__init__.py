@@ -5,6 +5,7 @@ v1.37+ attributes), OpenInference, OpenLLMetry and Langfuse exports and writes
 a redacted replay suite with production's answers as records.
 """
 
+from toolproof.traces._agreement import Agreement, agreement, render_agreement
 from toolproof.traces._import import NOT_RECORDED, ImportReport, import_traces
 from toolproof.traces._read import Problem
 from toolproof.traces._redact import KINDS, Redactor, redactor_from_config
@@ -12,9 +13,12 @@ from toolproof.traces._redact import KINDS, Redactor, redactor_from_config
 __all__ = [
     "KINDS",
     "NOT_RECORDED",
+    "Agreement",
     "ImportReport",
     "Problem",
     "Redactor",
+    "agreement",
     "import_traces",
     "redactor_from_config",
+    "render_agreement",
 ]

@@ -1,0 +1,78 @@
+"""Replay of an imported folder against a scripted candidate: mocks and agreement."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from toolproof.cli._app import app
+from toolproof.traces import NOT_RECORDED, Redactor, agreement, import_traces, render_agreement
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _script(folder: Path) -> dict:
+    cases = {}
+    for line in (folder / "cases.jsonl").read_text().splitlines():
+        c = json.loads(line)
+        last = c["messages"][-1].get("content") or ""
+        if "Paris?" in last:  # agrees: production's call, answered with production's result
+            steps = [{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+                     {"text": "11 °C"}]  # fmt: skip
+        elif "Praha and Brno" in last:  # one of production's two calls
+            steps = [{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Praha"}}]},
+                     {"text": "Praha"}]  # fmt: skip
+        elif "Send" in last:  # the same tool, other arguments: not recorded
+            steps = [{"tool_calls": [{"name": "send_email",
+                                      "arguments": {"to": "x@example.com", "body": "hi"}}]},
+                     {"text": "sent?"}]  # fmt: skip
+        elif "joke" in last:  # a call where production made none
+            steps = [{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}]},
+                     {"text": "Oslo"}]  # fmt: skip
+        else:
+            steps = [{"text": "Done."}]
+        cases[c["id"]] = {"steps": steps}
+    return {"model": "candidate", "cases": cases}
+
+
+def test_replay_answers_from_production_and_reports_agreement(tmp_path: Path) -> None:
+    folder = tmp_path / "imp"
+    import_traces([FIXTURES / "openinference.spans.jsonl"], folder, label="p", redactor=Redactor())
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump(_script(folder)))
+    run = tmp_path / "run"
+    result = CliRunner().invoke(
+        app, ["run", str(folder), "--model", f"scripted:{script}", "-o", str(run), "--no-store"]
+    )
+    assert result.exit_code == 0, result.output
+    records = [json.loads(x) for x in (run / "records.jsonl").read_text().splitlines()]
+    by_case = {r["case_id"]: r for r in records}
+    paris = next(
+        r for r in records if any("Paris?" in (m.get("content") or "") for m in r["transcript"])
+    )
+    tool_msgs = [m for m in paris["transcript"] if m["role"] == "tool"]
+    assert json.loads(tool_msgs[0]["content"]) == {"city": "Paris", "temp_c": 11}
+    assert not tool_msgs[0].get("is_error")
+    joke = next(
+        r for r in records if any("joke" in (m.get("content") or "") for m in r["transcript"])
+    )
+    (err,) = [m for m in joke["transcript"] if m["role"] == "tool"]
+    assert err["is_error"] and NOT_RECORDED in err["content"]
+
+    (agg,) = agreement(folder, run)
+    assert len(agg.cases) == len(by_case) == 7
+    assert agg.rate("same_decision")[:2] == (6, 7)
+    assert agg.rate("same_tool")[:2] == (2, 3)
+    assert agg.rate("same_arguments")[:2] == (1, 2)
+    assert agg.rate("tool_change")[:2] == (1, 3)
+    text = render_agreement([agg])
+    assert "differing cases (3)" in text
+    assert 'candidate   get_weather({"city": "Oslo"})' in text
+    assert "production  (no call)" in text
+    cli = CliRunner().invoke(app, ["traces", "agreement", str(folder), str(run), "--json"])
+    assert cli.exit_code == 0, cli.output
+    data = json.loads(cli.output)
+    assert data[0]["same_decision"]["agree"] == 6 and data[0]["not_recorded_calls"] == 2
