@@ -92,5 +92,41 @@ def agreement_command(
         typer.echo(render_agreement(results, limit))
 
 
+def drift_command(
+    baseline: Path = typer.Option(..., "--baseline", help="Import folder or run folder."),
+    current: Path = typer.Option(..., "--current", help="Import folder or run folder."),
+    threshold: float = typer.Option(
+        0.01, "--threshold", min=0.0, max=1.0, help="tool_call_error_rate alert threshold."
+    ),
+    alpha: float = typer.Option(
+        0.01, "--alpha", min=0.0, max=1.0, help="Selection alert: chi-square p below this..."
+    ),
+    max_js: float = typer.Option(
+        0.1, "--max-js", min=0.0, max=1.0, help="...and Jensen-Shannon distance at least this."
+    ),
+    fmt: str = typer.Option("terminal", "--format", "-f", help="terminal, markdown or json."),
+) -> None:
+    """Compare two windows: tool selection (no call included) and tool_call_error_rate.
+
+    Exit 1 when an alert fires, 0 otherwise.
+    """
+    from toolproof.errors import UserError
+    from toolproof.traces import drift, read_window, render_drift
+
+    if fmt not in ("terminal", "markdown", "json"):
+        raise UserError(f"--format {fmt!r}: give terminal, markdown or json")
+    result = drift(
+        read_window(baseline), read_window(current), threshold=threshold, alpha=alpha,
+        max_js=max_js,
+    )  # fmt: skip
+    if fmt == "json":
+        typer.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(render_drift(result, fmt))
+    if result.alerts:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(traces_app)
+    app.command("drift")(drift_command)

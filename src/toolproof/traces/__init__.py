@@ -6,6 +6,7 @@ a redacted replay suite with production's answers as records.
 """
 
 from toolproof.traces._agreement import Agreement, agreement, render_agreement
+from toolproof.traces._drift import Drift, Window, drift, read_window, render_drift
 from toolproof.traces._import import NOT_RECORDED, ImportReport, import_traces
 from toolproof.traces._read import Problem
 from toolproof.traces._redact import KINDS, Redactor, redactor_from_config
@@ -14,11 +15,16 @@ __all__ = [
     "KINDS",
     "NOT_RECORDED",
     "Agreement",
+    "Drift",
     "ImportReport",
     "Problem",
     "Redactor",
+    "Window",
     "agreement",
+    "drift",
     "import_traces",
+    "read_window",
     "redactor_from_config",
     "render_agreement",
+    "render_drift",
 ]
