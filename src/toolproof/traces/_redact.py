@@ -73,6 +73,26 @@ _PATTERNS = [
     ("ipv6", r"(?<![0-9A-Za-z:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Za-z:])"),
 ]
 _DETECTORS = [(kind, re.compile(pattern, re.ASCII)) for kind, pattern in _PATTERNS]
+_ORDER = {kind: i for i, (kind, _) in enumerate(_DETECTORS)}
+
+#: What a string must hold for each detector to have a chance (a cheap test first:
+#: most strings hold no digit, no '@' and no key prefix, and skip every pattern).
+_DIGIT = re.compile(r"[0-9]")
+_KEY_HINT = re.compile(r"sk-|pk-|_live_|_test_|AKIA|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_")
+
+
+def _could_hold(kind: str, value: str, digit: bool) -> bool:
+    if kind == "email":
+        return "@" in value
+    if kind == "jwt":
+        return "eyJ" in value
+    if kind == "bearer":
+        return "earer" in value or "EARER" in value
+    if kind == "api_key":
+        return _KEY_HINT.search(value) is not None
+    if kind == "ipv6":
+        return value.count(":") >= 2
+    return digit
 
 
 def _luhn(digits: str) -> bool:
@@ -149,6 +169,8 @@ def _placeholder(kind: str, n: int, original: str) -> str:
     return f"[{kind.upper()}-{n}]"
 
 
+#: Values never redacted as they are (a whole number is checked as a card number).
+_SCALARS = (bool, float)
 _ID_KEYS = frozenset({"trace_id", "span_id", "parent_span_id", "case_id", "id"})
 _HEX_ID = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}|[0-9a-f]{12}-[0-9a-f]{16}|t[0-9a-f]{20}")
 
@@ -164,6 +186,8 @@ class Redactor:
     examples: dict[str, str] = field(default_factory=dict)
     _names: dict[tuple[str, str], str] = field(default_factory=dict)
     _count: Counter[str] = field(default_factory=Counter)
+    #: Short strings already found clean (keys, roles, repeated values): bounded.
+    _clean: set[str] = field(default_factory=set)
 
     def pseudonym(self, kind: str, original: str) -> str:
         key = (kind, original)
@@ -180,6 +204,8 @@ class Redactor:
 
     def text(self, value: str, where: str = "text") -> str:
         """``value`` with every finding replaced (JSON inside is decoded and redacted too)."""
+        if value in self._clean:
+            return value
         stripped = value.lstrip()
         if stripped[:1] in ("{", "[") and len(value) < (8 << 20):
             try:
@@ -195,8 +221,13 @@ class Redactor:
         return self._flat(value, where)
 
     def _flat(self, value: str, where: str) -> str:
+        if value in self._clean:
+            return value
         spans: list[tuple[int, int, str]] = []
+        digit = _DIGIT.search(value) is not None
         for kind, pattern in _DETECTORS:
+            if not _could_hold(kind, value, digit):
+                continue
             for m in pattern.finditer(value):
                 if _valid(kind, m.group(0)):
                     spans.append((m.start(), m.end(), kind))
@@ -205,9 +236,12 @@ class Redactor:
                 if m.end() > m.start():
                     spans.append((m.start(), m.end(), name))
         if not spans:
+            if len(value) <= 200:
+                if len(self._clean) >= 200_000:
+                    self._clean.clear()
+                self._clean.add(value)
             return value
-        order = {k: i for i, (k, _) in enumerate(_DETECTORS)}
-        spans.sort(key=lambda s: (s[0], order.get(s[2], -1), -(s[1] - s[0])))
+        spans.sort(key=lambda s: (s[0], _ORDER.get(s[2], -1), -(s[1] - s[0])))
         out: list[str] = []
         pos = 0
         for start, end, kind in spans:
@@ -243,12 +277,16 @@ class Redactor:
         if isinstance(data, list):
             return [self.value(v, where) for v in data]
         if isinstance(data, dict):
-            return {
-                (self.text(k, where) if isinstance(k, str) else k): self.value(
-                    v, f"{where}.{k}" if where else str(k)
-                )
-                for k, v in data.items()
-            }
+            clean = self._clean
+            out: dict[Any, Any] = {}
+            for k, v in data.items():
+                if isinstance(k, str) and k not in clean:
+                    k = self.text(k, where)
+                if v is None or v.__class__ in _SCALARS or (v.__class__ is str and v in clean):
+                    out[k] = v
+                else:
+                    out[k] = self.value(v, f"{where}.{k}" if where else str(k))
+            return out
         return data
 
     def report(self) -> dict[str, Any]:
