@@ -26,6 +26,10 @@ WITH_CONTENT = {
         ["otelv2-latest-noptin-content.spans.jsonl"],
         "gen_ai v1.37+ attributes",
     ),
+    "otelv2 event_only (structured values)": (
+        ["otelv2-latest-eventonly.spans.jsonl", "otelv2-latest-eventonly.logs.jsonl"],
+        "gen_ai v1.37+ attributes",
+    ),
     "openinference": (["openinference.spans.jsonl"], "OpenInference"),
     "openinference console": (["openinference.console.txt"], "OpenInference"),
     "langfuse MessageToJson": (["langfuse.messagetojson.json"], "Langfuse"),

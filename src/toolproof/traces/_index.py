@@ -88,9 +88,11 @@ class Index:
     def _add_log(self, row: LogRow) -> None:
         if row.trace is None or row.span is None:
             return
+        # util-genai's event_only mode puts the messages in the event's attributes
+        body = row.attrs if row.name == "gen_ai.client.inference.operation.details" else row.body
         self.db.execute(
             "INSERT INTO logs (trace, span, name, body, time) VALUES (?,?,?,?,?)",
-            (row.trace, row.span, row.name, orjson.dumps(row.body), row.time),
+            (row.trace, row.span, row.name, orjson.dumps(body), row.time),
         )
         self.logs += 1
 
