@@ -242,3 +242,67 @@ def test_cli_import_prints_the_report_and_validate_accepts(tmp_path: Path) -> No
     assert (out / "records" / "prod-2026-12-01.jsonl").is_file()
     result = CliRunner().invoke(app, ["validate", str(out)])
     assert result.exit_code == 0, result.output
+
+
+def _conversation_trace(n: int, tool: str | None, feedback: object, start_s: int) -> str:
+    trace, span = f"{n:032x}", f"{n:016x}"
+    out = (
+        [{"type": "tool_call", "id": f"c{n}", "name": tool, "arguments": {"n": n}}]
+        if tool
+        else [{"type": "text", "content": "ok"}]
+    )
+    attrs = [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+        {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": f"Question  number {n % 7}"}]}])}},
+        {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(
+            [{"role": "assistant", "parts": out}])}},
+        {"key": "feedback.score", "value": {"intValue": str(feedback)}},
+    ]  # fmt: skip
+    s = {"traceId": trace, "spanId": span, "name": "chat", "attributes": attrs,
+         "startTimeUnixNano": str(start_s * 1_000_000_000)}  # fmt: skip
+    return _line(s)
+
+
+def test_sampling_is_stratified_and_seeded_dedup_and_filters_count(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from toolproof.traces import Selection
+
+    lines = []
+    for n in range(1, 401):
+        tool = "rare_tool" if n == 400 else ("lookup" if n % 2 else None)
+        lines.append(_conversation_trace(n, tool, -1 if n % 4 == 0 else 1, 1764400000 + n))
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+
+    def run(name: str, sel: Selection) -> dict:
+        return import_traces(
+            [src], tmp_path / name, label="t", redactor=Redactor(), selection=sel
+        ).as_json(Redactor())
+
+    a = run("a", Selection(sample=0.05, seed=1))
+    b = run("b", Selection(sample=0.05, seed=1))
+    run("c", Selection(sample=0.05, seed=2))
+    assert a["sampled_by_stratum"]["rare_tool"] == [1, 1]  # a stratum never sampled away
+    assert a["sampled_by_stratum"]["lookup"][1] == 200
+    assert 2 <= a["sampled_by_stratum"]["lookup"][0] <= 25
+    assert (tmp_path / "a" / "cases.jsonl").read_text() == (
+        tmp_path / "b" / "cases.jsonl"
+    ).read_text()
+    assert (tmp_path / "a" / "cases.jsonl").read_text() != (
+        tmp_path / "c" / "cases.jsonl"
+    ).read_text()
+    assert b["decisions"] == {"call": 201, "no call": 199}  # drift still sees every decision
+
+    d = run("d", Selection(dedup=True))
+    # digits fold and spaces collapse: one conversation, three call sets
+    assert d["near_duplicates_removed"] == 397 and d["replay_cases"] == 3
+
+    e = run("e", Selection(only_negative=True))
+    assert e["replay_cases"] == 100 and e["without_negative_feedback"] == 300
+
+    since = datetime.fromtimestamp(1764400000 + 101, tz=UTC)
+    until = datetime.fromtimestamp(1764400000 + 201, tz=UTC)
+    f = run("f", Selection(since=since, until=until))
+    assert f["replay_cases"] == 100 and f["outside_time_window"] == 300

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from toolproof.cli._trust import CONFIG
+
+if TYPE_CHECKING:
+    from toolproof.traces import Selection
 
 traces_app = typer.Typer(
     name="traces",
@@ -35,6 +39,22 @@ def import_command(
         False, "--dry-run", help="Show what would be imported and redacted; write nothing."
     ),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out folder."),
+    since: str | None = typer.Option(
+        None, "--since", help="Only spans starting at or after this time (ISO 8601)."
+    ),
+    until: str | None = typer.Option(
+        None, "--until", help="Only spans starting before this time (ISO 8601)."
+    ),
+    only_feedback: str | None = typer.Option(
+        None, "--only-feedback", help="'negative': only thumbs-down and escalated traces."
+    ),
+    sample: str | None = typer.Option(
+        None, "--sample", help="Keep this share of replay cases, stratified by tool, e.g. 5%."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of --sample."),
+    dedup: bool = typer.Option(
+        False, "--dedup", help="Drop replay cases whose normalised conversation repeats."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     config: Path | None = CONFIG,
 ) -> None:
@@ -57,9 +77,11 @@ def import_command(
         from toolproof.suite import load_tools_file
 
         tool_list = load_tools_file(tools)
+    selection = _selection(since, until, only_feedback, sample, seed, dedup)
     report = import_traces(
         sources,
         None if dry_run else out,
+        selection=selection,
         label=name,
         redactor=redactor,
         tools_file=tool_list,
@@ -73,6 +95,44 @@ def import_command(
     from toolproof.traces._render import render_import
 
     typer.echo(render_import(data, dry_run=dry_run))
+
+
+def _when(value: str | None, flag: str) -> datetime | None:
+    from toolproof.errors import UserError
+
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UserError(
+            f"{flag} {value!r}: give an ISO 8601 time, e.g. 2026-12-01T00:00Z"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _selection(
+    since: str | None, until: str | None, only_feedback: str | None, sample: str | None,
+    seed: int, dedup: bool,
+) -> Selection:  # fmt: skip
+    from toolproof.errors import UserError
+    from toolproof.traces import Selection
+
+    if only_feedback not in (None, "negative"):
+        raise UserError(f"--only-feedback {only_feedback!r}: the one choice is 'negative'")
+    share = None
+    if sample is not None:
+        text = sample.strip()
+        try:
+            share = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            share = -1.0
+        if not 0 < share <= 1:
+            raise UserError(f"--sample {sample!r}: give a share such as 5% or 0.05")
+    return Selection(
+        since=_when(since, "--since"), until=_when(until, "--until"),
+        only_negative=only_feedback == "negative", sample=share, seed=seed, dedup=dedup,
+    )  # fmt: skip
 
 
 @traces_app.command("agreement")

@@ -71,6 +71,10 @@ class ImportReport:
     redaction: dict[str, Any] = field(default_factory=dict)
     out: str | None = None
     target: str = ""
+    duplicates: int = 0
+    outside_window: int = 0
+    not_negative: int = 0
+    sampled: dict[str, list[int]] | None = None
 
     def problem_counts(self) -> dict[str, int]:
         return dict(Counter(p.kind for p in self.problems).most_common())
@@ -94,6 +98,10 @@ class ImportReport:
             "calls": self.calls,
             "calls_with_outcome": self.calls_with_outcome,
             "call_errors": self.call_errors,
+            "outside_time_window": self.outside_window,
+            "without_negative_feedback": self.not_negative,
+            "near_duplicates_removed": self.duplicates,
+            "sampled_by_stratum": self.sampled,
             "spans_without_parent_in_input": self.orphans,
             "spans_starting_before_parent": self.clock_skew,
             "skipped": self.problem_counts(),
@@ -126,6 +134,116 @@ def _tool(defn: dict[str, Any]) -> SuiteTool | None:
         return None
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which chat spans an import keeps.
+
+    ``since`` / ``until``: the span's start time (both decisions and cases).
+    ``only_negative``: only traces with negative feedback (a score below or at 0,
+    or 'negative', 'thumbs_down', 'down', 'bad', 'escalated').
+    ``sample``: keep about this share of the replay cases, stratified by production's
+    tools ("no call" included): each case is kept when its hash (with ``seed``) falls
+    under the share, and a stratum that would keep none keeps its lowest hash.
+    ``dedup``: drop replay cases whose normalised conversation and called tools repeat
+    an earlier case's (rapidfuzz's default normalisation, digits folded).
+    """
+
+    since: datetime | None = None
+    until: datetime | None = None
+    only_negative: bool = False
+    sample: float | None = None
+    seed: int = 0
+    dedup: bool = False
+
+
+_NEGATIVE = frozenset({"negative", "thumbs_down", "thumbs-down", "down", "bad", "escalated"})
+
+
+def negative_feedback(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value is False
+    if isinstance(value, int | float):
+        return value <= 0
+    if isinstance(value, str):
+        return value.strip().lower() in _NEGATIVE
+    if isinstance(value, dict):
+        return any(
+            negative_feedback(value.get(k)) for k in ("value", "score", "label") if k in value
+        )
+    if isinstance(value, list):
+        return any(negative_feedback(v) for v in value)
+    return False
+
+
+def _dedup_key(d: Decision) -> bytes:
+    from rapidfuzz.utils import default_process
+
+    text = "\n".join(f"{m.role}:{m.content or ''}" for m in d.messages)
+    calls = ",".join(sorted(c.name for c in d.calls))
+    folded = re.sub(r"[0-9]+", "0", default_process(text))
+    return hashlib.sha256(f"{folded}\0{calls}".encode()).digest()[:16]
+
+
+class _Selector:
+    """Writes the kept replay cases (redacted); sampling and de-duplication decide which."""
+
+    def __init__(
+        self, out: _Out, selection: Selection, redactor: Redactor, report: ImportReport, db: Any
+    ) -> None:
+        self.out, self.sel, self.redactor, self.report, self.db = (
+            out,
+            selection,
+            redactor,
+            report,
+            db,
+        )
+        self.dedup = selection.dedup
+        self.kept: Counter[str] = Counter()
+        self.seen: Counter[str] = Counter()
+        self.fallback: dict[str, tuple[float, tuple[Any, Any, Any]]] = {}
+        if self.dedup:
+            db.execute("CREATE TABLE IF NOT EXISTS seen (h BLOB PRIMARY KEY)")
+
+    def offer(
+        self, case_id: str, stratum: str, key: bytes | None, parts: tuple[Any, Any, Any]
+    ) -> None:
+        if key is not None:
+            cur = self.db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (key,))
+            if cur.rowcount == 0:
+                self.report.duplicates += 1
+                return
+        self.seen[stratum] += 1
+        if self.sel.sample is None:
+            self._write(stratum, parts)
+            return
+        digest = hashlib.sha256(f"{self.sel.seed}\0{case_id}".encode()).digest()
+        h = int.from_bytes(digest[:8], "big") / 2**64
+        if h < self.sel.sample:
+            self._write(stratum, parts)
+        elif not self.kept[stratum]:
+            best = self.fallback.get(stratum)
+            if best is None or h < best[0]:
+                self.fallback[stratum] = (h, parts)
+
+    def _write(self, stratum: str, parts: tuple[Any, Any, Any]) -> None:
+        data, rec, prov = parts
+        r = self.redactor
+        self.out.cases.write(json.dumps(r.value(data, "cases"), ensure_ascii=False) + "\n")
+        self.out.records.write(json.dumps(r.value(rec, "records"), ensure_ascii=False) + "\n")
+        self.out.provenance.write(
+            json.dumps(r.value(prov, "provenance"), ensure_ascii=False) + "\n"
+        )
+        self.kept[stratum] += 1
+        self.report.cases += 1
+
+    def finish(self) -> None:
+        for stratum, (_, parts) in sorted(self.fallback.items()):
+            if not self.kept[stratum]:
+                self._write(stratum, parts)
+        if self.sel.sample is not None:
+            self.report.sampled = {s: [self.kept[s], n] for s, n in sorted(self.seen.items())}
+
+
 @dataclass
 class _Out:
     cases: IO[str]
@@ -133,6 +251,7 @@ class _Out:
     decisions: IO[str]
     records: IO[str]
     tools: dict[str, SuiteTool] = field(default_factory=dict)
+    selector: Any = None
 
 
 def import_traces(
@@ -144,6 +263,7 @@ def import_traces(
     tools_file: list[SuiteTool] | None = None,
     tools_source: str | None = None,
     force: bool = False,
+    selection: Selection | None = None,
 ) -> ImportReport:
     """Import ``sources`` into the folder ``out`` (None: a dry run that writes nothing)."""
     report = ImportReport(target=f"prod:{label}")
@@ -168,9 +288,14 @@ def import_traces(
                 (staging / "records.jsonl").open("w", encoding="utf-8") as records,
             ):
                 sink = _Out(cases, prov, decisions, records)
+                sel = selection or Selection()
+                sink.selector = _Selector(sink, sel, redactor, report, index.db)
                 for trace, spans in index.traces():
                     report.traces += 1
-                    _trace(index, trace, spans, sink, report, redactor, tools_file, tools_source)
+                    _trace(
+                        index, trace, spans, sink, report, redactor, tools_file, tools_source, sel
+                    )
+                sink.selector.finish()
             report.redaction = redactor.report()
             if out is not None:
                 _finish(staging, out, sink, report, redactor, label)
@@ -224,8 +349,12 @@ def _trace(
     redactor: Redactor,
     tools_file: list[SuiteTool] | None,
     tools_source: str | None,
+    sel: Selection,
 ) -> None:
     info = index.info(trace)
+    if sel.only_negative and not negative_feedback(info.feedback):
+        report.not_negative += sum(1 for s in spans if s.role == "chat")
+        return
     runs: list[tuple[IndexedSpan, ToolRun]] = []
     chats: list[tuple[IndexedSpan, Decision]] = []
     for span in spans:
@@ -247,6 +376,9 @@ def _trace(
     unmatched = [run for _, run in runs if not run.call_id]
     _infer_calls(chats, runs)
     for i, (span, d) in enumerate(chats):
+        if not _in_window(span.start, sel):
+            report.outside_window += 1
+            continue
         outcomes = [_outcome(c, by_id, unmatched) for c in d.calls]
         _decision_line(sink, span, d, outcomes, info, report, redactor)
         report.layouts[d.layout] += 1
@@ -262,6 +394,18 @@ def _trace(
 
 
 Message_ = Any
+
+
+def _in_window(start: int | None, sel: Selection) -> bool:
+    if sel.since is None and sel.until is None:
+        return True
+    if start is None:
+        return False
+    moment = datetime.fromtimestamp(start / 1e9, tz=UTC)
+    if sel.since is not None and moment < sel.since:
+        return False
+    return not (sel.until is not None and moment >= sel.until)
+
 
 #: Finish reasons that say the model called tools (providers and conventions differ).
 TOOL_FINISH = frozenset({"tool_calls", "tool_call", "tool_use", "function_call"})
@@ -389,7 +533,6 @@ def _case(
     )
     data = case.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
     data["expect"] = case.expect.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-    sink.cases.write(json.dumps(redactor.value(data, "cases"), ensure_ascii=False) + "\n")
     last = steps[-1]
     record = Record(
         case_id=case_id,
@@ -408,7 +551,6 @@ def _case(
         latency_ms=(span.end - span.start) / 1e6 if span.end and span.start else None,
     )
     rec = record.model_dump(mode="json", exclude_none=True)
-    sink.records.write(json.dumps(redactor.value(rec, "records"), ensure_ascii=False) + "\n")
     prov = {
         "case_id": case_id,
         "trace_id": span.trace,
@@ -441,8 +583,9 @@ def _case(
             for run in outcomes
         ],
     }
-    sink.provenance.write(json.dumps(redactor.value(prov, "provenance"), ensure_ascii=False) + "\n")
-    report.cases += 1
+    stratum = ",".join(sorted({c.name for c in d.calls})) or "(no call)"
+    key = _dedup_key(d) if sink.selector.dedup else None
+    sink.selector.offer(case_id, stratum, key, (data, rec, prov))
 
 
 def _transcript(

@@ -29,6 +29,18 @@ def render_import(data: dict[str, Any], *, dry_run: bool = False) -> str:
         f"outcome {data['calls_with_outcome']}, failed downstream {data['call_errors']}",
         f"production's target: {_esc(data['target'])}",
     ]
+    if data.get("outside_time_window") or data.get("without_negative_feedback"):
+        lines.append(
+            f"left out: {data['outside_time_window']} chat span(s) outside the time window, "
+            f"{data['without_negative_feedback']} without negative feedback"
+        )
+    if data.get("near_duplicates_removed"):
+        lines.append(f"near-duplicates removed: {data['near_duplicates_removed']}")
+    if data.get("sampled_by_stratum"):
+        lines.append(
+            "sampled (kept/of, by production's tools): "
+            + ", ".join(f"{_esc(k)} {v[0]}/{v[1]}" for k, v in data["sampled_by_stratum"].items())
+        )
     red = data["redaction"]
     kinds = ", ".join(f"{k} {v}" for k, v in red.get("by_kind", {}).items()) or "nothing found"
     lines.append(f"redacted: {kinds}")
