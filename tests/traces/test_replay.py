@@ -76,3 +76,34 @@ def test_replay_answers_from_production_and_reports_agreement(tmp_path: Path) ->
     assert cli.exit_code == 0, cli.output
     data = json.loads(cli.output)
     assert data[0]["same_decision"]["agree"] == 6 and data[0]["not_recorded_calls"] == 2
+
+
+def test_report_writes_verdicts_as_evaluation_events_linked_to_production(tmp_path: Path) -> None:
+    from toolproof.traces._read import LogRow, iter_rows
+
+    folder = tmp_path / "imp"
+    import_traces(
+        [FIXTURES / "langfuse.messagetojson.json"], folder, label="p", redactor=Redactor()
+    )
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump(_script(folder)))
+    run = tmp_path / "run"
+    result = CliRunner().invoke(
+        app, ["run", str(folder), "--model", f"scripted:{script}", "-o", str(run), "--no-store"]
+    )
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "eval.jsonl"
+    result = CliRunner().invoke(app, ["report", str(run), "--otlp", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "7 gen_ai.evaluation.result event(s), 7 linked to a production span" in result.output
+    problems: list = []
+    rows = [r for r in iter_rows([out], problems) if isinstance(r, LogRow)]
+    assert problems == [] and len(rows) == 7
+    prov = {
+        (p["trace_id"], p["span_id"])
+        for p in map(json.loads, (folder / "provenance.jsonl").read_text().splitlines())
+    }
+    assert {(r.trace, r.span) for r in rows} == prov
+    assert {r.name for r in rows} == {"gen_ai.evaluation.result"}
+    labels = sorted(r.attrs["gen_ai.evaluation.score.label"] for r in rows)
+    assert labels == ["fail"] * 3 + ["pass"] * 4

@@ -7,6 +7,7 @@ a redacted replay suite with production's answers as records.
 
 from toolproof.traces._agreement import Agreement, agreement, render_agreement
 from toolproof.traces._drift import Drift, Window, drift, read_window, render_drift
+from toolproof.traces._emit import evaluation_logs, provenance_ids
 from toolproof.traces._import import NOT_RECORDED, ImportReport, Selection, import_traces
 from toolproof.traces._read import Problem
 from toolproof.traces._redact import KINDS, Redactor, redactor_from_config
@@ -23,7 +24,9 @@ __all__ = [
     "Window",
     "agreement",
     "drift",
+    "evaluation_logs",
     "import_traces",
+    "provenance_ids",
     "read_window",
     "redactor_from_config",
     "render_agreement",
