@@ -135,6 +135,47 @@ def _selection(
     )  # fmt: skip
 
 
+@traces_app.command("promote")
+def promote_command(
+    folder: Path = typer.Argument(..., help="The imported folder (traces import -o DIR)."),
+    into: Path = typer.Option(
+        ...,
+        "--into",
+        help="A cases file (JSONL) of your golden suite, or its folder "
+        "(then FOLDER/production-cases.jsonl); list it in the suite's cases_from.",
+    ),
+    reviewer: str = typer.Option("", "--reviewer", help="Your name, kept with each review."),
+    config: Path | None = CONFIG,
+) -> None:
+    """Review replay cases one by one and promote the ones you mark right or correct."""
+    import getpass
+    import sys
+
+    from rich.console import Console
+
+    from toolproof.cli._trust import load_user_config
+    from toolproof.errors import UserError
+    from toolproof.traces import promote, redactor_from_config
+
+    if not sys.stdin.isatty():
+        raise UserError("traces promote asks questions: run it in a terminal")
+    loaded = load_user_config(config)
+    redactor = redactor_from_config(
+        loaded.redact if loaded is not None else None, loaded.source if loaded else "config"
+    )
+    result = promote(
+        folder,
+        into,
+        reviewer=reviewer or getpass.getuser(),
+        console=Console(highlight=False),
+        redactor=redactor,
+    )
+    typer.echo(
+        f"promoted {result.promoted} case(s) into {result.into}; {result.wrong} marked wrong, "
+        f"{result.skipped} skipped, {result.left} left to review"
+    )
+
+
 @traces_app.command("agreement")
 def agreement_command(
     folder: Path = typer.Argument(..., help="The imported folder (traces import -o DIR)."),

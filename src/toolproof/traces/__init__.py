@@ -9,6 +9,7 @@ from toolproof.traces._agreement import Agreement, agreement, render_agreement
 from toolproof.traces._drift import Drift, Window, drift, read_window, render_drift
 from toolproof.traces._emit import evaluation_logs, provenance_ids
 from toolproof.traces._import import NOT_RECORDED, ImportReport, Selection, import_traces
+from toolproof.traces._promote import PromoteResult, promote
 from toolproof.traces._read import Problem
 from toolproof.traces._redact import KINDS, Redactor, redactor_from_config
 
@@ -19,6 +20,7 @@ __all__ = [
     "Drift",
     "ImportReport",
     "Problem",
+    "PromoteResult",
     "Redactor",
     "Selection",
     "Window",
@@ -26,6 +28,7 @@ __all__ = [
     "drift",
     "evaluation_logs",
     "import_traces",
+    "promote",
     "provenance_ids",
     "read_window",
     "redactor_from_config",
