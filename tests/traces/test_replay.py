@@ -107,3 +107,29 @@ def test_report_writes_verdicts_as_evaluation_events_linked_to_production(tmp_pa
     assert {r.name for r in rows} == {"gen_ai.evaluation.result"}
     labels = sorted(r.attrs["gen_ai.evaluation.score.label"] for r in rows)
     assert labels == ["fail"] * 3 + ["pass"] * 4
+
+
+def test_calls_recovered_from_text_do_not_count_as_agreement() -> None:
+    from toolproof.traces._agreement import compare_case
+    from toolproof.types import Case, Expect, Message, Record, Response, Suite, ToolCall
+
+    case = Case(id="c", prompt="Weather in Paris?", expect=Expect(call="get_weather"))
+    suite = Suite(name="s", tools=[], cases=[case])
+    call = ToolCall(
+        name="get_weather", arguments={"city": "Paris"}, raw_arguments='{"city": "Paris"}'
+    )
+    prod = Record(case_id="c", response=Response(tool_calls=[call]))
+    recovered = call.model_copy(update={"extracted_from_text": True})
+    cand = Record(
+        case_id="c",
+        response=Response(text="ok"),
+        transcript=[Message(role="user", content="Weather in Paris?"),
+                    Message(role="assistant", tool_calls=[recovered])],
+    )  # fmt: skip
+    result = compare_case(case, suite, prod, cand)
+    assert result.candidate == [] and not result.same_decision and result.tool_change
+    cand2 = cand.model_copy(
+        update={"transcript": [cand.transcript[0], Message(role="assistant", tool_calls=[call])]}
+    )
+    result = compare_case(case, suite, prod, cand2)
+    assert result.same_decision and result.same_tool and result.same_arguments

@@ -10,6 +10,9 @@ replay case the candidate answered (outcome ok), compare its first answer
   production's (plain values exactly, as the suite's matchers read them);
 - tool change: where production called, the candidate called other tools or none.
 
+Calls recovered from the candidate's text by repair are not counted (the raw answer
+is what agrees or not; repair is scored separately).
+
 Each rate comes with a Wilson interval. Cases that differ are listed first,
 both calls side by side.
 """
@@ -95,12 +98,17 @@ def _call_json(call: ToolCall) -> dict[str, Any]:
 
 
 def _first_answer(record: Record, start: int) -> list[ToolCall]:
+    """The first answer's calls as the model made them (calls recovered from its text by
+    repair are not counted: repair is scored separately)."""
+    calls: list[ToolCall] = []
     if record.transcript is not None:
         for message in record.transcript[start:]:
             if message.role == "assistant":
-                return list(message.tool_calls)
-        return []
-    return list(record.response.tool_calls) if record.response else []
+                calls = list(message.tool_calls)
+                break
+    elif record.response is not None:
+        calls = list(record.response.tool_calls)
+    return [c for c in calls if not c.extracted_from_text]
 
 
 def _not_recorded(record: Record, start: int) -> int:
