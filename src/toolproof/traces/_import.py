@@ -618,6 +618,15 @@ def _transcript(
     return out
 
 
+def _maybe_json(value: Any) -> Any:
+    if isinstance(value, str) and value.lstrip()[:1] == "{":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
 def _case_tool(tool: SuiteTool, sink: _Out) -> str | SuiteTool:
     known = sink.tools.get(tool.name)
     if known is None:
@@ -646,7 +655,17 @@ def _mocks(
             continue
         when = call.arguments if isinstance(call.arguments, dict) else None
         if failed:
-            text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+            # the tool's own error payload {"error": X} is what the mock's error fault
+            # sends ({"error": X}); any other failed result is sent as the error's text
+            parsed = _maybe_json(result)
+            if (
+                isinstance(parsed, dict)
+                and set(parsed) == {"error"}
+                and isinstance(parsed["error"], str)
+            ):
+                text = parsed["error"]
+            else:
+                text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
             rule = MockRule(when=when, fault="error", message=text or message)
         else:
             rule = MockRule(when=when, result=result)

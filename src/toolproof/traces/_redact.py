@@ -237,7 +237,7 @@ class Redactor:
                     spans.append((m.start(), m.end(), name))
         if not spans:
             if len(value) <= 200:
-                if len(self._clean) >= 200_000:
+                if len(self._clean) >= 50_000:
                     self._clean.clear()
                 self._clean.add(value)
             return value
