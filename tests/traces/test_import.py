@@ -33,6 +33,7 @@ WITH_CONTENT = {
     "openinference": (["openinference.spans.jsonl"], "OpenInference"),
     "openinference console": (["openinference.console.txt"], "OpenInference"),
     "langfuse MessageToJson": (["langfuse.messagetojson.json"], "Langfuse"),
+    "langfuse OTLP/protobuf body": (["langfuse.pb"], "Langfuse"),
     "openllmetry indexed": (["openllmetry-indexed.spans.jsonl"], "OpenLLMetry indexed keys"),
     "langfuse blob export": (["langfuse-blob-export.jsonl"], "Langfuse"),
 }
@@ -306,3 +307,39 @@ def test_sampling_is_stratified_and_seeded_dedup_and_filters_count(tmp_path: Pat
     until = datetime.fromtimestamp(1764400000 + 201, tz=UTC)
     f = run("f", Selection(since=since, until=until))
     assert f["replay_cases"] == 100 and f["outside_time_window"] == 300
+
+
+def test_protobuf_body_reads_as_its_messagetojson_twin_and_damage_is_located(
+    tmp_path: Path,
+) -> None:
+    a, _ = _import(tmp_path / "a", ["langfuse.pb"])
+    b, _ = _import(tmp_path / "b", ["langfuse.messagetojson.json"])
+    assert (a / "cases.jsonl").read_text() == (b / "cases.jsonl").read_text()
+    assert (a / "records" / "prod-t.jsonl").read_text() == (
+        b / "records" / "prod-t.jsonl"
+    ).read_text()
+    cut = tmp_path / "cut.pb"
+    cut.write_bytes((FIXTURES / "langfuse.pb").read_bytes()[:5000])
+    report = import_traces([cut], tmp_path / "c", label="t", redactor=Redactor())
+    assert [(p.kind, p.file) for p in report.problems] == [("malformed protobuf", str(cut))]
+    deep = tmp_path / "deep.pb"
+    value = _ld(1, b"x")  # AnyValue{string_value: "x"}
+    for _ in range(100):  # AnyValue{array_value: {values: [value]}}
+        value = _ld(5, _ld(1, value))
+    span = _ld(1, bytes(range(1, 17))) + _ld(2, bytes(range(1, 9))) + _ld(5, b"chat")
+    span += _ld(9, _ld(1, b"k") + _ld(2, value))
+    deep.write_bytes(_ld(1, _ld(2, _ld(2, span))))
+    report = import_traces([deep], tmp_path / "d", label="t", redactor=Redactor())
+    assert [p.kind for p in report.problems] == ["malformed protobuf"]
+    assert "nested deeper" in report.problems[0].message
+
+
+def _ld(field: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    size, out = len(payload), bytearray()
+    while True:
+        out.append((size & 0x7F) | (0x80 if size > 0x7F else 0))
+        size >>= 7
+        if not size:
+            break
+    return bytes([(field << 3) | 2]) + bytes(out) + payload

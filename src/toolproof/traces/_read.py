@@ -192,11 +192,42 @@ def _why(exc: Exception) -> str:
     return f"not JSON ({str(exc)[:80]})"
 
 
+#: File name endings read as OTLP/protobuf request bodies.
+PROTOBUF_SUFFIXES = (".pb", ".binpb", ".pb.gz", ".binpb.gz")
+
+
 def iter_rows(paths: list[Path], problems: list[Problem]) -> Iterator[SpanRow | LogRow]:
     """Every span and log record in ``paths``, in file order; damage goes to ``problems``."""
     for path in paths:
+        if path.name.endswith(PROTOBUF_SUFFIXES):
+            obj = _protobuf(path, problems)
+            if obj is not None:
+                yield from _rows(obj, str(path), 1, problems)
+            continue
         for number, obj in _objects(path, problems):
             yield from _rows(obj, str(path), number, problems)
+
+
+def _protobuf(path: Path, problems: list[Problem]) -> Any:
+    """One OTLP/protobuf ExportTraceServiceRequest body (gzip or not), up to the line limit."""
+    from toolproof.traces._protobuf import ProtobufError, decode_traces_request
+
+    try:
+        with _open(path) as f:
+            data = f.read(MAX_LINE_BYTES + 1)
+    except (OSError, EOFError) as exc:
+        problems.append(Problem("unreadable", str(path), 1, f"cannot read: {exc}"))
+        return None
+    if len(data) > MAX_LINE_BYTES:
+        problems.append(
+            Problem("line too long", str(path), 1, f"protobuf body over {MAX_LINE_BYTES >> 20} MiB")
+        )
+        return None
+    try:
+        return decode_traces_request(data)
+    except ProtobufError as exc:
+        problems.append(Problem("malformed protobuf", str(path), 1, str(exc)))
+        return None
 
 
 def _rows(obj: Any, file: str, line: int, problems: list[Problem]) -> Iterator[SpanRow | LogRow]:
