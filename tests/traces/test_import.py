@@ -343,3 +343,30 @@ def _ld(field: int, payload: bytes) -> bytes:
         if not size:
             break
     return bytes([(field << 3) | 2]) + bytes(out) + payload
+
+
+def test_a_call_to_an_unoffered_or_unnameable_tool_still_validates(tmp_path: Path) -> None:
+    def span(n: int, tool: str, args: object) -> dict:
+        out = [{"role": "assistant", "parts": [{"type": "tool_call", "id": "c", "name": tool,
+                                                "arguments": args}]}]  # fmt: skip
+        return _span(
+            f"{n:032x}", f"{n:016x}",
+            **{"gen_ai.input.messages": json.dumps([{"role": "user", "parts": [
+                   {"type": "text", "content": "hi \x1b[2J [bold]x[/bold]"}]}]),
+               "gen_ai.output.messages": json.dumps(out),
+               "gen_ai.tool.definitions": json.dumps([{"type": "function", "name": "lookup",
+                                                       "parameters": {"type": "object"}}])},
+        )  # fmt: skip
+
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        _line(
+            span(1, "cancel", {"id": 1}), span(2, "get weather/../x", {}), span(3, "lookup", "[1,2")
+        )
+    )
+    out, report = _import(tmp_path, [str(src)])
+    assert report["cases_calling_an_unoffered_tool"] == 2
+    loaded, problems = load_suite_checked(out)
+    assert problems == [] and len(loaded.suite.cases) == 3
+    tagged = [c.id for c in loaded.suite.cases if "production-called-an-unoffered-tool" in c.tags]
+    assert len(tagged) == 2

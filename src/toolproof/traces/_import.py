@@ -72,6 +72,7 @@ class ImportReport:
     out: str | None = None
     target: str = ""
     duplicates: int = 0
+    unoffered_calls: int = 0
     outside_window: int = 0
     not_negative: int = 0
     sampled: dict[str, list[int]] | None = None
@@ -101,6 +102,7 @@ class ImportReport:
             "outside_time_window": self.outside_window,
             "without_negative_feedback": self.not_negative,
             "near_duplicates_removed": self.duplicates,
+            "cases_calling_an_unoffered_tool": self.unoffered_calls,
             "sampled_by_stratum": self.sampled,
             "spans_without_parent_in_input": self.orphans,
             "spans_starting_before_parent": self.clock_skew,
@@ -521,15 +523,28 @@ def _case(
         else CallSpec(tool=c.name, extra_args=True)
         for c in d.calls
     ]
+    tags = ["from-production", f"tools-from-{source.split(':')[0].split(' ')[0]}"]
+    expect = Expect(calls=calls, order=Order.superset) if calls else Expect()
+    offered = {t.name for t in defs}
+    if any(c.name not in offered for c in d.calls):
+        # production called a tool it was not offered (or one no suite may name): the
+        # case keeps the decision (that many calls), not an expectation it cannot state
+        expect = Expect(count=len(d.calls))
+        tags.append("production-called-an-unoffered-tool")
+        report.unoffered_calls += 1
     case = Case(
         id=case_id,
         messages=d.messages,
         tools=[_case_tool(t, sink) for t in defs],
-        expect=Expect(calls=calls, order=Order.superset) if calls else Expect(),
+        expect=expect,
         reason="production's decision (unreviewed)",
-        tags=["from-production", f"tools-from-{source.split(':')[0].split(' ')[0]}"],
-        mocks=mocks,
-        max_steps=min(MAX_REPLAY_STEPS, len(steps) + (1 if steps[-1].calls else 0)),
+        tags=tags,
+        # multi-step only where production's own path goes on in the trace (a decision
+        # with nothing after it is compared as one answer: its results are unknown)
+        mocks=mocks if len(steps) > 1 else {},
+        max_steps=min(MAX_REPLAY_STEPS, len(steps) + (1 if steps[-1].calls else 0))
+        if len(steps) > 1
+        else None,
     )
     data = case.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
     data["expect"] = case.expect.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
@@ -669,6 +684,7 @@ def _mocks(
             rule = MockRule(when=when, fault="error", message=text or message)
         else:
             rule = MockRule(when=when, result=result)
-        rules.setdefault(call.name, []).append(rule)
+        if call.name in rules:  # a mock only for a tool the case offers
+            rules[call.name].append(rule)
     default = MockRule(fault="error", message=NOT_RECORDED)
     return {name: ToolMock(rules=r, default=default) for name, r in rules.items()}
