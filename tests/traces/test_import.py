@@ -66,7 +66,7 @@ def test_each_library_shape_imports_validates_and_scores(tmp_path: Path, shape: 
     assert problems == []
     suite = loaded.suite
     assert len(suite.cases) == len(cases)
-    records = out / "records" / "prod-t.jsonl"
+    records = out / "runs" / "prod-t" / "records.jsonl"
     ev = evaluate(suite, [records])
     (target,) = ev.targets.values()
     assert target.target == "prod:t"
@@ -240,9 +240,13 @@ def test_cli_import_prints_the_report_and_validate_accepts(tmp_path: Path) -> No
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "replay cases: 7" in result.output
-    assert (out / "records" / "prod-2026-12-01.jsonl").is_file()
+    assert (out / "runs" / "prod-2026-12-01" / "records.jsonl").is_file()
     result = CliRunner().invoke(app, ["validate", str(out)])
     assert result.exit_code == 0, result.output
+    run = out / "runs" / "prod-2026-12-01"
+    result = CliRunner().invoke(app, ["score", str(out), str(run)])  # a run folder, manifest too
+    assert result.exit_code == 0, result.output
+    assert "all 7 scored attempts passed" in result.output
 
 
 def _conversation_trace(n: int, tool: str | None, feedback: object, start_s: int) -> str:
@@ -315,8 +319,8 @@ def test_protobuf_body_reads_as_its_messagetojson_twin_and_damage_is_located(
     a, _ = _import(tmp_path / "a", ["langfuse.pb"])
     b, _ = _import(tmp_path / "b", ["langfuse.messagetojson.json"])
     assert (a / "cases.jsonl").read_text() == (b / "cases.jsonl").read_text()
-    assert (a / "records" / "prod-t.jsonl").read_text() == (
-        b / "records" / "prod-t.jsonl"
+    assert (a / "runs" / "prod-t" / "records.jsonl").read_text() == (
+        b / "runs" / "prod-t" / "records.jsonl"
     ).read_text()
     cut = tmp_path / "cut.pb"
     cut.write_bytes((FIXTURES / "langfuse.pb").read_bytes()[:5000])

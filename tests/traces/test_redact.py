@@ -157,7 +157,8 @@ def test_no_planted_value_survives_in_any_file_and_recall_per_kind(
     out, written, _ = planted
     names = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert names == ["cases.jsonl", "decisions.jsonl", "import-report.json", "provenance.jsonl",
-                     "records/prod-pii.jsonl", "suite.yaml", "tools.json"]  # fmt: skip
+                     "runs/prod-pii/manifest.json", "runs/prod-pii/records.jsonl", "suite.yaml",
+                     "tools.json"]  # fmt: skip
     blob = "\n".join(written)
     recall: dict[str, tuple[int, int]] = {}
     survivors = []

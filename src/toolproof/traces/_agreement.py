@@ -160,9 +160,11 @@ def _records(path: Path) -> list[Record]:
 def agreement(folder: Path, run: Path) -> list[Agreement]:
     """Each candidate target of ``run`` against production's records in the import ``folder``."""
     suite = load_suite(folder)
-    prod_files = sorted((folder / "records").glob("prod-*.jsonl"))
+    prod_files = sorted((folder / "runs").glob("prod-*/records.jsonl"))
     if not prod_files:
-        raise UserError(f"{folder}: no production records (records/prod-*.jsonl); is it an import?")
+        raise UserError(
+            f"{folder}: no production records (runs/prod-*/records.jsonl); is it an import?"
+        )
     prod = {r.case_id: r for f in prod_files for r in _records(f) if r.attempt == 0}
     by_id = {c.id: c for c in suite.cases}
     out: dict[str, Agreement] = {}

@@ -3,8 +3,9 @@
 One replay case per chat span that carries its conversation. The folder holds
 ``suite.yaml``, ``tools.json``, ``cases.jsonl``, ``provenance.jsonl``,
 ``decisions.jsonl`` (every chat span, with or without content: what drift
-reads) and ``records/prod-LABEL.jsonl`` (production's answers as the records
-of target ``prod:LABEL``). Every string is redacted before it is written.
+reads) and the run folder ``runs/prod-LABEL/`` (production's answers as the
+records of target ``prod:LABEL``, and a manifest). Every string is redacted
+before it is written.
 """
 
 from __future__ import annotations
@@ -322,8 +323,9 @@ def _finish(
     out.mkdir(parents=True, exist_ok=True)
     for name in ("cases.jsonl", "provenance.jsonl", "decisions.jsonl"):
         shutil.move(staging / name, out / name)
-    (out / "records").mkdir(exist_ok=True)
-    shutil.move(staging / "records.jsonl", out / "records" / f"prod-{label}.jsonl")
+    run = out / "runs" / f"prod-{label}"  # a run folder: score and view read it as one
+    run.mkdir(parents=True, exist_ok=True)
+    shutil.move(staging / "records.jsonl", run / "records.jsonl")
     tools = redactor.value(
         [t.model_dump(mode="json", exclude_defaults=True) for t in sink.tools.values()], "tools"
     )
@@ -337,9 +339,44 @@ def _finish(
         "utf-8",
     )
     report.out = str(out)
+    _manifest(out, run, label, report)
     (out / "import-report.json").write_text(
         json.dumps(report.as_json(redactor), indent=2, ensure_ascii=False) + "\n", "utf-8"
     )
+
+
+def _manifest(out: Path, run: Path, label: str, report: ImportReport) -> None:
+    """The production run folder's manifest: what was 'run' (production), on which suite."""
+    from toolproof._version import __version__
+    from toolproof.run._manifest import (
+        Manifest,
+        TargetEntry,
+        system_fingerprint,
+        tools_fingerprint,
+        write_manifest,
+    )
+    from toolproof.suite import load_suite
+
+    suite = load_suite(out)
+    moment = datetime.now(UTC)
+    manifest = Manifest(
+        run_id=f"prod-{label}",
+        toolproof_version=__version__,
+        suite_name=suite.name,
+        suite_source=str((out / "suite.yaml").resolve()),
+        suite_fingerprint=suite.fingerprint(),
+        tools_fingerprint=tools_fingerprint(suite),
+        system_fingerprint=system_fingerprint(suite),
+        targets=[TargetEntry(spec=report.target, kind="target")],
+        repeats=1,
+        cache=False,
+        started_at=moment,
+        ended_at=moment,
+        status="complete",
+        counts={"ok": report.cases},
+        extra={"imported_by": "toolproof traces import"},
+    )
+    write_manifest(run, manifest)
 
 
 def _trace(
