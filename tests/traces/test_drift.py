@@ -87,3 +87,46 @@ def test_a_damaged_decision_line_is_located(tmp_path: Path) -> None:
     (folder / "decisions.jsonl").write_text('{"calls": []}\n{oops\n')
     with pytest.raises(UserError, match=r"decisions.jsonl:2"):
         read_window(folder)
+
+
+def _args_window(folder: Path, priority_high: int, n: int, notify_given: int) -> Path:
+    """n refund calls: 'priority' (enum) high in priority_high of them, 'notify' given in
+    notify_given of them, through a real import (the schema comes from the trace)."""
+    schema = {"type": "object", "required": ["order_id"], "properties": {
+        "order_id": {"type": "string"}, "priority": {"type": "string", "enum": ["low", "high"]},
+        "notify": {"type": "boolean"}}}  # fmt: skip
+    lines = []
+    for i in range(n):
+        args: dict = {"order_id": f"A-{i}", "priority": "high" if i < priority_high else "low"}
+        if i < notify_given:
+            args["notify"] = True
+        out = [{"role": "assistant", "parts": [{"type": "tool_call", "id": "c", "name": "refund",
+                                                "arguments": args}]}]  # fmt: skip
+        attrs = [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(out)}},
+            {"key": "gen_ai.tool.definitions", "value": {"stringValue": json.dumps(
+                [{"type": "function", "name": "refund", "parameters": schema}])}},
+        ]  # fmt: skip
+        span = {"traceId": f"{i + 1:032x}", "spanId": f"{i + 1:016x}", "name": "chat",
+                "attributes": attrs}  # fmt: skip
+        lines.append(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    src = folder.with_suffix(".jsonl")
+    src.write_text("\n".join(lines) + "\n")
+    import_traces([src], folder, label="w", redactor=Redactor())
+    return folder
+
+
+def test_argument_drift_for_enums_booleans_and_left_out_optionals(tmp_path: Path) -> None:
+    base = _args_window(tmp_path / "a", priority_high=20, n=200, notify_given=180)
+    cur = _args_window(tmp_path / "b", priority_high=120, n=200, notify_given=60)
+    d = drift(read_window(base), read_window(cur))
+    (priority,) = [a for a in d.arguments if a[0] == "refund.priority"]
+    assert priority[3] == {"high": 0.1, "low": 0.9} and priority[4] == {"high": 0.6, "low": 0.4}
+    assert priority[2] is not None and priority[2] < 1e-6
+    assert any("argument refund.priority drifted" in a for a in d.alerts)
+    assert ("refund.notify", 0.1, 0.7) in [(n, round(b, 3), round(c, 3)) for n, b, c in d.absent]
+    text = render_drift(d)
+    assert "refund.priority: JS" in text and "refund.notify: 10% → 70%" in text
+    same = drift(read_window(base), read_window(base))
+    assert same.alerts == []

@@ -41,6 +41,10 @@ class Window:
     calls: int = 0
     calls_with_outcome: int = 0
     call_errors: int = 0
+    #: (tool, parameter) -> value -> count, for boolean and enum arguments
+    values: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
+    #: (tool, parameter) -> [calls without it, calls that could have given it]
+    optional: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
     def error_rate(self) -> tuple[float | None, tuple[float, float] | None]:
         n = self.calls_with_outcome
@@ -73,10 +77,22 @@ def _from_decisions(path: Path, shown: str) -> Window:
                 calls = d["calls"]
                 tools = {str(c["tool"]) for c in calls}
                 outcomes = [c.get("outcome") for c in calls]
-            except (ValueError, KeyError, TypeError) as exc:
+                for c in calls:
+                    _count_args(w, str(c["tool"]), c.get("categorical"), c.get("optional_given"))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise UserError(f"{path}:{number}: not a decision line ({exc})") from None
             _count(w, tools, len(calls), outcomes)
     return w
+
+
+def _count_args(w: Window, tool: str, values: Any, optional: Any) -> None:
+    for name, value in (values or {}).items():
+        shown = json.dumps(value) if not isinstance(value, str) else value
+        w.values.setdefault((tool, str(name)), Counter())[shown] += 1
+    for name, given in (optional or {}).items():
+        slot = w.optional.setdefault((tool, str(name)), [0, 0])
+        slot[0] += not given
+        slot[1] += 1
 
 
 def _count(w: Window, tools: set[str], calls: int, outcomes: list[Any]) -> None:
@@ -146,6 +162,12 @@ class Drift:
     alpha: float
     max_js: float
     alerts: list[str]
+    #: (tool.parameter, JS distance, p, baseline shares, current shares), most moved first
+    arguments: list[tuple[str, float, float | None, dict[str, float], dict[str, float]]] = field(
+        default_factory=list
+    )
+    #: (tool.parameter, baseline absent rate, current absent rate), biggest change first
+    absent: list[tuple[str, float, float]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         def win(w: Window) -> dict[str, Any]:
@@ -174,6 +196,13 @@ class Drift:
                 "new": self.new,
                 "vanished": self.vanished,
             },
+            "arguments": [
+                {"parameter": p, "js_distance": js, "p_value": pv, "baseline": b, "current": c}
+                for p, js, pv, b, c in self.arguments
+            ],
+            "absent_optional": [
+                {"parameter": p, "baseline": b, "current": c} for p, b, c in self.absent
+            ],
             "thresholds": {
                 "error_rate": self.threshold,
                 "alpha": self.alpha,
@@ -214,12 +243,47 @@ def drift(
             f"tool_call_error_rate {rate:.1%} ({current.call_errors}/{current.calls_with_outcome}, "
             f"95% interval {ci[0]:.1%}-{ci[1]:.1%}) is above {threshold:.1%}"
         )
+    args = _argument_drift(baseline, current)
+    for name, dist, pv, _, _ in args:
+        if pv is not None and pv < alpha and dist >= max_js:
+            alerts.append(
+                f"argument {name} drifted: chi-square p = {pv:.2g} < {alpha:g}, "
+                f"Jensen-Shannon distance {dist:.3f} >= {max_js:g}"
+            )
+    absent = []
+    for key in sorted(set(baseline.optional) & set(current.optional)):
+        (bm, bn), (cm, cn) = baseline.optional[key], current.optional[key]
+        if bn and cn:
+            absent.append((".".join(key), bm / bn, cm / cn))
+    absent.sort(key=lambda x: -abs(x[2] - x[1]))
     return Drift(
         baseline, current, chi2, p, js, moved[:10],
         [t for t in tools if not baseline.selection[t] and current.selection[t]],
         [t for t in tools if baseline.selection[t] and not current.selection[t]],
-        threshold, alpha, max_js, alerts,
+        threshold, alpha, max_js, alerts, args[:10], absent[:10],
     )  # fmt: skip
+
+
+def _argument_drift(
+    baseline: Window, current: Window
+) -> list[tuple[str, float, float | None, dict[str, float], dict[str, float]]]:
+    from scipy.spatial.distance import jensenshannon
+    from scipy.stats import chi2_contingency
+
+    out = []
+    for key in sorted(set(baseline.values) & set(current.values)):
+        b, c = baseline.values[key], current.values[key]
+        cats = sorted(set(b) | set(c))
+        bv, cv = [b[x] for x in cats], [c[x] for x in cats]
+        if not sum(bv) or not sum(cv):
+            continue
+        dist = float(jensenshannon(bv, cv, base=2))
+        pv = float(chi2_contingency([bv, cv])[1]) if len(cats) >= 2 else None
+        shares_b = {x: b[x] / sum(bv) for x in cats}
+        shares_c = {x: c[x] / sum(cv) for x in cats}
+        out.append((".".join(key), dist, pv, shares_b, shares_c))
+    out.sort(key=lambda x: -x[1])
+    return out
 
 
 def render_drift(d: Drift, fmt: str = "terminal") -> str:
@@ -260,6 +324,22 @@ def render_drift(d: Drift, fmt: str = "terminal") -> str:
         lines.append(f"new tools: {', '.join(esc(t) for t in d.new)}")
     if d.vanished:
         lines.append(f"vanished tools: {', '.join(esc(t) for t in d.vanished)}")
+    if d.arguments:
+        lines.append("")
+        title = "argument values (boolean and enum)"
+        lines.append(f"**{title}**" if md else title)
+        for name, dist, pv, sb, sc in d.arguments[:5]:
+            moves = ", ".join(
+                f"{esc(k)} {sb.get(k, 0):.0%}→{sc.get(k, 0):.0%}" for k in sorted(set(sb) | set(sc))
+            )
+            pshown = f", p = {pv:.3g}" if pv is not None else ""
+            lines.append(f"{'- ' if md else '  '}{esc(name)}: JS {dist:.3f}{pshown} ({moves})")
+    if d.absent:
+        lines.append("")
+        title = "optional arguments left out"
+        lines.append(f"**{title}**" if md else title)
+        for name, rb, rc in d.absent[:5]:
+            lines.append(f"{'- ' if md else '  '}{esc(name)}: {rb:.0%} → {rc:.0%}")
     lines.append("")
     if d.alerts:
         for alert in d.alerts:

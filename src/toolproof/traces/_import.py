@@ -419,7 +419,12 @@ def _trace(
             report.outside_window += 1
             continue
         outcomes = [_outcome(c, by_id, unmatched) for c in d.calls]
-        _decision_line(sink, span, d, outcomes, info, report, redactor)
+        schemas = (
+            {t["name"]: t["parameters"] for t in d.tools}
+            if d.tools
+            else {t.name: t.parameters for t in tools_file or ()}
+        )
+        _decision_line(sink, span, d, outcomes, info, report, redactor, schemas)
         report.layouts[d.layout] += 1
         if not d.has_content:
             report.without_content += 1
@@ -496,6 +501,7 @@ def _decision_line(
     info: TraceInfo,
     report: ImportReport,
     redactor: Redactor,
+    schemas: dict[str, Any],
 ) -> None:
     calls = []
     for call, run in zip(d.calls, outcomes, strict=True):
@@ -504,14 +510,14 @@ def _decision_line(
         if failed is not None:
             report.calls_with_outcome += 1
             report.call_errors += failed
-        calls.append(
-            {
-                "tool": call.name,
-                "outcome": "unknown" if failed is None else ("error" if failed else "ok"),
-                "error_type": run.error_type if run else None,
-                "http_status": run.http_status if run else None,
-            }
-        )
+        entry: dict[str, Any] = {
+            "tool": call.name,
+            "outcome": "unknown" if failed is None else ("error" if failed else "ok"),
+            "error_type": run.error_type if run else None,
+            "http_status": run.http_status if run else None,
+        }
+        entry.update(_arg_summary(call, schemas.get(call.name)))
+        calls.append(entry)
     report.decisions["call" if d.calls else "no call"] += 1
     line = {
         "trace_id": span.trace,
@@ -523,6 +529,29 @@ def _decision_line(
         "feedback": info.feedback,
     }
     sink.decisions.write(json.dumps(redactor.value(line, "decisions"), ensure_ascii=False) + "\n")
+
+
+def _arg_summary(call: ToolCall, schema: Any) -> dict[str, Any]:
+    """What argument drift reads: boolean and enum values, and which optional
+    parameters were given (only with the tool's schema and an object of arguments)."""
+    if not isinstance(schema, dict) or not isinstance(call.arguments, dict):
+        return {}
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return {}
+    required = set(schema.get("required") or [])
+    values: dict[str, Any] = {}
+    for name, value in call.arguments.items():
+        spec = props.get(name)
+        if isinstance(value, bool) or (
+            isinstance(spec, dict)
+            and isinstance(spec.get("enum"), list)
+            and isinstance(value, str | int)
+            and value in spec["enum"]
+        ):
+            values[name] = value
+    optional = {n: n in call.arguments for n in props if n not in required}
+    return {"categorical": values, "optional_given": optional}
 
 
 def _case(
