@@ -194,8 +194,16 @@ def agreement_command(
 
 
 def drift_command(
-    baseline: Path = typer.Option(..., "--baseline", help="Import folder or run folder."),
-    current: Path = typer.Option(..., "--current", help="Import folder or run folder."),
+    baseline: Path | None = typer.Option(None, "--baseline", help="Import folder or run folder."),
+    current: Path | None = typer.Option(None, "--current", help="Import folder or run folder."),
+    follow_file: Path | None = typer.Option(
+        None, "--follow", help="Tail this growing OTLP/JSON Lines file instead (error rate)."
+    ),
+    window: str = typer.Option("5m", "--window", help="--follow: the window, e.g. 5m."),
+    once: bool = typer.Option(False, "--once", help="--follow: stop at the end of the file."),
+    max_windows: int | None = typer.Option(
+        None, "--max-windows", min=1, help="--follow: stop after this many windows."
+    ),
     threshold: float = typer.Option(
         0.01, "--threshold", min=0.0, max=1.0, help="tool_call_error_rate alert threshold."
     ),
@@ -216,6 +224,11 @@ def drift_command(
 
     if fmt not in ("terminal", "markdown", "json"):
         raise UserError(f"--format {fmt!r}: give terminal, markdown or json")
+    if follow_file is not None:
+        _follow(follow_file, window, threshold, once, max_windows)
+        return
+    if baseline is None or current is None:
+        raise UserError("give --baseline and --current (or --follow FILE)")
     result = drift(
         read_window(baseline), read_window(current), threshold=threshold, alpha=alpha,
         max_js=max_js,
@@ -225,6 +238,22 @@ def drift_command(
     else:
         typer.echo(render_drift(result, fmt))
     if result.alerts:
+        raise typer.Exit(1)
+
+
+def _follow(path: Path, window: str, threshold: float, once: bool, max_windows: int | None) -> None:
+    from toolproof.traces._follow import follow, parse_window
+
+    results = follow(
+        path,
+        parse_window(window),
+        threshold=threshold,
+        wait=not once,
+        max_windows=max_windows,
+        emit=lambda r: typer.echo(r.render()),
+    )
+    if any(r.alert for r in results):
+        typer.echo(f"ALERT: tool_call_error_rate above {threshold:.1%} in at least one window")
         raise typer.Exit(1)
 
 
