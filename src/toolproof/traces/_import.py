@@ -355,18 +355,26 @@ def _manifest(out: Path, run: Path, label: str, report: ImportReport) -> None:
         tools_fingerprint,
         write_manifest,
     )
-    from toolproof.suite import load_suite
+    from toolproof.suite import load_tools_file
+    from toolproof.types import Suite
 
-    suite = load_suite(out)
+    # The cases are never loaded back (an import may hold millions): the suite's
+    # fingerprint here is the hash of the files as written, streamed.
+    digest = hashlib.sha256()
+    for name in ("suite.yaml", "tools.json", "cases.jsonl"):
+        with (out / name).open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    tools_only = Suite(name=f"prod:{label}", tools=load_tools_file(out / "tools.json"), cases=[])
     moment = datetime.now(UTC)
     manifest = Manifest(
         run_id=f"prod-{label}",
         toolproof_version=__version__,
-        suite_name=suite.name,
+        suite_name=f"production replay (prod:{label})",
         suite_source=str((out / "suite.yaml").resolve()),
-        suite_fingerprint=suite.fingerprint(),
-        tools_fingerprint=tools_fingerprint(suite),
-        system_fingerprint=system_fingerprint(suite),
+        suite_fingerprint=digest.hexdigest()[:16],
+        tools_fingerprint=tools_fingerprint(tools_only),
+        system_fingerprint=system_fingerprint(tools_only),
         targets=[TargetEntry(spec=report.target, kind="target")],
         repeats=1,
         cache=False,
@@ -374,7 +382,11 @@ def _manifest(out: Path, run: Path, label: str, report: ImportReport) -> None:
         ended_at=moment,
         status="complete",
         counts={"ok": report.cases},
-        extra={"imported_by": "toolproof traces import"},
+        extra={
+            "imported_by": "toolproof traces import",
+            "suite_fingerprint": "sha256 of suite.yaml, tools.json and cases.jsonl as written",
+            "tools_fingerprint": "of tools.json (cases' own definitions not included)",
+        },
     )
     write_manifest(run, manifest)
 
