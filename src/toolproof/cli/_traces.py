@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 traces_app = typer.Typer(
     name="traces",
-    help="From production: import traces as a redacted replay suite.",
+    help="From production: import traces as a redacted replay suite, compare a replay with "
+    "production, promote reviewed cases.",
     no_args_is_help=True,
 )
 
