@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from toolproof.errors import UserError
 from toolproof.traces._index import Index, IndexedSpan, TraceInfo
-from toolproof.traces._read import Problem, iter_rows, source_files
+from toolproof.traces._read import SHAPE_ERRORS, Problem, iter_rows, source_files
 from toolproof.traces._redact import Redactor
 from toolproof.traces._shapes import Decision, ToolRun, decision_of, tool_run_of
 from toolproof.types import (
@@ -410,12 +410,19 @@ def _trace(
     chats: list[tuple[IndexedSpan, Decision]] = []
     for span in spans:
         if span.role == "tool":
-            runs.append(
-                (span, tool_run_of(span.attrs, span.name, span.status, span.status_message))
-            )
+            try:
+                run = tool_run_of(span.attrs, span.name, span.status, span.status_message)
+            except SHAPE_ERRORS as exc:
+                report.problems.append(_unusable(span, exc))
+                continue
+            runs.append((span, run))
             report.tool_spans += 1
         else:
-            chats.append((span, decision_of(span.attrs, index.logs_of(trace, span.span))))
+            try:
+                chats.append((span, decision_of(span.attrs, index.logs_of(trace, span.span))))
+            except SHAPE_ERRORS as exc:
+                report.problems.append(_unusable(span, exc))
+                continue
             report.chat_spans += 1
     by_id = {run.call_id: run for _, run in runs if run.call_id}
     # tool results production fed back to the model, from later chat spans' inputs
@@ -445,11 +452,20 @@ def _trace(
             report.without_conversation += 1
             continue
         steps = [dd for _, dd in chats[i:]]
-        _case(sink, span, d, outcomes, steps, by_id, fed_back, info, report, redactor,
-              tools_file, tools_source)  # fmt: skip
+        try:
+            _case(sink, span, d, outcomes, steps, by_id, fed_back, info, report, redactor,
+                  tools_file, tools_source)  # fmt: skip
+        except SHAPE_ERRORS as exc:  # pydantic's ValidationError is a ValueError
+            report.problems.append(_unusable(span, exc))
 
 
 Message_ = Any
+
+
+def _unusable(span: IndexedSpan, exc: Exception) -> Problem:
+    """A chat span whose content has the wrong shape: skipped, named with where it was."""
+    why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    return Problem("unusable span", span.file, span.line, f"skipped: {why}", span.span)
 
 
 def _in_window(start: int | None, sel: Selection) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from toolproof.traces._read import LogRow, Problem, SpanRow
+from toolproof.traces._read import SHAPE_ERRORS, LogRow, Problem, SpanRow
 from toolproof.traces._shapes import span_role
 
 __all__ = ["Index", "IndexedSpan", "TraceInfo"]
@@ -76,10 +76,19 @@ class Index:
         self.db.close()
 
     def add(self, row: SpanRow | LogRow, problems: list[Problem]) -> None:
-        if isinstance(row, LogRow):
-            self._add_log(row)
-        else:
-            self._add_span(row, problems)
+        try:
+            if isinstance(row, LogRow):
+                self._add_log(row)
+            else:
+                self._add_span(row, problems)
+        except (*SHAPE_ERRORS, sqlite3.Error) as exc:  # fields of the wrong type
+            span = row.span if isinstance(row.span, str) else None
+            problems.append(
+                Problem(
+                    "malformed span", row.file, row.line, f"skipped ({type(exc).__name__})", span
+                )
+            )
+            return
         self._pending += 1
         if self._pending >= 5000:
             self.db.commit()

@@ -230,7 +230,21 @@ def _protobuf(path: Path, problems: list[Problem]) -> Any:
         return None
 
 
+#: What a span of the wrong shape raises while it is read (its fields are untrusted).
+SHAPE_ERRORS = (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError)
+
+
 def _rows(obj: Any, file: str, line: int, problems: list[Problem]) -> Iterator[SpanRow | LogRow]:
+    """The spans and log records of one object; one of the wrong shape is skipped, located."""
+    try:
+        yield from _rows_of(obj, file, line, problems)
+    except SHAPE_ERRORS as exc:
+        problems.append(
+            Problem("malformed span", file, line, f"not readable as OTLP ({type(exc).__name__})")
+        )
+
+
+def _rows_of(obj: Any, file: str, line: int, problems: list[Problem]) -> Iterator[SpanRow | LogRow]:
     if not isinstance(obj, dict):
         problems.append(Problem("not a trace", file, line, "a JSON value that is not an object"))
         return
@@ -415,7 +429,9 @@ def _langfuse_observation(
     return SpanRow(
         trace=str(trace),
         span=str(span),
-        parent=raw.get("parent_observation_id") or None,
+        parent=raw["parent_observation_id"]
+        if isinstance(raw.get("parent_observation_id"), str) and raw["parent_observation_id"]
+        else None,
         name=str(raw.get("name") or kind),
         kind=1,
         start=time_ns(raw.get("start_time")),

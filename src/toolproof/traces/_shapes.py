@@ -448,7 +448,17 @@ def decision_of(attrs: dict[str, Any], logs: list[tuple[str, Any]]) -> Decision:
         found.input_tokens = _int(attrs.get("gen_ai.usage.input_tokens"))
     if found.output_tokens is None:
         found.output_tokens = _int(attrs.get("gen_ai.usage.output_tokens"))
+    # untrusted attributes: a value of the wrong type is dropped, not carried
+    found.model = _str_or_none(found.model)
+    found.provider = _str_or_none(found.provider)
+    found.finish_reason = _str_or_none(found.finish_reason)
+    found.input_tokens = _int(found.input_tokens)
+    found.output_tokens = _int(found.output_tokens)
     return found
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def tool_run_of(

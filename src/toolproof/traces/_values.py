@@ -163,10 +163,11 @@ def time_ns(value: Any) -> int | None:
     """Unix nanoseconds from a decimal string, a number or an ISO 8601 time."""
     if value is None or value == "":
         return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if 0 <= value < 1 << 63 else None
+    if isinstance(value, str) and value.isdigit() and len(value) <= 19:
+        number = int(value)
+        return number if number < 1 << 63 else None
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
