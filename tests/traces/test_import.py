@@ -374,3 +374,40 @@ def test_a_call_to_an_unoffered_or_unnameable_tool_still_validates(tmp_path: Pat
     assert problems == [] and len(loaded.suite.cases) == 3
     tagged = [c.id for c in loaded.suite.cases if "production-called-an-unoffered-tool" in c.tags]
     assert len(tagged) == 2
+
+
+def test_calls_of_one_conversation_in_separate_traces_replay_together(tmp_path: Path) -> None:
+    """Without an agent span every model call is its own trace: gen_ai.conversation.id
+    joins them, so the first decision replays with the result the second trace shows."""
+    user = [{"role": "user", "parts": [{"type": "text", "content": "Weather in Oslo?"}]}]
+    call = {"type": "tool_call", "id": "c1", "name": "get_weather", "arguments": {"city": "Oslo"}}
+    first = _span(
+        "1" * 32, "a" * 16,
+        **{"gen_ai.conversation.id": "conv-9", "gen_ai.input.messages": json.dumps(user),
+           "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [call]}])},
+    )  # fmt: skip
+    second = _span(
+        "2" * 32, "b" * 16,
+        **{"gen_ai.conversation.id": "conv-9",
+           "gen_ai.input.messages": json.dumps([*user,
+               {"role": "assistant", "parts": [call]},
+               {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1",
+                                           "response": "4 °C"}]}]),
+           "gen_ai.output.messages": json.dumps(
+               [{"role": "assistant", "parts": [{"type": "text", "content": "4 °C in Oslo."}]}])},
+    )  # fmt: skip
+    second["startTimeUnixNano"] = "1764400001000000000"
+    src = tmp_path / "t.jsonl"
+    src.write_text(_line(first) + "\n" + _line(second) + "\n")
+    out, report = _import(tmp_path, [str(src)])
+    assert report["traces"] == 2 and report["replay_cases"] == 2
+    case = next(c for c in _lines(out / "cases.jsonl") if c["id"].startswith("1" * 12))
+    assert case["mocks"]["get_weather"]["rules"][0] == {"when": {"city": "Oslo"}, "result": "4 °C"}
+    record = next(
+        r for r in _lines(out / "runs" / "prod-t" / "records.jsonl") if r["case_id"] == case["id"]
+    )
+    assert record["response"]["text"] == "4 °C in Oslo." and record["transcript"]
+    loaded, problems = load_suite_checked(out)
+    assert problems == []
+    ev = evaluate(loaded.suite, [out / "runs" / "prod-t" / "records.jsonl"])
+    assert all(v.passed for t in ev.targets.values() for v in t.verdicts)

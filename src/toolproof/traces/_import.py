@@ -294,7 +294,7 @@ def import_traces(
                 sel = selection or Selection()
                 sink.selector = _Selector(sink, sel, redactor, report, index.db)
                 for trace, spans in index.traces():
-                    report.traces += 1
+                    report.traces += len({s.trace for s in spans})
                     _trace(
                         index, trace, spans, sink, report, redactor, tools_file, tools_source, sel
                     )
@@ -402,7 +402,7 @@ def _trace(
     tools_source: str | None,
     sel: Selection,
 ) -> None:
-    info = index.info(trace)
+    info = index.info(spans[0].trace)
     if sel.only_negative and not negative_feedback(info.feedback):
         report.not_negative += sum(1 for s in spans if s.role == "chat")
         return
@@ -419,7 +419,7 @@ def _trace(
             report.tool_spans += 1
         else:
             try:
-                chats.append((span, decision_of(span.attrs, index.logs_of(trace, span.span))))
+                chats.append((span, decision_of(span.attrs, index.logs_of(span.trace, span.span))))
             except SHAPE_ERRORS as exc:
                 report.problems.append(_unusable(span, exc))
                 continue

@@ -20,6 +20,9 @@ from toolproof.traces._shapes import span_role
 
 __all__ = ["Index", "IndexedSpan", "TraceInfo"]
 
+#: The most spans one conversation may bring to the import at once.
+MAX_GROUP = 10_000
+
 _SCHEMA = """
 CREATE TABLE spans (trace TEXT, span TEXT, parent TEXT, name TEXT, role TEXT, kind INT,
   start INT, end_ INT, status INT, status_message TEXT, attrs BLOB, events BLOB,
@@ -176,10 +179,17 @@ class Index:
         )
 
     def traces(self) -> Iterator[tuple[str, list[IndexedSpan]]]:
-        """Each trace's chat and tool spans, in start order, one trace at a time."""
+        """Each conversation's chat and tool spans, in start order, one at a time.
+
+        A conversation is the traces that share a ``gen_ai.conversation.id`` (without
+        an agent span, every model call is a trace of its own), else one trace. A
+        group stops at :data:`MAX_GROUP` spans, so no input can make one hold more.
+        """
         cur = self.db.execute(
-            "SELECT trace, span, parent, name, role, start, end_, status, status_message, attrs, "
-            "file, line FROM spans WHERE role != 'other' ORDER BY trace, start, span"
+            "SELECT s.trace, s.span, s.parent, s.name, s.role, s.start, s.end_, s.status, "
+            "s.status_message, s.attrs, s.file, s.line, COALESCE(t.conversation, s.trace) AS g "
+            "FROM spans s LEFT JOIN traces t ON t.trace = s.trace WHERE s.role != 'other' "
+            "ORDER BY g, s.start, s.trace, s.span"
         )
         current: str | None = None
         group: list[IndexedSpan] = []
@@ -198,13 +208,14 @@ class Index:
                 r[10],
                 r[11],
             )
-            if span.trace != current and group:
-                yield current or "", group
+            key = str(r[12])
+            if group and (key != current or len(group) >= MAX_GROUP):
+                yield group[0].trace, group
                 group = []
-            current = span.trace
+            current = key
             group.append(span)
         if group:
-            yield current or "", group
+            yield group[0].trace, group
 
     def logs_of(self, trace: str, span: str) -> list[tuple[str, Any]]:
         rows = self.db.execute(
