@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -24,12 +25,18 @@ traces_app = typer.Typer(
 
 @traces_app.command("import")
 def import_command(
-    sources: list[Path] = typer.Argument(
-        ...,
+    sources: list[Path] | None = typer.Argument(
+        None,
         help="OTLP/JSON files or folders (.gz too; spans and logs), protobuf MessageToJson or "
         "ConsoleSpanExporter output, or a Langfuse blob export (JSONL).",
     ),
     out: Path | None = typer.Option(None, "--out", "-o", help="The folder to write."),
+    langfuse: str | None = typer.Option(
+        None,
+        "--langfuse",
+        help="Read observations from this Langfuse server's public API (keys from "
+        "LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY, never written).",
+    ),
     label: str | None = typer.Option(
         None, "--label", help="Production's target is prod:LABEL (default: today's date)."
     ),
@@ -62,7 +69,7 @@ def import_command(
     """Import traces: one replay case per chat span, production's calls as records."""
     from toolproof.cli._trust import load_user_config
     from toolproof.errors import UserError
-    from toolproof.traces import import_traces, redactor_from_config
+    from toolproof.traces import redactor_from_config
 
     if out is None and not dry_run:
         raise UserError("give --out DIR (or --dry-run to see what would be written)")
@@ -79,8 +86,31 @@ def import_command(
 
         tool_list = load_tools_file(tools)
     selection = _selection(since, until, only_feedback, sample, seed, dedup)
-    report = import_traces(
-        sources,
+    if not sources and langfuse is None:
+        raise UserError("give trace files or folders, or --langfuse URL")
+    with tempfile.TemporaryDirectory(prefix="toolproof-langfuse-") as tmp:
+        paths = list(sources or [])
+        if langfuse is not None:
+            from toolproof.traces._langfuse import fetch_observations
+
+            fetched = Path(tmp) / "langfuse-observations.jsonl"
+            n = fetch_observations(langfuse, fetched, from_time=since, to_time=until)
+            typer.echo(f"read {n} observation(s) from the Langfuse API", err=True)
+            paths.append(fetched)
+        report = _run_import(
+            paths, out, dry_run, name, redactor, tool_list, tools, force, selection
+        )
+    _print(report, redactor, as_json, dry_run)
+
+
+def _run_import(
+    paths: list[Path], out: Path | None, dry_run: bool, name: str, redactor: Any,
+    tool_list: Any, tools: Path | None, force: bool, selection: Selection,
+) -> Any:  # fmt: skip
+    from toolproof.traces import import_traces
+
+    return import_traces(
+        paths,
         None if dry_run else out,
         selection=selection,
         label=name,
@@ -89,6 +119,9 @@ def import_command(
         tools_source=str(tools) if tools else None,
         force=force,
     )
+
+
+def _print(report: Any, redactor: Any, as_json: bool, dry_run: bool) -> None:
     data = report.as_json(redactor)
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
