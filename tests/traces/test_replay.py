@@ -143,3 +143,43 @@ def test_calls_recovered_from_text_do_not_count_as_agreement() -> None:
     )
     result = compare_case(case, suite, prod, cand2)
     assert result.same_decision and result.same_tool and result.same_arguments
+
+
+def test_selection_judge_verdicts_of_both_sides_are_shown_as_advisory(tmp_path: Path) -> None:
+    from toolproof.judges import Judgement
+
+    folder = tmp_path / "imp"
+    import_traces([FIXTURES / "openinference.spans.jsonl"], folder, label="p", redactor=Redactor())
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump(_script(folder)))
+    run = tmp_path / "run"
+    result = CliRunner().invoke(
+        app, ["run", str(folder), "--model", f"scripted:{script}", "-o", str(run), "--no-store"]
+    )
+    assert result.exit_code == 0, result.output
+    (agg,) = agreement(folder, run)
+    differing = [c.case_id for c in agg.cases if c.differs][:2]
+
+    def judged(where: Path, target: str, verdicts: list[bool]) -> None:
+        lines = [
+            Judgement(
+                case_id=case,
+                target=target,
+                record="r",
+                rubric="selection",
+                judge="j:x",
+                fingerprint="f",
+                status="ok",
+                fields={"appropriate": ok},
+            ).model_dump_json()
+            for case, ok in zip(differing, verdicts, strict=True)
+        ]
+        (where / "judgements.jsonl").write_text("\n".join(lines) + "\n")
+
+    judged(folder / "runs" / "prod-p", "prod:p", [True, True])
+    judged(run, f"scripted:{script}", [False, True])
+    (agg,) = agreement(folder, run)
+    text = render_agreement([agg])
+    assert "selection judge, 'appropriate' (advisory): production 2/2, candidate 1/2" in text
+    assert "[judge: not appropriate]" in text and "[judge: appropriate]" in text
+    assert agg.as_json()["selection_judge"]["advisory"] is True

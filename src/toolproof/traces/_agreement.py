@@ -58,6 +58,9 @@ class Agreement:
     target: str
     cases: list[CaseAgreement] = field(default_factory=list)
     without_answer: int = 0
+    #: the selection judge's 'appropriate' verdicts, case → bool, per side (when judged)
+    judge_production: dict[str, bool] = field(default_factory=dict)
+    judge_candidate: dict[str, bool] = field(default_factory=dict)
 
     def rate(self, name: str) -> tuple[int, int, tuple[float, float] | None]:
         values = [getattr(c, name) for c in self.cases if getattr(c, name) is not None]
@@ -78,6 +81,11 @@ class Agreement:
             "same_arguments": rate("same_arguments"),
             "tool_change": rate("tool_change"),
             "not_recorded_calls": sum(c.not_recorded for c in self.cases),
+            "selection_judge": {
+                "advisory": True,
+                "production_appropriate": _share(self.judge_production),
+                "candidate_appropriate": _share(self.judge_candidate),
+            },
             "differing": [
                 {
                     "case_id": c.case_id,
@@ -88,6 +96,27 @@ class Agreement:
                 if c.differs
             ],
         }
+
+
+def _share(verdicts: dict[str, bool]) -> dict[str, int]:
+    return {"appropriate": sum(verdicts.values()), "of": len(verdicts)}
+
+
+def _selection_verdicts(run: Path, target: str | None) -> dict[str, bool]:
+    """The selection judge's 'appropriate' per case, from a run folder's judgements."""
+    from toolproof.judges._store import JUDGEMENTS_FILE, read_judgements
+
+    folder = run if run.is_dir() else run.parent
+    out: dict[str, bool] = {}
+    for j in read_judgements(folder / JUDGEMENTS_FILE):
+        if j.rubric != "selection" or j.status != "ok" or j.attempt != 0:
+            continue
+        if target is not None and j.target not in (None, target):
+            continue
+        value = (j.fields or {}).get("appropriate")
+        if isinstance(value, bool):
+            out[j.case_id] = value
+    return out
 
 
 def _call_json(call: ToolCall) -> dict[str, Any]:
@@ -166,13 +195,22 @@ def agreement(folder: Path, run: Path) -> list[Agreement]:
             f"{folder}: no production records (runs/prod-*/records.jsonl); is it an import?"
         )
     prod = {r.case_id: r for f in prod_files for r in _records(f) if r.attempt == 0}
+    prod_judged: dict[str, bool] = {}
+    for f in prod_files:
+        prod_judged.update(_selection_verdicts(f.parent, None))
     by_id = {c.id: c for c in suite.cases}
     out: dict[str, Agreement] = {}
     for record in _records(run):
         target = record.target or "(unnamed)"
         if target.startswith("prod:") or record.attempt != 0:
             continue
-        agg = out.setdefault(target, Agreement(target))
+        if target not in out:
+            out[target] = Agreement(
+                target,
+                judge_production=prod_judged,
+                judge_candidate=_selection_verdicts(run, target),
+            )
+        agg = out[target]
         case, reference = by_id.get(record.case_id), prod.get(record.case_id)
         if case is None or reference is None:
             continue
@@ -193,6 +231,12 @@ def _show(calls: list[ToolCall]) -> str:
     return "; ".join(shown)
 
 
+def _verdict(value: bool | None) -> str:
+    if value is None:
+        return ""
+    return "   [judge: appropriate]" if value else "   [judge: not appropriate]"
+
+
 def render_agreement(results: list[Agreement], limit: int = 20) -> str:
     from toolproof.report._escape import visible
 
@@ -210,6 +254,12 @@ def render_agreement(results: list[Agreement], limit: int = 20) -> str:
             k, n, ci = agg.rate(name)
             shown = f"{k / n:6.1%} ({k}/{n}) [{ci[0]:.0%}–{ci[1]:.0%}]" if n and ci else "  –"
             lines.append(f"  {label:32s} {shown}")
+        if agg.judge_production or agg.judge_candidate:
+            sp, sc = _share(agg.judge_production), _share(agg.judge_candidate)
+            lines.append(
+                f"  selection judge, 'appropriate' (advisory): production {sp['appropriate']}/"
+                f"{sp['of']}, candidate {sc['appropriate']}/{sc['of']}"
+            )
         nr = sum(c.not_recorded for c in agg.cases)
         lines.append(f"  calls production never made ('not recorded'): {nr}")
         if agg.without_answer:
@@ -219,8 +269,10 @@ def render_agreement(results: list[Agreement], limit: int = 20) -> str:
             lines.append(f"differing cases ({len(differing)}), production | candidate:")
             for c in differing[:limit]:
                 lines.append(f"  {visible(c.case_id)}")
-                lines.append(f"    production  {visible(_show(c.production))}")
-                lines.append(f"    candidate   {visible(_show(c.candidate))}")
+                jp = _verdict(agg.judge_production.get(c.case_id))
+                jc = _verdict(agg.judge_candidate.get(c.case_id))
+                lines.append(f"    production  {visible(_show(c.production))}{jp}")
+                lines.append(f"    candidate   {visible(_show(c.candidate))}{jc}")
             if len(differing) > limit:
                 lines.append(f"  ... {len(differing) - limit} more (--json lists all)")
     return "\n".join(lines)
