@@ -43,6 +43,7 @@ def _register() -> None:
         _run,
         _store,
         _tools,
+        _traces,
     )
 
     _core.register(app)
@@ -56,6 +57,7 @@ def _register() -> None:
     _coverage.register(app)
     _generate.register(app)
     _generate.register_review(app)
+    _traces.register(app)
 
 
 _register()

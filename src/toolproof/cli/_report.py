@@ -40,6 +40,12 @@ def report(
         None, "--baseline", "-b", help="Gate against this run too (the decision is shown)."
     ),
     k: Optional[int] = typer.Option(None, "--k", min=1, help="k of pass@k and pass^k."),  # noqa: UP045
+    otlp: Optional[Path] = typer.Option(  # noqa: UP045
+        None,
+        "--otlp",
+        help="Write the verdicts as OpenTelemetry gen_ai.evaluation.result events "
+        "(OTLP/JSON), linked to the production spans of imported cases.",
+    ),
     config: Optional[Path] = CONFIG,  # noqa: UP045
     allow_code: bool = ALLOW_CODE,
 ) -> None:
@@ -51,11 +57,33 @@ def report(
     trust, _ = trust_for(config, allow_code)
     ev = load_run(run, suite=suite, k=k, trust=trust)
     base = load_run(baseline, suite=suite, k=k, trust=trust) if baseline is not None else None
+    if otlp is not None:
+        _write_otlp(otlp, ev)
+        if html is None:
+            return
     if html is None:
         render_terminal(ev.summaries, Console())
         return
     size = write_html(html, ev, report_gate(ev, base))
     typer.echo(f"wrote {html} ({size:,} bytes)")
+
+
+def _write_otlp(path: Path, ev: Evaluation) -> None:
+    import json
+
+    from toolproof.traces import evaluation_logs, provenance_ids
+
+    folder = Path(ev.suite.source).parent if ev.suite.source else Path()
+    ids = provenance_ids(folder)
+    verdicts = [v for t in ev.targets.values() for v in t.verdicts]
+    data = evaluation_logs(verdicts, ids)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
+    linked = sum(1 for v in verdicts if v.case_id in ids)
+    typer.echo(
+        f"wrote {path}: {len(verdicts)} gen_ai.evaluation.result event(s), "
+        f"{linked} linked to a production span"
+    )
 
 
 def report_gate(ev: Evaluation, base: Evaluation | None = None) -> GateResult:

@@ -37,7 +37,9 @@ from toolproof.trust import DEFAULT_MAX_FILE_BYTES, ROUTING_SETTINGS, Trust
 
 __all__ = ["RunConfig", "load_config", "read_mapping", "resolve_settings", "trust_from"]
 
-_CONFIG_KEYS = frozenset({"models", "pricing", "allow_code", "max_file_mib", "trusted_commands"})
+_CONFIG_KEYS = frozenset(
+    {"models", "pricing", "allow_code", "max_file_mib", "trusted_commands", "redact"}
+)
 ALL_MODELS = "*"
 
 
@@ -53,19 +55,25 @@ class RunConfig:
     trusted_commands: frozenset[tuple[str, ...]] = frozenset()
     #: Whether the file set ``max_file_mib`` (else ``max_file_bytes`` is the default).
     max_file_given: bool = False
+    #: ``redact``: the user's redaction rules for imported traces (checked by toolproof.traces).
+    redact: dict[str, Any] | None = None
 
 
 def untrusted_part(config: RunConfig) -> tuple[RunConfig, list[str]]:
     """What a config in the working tree may set, and the names of what it set but may not.
 
-    It may not grant trust (``allow_code``, ``trusted_commands``) nor choose
-    where requests and keys go (:data:`toolproof.trust.ROUTING_SETTINGS`).
+    It may not grant trust (``allow_code``, ``trusted_commands``), choose where
+    requests and keys go (:data:`toolproof.trust.ROUTING_SETTINGS`), nor set how
+    imported traces are redacted (``redact``: an allow-list there would let personal
+    data through).
     """
     ignored: list[str] = []
     if config.allow_code:
         ignored.append("allow_code")
     if config.trusted_commands:
         ignored.append("trusted_commands")
+    if config.redact:
+        ignored.append("redact")
     models: dict[str, dict[str, Any]] = {}
     for spec, values in config.models.items():
         for key in sorted(set(values) & ROUTING_SETTINGS):
@@ -147,7 +155,16 @@ def load_config(path: str | Path) -> RunConfig:
         allow_code=allow_code,
         max_file_bytes=int(mib * (1 << 20)),
         max_file_given="max_file_mib" in data,
+        redact=_redact_of(data.get("redact"), source),
     )
+
+
+def _redact_of(data: Any, source: str) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise SuiteError(source, "must be a mapping with 'allow' and 'rules'", path=["redact"])
+    return dict(data)
 
 
 def _commands_of(data: Any, source: str) -> frozenset[tuple[str, ...]]:

@@ -1,0 +1,784 @@
+"""``toolproof traces import``: trace files → a redacted replay suite and production's records.
+
+One replay case per chat span that carries its conversation. The folder holds
+``suite.yaml``, ``tools.json``, ``cases.jsonl``, ``provenance.jsonl``,
+``decisions.jsonl`` (every chat span, with or without content: what drift
+reads) and the run folder ``runs/prod-LABEL/`` (production's answers as the
+records of target ``prod:LABEL``, and a manifest). Every string is redacted
+before it is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from toolproof.errors import UserError
+from toolproof.traces._index import Index, IndexedSpan, TraceInfo
+from toolproof.traces._read import SHAPE_ERRORS, Problem, iter_rows, source_files
+from toolproof.traces._redact import Redactor
+from toolproof.traces._shapes import Decision, ToolRun, decision_of, tool_run_of
+from toolproof.types import (
+    CallSpec,
+    Case,
+    Expect,
+    Message,
+    MockRule,
+    Order,
+    Record,
+    Response,
+    SuiteTool,
+    ToolCall,
+    ToolMock,
+    Usage,
+)
+
+__all__ = ["NOT_RECORDED", "ImportReport", "import_traces"]
+
+#: What a replayed tool answers when production never made the call.
+NOT_RECORDED = "not recorded: production made no call to this tool with these arguments"
+#: The most steps a replay case may take.
+MAX_REPLAY_STEPS = 10
+
+
+@dataclass
+class ImportReport:
+    files: int = 0
+    spans: int = 0
+    log_records: int = 0
+    traces: int = 0
+    chat_spans: int = 0
+    tool_spans: int = 0
+    cases: int = 0
+    without_content: int = 0
+    without_conversation: int = 0
+    layouts: Counter[str] = field(default_factory=Counter)
+    tools_from: Counter[str] = field(default_factory=Counter)
+    decisions: Counter[str] = field(default_factory=Counter)
+    calls: int = 0
+    call_errors: int = 0
+    calls_with_outcome: int = 0
+    orphans: int = 0
+    clock_skew: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    redaction: dict[str, Any] = field(default_factory=dict)
+    out: str | None = None
+    target: str = ""
+    duplicates: int = 0
+    unoffered_calls: int = 0
+    outside_window: int = 0
+    not_negative: int = 0
+    sampled: dict[str, list[int]] | None = None
+
+    def problem_counts(self) -> dict[str, int]:
+        return dict(Counter(p.kind for p in self.problems).most_common())
+
+    def as_json(self, redactor: Redactor) -> dict[str, Any]:
+        return {
+            "format": "toolproof.traces-import/1",
+            "target": self.target,
+            "files": self.files,
+            "spans": self.spans,
+            "log_records": self.log_records,
+            "traces": self.traces,
+            "chat_spans": self.chat_spans,
+            "tool_spans": self.tool_spans,
+            "replay_cases": self.cases,
+            "chat_spans_without_content": self.without_content,
+            "chat_spans_without_conversation": self.without_conversation,
+            "layouts": dict(self.layouts),
+            "tools_from": dict(self.tools_from),
+            "decisions": dict(self.decisions),
+            "calls": self.calls,
+            "calls_with_outcome": self.calls_with_outcome,
+            "call_errors": self.call_errors,
+            "outside_time_window": self.outside_window,
+            "without_negative_feedback": self.not_negative,
+            "near_duplicates_removed": self.duplicates,
+            "cases_calling_an_unoffered_tool": self.unoffered_calls,
+            "sampled_by_stratum": self.sampled,
+            "spans_without_parent_in_input": self.orphans,
+            "spans_starting_before_parent": self.clock_skew,
+            "skipped": self.problem_counts(),
+            "problems": [redactor.text(p.render(), "error messages") for p in self.problems[:200]],
+            "redaction": self.redaction,
+        }
+
+
+def _case_id(trace: str, span: str) -> str:
+    raw = f"{trace[:12]}-{span}"
+    if re.fullmatch(r"[A-Za-z0-9._-]{1,80}", raw):
+        return raw
+    return "t" + hashlib.sha256(f"{trace}\0{span}".encode()).hexdigest()[:20]
+
+
+def _iso(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+def _tool(defn: dict[str, Any]) -> SuiteTool | None:
+    try:
+        return SuiteTool(
+            name=defn["name"],
+            description=defn.get("description", ""),
+            parameters=defn["parameters"],
+        )
+    except (ValueError, KeyError):
+        return None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which chat spans an import keeps.
+
+    ``since`` / ``until``: the span's start time (both decisions and cases).
+    ``only_negative``: only traces with negative feedback (a score below or at 0,
+    or 'negative', 'thumbs_down', 'down', 'bad', 'escalated').
+    ``sample``: keep about this share of the replay cases, stratified by production's
+    tools ("no call" included): each case is kept when its hash (with ``seed``) falls
+    under the share, and a stratum that would keep none keeps its lowest hash.
+    ``dedup``: drop replay cases whose normalised conversation and called tools repeat
+    an earlier case's (rapidfuzz's default normalisation, digits folded).
+    """
+
+    since: datetime | None = None
+    until: datetime | None = None
+    only_negative: bool = False
+    sample: float | None = None
+    seed: int = 0
+    dedup: bool = False
+
+
+_NEGATIVE = frozenset({"negative", "thumbs_down", "thumbs-down", "down", "bad", "escalated"})
+
+
+def negative_feedback(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value is False
+    if isinstance(value, int | float):
+        return value <= 0
+    if isinstance(value, str):
+        return value.strip().lower() in _NEGATIVE
+    if isinstance(value, dict):
+        return any(
+            negative_feedback(value.get(k)) for k in ("value", "score", "label") if k in value
+        )
+    if isinstance(value, list):
+        return any(negative_feedback(v) for v in value)
+    return False
+
+
+def _dedup_key(d: Decision) -> bytes:
+    from rapidfuzz.utils import default_process
+
+    text = "\n".join(f"{m.role}:{m.content or ''}" for m in d.messages)
+    calls = ",".join(sorted(c.name for c in d.calls))
+    folded = re.sub(r"[0-9]+", "0", default_process(text))
+    return hashlib.sha256(f"{folded}\0{calls}".encode()).digest()[:16]
+
+
+class _Selector:
+    """Writes the kept replay cases (redacted); sampling and de-duplication decide which."""
+
+    def __init__(
+        self, out: _Out, selection: Selection, redactor: Redactor, report: ImportReport, db: Any
+    ) -> None:
+        self.out, self.sel, self.redactor, self.report, self.db = (
+            out,
+            selection,
+            redactor,
+            report,
+            db,
+        )
+        self.dedup = selection.dedup
+        self.kept: Counter[str] = Counter()
+        self.seen: Counter[str] = Counter()
+        self.fallback: dict[str, tuple[float, tuple[Any, Any, Any]]] = {}
+        if self.dedup:
+            db.execute("CREATE TABLE IF NOT EXISTS seen (h BLOB PRIMARY KEY)")
+
+    def offer(
+        self, case_id: str, stratum: str, key: bytes | None, parts: tuple[Any, Any, Any]
+    ) -> None:
+        if key is not None:
+            cur = self.db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (key,))
+            if cur.rowcount == 0:
+                self.report.duplicates += 1
+                return
+        self.seen[stratum] += 1
+        if self.sel.sample is None:
+            self._write(stratum, parts)
+            return
+        digest = hashlib.sha256(f"{self.sel.seed}\0{case_id}".encode()).digest()
+        h = int.from_bytes(digest[:8], "big") / 2**64
+        if h < self.sel.sample:
+            self._write(stratum, parts)
+        elif not self.kept[stratum]:
+            best = self.fallback.get(stratum)
+            if best is None or h < best[0]:
+                self.fallback[stratum] = (h, parts)
+
+    def _write(self, stratum: str, parts: tuple[Any, Any, Any]) -> None:
+        data, rec, prov = parts
+        r = self.redactor
+        self.out.cases.write(json.dumps(r.value(data, "cases"), ensure_ascii=False) + "\n")
+        self.out.records.write(json.dumps(r.value(rec, "records"), ensure_ascii=False) + "\n")
+        self.out.provenance.write(
+            json.dumps(r.value(prov, "provenance"), ensure_ascii=False) + "\n"
+        )
+        self.kept[stratum] += 1
+        self.report.cases += 1
+
+    def finish(self) -> None:
+        for stratum, (_, parts) in sorted(self.fallback.items()):
+            if not self.kept[stratum]:
+                self._write(stratum, parts)
+        if self.sel.sample is not None:
+            self.report.sampled = {s: [self.kept[s], n] for s, n in sorted(self.seen.items())}
+
+
+@dataclass
+class _Out:
+    cases: IO[str]
+    provenance: IO[str]
+    decisions: IO[str]
+    records: IO[str]
+    tools: dict[str, SuiteTool] = field(default_factory=dict)
+    selector: Any = None
+
+
+def import_traces(
+    sources: list[Path],
+    out: Path | None,
+    *,
+    label: str,
+    redactor: Redactor,
+    tools_file: list[SuiteTool] | None = None,
+    tools_source: str | None = None,
+    force: bool = False,
+    selection: Selection | None = None,
+) -> ImportReport:
+    """Import ``sources`` into the folder ``out`` (None: a dry run that writes nothing)."""
+    report = ImportReport(target=f"prod:{label}")
+    files = source_files(sources)
+    report.files = len(files)
+    if out is not None:
+        _prepare(out, force)
+    with tempfile.TemporaryDirectory(prefix="toolproof-traces-") as tmp:
+        index = Index(Path(tmp) / "index.db")
+        try:
+            for row in iter_rows(files, report.problems):
+                index.add(row, report.problems)
+            index.finish()
+            report.spans, report.log_records = index.spans, index.logs
+            report.orphans, report.clock_skew = index.orphans(), index.skewed()
+            staging = Path(tmp) / "out"
+            staging.mkdir()
+            with (
+                (staging / "cases.jsonl").open("w", encoding="utf-8") as cases,
+                (staging / "provenance.jsonl").open("w", encoding="utf-8") as prov,
+                (staging / "decisions.jsonl").open("w", encoding="utf-8") as decisions,
+                (staging / "records.jsonl").open("w", encoding="utf-8") as records,
+            ):
+                sink = _Out(cases, prov, decisions, records)
+                sel = selection or Selection()
+                sink.selector = _Selector(sink, sel, redactor, report, index.db)
+                for trace, spans in index.traces():
+                    report.traces += len({s.trace for s in spans})
+                    _trace(
+                        index, trace, spans, sink, report, redactor, tools_file, tools_source, sel
+                    )
+                sink.selector.finish()
+            report.redaction = redactor.report()
+            if out is not None:
+                _finish(staging, out, sink, report, redactor, label)
+        finally:
+            index.close()
+    return report
+
+
+def _prepare(out: Path, force: bool) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        if not force:
+            raise UserError(f"{out}: already exists and is not empty (pass --force to replace it)")
+        if out.is_dir() and not out.is_symlink():
+            shutil.rmtree(out)
+        else:
+            out.unlink()
+
+
+def _finish(
+    staging: Path, out: Path, sink: _Out, report: ImportReport, redactor: Redactor, label: str
+) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("cases.jsonl", "provenance.jsonl", "decisions.jsonl"):
+        shutil.move(staging / name, out / name)
+    run = out / "runs" / f"prod-{label}"  # a run folder: score and view read it as one
+    run.mkdir(parents=True, exist_ok=True)
+    shutil.move(staging / "records.jsonl", run / "records.jsonl")
+    tools = redactor.value(
+        [t.model_dump(mode="json", exclude_defaults=True) for t in sink.tools.values()], "tools"
+    )
+    (out / "tools.json").write_text(json.dumps(tools, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    name = json.dumps(f"production replay (prod:{label})")
+    (out / "suite.yaml").write_text(
+        "# Imported by `toolproof traces import`: replay cases from production traces.\n"
+        "# Each case's expectation is production's own call (unreviewed): scoring a\n"
+        "# candidate against it measures agreement with production, not correctness.\n"
+        f"format: 1\nsuite: {name}\ntools: tools.json\ncases_from: cases.jsonl\n",
+        "utf-8",
+    )
+    report.out = str(out)
+    _manifest(out, run, label, report)
+    (out / "import-report.json").write_text(
+        json.dumps(report.as_json(redactor), indent=2, ensure_ascii=False) + "\n", "utf-8"
+    )
+
+
+def _manifest(out: Path, run: Path, label: str, report: ImportReport) -> None:
+    """The production run folder's manifest: what was 'run' (production), on which suite."""
+    from toolproof._version import __version__
+    from toolproof.run._manifest import (
+        Manifest,
+        TargetEntry,
+        system_fingerprint,
+        tools_fingerprint,
+        write_manifest,
+    )
+    from toolproof.suite import load_tools_file
+    from toolproof.types import Suite
+
+    # The cases are never loaded back (an import may hold millions): the suite's
+    # fingerprint here is the hash of the files as written, streamed.
+    digest = hashlib.sha256()
+    for name in ("suite.yaml", "tools.json", "cases.jsonl"):
+        with (out / name).open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    tools_only = Suite(name=f"prod:{label}", tools=load_tools_file(out / "tools.json"), cases=[])
+    moment = datetime.now(UTC)
+    manifest = Manifest(
+        run_id=f"prod-{label}",
+        toolproof_version=__version__,
+        suite_name=f"production replay (prod:{label})",
+        suite_source=str((out / "suite.yaml").resolve()),
+        suite_fingerprint=digest.hexdigest()[:16],
+        tools_fingerprint=tools_fingerprint(tools_only),
+        system_fingerprint=system_fingerprint(tools_only),
+        targets=[TargetEntry(spec=report.target, kind="target")],
+        repeats=1,
+        cache=False,
+        started_at=moment,
+        ended_at=moment,
+        status="complete",
+        counts={"ok": report.cases},
+        extra={
+            "imported_by": "toolproof traces import",
+            "suite_fingerprint": "sha256 of suite.yaml, tools.json and cases.jsonl as written",
+            "tools_fingerprint": "of tools.json (cases' own definitions not included)",
+        },
+    )
+    write_manifest(run, manifest)
+
+
+def _trace(
+    index: Index,
+    trace: str,
+    spans: list[IndexedSpan],
+    sink: _Out,
+    report: ImportReport,
+    redactor: Redactor,
+    tools_file: list[SuiteTool] | None,
+    tools_source: str | None,
+    sel: Selection,
+) -> None:
+    info = index.info(spans[0].trace)
+    if sel.only_negative and not negative_feedback(info.feedback):
+        report.not_negative += sum(1 for s in spans if s.role == "chat")
+        return
+    runs: list[tuple[IndexedSpan, ToolRun]] = []
+    chats: list[tuple[IndexedSpan, Decision]] = []
+    for span in spans:
+        if span.role == "tool":
+            try:
+                run = tool_run_of(span.attrs, span.name, span.status, span.status_message)
+            except SHAPE_ERRORS as exc:
+                report.problems.append(_unusable(span, exc))
+                continue
+            runs.append((span, run))
+            report.tool_spans += 1
+        else:
+            try:
+                chats.append((span, decision_of(span.attrs, index.logs_of(span.trace, span.span))))
+            except SHAPE_ERRORS as exc:
+                report.problems.append(_unusable(span, exc))
+                continue
+            report.chat_spans += 1
+    by_id = {run.call_id: run for _, run in runs if run.call_id}
+    # tool results production fed back to the model, from later chat spans' inputs
+    fed_back: dict[str, Message_] = {}
+    for _, d in chats:
+        for m in d.messages:
+            if m.role == "tool" and m.tool_call_id:
+                fed_back[m.tool_call_id] = m
+    unmatched = [run for _, run in runs if not run.call_id]
+    _infer_calls(chats, runs)
+    for i, (span, d) in enumerate(chats):
+        if not _in_window(span.start, sel):
+            report.outside_window += 1
+            continue
+        outcomes = [_outcome(c, by_id, unmatched) for c in d.calls]
+        schemas = (
+            {t["name"]: t["parameters"] for t in d.tools}
+            if d.tools
+            else {t.name: t.parameters for t in tools_file or ()}
+        )
+        _decision_line(sink, span, d, outcomes, info, report, redactor, schemas)
+        report.layouts[d.layout] += 1
+        if not d.has_content:
+            report.without_content += 1
+            continue
+        if not any(m.role in ("user", "system") for m in d.messages):
+            report.without_conversation += 1
+            continue
+        steps = [dd for _, dd in chats[i:]]
+        try:
+            _case(sink, span, d, outcomes, steps, by_id, fed_back, info, report, redactor,
+                  tools_file, tools_source)  # fmt: skip
+        except SHAPE_ERRORS as exc:  # pydantic's ValidationError is a ValueError
+            report.problems.append(_unusable(span, exc))
+
+
+Message_ = Any
+
+
+def _unusable(span: IndexedSpan, exc: Exception) -> Problem:
+    """A chat span whose content has the wrong shape: skipped, named with where it was."""
+    why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    return Problem("unusable span", span.file, span.line, f"skipped: {why}", span.span)
+
+
+def _in_window(start: int | None, sel: Selection) -> bool:
+    if sel.since is None and sel.until is None:
+        return True
+    if start is None:
+        return False
+    moment = datetime.fromtimestamp(start / 1e9, tz=UTC)
+    if sel.since is not None and moment < sel.since:
+        return False
+    return not (sel.until is not None and moment >= sel.until)
+
+
+#: Finish reasons that say the model called tools (providers and conventions differ).
+TOOL_FINISH = frozenset({"tool_calls", "tool_call", "tool_use", "function_call"})
+
+
+def _infer_calls(
+    chats: list[tuple[IndexedSpan, Decision]], runs: list[tuple[IndexedSpan, ToolRun]]
+) -> None:
+    """Without content, a call is known from the finish reason; its tools from the tool
+    spans that ran before the next chat span (names and IDs only, never arguments)."""
+    for i, (span, d) in enumerate(chats):
+        if d.calls or d.has_content or str(d.finish_reason) not in TOOL_FINISH:
+            continue
+        until = chats[i + 1][0].start if i + 1 < len(chats) else None
+        for tspan, run in runs:
+            after = tspan.start is not None and span.start is not None and tspan.start >= span.start
+            before = until is None or (tspan.start is not None and tspan.start < until)
+            if after and before:
+                d.calls.append(ToolCall(id=run.call_id, name=run.name))
+        if not d.calls:
+            d.calls.append(ToolCall(name="(unknown tool)"))
+
+
+def _outcome(call: ToolCall, by_id: dict[str, ToolRun], unmatched: list[ToolRun]) -> ToolRun | None:
+    if call.id and call.id in by_id:
+        return by_id[call.id]
+    for run in unmatched:
+        if run.name == call.name:
+            unmatched.remove(run)
+            return run
+    return None
+
+
+def _failed(run: ToolRun | None) -> bool | None:
+    if run is None:
+        return None
+    return bool(
+        run.status == 2
+        or run.error_type
+        or (run.http_status is not None and run.http_status >= 400)
+    )
+
+
+def _decision_line(
+    sink: _Out,
+    span: IndexedSpan,
+    d: Decision,
+    outcomes: list[ToolRun | None],
+    info: TraceInfo,
+    report: ImportReport,
+    redactor: Redactor,
+    schemas: dict[str, Any],
+) -> None:
+    calls = []
+    for call, run in zip(d.calls, outcomes, strict=True):
+        failed = _failed(run)
+        report.calls += 1
+        if failed is not None:
+            report.calls_with_outcome += 1
+            report.call_errors += failed
+        entry: dict[str, Any] = {
+            "tool": call.name,
+            "outcome": "unknown" if failed is None else ("error" if failed else "ok"),
+            "error_type": run.error_type if run else None,
+            "http_status": run.http_status if run else None,
+        }
+        entry.update(_arg_summary(call, schemas.get(call.name)))
+        calls.append(entry)
+    report.decisions["call" if d.calls else "no call"] += 1
+    line = {
+        "trace_id": span.trace,
+        "span_id": span.span,
+        "time": _iso(span.start),
+        "has_content": d.has_content,
+        "model": d.model,
+        "calls": calls,
+        "feedback": info.feedback,
+    }
+    sink.decisions.write(json.dumps(redactor.value(line, "decisions"), ensure_ascii=False) + "\n")
+
+
+def _arg_summary(call: ToolCall, schema: Any) -> dict[str, Any]:
+    """What argument drift reads: boolean and enum values, and which optional
+    parameters were given (only with the tool's schema and an object of arguments)."""
+    if not isinstance(schema, dict) or not isinstance(call.arguments, dict):
+        return {}
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return {}
+    required = set(schema.get("required") or [])
+    values: dict[str, Any] = {}
+    for name, value in call.arguments.items():
+        spec = props.get(name)
+        if isinstance(value, bool) or (
+            isinstance(spec, dict)
+            and isinstance(spec.get("enum"), list)
+            and isinstance(value, str | int)
+            and value in spec["enum"]
+        ):
+            values[name] = value
+    optional = {n: n in call.arguments for n in props if n not in required}
+    return {"categorical": values, "optional_given": optional}
+
+
+def _case(
+    sink: _Out,
+    span: IndexedSpan,
+    d: Decision,
+    outcomes: list[ToolRun | None],
+    steps: list[Decision],
+    by_id: dict[str, ToolRun],
+    fed_back: dict[str, Any],
+    info: TraceInfo,
+    report: ImportReport,
+    redactor: Redactor,
+    tools_file: list[SuiteTool] | None,
+    tools_source: str | None,
+) -> None:
+    later = [c for step in steps for c in step.calls]
+    case_id = _case_id(span.trace, span.span)
+    if d.tools:
+        defs = [t for t in (_tool(x) for x in d.tools) if t is not None]
+        source = "trace"
+    elif tools_file is not None:
+        defs, source = list(tools_file), f"file:{tools_source}"
+    else:
+        names = sorted({c.name for c in later if c.name})
+        defs = [
+            t for t in (_tool({"name": n, "parameters": {"type": "object"}}) for n in names) if t
+        ]
+        source = "none (only the names production called)"
+    report.tools_from[source.split(":")[0] if source.startswith("file") else source] += 1
+    mocks = _mocks(defs, later, by_id, fed_back)
+    calls = [
+        CallSpec(tool=c.name, args=c.arguments, extra_args=None)
+        if isinstance(c.arguments, dict)
+        else CallSpec(tool=c.name, extra_args=True)
+        for c in d.calls
+    ]
+    tags = ["from-production", f"tools-from-{source.split(':')[0].split(' ')[0]}"]
+    expect = Expect(calls=calls, order=Order.superset) if calls else Expect()
+    offered = {t.name for t in defs}
+    if any(c.name not in offered for c in d.calls):
+        # production called a tool it was not offered (or one no suite may name): the
+        # case keeps the decision (that many calls), not an expectation it cannot state
+        expect = Expect(count=len(d.calls))
+        tags.append("production-called-an-unoffered-tool")
+        report.unoffered_calls += 1
+    case = Case(
+        id=case_id,
+        messages=d.messages,
+        tools=[_case_tool(t, sink) for t in defs],
+        expect=expect,
+        reason="production's decision (unreviewed)",
+        tags=tags,
+        # multi-step only where production's own path goes on in the trace (a decision
+        # with nothing after it is compared as one answer: its results are unknown)
+        mocks=mocks if len(steps) > 1 else {},
+        max_steps=min(MAX_REPLAY_STEPS, len(steps) + (1 if steps[-1].calls else 0))
+        if len(steps) > 1
+        else None,
+    )
+    data = case.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
+    data["expect"] = case.expect.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    last = steps[-1]
+    record = Record(
+        case_id=case_id,
+        target=report.target,
+        response=Response(
+            text=last.text,
+            tool_calls=last.calls,
+            stop_reason=last.finish_reason,
+            model=last.model,
+            usage=Usage(input_tokens=d.input_tokens, output_tokens=d.output_tokens)
+            if d.input_tokens is not None or d.output_tokens is not None
+            else None,
+        ),
+        transcript=_transcript(d.messages, steps, by_id, fed_back) if len(steps) > 1 else None,
+        started_at=datetime.fromtimestamp(span.start / 1e9, tz=UTC) if span.start else None,
+        latency_ms=(span.end - span.start) / 1e6 if span.end and span.start else None,
+    )
+    rec = record.model_dump(mode="json", exclude_none=True)
+    prov = {
+        "case_id": case_id,
+        "trace_id": span.trace,
+        "span_id": span.span,
+        "parent_span_id": span.parent,
+        "session_id": info.session,
+        "user_id": info.user,
+        "conversation_id": info.conversation,
+        "start": _iso(span.start),
+        "end": _iso(span.end),
+        "source": f"{span.file}:{span.line}",
+        "layout": d.layout,
+        "tools_from": source,
+        "model": d.model,
+        "provider": d.provider,
+        "feedback": info.feedback,
+        "outcomes": [
+            None
+            if run is None
+            else {
+                "tool": run.name,
+                "call_id": run.call_id,
+                "failed": _failed(run),
+                "error_type": run.error_type,
+                "status": run.status,
+                "status_message": run.status_message,
+                "http_status": run.http_status,
+                "result": run.result,
+            }
+            for run in outcomes
+        ],
+    }
+    stratum = ",".join(sorted({c.name for c in d.calls})) or "(no call)"
+    key = _dedup_key(d) if sink.selector.dedup else None
+    sink.selector.offer(case_id, stratum, key, (data, rec, prov))
+
+
+def _transcript(
+    start: list[Message], steps: list[Decision], by_id: dict[str, ToolRun], fed_back: dict[str, Any]
+) -> list[Message]:
+    """Production's own multi-step path from this decision to the end of its trace."""
+    out = list(start)
+    for step in steps:
+        out.append(Message(role="assistant", content=step.text, tool_calls=step.calls))
+        for call in step.calls:
+            run = by_id.get(call.id or "")
+            msg = fed_back.get(call.id or "")
+            if msg is not None:
+                out.append(msg)
+            elif run is not None and run.result is not None:
+                text = (
+                    run.result
+                    if isinstance(run.result, str)
+                    else json.dumps(run.result, ensure_ascii=False)
+                )
+                out.append(
+                    Message(
+                        role="tool",
+                        content=text,
+                        tool_call_id=call.id,
+                        name=call.name,
+                        is_error=bool(_failed(run)),
+                    )
+                )
+    return out
+
+
+def _maybe_json(value: Any) -> Any:
+    if isinstance(value, str) and value.lstrip()[:1] == "{":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _case_tool(tool: SuiteTool, sink: _Out) -> str | SuiteTool:
+    known = sink.tools.get(tool.name)
+    if known is None:
+        sink.tools[tool.name] = tool
+        return tool.name
+    return tool.name if known == tool else tool
+
+
+def _mocks(
+    defs: list[SuiteTool],
+    later: list[ToolCall],
+    by_id: dict[str, ToolRun],
+    fed_back: dict[str, Any],
+) -> dict[str, ToolMock]:
+    """Production's recorded result for each call it made; 'not recorded' for anything else."""
+    rules: dict[str, list[MockRule]] = {t.name: [] for t in defs}
+    for call in later:
+        run = by_id.get(call.id or "")
+        msg = fed_back.get(call.id or "")
+        if run is not None and run.result is not None:
+            result, failed = run.result, bool(_failed(run))
+            message = run.status_message or run.error_type
+        elif msg is not None:
+            result, failed, message = msg.content, msg.is_error, None
+        else:
+            continue
+        when = call.arguments if isinstance(call.arguments, dict) else None
+        if failed:
+            # the tool's own error payload {"error": X} is what the mock's error fault
+            # sends ({"error": X}); any other failed result is sent as the error's text
+            parsed = _maybe_json(result)
+            if (
+                isinstance(parsed, dict)
+                and set(parsed) == {"error"}
+                and isinstance(parsed["error"], str)
+            ):
+                text = parsed["error"]
+            else:
+                text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+            rule = MockRule(when=when, fault="error", message=text or message)
+        else:
+            rule = MockRule(when=when, result=result)
+        if call.name in rules:  # a mock only for a tool the case offers
+            rules[call.name].append(rule)
+    default = MockRule(fault="error", message=NOT_RECORDED)
+    return {name: ToolMock(rules=r, default=default) for name, r in rules.items()}

@@ -1,0 +1,328 @@
+"""Redaction of personal data and secrets, before anything is written.
+
+Built-in detectors: e-mail, phone numbers in international form, payment
+cards (Luhn), IBAN (mod-97 checksum), IPv4 and IPv6 addresses, JWTs, bearer
+tokens and API keys with the providers' prefixes. Each finding becomes a
+pseudonym that is the same for the same value everywhere in one import (a
+tool argument still matches the conversation that produced it) and keeps the
+type's shape: a placeholder e-mail is an e-mail, a placeholder card passes
+Luhn, a placeholder IBAN passes its checksum, a placeholder IP parses.
+
+User rules (the user's own ``toolproof.yaml``, key ``redact``) add RE2
+patterns and allow-lists::
+
+    redact:
+      allow: [support@example.com]        # values never redacted
+      rules:
+        - {name: order_id, regex: "ORD-[0-9]{6}"}
+
+Strings that hold JSON (messages, arguments and results inside attributes) are
+decoded and redacted value by value too, so ``\\uXXXX`` escapes hide nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolproof._regex import Pattern, RegexError, compile_regex
+from toolproof.errors import UserError
+
+__all__ = ["KINDS", "Redactor", "redactor_from_config"]
+
+KINDS = ("email", "phone", "card", "iban", "ipv4", "ipv6", "jwt", "bearer", "api_key")
+
+_API_KEY = (
+    r"(?:sk-(?:proj-|ant-(?:api\d\d-)?|lf-)?[A-Za-z0-9_-]{16,}"
+    r"|pk-lf-[A-Za-z0-9_-]{8,}"
+    r"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|AKIA[0-9A-Z]{16}"
+    r"|(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"
+    r"|github_pat_[A-Za-z0-9_]{30,}"
+    r"|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|AIza[0-9A-Za-z_-]{35}"
+    r"|hf_[A-Za-z0-9]{30,})"
+)
+
+#: (kind, pattern) in priority order: an earlier kind wins an overlap. ASCII classes:
+#: text in Czech, Russian, Chinese or Korean written right against a value (no space)
+#: must not hide it, so letters of other scripts are not "word" characters here.
+_PATTERNS = [
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"),
+    ("bearer", r"(?i)\bbearer[ \t]+[A-Za-z0-9._~+/=-]{8,}"),
+    ("api_key", r"(?<![A-Za-z0-9_-])" + _API_KEY),
+    (
+        "email",
+        r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}",
+    ),
+    ("iban", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
+    ("card", r"(?<![\d.])\d(?:[ -]?\d){12,18}(?![\d.])"),
+    ("phone", r"(?<![\w+])(?:\+|00)[1-9]\d{0,2}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?!\w)"),
+    (
+        "ipv4",
+        r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}"
+        r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])",
+    ),
+    ("ipv6", r"(?<![0-9A-Za-z:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Za-z:])"),
+]
+_DETECTORS = [(kind, re.compile(pattern, re.ASCII)) for kind, pattern in _PATTERNS]
+_ORDER = {kind: i for i, (kind, _) in enumerate(_DETECTORS)}
+
+#: What a string must hold for each detector to have a chance (a cheap test first:
+#: most strings hold no digit, no '@' and no key prefix, and skip every pattern).
+_DIGIT = re.compile(r"[0-9]")
+_KEY_HINT = re.compile(r"sk-|pk-|_live_|_test_|AKIA|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_")
+
+
+def _could_hold(kind: str, value: str, digit: bool) -> bool:
+    if kind == "email":
+        return "@" in value
+    if kind == "jwt":
+        return "eyJ" in value
+    if kind == "bearer":
+        return "earer" in value or "EARER" in value
+    if kind == "api_key":
+        return _KEY_HINT.search(value) is not None
+    if kind == "ipv6":
+        return value.count(":") >= 2
+    return digit
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        n = int(ch)
+        if i % 2 == 1:
+            n = n * 2 - 9 if n > 4 else n * 2
+        total += n
+    return total % 10 == 0
+
+
+def _iban_ok(text: str) -> bool:
+    s = text.replace(" ", "")
+    if not 15 <= len(s) <= 34:
+        return False
+    moved = s[4:] + s[:4]
+    number = "".join(str(int(c, 36)) for c in moved)
+    return int(number) % 97 == 1
+
+
+def _valid(kind: str, text: str) -> bool:
+    if kind == "card":
+        digits = re.sub(r"\D", "", text)
+        return 13 <= len(digits) <= 19 and _luhn(digits)
+    if kind == "iban":
+        return _iban_ok(text)
+    if kind == "phone":
+        return 8 <= len(re.sub(r"\D", "", text)) <= 15
+    if kind == "ipv6":
+        try:
+            ipaddress.IPv6Address(text)
+        except ValueError:
+            return False
+        return text.count(":") >= 2 and any(c.isalnum() for c in text)
+    return True
+
+
+def _luhn_digit(body: str) -> str:
+    for d in "0123456789":
+        if _luhn(body + d):
+            return d
+    return "0"  # pragma: no cover - one digit always completes a Luhn sum
+
+
+def _placeholder(kind: str, n: int, original: str) -> str:
+    if kind == "email":
+        return f"user{n}@example.com"
+    if kind == "phone":
+        return f"+1 555 01{n:02d}" if n < 100 else f"+1 555 {n:07d}"
+    if kind == "card":
+        body = f"400000{n:09d}"
+        return body + _luhn_digit(body)
+    if kind == "iban":
+        s = original.replace(" ", "")
+        bban = f"{n:0{len(s) - 4}d}"[-(len(s) - 4) :]
+        moved = bban + s[:2] + "00"
+        check = 98 - int("".join(str(int(c, 36)) for c in moved)) % 97
+        return f"{s[:2]}{check:02d}{bban}"
+    if kind == "ipv4":
+        blocks = ("192.0.2", "198.51.100", "203.0.113")
+        return f"{blocks[(n // 254) % 3]}.{n % 254 + 1}"
+    if kind == "ipv6":
+        return f"2001:db8::{n:x}"
+    if kind == "jwt":
+        head = base64.urlsafe_b64encode(b'{"alg":"none"}').rstrip(b"=").decode()
+        body = base64.urlsafe_b64encode(f'{{"redacted":{n}}}'.encode()).rstrip(b"=").decode()
+        return f"{head}.{body}."
+    if kind == "bearer":
+        return f"Bearer REDACTED-TOKEN-{n}"
+    if kind == "api_key":
+        prefix = re.match(r"[A-Za-z]+[-_](?:(?:proj|ant|lf|live|test)[-_])?|AKIA|AIza", original)
+        return f"{prefix.group(0) if prefix else ''}REDACTED{n:04d}"
+    return f"[{kind.upper()}-{n}]"
+
+
+#: Values never redacted as they are (a whole number is checked as a card number).
+_SCALARS = (bool, float)
+_ID_KEYS = frozenset({"trace_id", "span_id", "parent_span_id", "case_id", "id"})
+_HEX_ID = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}|[0-9a-f]{12}-[0-9a-f]{16}|t[0-9a-f]{20}")
+
+
+@dataclass
+class Redactor:
+    """Redacts every string handed to it; counts what it replaced, by kind and by field."""
+
+    allow: frozenset[str] = frozenset()
+    rules: list[tuple[str, Pattern]] = field(default_factory=list)
+    by_kind: Counter[str] = field(default_factory=Counter)
+    by_field: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+    _names: dict[tuple[str, str], str] = field(default_factory=dict)
+    _count: Counter[str] = field(default_factory=Counter)
+    #: Short strings already found clean (keys, roles, repeated values): bounded.
+    _clean: set[str] = field(default_factory=set)
+
+    def pseudonym(self, kind: str, original: str) -> str:
+        key = (kind, original)
+        found = self._names.get(key)
+        if found is None:
+            self._count[kind] += 1
+            found = (
+                _placeholder(kind, self._count[kind], original)
+                if kind in KINDS
+                else f"[{kind.upper()}-{self._count[kind]}]"
+            )
+            self._names[key] = found
+        return found
+
+    def text(self, value: str, where: str = "text") -> str:
+        """``value`` with every finding replaced (JSON inside is decoded and redacted too)."""
+        if value in self._clean:
+            return value
+        stripped = value.lstrip()
+        if stripped[:1] in ("{", "[") and len(value) < (8 << 20):
+            try:
+                decoded = json.loads(value)
+            except (ValueError, RecursionError):
+                pass
+            else:
+                if isinstance(decoded, dict | list):
+                    walked = self.value(decoded, where)
+                    if walked != decoded:
+                        return json.dumps(walked, ensure_ascii=False)
+                    return value
+        return self._flat(value, where)
+
+    def _flat(self, value: str, where: str) -> str:
+        if value in self._clean:
+            return value
+        spans: list[tuple[int, int, str]] = []
+        digit = _DIGIT.search(value) is not None
+        for kind, pattern in _DETECTORS:
+            if not _could_hold(kind, value, digit):
+                continue
+            for m in pattern.finditer(value):
+                if _valid(kind, m.group(0)):
+                    spans.append((m.start(), m.end(), kind))
+        for name, rule in self.rules:
+            for m in getattr(rule, "finditer")(value):  # noqa: B009 - re2's compiled pattern
+                if m.end() > m.start():
+                    spans.append((m.start(), m.end(), name))
+        if not spans:
+            if len(value) <= 200:
+                if len(self._clean) >= 50_000:
+                    self._clean.clear()
+                self._clean.add(value)
+            return value
+        spans.sort(key=lambda s: (s[0], _ORDER.get(s[2], -1), -(s[1] - s[0])))
+        out: list[str] = []
+        pos = 0
+        for start, end, kind in spans:
+            if start < pos:
+                continue
+            found = value[start:end]
+            if found in self.allow:
+                continue
+            out.append(value[pos:start])
+            out.append(self.pseudonym(kind, found))
+            self.by_kind[kind] += 1
+            self.by_field[where] += 1
+            pos = end
+        out.append(value[pos:])
+        return "".join(out)
+
+    def value(self, data: Any, where: str = "") -> Any:
+        """Every string (keys too) of a JSON-like value redacted; ``where`` names the field.
+
+        Trace and span IDs (hex) are kept: they link a case to its trace. A whole
+        number with a card's length that passes Luhn is redacted as a card.
+        """
+        if isinstance(data, str):
+            if where.rsplit(".", 1)[-1] in _ID_KEYS and _HEX_ID.fullmatch(data):
+                return data
+            return self.text(data, where or "text")
+        if isinstance(data, int) and not isinstance(data, bool) and 10**12 <= abs(data) < 10**19:
+            if _luhn(str(abs(data))) and str(data) not in self.allow:
+                self.by_kind["card"] += 1
+                self.by_field[where] += 1
+                return int(self.pseudonym("card", str(abs(data))))
+            return data
+        if isinstance(data, list):
+            return [self.value(v, where) for v in data]
+        if isinstance(data, dict):
+            clean = self._clean
+            out: dict[Any, Any] = {}
+            for k, v in data.items():
+                if isinstance(k, str) and k not in clean:
+                    k = self.text(k, where)
+                if v is None or v.__class__ in _SCALARS or (v.__class__ is str and v in clean):
+                    out[k] = v
+                else:
+                    out[k] = self.value(v, f"{where}.{k}" if where else str(k))
+            return out
+        return data
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "by_kind": dict(sorted(self.by_kind.items())),
+            "by_field": dict(self.by_field.most_common()),
+            "distinct_values": dict(sorted(self._count.items())),
+        }
+
+
+def redactor_from_config(data: Any, source: str) -> Redactor:
+    """The ``redact`` section of the user's config (or none) as a :class:`Redactor`."""
+    if data is None:
+        return Redactor()
+    if not isinstance(data, dict):
+        raise UserError(f"{source}: redact: must be a mapping with 'allow' and 'rules'")
+    unknown = set(data) - {"allow", "rules"}
+    if unknown:
+        raise UserError(
+            f"{source}: redact: unknown key '{sorted(unknown)[0]}' (expected: allow, rules)"
+        )
+    allow = data.get("allow") or []
+    if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
+        raise UserError(f"{source}: redact.allow: must be a list of strings")
+    rules: list[tuple[str, Pattern]] = []
+    for i, rule in enumerate(data.get("rules") or []):
+        if not isinstance(rule, dict) or not isinstance(rule.get("regex"), str):
+            raise UserError(f"{source}: redact.rules[{i}]: must be {{name, regex}}")
+        name = str(rule.get("name") or f"rule{i}")
+        if not re.fullmatch(r"[A-Za-z0-9_]{1,40}", name):
+            raise UserError(f"{source}: redact.rules[{i}].name: letters, digits and _ only")
+        try:
+            rules.append((name, compile_regex(rule["regex"])))
+        except RegexError as exc:
+            raise UserError(f"{source}: redact.rules[{i}].regex: {exc}") from None
+    return Redactor(allow=frozenset(allow), rules=rules)
+
+
+Redact = Callable[[Any, str], Any]

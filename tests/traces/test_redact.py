@@ -1,0 +1,251 @@
+"""Redaction: a planted-PII set in five languages, every kind in every field, none survives."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from toolproof.traces import KINDS, Redactor, import_traces, redactor_from_config
+from toolproof.traces._redact import _iban_ok, _luhn
+
+PLANTED: dict[str, list[str]] = {
+    "email": ["jan.novak@seznam.cz", "olga.ivanova@yandex.ru", "wang.wei@qq.com",
+              "kim.minjun@naver.com", "john.smith@gmail.com"],
+    "phone": ["+420 601 123 456", "+7 912 345-67-89", "+86 138 0013 8000",
+              "+82 10-1234-5678", "+44 20 7946 0958"],
+    "card": ["4111 1111 1111 1111", "5500-0000-0000-0004", "340000000000009",
+             "6011000000000004", "3530111333300000"],
+    "iban": ["CZ65 0800 0000 1920 0014 5399", "DE89370400440532013000",
+             "GB29 NWBK 6016 1331 9268 19", "FR1420041010050500013M02606",
+             "SK3112000000198742637541"],
+    "ipv4": ["192.168.1.23", "10.0.0.5", "85.13.2.101", "172.16.254.3", "8.8.4.4"],
+    "ipv6": ["2a00:1450:4001:82a::200e", "fe80::1ff:fe23:4567:890a", "2001:4860:4860::8888",
+             "2606:4700:4700::1111", "2a02:598:2::1234"],
+    "jwt": ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+            "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"],
+    "bearer": ["Bearer abcDEF123456ghiJKL789", "bearer Zx9Yw8Vu7Ts6Rq5Po4"],
+    "api_key": ["sk-proj-AbCdEf1234567890GhIjKl", "AKIAIOSFODNN7EXAMPLE",
+                "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "xoxb-1234567890-abcdefghij",
+                "sk-ant-api03-AbCdEfGhIjKlMnOpQrSt", "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"],
+}  # fmt: skip
+
+#: Each language's sentence around a value, with and without spaces beside it.
+TEMPLATES = {
+    "en": "Please contact {v} about the order.",
+    "cs": "Prosím kontaktujte {v} ohledně objednávky.",
+    "ru": "Пожалуйста, свяжитесь: {v}, по заказу.",
+    "zh": "请联系{v}处理订单。",
+    "ko": "주문 관련하여 {v} 로 연락해 주세요.",
+}
+
+#: The fields of a trace a value can sit in.
+FIELDS = ("system", "user", "assistant_text", "tool_args", "tool_result", "tool_message",
+          "tool_description", "session", "status_message", "error_message")  # fmt: skip
+
+T = "5b8efff798038103d269b633813fc60c"
+
+
+def _a(key: str, value: object) -> dict:
+    return {
+        "key": key,
+        "value": {
+            "stringValue": value
+            if isinstance(value, str)
+            else json.dumps(value, ensure_ascii=False)
+        },
+    }
+
+
+def _trace_lines(kind: str, value: str, n: int) -> list[str]:
+    """One trace per (kind, value): the value in every field, in all five languages."""
+    trace = f"{n:032x}"
+    say = {lang: t.format(v=value) for lang, t in TEMPLATES.items()}
+    langs = list(say.values())
+    s1, s2, tool, root = (
+        f"{n:08x}00000001",
+        f"{n:08x}00000002",
+        f"{n:08x}00000003",
+        f"{n:08x}00000004",
+    )
+    user_msgs = [{"role": "user", "parts": [{"type": "text", "content": t}]} for t in langs]
+    call_args = {"note": say["en"], "value": value}
+    chat1 = {
+        "traceId": trace, "spanId": s1, "parentSpanId": root, "name": "chat m", "kind": 3,
+        "startTimeUnixNano": "1764400000000000000", "endTimeUnixNano": "1764400000100000000",
+        "attributes": [
+            _a("gen_ai.operation.name", "chat"),
+            _a("gen_ai.system_instructions", [{"type": "text", "content": say["cs"]}]),
+            _a("gen_ai.input.messages", user_msgs),
+            _a("gen_ai.output.messages", [{"role": "assistant", "parts": [
+                {"type": "text", "content": say["ru"]},
+                {"type": "tool_call", "id": "c1", "name": "note", "arguments": call_args}]}]),
+            _a("gen_ai.tool.definitions", [{"type": "function", "name": "note",
+                "description": say["zh"], "parameters": {"type": "object"}}]),
+        ],
+    }  # fmt: skip
+    tool_span = {
+        "traceId": trace, "spanId": tool, "parentSpanId": root, "name": "execute_tool note",
+        "startTimeUnixNano": "1764400000200000000",
+        "status": {"code": 2, "message": say["ko"]},
+        "attributes": [
+            _a("gen_ai.operation.name", "execute_tool"), _a("gen_ai.tool.name", "note"),
+            _a("gen_ai.tool.call.id", "c1"), _a("gen_ai.tool.call.arguments", call_args),
+            _a("gen_ai.tool.call.result", {"echo": say["zh"], "raw": value}),
+        ],
+    }  # fmt: skip
+    chat2 = {
+        "traceId": trace, "spanId": s2, "parentSpanId": root, "name": "chat m", "kind": 3,
+        "startTimeUnixNano": "1764400000300000000",
+        "attributes": [
+            _a("gen_ai.operation.name", "chat"),
+            _a("gen_ai.input.messages", [*user_msgs,
+                {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "note",
+                                                 "arguments": call_args}]},
+                {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1",
+                                            "response": say["ko"] + " " + value}]}]),
+            _a("gen_ai.output.messages", [{"role": "assistant", "parts": [
+                {"type": "text", "content": say["en"]}]}]),
+        ],
+    }  # fmt: skip
+    agent = {
+        "traceId": trace, "spanId": root, "name": "invoke_agent",
+        "startTimeUnixNano": "1764399999000000000",
+        "attributes": [_a("session.id", value), _a("user.id", say["ko"])],
+    }  # fmt: skip
+    broken = {"traceId": "", "spanId": "zz", "name": say["en"]}  # an error message names it
+    return [
+        json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [agent, chat1, tool_span, chat2]}]}]},
+                   ensure_ascii=(n % 2 == 0)),  # half of them with \uXXXX escapes
+        json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [broken]}]}]}),
+        "{" + value + " not json",
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], Redactor]:
+    tmp = tmp_path_factory.mktemp("pii")
+    lines: list[str] = []
+    n = 1
+    for kind, values in PLANTED.items():
+        for value in values:
+            lines.extend(_trace_lines(kind, value, n))
+            n += 1
+    src = tmp / "traces.jsonl"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp / "out"
+    redactor = Redactor()
+    report = import_traces([src], out, label="pii", redactor=redactor)
+    assert report.cases == 2 * sum(len(v) for v in PLANTED.values())
+    written = [p.read_text("utf-8") for p in out.rglob("*") if p.is_file()]
+    return out, written, redactor
+
+
+def _variants(value: str) -> list[str]:
+    """The value as written and as it appears inside JSON with escapes."""
+    escaped = json.dumps(value)[1:-1]
+    ascii_escaped = json.dumps(value, ensure_ascii=True)[1:-1]
+    return sorted({value, escaped, ascii_escaped, value.replace(" ", "").replace("-", "")})
+
+
+def test_no_planted_value_survives_in_any_file_and_recall_per_kind(
+    planted: tuple[Path, list[str], Redactor], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, written, _ = planted
+    names = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert names == ["cases.jsonl", "decisions.jsonl", "import-report.json", "provenance.jsonl",
+                     "runs/prod-pii/manifest.json", "runs/prod-pii/records.jsonl", "suite.yaml",
+                     "tools.json"]  # fmt: skip
+    blob = "\n".join(written)
+    recall: dict[str, tuple[int, int]] = {}
+    survivors = []
+    for kind, values in PLANTED.items():
+        caught = 0
+        for value in values:
+            found = [v for v in _variants(value) if v in blob]
+            if found:
+                survivors.append((kind, value))
+            else:
+                caught += 1
+        recall[kind] = (caught, len(values))
+    with capsys.disabled():
+        print("\nredaction recall on the planted set (values not found in any written file):")
+        for kind, (caught, total) in recall.items():
+            print(f"  {kind:8s} {caught}/{total}  {caught / total:.0%}")
+    assert set(recall) == set(KINDS)
+    assert survivors == []
+
+
+def test_every_field_and_language_was_covered(planted: tuple[Path, list[str], Redactor]) -> None:
+    _, _, redactor = planted
+    fields = set(redactor.by_field)
+    for expected in ("cases.messages.content", "cases.expect.calls.args.value",
+                     "cases.mocks.note.rules.message", "provenance.outcomes.result.raw", "cases.tools.description",
+                     "records.response.text", "provenance.session_id", "provenance.user_id",
+                     "provenance.outcomes.status_message", "error messages"):  # fmt: skip
+        assert any(f.startswith(expected) for f in fields), (expected, sorted(fields))
+    assert set(redactor.by_kind) == set(KINDS)
+
+
+def test_pseudonyms_are_consistent_and_keep_their_shape(
+    planted: tuple[Path, list[str], Redactor],
+) -> None:
+    out, _, _ = planted
+    cases = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    first = next(c for c in cases if "expect" in c and c["expect"].get("calls"))
+    arg = first["expect"]["calls"][0]["args"]["value"]
+    assert re.fullmatch(r"user\d+@example\.com", arg)
+    assert arg in first["messages"][0]["content"]  # the conversation names the same placeholder
+    assert arg == first["mocks"]["note"]["rules"][0]["when"]["value"]
+    r = Redactor()
+    assert _luhn(re.sub(r"\D", "", r.text("4111 1111 1111 1111")))
+    assert _iban_ok(r.text("CZ65 0800 0000 1920 0014 5399"))
+    ipaddress.IPv4Address(r.text("85.13.2.101"))
+    ipaddress.IPv6Address(r.text("2a00:1450:4001:82a::200e"))
+    assert r.text("jan@x.cz and JAN: jan@x.cz") == "user1@example.com and JAN: user1@example.com"
+
+
+def test_ordinary_text_is_left_alone() -> None:
+    r = Redactor()
+    for text in ("version 1.2.3", "2026-12-04T16:55:17.760979Z", "call_2_0", "order 12345",
+                 "temp 11 °C", "1764400000000000000", "a:b:c", "ISO 8601"):  # fmt: skip
+        assert r.text(text) == text
+    assert r.report()["by_kind"] == {}
+
+
+def test_user_rules_and_allow_list_from_the_users_config(tmp_path: Path) -> None:
+    r = redactor_from_config(
+        {"allow": ["support@example.org"], "rules": [{"name": "order", "regex": "ORD-[0-9]{6}"}]},
+        "toolproof.yaml",
+    )
+    assert r.text("ORD-123456 from a@b.cz to support@example.org") == (
+        "[ORDER-1] from user1@example.com to support@example.org"
+    )
+    from toolproof.errors import UserError
+
+    with pytest.raises(UserError, match=r"redact.rules\[0\].regex"):
+        redactor_from_config({"rules": [{"regex": "(a)\\1"}]}, "toolproof.yaml")
+
+
+def test_cli_dry_run_writes_nothing_and_reports_kinds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from toolproof.cli._app import app
+
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join(_trace_lines("email", "jan.novak@seznam.cz", 1)) + "\n", "utf-8")
+    (tmp_path / "toolproof.yaml").write_text(
+        "redact:\n  rules:\n    - {name: order, regex: 'zz[0-9]+'}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["traces", "import", str(src), "-o", "out", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "dry run: nothing written" in result.output
+    assert "email" in result.output
+    assert "jan.novak@seznam.cz" not in result.output
+    assert not (tmp_path / "out").exists()
