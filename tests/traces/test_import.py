@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof import evaluate
+from toolproof.evaluate import evaluate
 from toolproof.errors import UserError
 from toolproof.suite import load_suite_checked
 from toolproof.traces import Redactor, import_traces
