@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from toolproof.evaluate import evaluate
 from toolproof.errors import UserError
+from toolproof.evaluate import evaluate
 from toolproof.suite import load_suite_checked
 from toolproof.traces import Redactor, import_traces
 
