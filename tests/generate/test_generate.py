@@ -340,6 +340,8 @@ def _good_script(path: Path, tools: list[SuiteTool]) -> None:
 def test_generate_from_a_real_mcp_server(tmp_path: Path) -> None:
     import sys
 
+    pytest.importorskip("mcp", reason="needs the mcp extra: pip install -e '.[mcp]'")
+
     from toolproof.importers import import_tools
 
     server = Path(__file__).resolve().parents[2] / "examples" / "mcp" / "notes_server.py"
