@@ -77,5 +77,21 @@ def sandboxed(argv: list[str], work: Path) -> list[str]:
             out += ["--tmpfs", str(path)]
         elif path.exists() and not path.is_symlink():
             out += ["--ro-bind", "/dev/null", str(path)]
+    for root in _program_roots(argv):  # a program installed under /tmp stays visible
+        out += ["--ro-bind", root, root]
     out += ["--bind", folder, folder, "--chdir", folder, "--", *argv]
     return out
+
+
+def _program_roots(argv: list[str]) -> list[str]:
+    """The installation of the server's program when the private ``/tmp`` would hide it:
+    its virtual environment (the folder holding ``pyvenv.cfg``), else its own folder.
+    Read-only, as the rest of the file system."""
+    found = shutil.which(argv[0]) if argv else None
+    if found is None:
+        return []
+    program = Path(os.path.abspath(found))
+    if program.parts[:2] != ("/", "tmp"):
+        return []
+    env = program.parent.parent
+    return [str(env if (env / "pyvenv.cfg").is_file() else program.parent)]
