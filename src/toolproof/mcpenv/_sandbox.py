@@ -7,8 +7,10 @@ through ``/proc/<parent pid>/environ`` (API keys included). In the sandbox:
 - new user, PID, IPC, UTS, cgroup and network namespaces: the server sees
   only its own processes (``/proc`` is a fresh one), so no other process's
   environment, and it has no network;
-- the root file system read-only, a private ``/tmp`` and ``/dev``, and its
-  working folder (the attempt's temporary copy) the only place it can write;
+- the root file system read-only, a private ``/tmp`` and ``/dev`` (the server
+  program's own installation stays visible, read-only, when it lies under
+  ``/tmp``), and its working folder (the attempt's temporary copy) the only
+  place it can write;
 - the usual credential files and folders of the user's home (``~/.ssh``,
   ``~/.aws``, ``~/.config``, ``~/.netrc`` and the like) hidden;
 - the server dies with toolproof.
