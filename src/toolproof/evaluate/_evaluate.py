@@ -346,8 +346,12 @@ class EvaluationStream:
         schedule = manifest.schedule if manifest is not None else None
         #: an adaptive run: pass^k at its most repeats, rates over its full rounds
         self.k = k if k is not None or schedule is None else schedule.max_repeats
+        # at least the min repeats, as coverage counts them: a manifest saying 0 full
+        # rounds must not leave the rates with nothing to read
         self.rounds: dict[str, int] = (
-            {t.spec: t.full_rounds for t in schedule.targets} if schedule is not None else {}
+            {t.spec: max(t.full_rounds, schedule.min_repeats, 1) for t in schedule.targets}
+            if schedule is not None
+            else {}
         )
         self.adaptive = schedule is not None
         self.repeating: dict[str, frozenset[str]] = (

@@ -272,6 +272,10 @@ def gate_target(
             Finding(rule="infrastructure", message=infra.message(), blocking=infra.failed)
         )
     missing = unscored(cur.records, cur.verdicts, _case_risks(run.suite, cur))
+    if cur.verdicts and not cur.gated:  # scored, but nothing the rates read
+        missing.append(
+            "no attempt of the schedule's full rounds was scored, so no rate can be checked"
+        )
     findings += [Finding(rule="unscored", message=m, blocking=True) for m in missing]
     policy = _policy(run, opts)
     findings = judged_findings(run, cur, findings, opts.calibrations or [], policy)
