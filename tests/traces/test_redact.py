@@ -249,3 +249,12 @@ def test_cli_dry_run_writes_nothing_and_reports_kinds(
     assert "email" in result.output
     assert "jan.novak@seznam.cz" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_card_number_under_a_key_named_id_is_redacted_and_hex_ids_are_kept() -> None:
+    """An ID of hex digits links a case to its trace; sixteen digits alone may be a card."""
+    r = Redactor()
+    args = r.value({"id": "4111111111111111", "span_id": "5fb397be34d26b51"}, "arguments")
+    assert args["id"] != "4111111111111111"
+    assert _luhn(args["id"])
+    assert args["span_id"] == "5fb397be34d26b51"

@@ -265,7 +265,12 @@ class Redactor:
         number with a card's length that passes Luhn is redacted as a card.
         """
         if isinstance(data, str):
-            if where.rsplit(".", 1)[-1] in _ID_KEYS and _HEX_ID.fullmatch(data):
+            # an ID of digits alone may be a card number under a key named "id"
+            if (
+                where.rsplit(".", 1)[-1] in _ID_KEYS
+                and _HEX_ID.fullmatch(data)
+                and not data.isdigit()
+            ):
                 return data
             return self.text(data, where or "text")
         if isinstance(data, int) and not isinstance(data, bool) and 10**12 <= abs(data) < 10**19:
