@@ -343,7 +343,7 @@ def render_drift(d: Drift, fmt: str = "terminal") -> str:
     lines.append("")
     if d.alerts:
         for alert in d.alerts:
-            lines.append(f"{'- ' if md else ''}ALERT: {alert}")
+            lines.append(f"{'- ' if md else ''}ALERT: {esc(alert)}")
     else:
         lines.append(
             f"no alert (error rate threshold {d.threshold:.1%}, selection alpha {d.alpha:g} "
