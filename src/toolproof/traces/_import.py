@@ -451,7 +451,9 @@ def _trace(
         if not any(m.role in ("user", "system") for m in d.messages):
             report.without_conversation += 1
             continue
-        steps = [dd for _, dd in chats[i:]]
+        # production's path from here, as far as a replay goes (so a long trace costs
+        # each case at most MAX_REPLAY_STEPS steps, not the rest of the trace)
+        steps = [dd for _, dd in chats[i : i + MAX_REPLAY_STEPS]]
         try:
             _case(sink, span, d, outcomes, steps, by_id, fed_back, info, report, redactor,
                   tools_file, tools_source)  # fmt: skip
