@@ -40,9 +40,9 @@ MAX_PAGES = 100_000
 
 
 def _get(url: str, auth: str, timeout: float) -> Any:
-    request = urllib.request.Request(
-        url, headers={"Authorization": auth, "Accept": "application/json"}
-    )
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    # never sent on to where a redirect points: the key is for this server alone
+    request.add_unredirected_header("Authorization", auth)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return json.loads(response.read(64 << 20))
