@@ -286,7 +286,7 @@ def _run_command(
     # (after judging: the judge's answers decide judge-decided arguments)
     noted = streamed[1] if streamed else None
     with storing_run(result, store, not no_store, opts.trust, evaluation=ev, noted=noted):
-        _exit_code(result, allowance)
+        _exit_code(result, allowance, ev)
 
 
 def _repeats(
@@ -630,27 +630,40 @@ def infra_allowance(text: str) -> InfraAllowance:
         raise UserError(f"--max-infra-errors {text!r}: {exc}") from None
 
 
-def _exit_code(result: RunResult, allowance: InfraAllowance) -> None:
+def _exit_code(result: RunResult, allowance: InfraAllowance, ev: Evaluation) -> None:
     """Exit 3 when a target's attempts without a model answer are over the allowance,
-    on any harness error, or when a target got no model answer at all."""
+    on any harness error, or when a target, a risk class or a critical case has nothing
+    scored: the gate's own rules (``gate._infra``), so ``run`` and ``gate`` agree."""
     from toolproof.gate import check_infra
+    from toolproof.gate._gate import _case_risks
+    from toolproof.gate._infra import unscored
 
     failed = []
     for entry in result.manifest.targets:
         records = result.for_target(entry.spec)
         check = check_infra(entry.spec, records, allowance)
-        if check.failed or (records and check.unanswered + check.harness_errors == len(records)):
-            failed.append(check)
+        te = ev.targets.get(entry.spec)
+        missing = (
+            unscored(te.records, te.verdicts, _case_risks(ev.suite, te)) if te is not None else []
+        )
+        nothing = bool(records) and check.unanswered + check.harness_errors == len(records)
+        if nothing:  # said once, below, with what happened instead
+            missing = []
+        if check.failed or missing or nothing:
+            failed.append((check, missing))
     if not failed:
         return
-    for check in failed:
+    for check, missing in failed:
         kinds: dict[str, int] = {}
         for r in result.for_target(check.target):
             if r.outcome.value != "ok":
                 kinds[r.outcome.value] = kinds.get(r.outcome.value, 0) + 1
-        detail = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-        why = check.message() if check.failed else "no attempt got a model answer"
-        print(f"error: {check.target}: {why} ({detail})", file=sys.stderr)
+        detail = f" ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})" if kinds else ""
+        if check.failed or not missing:
+            why = check.message() if check.failed else "no attempt got a model answer"
+            print(f"error: {check.target}: {why}{detail}", file=sys.stderr)
+        for why in missing:
+            print(f"error: {check.target}: {why}{detail}", file=sys.stderr)
     print(
         f"re-run the attempts without a model answer with: "
         f"toolproof run --resume {result.run_dir} --retry-failed",
