@@ -20,6 +20,7 @@ _FAR = 100  # cost of pairing calls to different tools: never a real pair
 __all__ = [
     "NO_CALL",
     "CallInfo",
+    "ProfileSchema",
     "SetResult",
     "SingleAnswer",
     "analyse",
@@ -31,12 +32,62 @@ __all__ = [
 
 @dataclass(slots=True)
 class CallInfo:
-    """One call, inspected: is the tool offered, and did its arguments parse and validate."""
+    """One call, inspected: is the tool offered, and did its arguments parse and validate.
+
+    ``message`` with no ``failure``: the arguments break the JSON Schema where the suite's
+    matcher profile lets BFCL's own rules decide (see :class:`ProfileSchema`); reported
+    beside the verdict, not failing it.
+    """
 
     call: ToolCall
     known: bool
     failure: FailureClass | None
     message: str
+
+
+class ProfileSchema:
+    """A tool's schema in the ``bfcl`` matcher profile: structure as BFCL's checker decides it.
+
+    BFCL's AST checker does not validate against the schema. It asks that every
+    ``required`` parameter be given and that every parameter given be defined; it never
+    checks an enum, and takes a value whose type the schema does not allow (a ``null``,
+    ``"dontcare"`` for an integer) when its ground truth lists a value of that type. The
+    profile's expected values carry those types (``toolproof import bfcl`` keeps the
+    ground truth's values BFCL's type rule can pass, and the ``bfcl`` matcher is strict
+    about types), so here only the two structural rules decide. The JSON Schema
+    verdict is still worked out and reported: a call that breaks it is not counted in
+    ``calls_schema_valid``, and the verdict notes why.
+
+    ``is_valid``: valid both ways (what the scorer's fast paths ask before passing a call).
+    """
+
+    __slots__ = ("iter_errors", "properties", "required", "schema_valid")
+
+    def __init__(self, validator: Any, schema: Any) -> None:
+        #: JSON Schema's own verdict
+        self.schema_valid = validator.is_valid
+        self.iter_errors = validator.iter_errors
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        self.properties = frozenset(props) if isinstance(props, dict) else frozenset()
+        required = schema.get("required") if isinstance(schema, dict) else None
+        self.required: tuple[str, ...] = (
+            tuple(r for r in required if isinstance(r, str)) if isinstance(required, list) else ()
+        )
+
+    def is_valid(self, arguments: Any) -> bool:
+        return bool(self.schema_valid(arguments)) and self.properties.issuperset(arguments)
+
+    def structure(self, arguments: Any) -> str | None:
+        """Why BFCL's checker refuses the arguments' structure; None when it does not."""
+        if type(arguments) is not dict:
+            return f"/: the arguments are not an object: {show(arguments)}"
+        for name in self.required:
+            if name not in arguments:
+                return f"/: missing required parameter '{name}'"
+        for name in arguments:
+            if name not in self.properties:
+                return f"/{name}: unexpected parameter (the schema does not define it)"
+        return None
 
 
 @dataclass(slots=True)
@@ -127,6 +178,23 @@ def inspect_call(call: ToolCall, offered: frozenset[str], validators: Any) -> Ca
         valid = None  # (schema_failure says why)
     if valid:
         return CallInfo(call, known, None, "")
+    if type(validator) is ProfileSchema:  # BFCL's structural rules decide; the rest is noted
+        why = validator.structure(call.arguments)
+        if why is not None:
+            return CallInfo(call, known, FailureClass.schema_mismatch, f"{call.name}: {why}")
+        if valid is False:
+            try:
+                valid = validator.schema_valid(call.arguments)
+            except (ValueError, RecursionError):
+                valid = None
+            if valid:
+                return CallInfo(call, known, None, "")
+        return CallInfo(
+            call,
+            known,
+            None,
+            schema_failure(call.name, validator, call.arguments, valid is False) or "",
+        )
     message = schema_failure(call.name, validator, call.arguments, valid is False)
     if message is None:
         return CallInfo(call, known, None, "")

@@ -215,7 +215,8 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
         if info.known:
             checked += 1
             if info.failure is None:
-                valid += 1
+                if not info.message:  # (a message alone: the schema broken, not deciding)
+                    valid += 1
             else:
                 structure_ok = False
         elif info.failure is not None:

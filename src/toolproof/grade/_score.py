@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolproof._jsonschema import rs_validator
-from toolproof.grade._answer import NO_CALL, CallInfo, analyse, inspect_call
+from toolproof.grade._answer import NO_CALL, CallInfo, ProfileSchema, analyse, inspect_call
 from toolproof.grade._assemble import assemble, single_facts
 from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks
 from toolproof.grade._compile import CompiledCase, ToolIndex, compile_case
@@ -63,6 +63,11 @@ from toolproof.types import (
 )
 
 __all__ = ["NO_CALL", "Scorer"]
+
+
+def _profile_validator(schema: Any) -> ProfileSchema:
+    """A tool's validator in the bfcl profile (compiled once per content, as rs_validator's)."""
+    return ProfileSchema(rs_validator(schema), schema)
 
 
 class Scorer:
@@ -120,13 +125,15 @@ class Scorer:
             (s.initial for s in states.values() if s.initial is not None), None
         )
         by_name = ToolIndex(suite.tools)
-        # validators are compiled once per distinct schema content (rs_validator's cache)
-        self._validators = {t.name: rs_validator(t.parameters) for t in suite.tools}
+        # validators are compiled once per distinct schema content (rs_validator's cache);
+        # in the bfcl profile, BFCL's structural rules decide (see ProfileSchema)
+        validator = _profile_validator if suite.defaults.matching == "bfcl" else rs_validator
+        self._validators = {t.name: validator(t.parameters) for t in suite.tools}
         # a case with its own tool definitions validates against the schemas sent in it
         self._case_validators = {
             c.id: {
                 **self._validators,
-                **{t.name: rs_validator(t.parameters) for t in suite.case_tools(c)},
+                **{t.name: validator(t.parameters) for t in suite.case_tools(c)},
             }
             for c in suite.cases
             if c.definitions
@@ -350,6 +357,12 @@ class Scorer:
         answer = analyse(cc, response, infos)
         findings = run_checks(self._single[case_id], cc, answer)
         notes = self._notes.get(case_id, ())
+        broken = [i.message for i in infos if i.failure is None and i.message]
+        if broken:  # the schema broken where the profile does not let it decide
+            notes = (
+                *notes,
+                *(f"schema (reported, not deciding in the bfcl profile): {m}" for m in broken),
+            )
         evidence = NO_EVIDENCE
         if findings:
             evidence = Evidence(response, answer.best.index if answer.best is not None else 0)

@@ -409,6 +409,43 @@ def _fits(prop: dict[str, Any] | None, value: Any) -> Any:
     return MISSING
 
 
+#: The Python type BFCL's checker wants for each of its parameter types.
+_PY_TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "float": float,
+    "boolean": bool,
+    "array": list,
+    "tuple": list,
+    "dict": dict,
+    "any": str,
+}
+#: The same for a JSON Schema type (a parameter type BFCL has no entry for).
+_JSON_PY_TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
+
+
+def _bfcl_type(raw: dict[str, Any] | None, json_type: Any) -> type | None:
+    """The Python type BFCL's checker wants for a parameter (None: not known)."""
+    kind = raw.get("type") if raw is not None else None
+    if isinstance(kind, str) and kind in _PY_TYPES:
+        return _PY_TYPES[kind]
+    return _JSON_PY_TYPES.get(json_type) if isinstance(json_type, str) else None
+
+
+def _passes_bfcl_type(value: Any, want: type | None, first: type | None) -> bool:
+    """BFCL's type check of a top-level value: the parameter's type (an int for a float),
+    or the type of the ground truth's first acceptable value (BFCL's "variable")."""
+    kind = type(value)
+    return want is None or kind is want or kind is first or (want is float and kind is int)
+
+
 def _alternatives(
     options: list[Any],
     prop: dict[str, Any] | None,
@@ -416,19 +453,36 @@ def _alternatives(
     nested: bool = False,
     dropped: _Dropped | None = None,
     raw: dict[str, Any] | None = None,
+    profile: str = "bfcl",
 ) -> Any:
     """BFCL's list of acceptable values as one expectation: one_of, optional, or a value.
 
-    Values the parameter's schema refuses are left out (a call holding one fails
-    the schema check before its values are compared), and noted in ``dropped``.
+    Values no answer can pass are left out and noted in ``dropped``. In the ``bfcl``
+    profile those are the values BFCL's own type check refuses (neither the parameter's
+    type nor that of the ground truth's first value); the JSON Schema does not decide
+    there (see ``grade.ProfileSchema``). A string BFCL compares exactly (a "variable": the
+    first value's type is not the parameter's) stays exact. In the ``strict`` profile they
+    are the values the parameter's schema refuses (a call holding one fails the schema
+    check before its values are compared).
     """
     json_type = prop.get("type") if prop is not None else None
     optional = any(type(o) is str and o == "" for o in options)
     kept = [o for o in options if not (type(o) is str and o == "")]
+    lenient = profile == "bfcl" and not nested and language == "python"
+    want = _bfcl_type(raw, json_type) if lenient else None
+    first = type(kept[0]) if kept else None
+    variable = lenient and first is not None and want is not None and first is not want
     values: list[Any] = []
     for option in kept:
         v = _nested(option) if nested else _value(option, json_type, language, raw)
-        if not nested and language == "python":
+        if lenient:
+            if not _passes_bfcl_type(option, want, first):
+                if dropped is not None:
+                    dropped.values.append(repr(v)[:60])
+                continue
+            if variable and type(v) is str:
+                v = {"exact": v}  # BFCL compares a "variable" as it is, not standardised
+        elif not nested and language == "python":
             fitted = _fits(prop, v)
             if fitted is MISSING:
                 if dropped is not None:
@@ -437,7 +491,10 @@ def _alternatives(
             v = fitted
         if not any(type(w) is type(v) and w == v for w in values):
             values.append(v)
-    if optional and (nested or json_type == "string") and _fits(prop, "") == "":
+    if lenient:
+        if optional and str in (want, first):
+            values.append({"exact": ""} if variable else "")  # BFCL passes a literal "" too
+    elif optional and (nested or json_type == "string") and _fits(prop, "") == "":
         values.append("")  # BFCL lets a literal empty string through too
     if not values:
         if not optional and kept:
@@ -459,6 +516,7 @@ def expected_args(
     language: Language,
     dropped: _Dropped | None = None,
     raw: dict[str, Any] | None = None,
+    profile: str = "bfcl",
 ) -> dict[str, Any]:
     """The expected arguments of one ground-truth call (``tool``: its converted definition;
     ``raw``: BFCL's own, whose types pick the spelling of Java and JavaScript values)."""
@@ -476,7 +534,12 @@ def expected_args(
             raw_props = raw.get("parameters", {}).get("properties", {}) if raw else {}
             raw_prop = raw_props.get(param) if isinstance(raw_props, dict) else None
             out[param] = _alternatives(
-                options, prop, language, dropped=dropped, raw=raw_prop if raw_prop else None
+                options,
+                prop,
+                language,
+                dropped=dropped,
+                raw=raw_prop if raw_prop else None,
+                profile=profile,
             )
         except ValueError as exc:
             raise ValueError(f"parameter '{param}': {exc}") from None
@@ -507,6 +570,7 @@ def _case(
     answer: dict[str, Any] | None,
     cat: BfclCategory,
     dropped: _Dropped | None = None,
+    profile: str = "bfcl",
 ) -> dict[str, Any]:
     """One BFCL entry as a toolproof case (raises ValueError for one that is not one)."""
     messages = _question(entry)
@@ -525,7 +589,7 @@ def _case(
     elif cat.kind == "relevance":
         case["expect"] = {"kind": "call", "count": {"min": 1}}
     else:
-        case["expect"] = _expect(answer, tools, cat, dropped, functions)
+        case["expect"] = _expect(answer, tools, cat, dropped, functions, profile)
     case["tags"] = ["bfcl", cat.name]
     return case
 
@@ -536,6 +600,7 @@ def _expect(
     cat: BfclCategory,
     dropped: _Dropped | None = None,
     functions: list[Any] | None = None,
+    profile: str = "bfcl",
 ) -> dict[str, Any]:
     if answer is None:
         raise ValueError("no ground truth for this id")
@@ -555,7 +620,7 @@ def _expect(
         raw = next(
             (f for f in functions or () if isinstance(f, dict) and f.get("name") == name), None
         )
-        expected = expected_args(args, by_name[name], cat.language, dropped, raw)
+        expected = expected_args(args, by_name[name], cat.language, dropped, raw, profile)
         calls.append({"tool": name, "args": expected})
     if len(calls) == 1:
         return {"call": calls[0]["tool"], "args": calls[0]["args"]}
@@ -639,7 +704,7 @@ def _read_category(
     for number, entry in _lines(path, skipped):
         dropped = _Dropped()
         try:
-            cases.append(_case(entry, answers.get(entry["id"]), cat, dropped))
+            cases.append(_case(entry, answers.get(entry["id"]), cat, dropped, profile))
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
             skipped.append(BfclSkip(f"{path}:{number}", f"{entry['id']}: {exc}"))
             continue

@@ -100,7 +100,8 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
             _check_case_tools(case, by_name, case_error)
             if case.definitions:
                 tools = suite.tool_index(case, by_name)
-        _check_case(case, tools, args, case_error)
+        # in the bfcl profile BFCL's own type rule, not the schema, bounds expected values
+        _check_case(case, tools, args, case_error, suite.defaults.matching != "bfcl")
         try:
             compile_expectations(case, suite, by_name, graded, memo)
         except SpecError as exc:
@@ -211,8 +212,13 @@ def _check_case_tools(case: Case, by_name: dict[str, SuiteTool], report: Any) ->
 
 
 def _check_case(
-    case: Case, by_name: dict[str, SuiteTool], args: dict[int, _ToolArgs], report: Any
+    case: Case,
+    by_name: dict[str, SuiteTool],
+    args: dict[int, _ToolArgs],
+    report: Any,
+    schema_values: bool = True,
 ) -> None:
+    """``schema_values``: check expected values against their parameter's schema."""
     expect = case.expect
     offered = None if case.tools is None else case.tool_names
     for i, name in enumerate(expect.forbidden):
@@ -241,7 +247,7 @@ def _check_case(
                     report(case, (*base, "tool"), f"tool '{name}' is not offered in this case")
                 facts = args.get(id(tool))
                 if facts is None:
-                    facts = args[id(tool)] = _ToolArgs(tool)
+                    facts = args[id(tool)] = _ToolArgs(tool, schema_values)
                 if spec.args:
                     _check_args(facts, spec.args, base, case, report)
 
@@ -249,8 +255,9 @@ def _check_case(
 class _ToolArgs:
     """One tool's parameters, read once for checking the expected values of every case."""
 
-    def __init__(self, tool: SuiteTool) -> None:
+    def __init__(self, tool: SuiteTool, schema_values: bool = True) -> None:
         self.tool = tool
+        self.schema_values = schema_values
         schema = tool.parameters
         props = schema.get("properties", {})
         self.props: dict[str, Any] = props if isinstance(props, dict) else {}
@@ -293,6 +300,8 @@ def _arg_problems(facts: _ToolArgs, key: str, spec: Any) -> list[tuple[Path_, st
         if facts.closed:
             known = ", ".join(props) or "none"
             return [((), f"'{key}' is not a parameter of {tool.name} (parameters: {known})")]
+        return []
+    if not facts.schema_values:
         return []
     try:
         literals = literal_options(spec)
