@@ -367,33 +367,75 @@ def main() -> None:
                 verdict = scorer.grade_response(case["id"], response)
                 t = verdict.passed
                 # (an entry the strict import skips: no answer passes it there)
-                st = case["id"] in strict_scorer.cases and (
-                    strict_scorer.grade_response(case["id"], response).passed
+                sv = (
+                    strict_scorer.grade_response(case["id"], response)
+                    if case["id"] in strict_scorer.cases
+                    else None
                 )
+                st = sv is not None and sv.passed
                 table[cat.name]["rows"] += 1
                 table[cat.name]["agree"] += b == t
                 table[cat.name]["agree_strict"] += b == st
+                table[cat.name]["noted"] += any(n.startswith("schema (") for n in verdict.notes)
                 cls = classify(row, b, verdict, cat.language)
                 if cls:
                     classes[cls].append((case["id"], row, answer))
-                if not cls.startswith("schema:"):
-                    table[cat.name]["fits"] += 1
-                    table[cat.name]["fits_agree"] += b == t
-                if b != st and b == t:
-                    why = (
-                        "strict default: text compared exactly (BFCL: case, spaces, , . / - _ * ^ ignored)"
-                        if row in ("text case/spacing", "last alternative", "ground truth")
-                        else "strict default: 10.0 accepted for an integer 10 (JSON has one "
-                        "number type, and JSON Schema agrees); BFCL and the bfcl profile refuse"
-                        if row == "float for int"
-                        else f"strict default ({row})"
-                    )
-                    strict_classes[why].append((case["id"], row))
-    report(table, classes, strict_classes, len(imported.skipped), len(imported.dropped))
+                if b != st:
+                    strict_classes[
+                        classify(row, b, sv, cat.language)
+                        if cat.language != "python" and sv is not None
+                        else strict_class(row, b, sv)
+                    ].append((case["id"], row))
+    report(table, classes, strict_classes, imported)
     speed(timed, ast_checker, opts.rounds)
 
 
-def report(table: Any, classes: Any, strict_classes: Any, skipped: int, dropped: int) -> None:
+def strict_class(row: str, bfcl: bool, verdict: Any) -> str:
+    """The class of a row where the strict default and BFCL's checker disagree."""
+    if verdict is None:
+        return (
+            "BFCL's ground truth breaks its own schema: no acceptable value of a parameter "
+            "fits it, so the strict import skips the entry"
+        )
+    detail = next((c.detail for c in verdict.checks if c.failure is not None), "")
+    truth = row in ("ground truth", "last alternative")
+    if not bfcl:  # the strict default passes what BFCL fails
+        if row == "float for int":
+            return (
+                "strict on purpose, looser here: 10.0 accepted for an integer 10 (JSON has one "
+                "number type, and JSON Schema agrees); BFCL refuses"
+            )
+        if row == "calls reversed":
+            return "pairing: BFCL pairs parallel calls greedily, toolproof optimally"
+        return f"strict default passes, BFCL fails ({row})"
+    if verdict.failure is not None and verdict.failure.value == "schema_mismatch":
+        if "is not one of" in detail:
+            return (
+                "BFCL's ground truth breaks its own schema: a value outside the enum"
+                if truth
+                else "strict on purpose: the enum is checked (BFCL never checks enums)"
+            )
+        if "null is not of type" in detail:
+            return "BFCL's ground truth breaks its own schema: null for a parameter not nullable"
+        if "is not of type" in detail:
+            return (
+                "BFCL's ground truth breaks its own schema: a value of another type (a BFCL "
+                "'variable')"
+                if truth
+                else "strict on purpose: the schema's type is checked"
+            )
+        return f"strict default: schema ({row}; {detail[:60]})"
+    if row in ("text case/spacing", "last alternative", "ground truth"):
+        return "strict on purpose: text compared exactly (BFCL ignores case, spaces, , . / - _ * ^)"
+    if row == "optional left out":
+        return (
+            "BFCL's ground truth breaks its own schema: the values of an optional parameter "
+            "the strict import left out (a null, a value outside the enum) make it needed"
+        )
+    return f"strict default fails, BFCL passes ({row}; {detail[:60]})"
+
+
+def report(table: Any, classes: Any, strict_classes: Any, imported: Any) -> None:
     print()
     print("| category | rows | agree (bfcl profile) | % | agree (strict default) | % |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -410,18 +452,23 @@ def report(table: Any, classes: Any, strict_classes: Any, skipped: int, dropped:
         f"| **all** | {tot['rows']} | {tot['agree']} | {100 * tot['agree'] / tot['rows']:.2f} | {tot['agree_strict']} | {100 * tot['agree_strict'] / tot['rows']:.2f} |"
     )
     print(
-        f"\nrows left once the answers toolproof's schema check refuses are set apart "
-        f"(enum, null, type; BFCL checks none of them): {tot['fits']}, of which the bfcl "
-        f"profile agrees on {tot['fits_agree']} ({100 * tot['fits_agree'] / tot['fits']:.2f}%)"
+        f"\nrows whose calls break the JSON Schema (noted in the verdict, not deciding in the "
+        f"bfcl profile): {tot['noted']}"
     )
+    print(f"\nentries not imported in the bfcl profile: {len(imported.skipped)}")
+    for skip in imported.skipped:
+        print(f"- {skip.where.rsplit('/', 1)[-1]}: {skip.reason}")
     print(
-        f"\nentries not imported (no acceptable value fits the tool's schema): {skipped}; cases with schema-breaking values left out: {dropped}"
+        f"cases with acceptable values left out (BFCL's type check refuses them): "
+        f"{len(imported.dropped)}"
     )
+    for drop in imported.dropped[:5]:
+        print(f"- {drop.where.rsplit('/', 1)[-1]}: {drop.reason}")
     print("\ndisagreements in the bfcl profile, by class:")
     for cls, items in sorted(classes.items(), key=lambda kv: -len(kv[1])):
         case_id, row, answer = items[0]
         print(f"- {len(items)}: {cls}\n    e.g. {case_id} ({row}): {str(answer)[:160]}")
-    print("\nwhere the strict default differs from BFCL but the bfcl profile agrees:")
+    print("\ndisagreements in the strict default, by class:")
     for cls, items in sorted(strict_classes.items(), key=lambda kv: -len(kv[1])):
         print(f"- {len(items)}: {cls}; e.g. {items[0][0]} ({items[0][1]})")
 

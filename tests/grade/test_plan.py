@@ -54,9 +54,10 @@ TOOLS = [_tool("a"), _tool("b"), _tool("c"), _tool("d"), _tool("g", guarded=True
 ORDERS = ["unordered", "strict", "subset", "superset"]
 
 
-def _args(tool: str) -> dict[str, Any]:
+def _args(tool: str, k: int = 0) -> dict[str, Any]:
+    """The arguments of the ``k``-th expected call of ``tool`` (each its own id)."""
     return {
-        "id": f"X-{len(tool) * 7 + ord(tool[0])}",
+        "id": f"X-{len(tool) * 7 + ord(tool[0]) + 100 * k}",
         "mode": "safe",
         "qty": 1,
         "address": {"city": "Brno", "country": "CZ"},
@@ -64,8 +65,8 @@ def _args(tool: str) -> dict[str, Any]:
     }
 
 
-def _expected(tool: str) -> dict[str, Any]:
-    spec: dict[str, Any] = _args(tool)
+def _expected(tool: str, k: int = 0) -> dict[str, Any]:
+    spec: dict[str, Any] = _args(tool, k)
     spec["qty"] = {"optional": 1}
     spec["tags"] = {"ignore": True}
     return {"tool": tool, "args": spec}
@@ -74,15 +75,23 @@ def _expected(tool: str) -> dict[str, Any]:
 def _cases() -> list[dict[str, Any]]:
     cases = []
     for n, order in itertools.product((1, 2, 3), ORDERS):
-        for tools in (["a", "b", "c"][:n], ["g", "a", "b"][:n]):
-            expect: dict[str, Any] = {"calls": [_expected(t) for t in tools], "order": order}
-            cases.append({"id": f"{order}-{'-'.join(tools)}", "prompt": "p", "expect": expect})
+        for tools in (["a", "b", "c"][:n], ["g", "a", "b"][:n], ["a", "b", "a"][:n]):
+            calls = [_expected(t, tools[:i].count(t)) for i, t in enumerate(tools)]
+            expect: dict[str, Any] = {"calls": calls, "order": order}
+            case_id = f"{order}-{'-'.join(tools)}"
+            if all(c["id"] != case_id for c in cases):
+                cases.append({"id": case_id, "prompt": "p", "expect": expect})
+    # one tool expected three times (parallel calls to one tool), each with its own values
+    for order in ORDERS:
+        calls = [_expected("a", k) for k in range(3)]
+        expect = {"calls": calls, "order": order}
+        cases.append({"id": f"{order}-a-a-a", "prompt": "p", "expect": expect})
     return cases
 
 
-def _variant(tool: str, rng: random.Random) -> tuple[str, str]:
+def _variant(tool: str, rng: random.Random, k: int = 0) -> tuple[str, str]:
     """A call of ``tool`` (or of another name), right or wrong in one way."""
-    args = _args(tool)
+    args = _args(tool, k)
     how = rng.randrange(9)
     if how == 1:
         args["mode"] = "fast"  # wrong value, valid
@@ -104,7 +113,8 @@ def _variant(tool: str, rng: random.Random) -> tuple[str, str]:
 
 
 def _answers(case: dict[str, Any], rng: random.Random, count: int) -> list[Response]:
-    tools = [c["tool"] for c in case["expect"]["calls"]]
+    names = [c["tool"] for c in case["expect"]["calls"]]
+    tools = [(t, names[:i].count(t)) for i, t in enumerate(names)]
     out = [Response(text="Which one?")]
     for _ in range(count):
         picked = list(tools)
@@ -116,10 +126,10 @@ def _answers(case: dict[str, Any], rng: random.Random, count: int) -> list[Respo
         elif shape == 3 and len(picked) > 1:
             picked.pop(rng.randrange(len(picked)))
         elif shape == 4:
-            picked.append(rng.choice(["d", "nope"]))
+            picked.append((rng.choice(["d", "nope"]), 0))
         calls = [
             tool_call_from_raw(name, raw, f"call_{i}")
-            for i, (name, raw) in enumerate(_variant(t, rng) for t in picked)
+            for i, (name, raw) in enumerate(_variant(t, rng, k) for t, k in picked)
         ]
         out.append(Response(tool_calls=calls))
     return out
@@ -136,26 +146,28 @@ def test_the_plans_passing_verdict_is_the_general_paths() -> None:
     scorer = Scorer(suite)
     assert set(scorer._plans) == {c.id for c in suite.cases}
     rng = random.Random(7)
-    passed = failed = reordered = 0
+    passed = failed = reordered = grouped = 0
     for case in suite.cases:
         plan = scorer._plans[case.id]
         for response in _answers(case.model_dump(), rng, 150):
             general = _general(scorer, case.id, response)
             got = plan.passed(response.tool_calls, "t", 3)
-            exact = sorted(general.actual_tools) == sorted(general.expected_tools)
+            expected = sorted(c.tools[0] for c in scorer.cases[case.id].call_sets[0])
+            exact = sorted(general.actual_tools) == expected
             if general.passed and exact:
                 # a pass making the expected calls: the plan's verdict, built in advance, is
                 # the general path's
                 assert got == general._replace(target="t", attempt=3), (case.id, response)
                 passed += 1
                 reordered += general.actual_tools != general.expected_tools
+                grouped += len(set(expected)) < len(expected)  # a tool expected twice or more
             else:
                 # anything else (a pass with calls more or fewer, as subset and superset allow,
                 # included): nothing from the plan
                 assert got is None, (case.id, response.tool_calls)
                 failed += not general.passed
             assert scorer.grade_response(case.id, response) == general
-    assert passed > 200 and failed > 1000 and reordered > 5
+    assert passed > 200 and failed > 1000 and reordered > 5 and grouped > 10
 
 
 def test_the_plan_hands_back_one_verdict_per_target_and_attempt() -> None:
@@ -221,7 +233,7 @@ def test_no_plan_where_more_than_the_calls_decides() -> None:
     ]
     suite = make_suite(cases)
     suite.tools = [type(suite.tools[0]).model_validate(t) for t in TOOLS]
-    assert set(Scorer(suite)._plans) == {"plain"}
+    assert set(Scorer(suite)._plans) == {"plain", "twice"}
 
 
 def test_a_matcher_defined_elsewhere_is_not_pure_and_is_asked_once() -> None:

@@ -237,18 +237,26 @@ def _match_one(expected: CompiledCall, info: CallInfo, index: int, rank: bool) -
     )
 
 
+#: A pair whose values fail, its reason not worked out yet (only the pairs chosen need one).
+_LATER = "\0later"
+
+
 def _costs(
     expected: list[CompiledCall], calls: list[CallInfo]
 ) -> tuple[list[list[int]], list[list[str | None]]]:
     """The cost of pairing each expected call with each call (0: it matches; 1: its values,
     or its structure, fail; _FAR: another tool), and, for each pair to the same tool, why
     the values fail (None: they match; "": the structure failed, reported there, values
-    not judged)."""
+    not judged; ``_LATER``: they fail, and a pure matcher says why when asked, for the
+    pairs chosen)."""
     cost: list[list[int]] = []
     reasons: list[list[str | None]] = []
     for e in expected:
         tools = e.tools
-        check = e.args.check
+        args = e.args
+        pure = args.pure
+        check = args.check
+        ok = args.ok
         row: list[int] = []
         why: list[str | None] = []
         for info in calls:
@@ -258,6 +266,13 @@ def _costs(
             elif info.failure is not None:
                 row.append(1)
                 why.append("")
+            elif pure:
+                if ok(info.call.arguments):
+                    row.append(0)
+                    why.append(None)
+                else:
+                    row.append(1)
+                    why.append(_LATER)
             else:
                 reason = check(info.call.arguments)
                 row.append(0 if reason is None else 1)
@@ -286,6 +301,8 @@ def match_set(
             pairs.append((i, j))
             total += pair_cost
             reason = reasons[i][j]
+            if reason is _LATER:
+                reason = reasons[i][j] = expected[i].args.mismatch(calls[j].call.arguments)
             if reason is not None:
                 failed.append((i, j))
                 if reason:

@@ -1,7 +1,7 @@
 """The passing verdict of a single-step case, built in advance.
 
 A plan is made once for a single-step case whose verdict nothing but its
-calls decides: one call set of one or more calls, each to its own tool; no
+calls decides: one call set of one or more calls, each to one tool; no
 reply matcher, no count, no forbidden tool, no check of the suite's own, and
 matchers that note nothing (``Matcher.pure``).
 
@@ -10,7 +10,10 @@ each once (in the expected order, if the order is strict), whose arguments
 parse, validate against the schema the model was given and match. All such
 answers have one verdict, up to its target and attempt and, where the order
 is free, the order of the tools called: the assembler builds it once, and the
-plan hands the same object back for every answer alike. A plan compares an
+plan hands the same object back for every answer alike. Where one tool is
+expected more than once (parallel calls to one tool), the calls must pair off
+with the expected calls to their tool, each matching its own (in order, if the
+order is strict; else any such pairing: the optimal pairing finds one too). A plan compares an
 argument object with the answer its matcher recognises by one comparison
 (``ObjectMatcher.usual``) before asking the matcher.
 
@@ -41,10 +44,12 @@ class Plan:
 
     __slots__ = (
         "_canons",
+        "_groups",
         "_index",
         "_kinds",
         "_n",
         "_name",
+        "_names",
         "_oks",
         "_passes",
         "_strict",
@@ -81,6 +86,15 @@ class Plan:
         if index is None:
             index = table[dict, names] = {name: i for i, name in enumerate(names)}
         self._index: dict[str, int] = index
+        #: a tool expected more than once (parallel calls to one tool): per tool, the
+        #: expected calls to it, in order; None when each tool is expected once
+        self._groups: dict[str, tuple[int, ...]] | None = None
+        if len(index) != len(names):
+            groups: dict[str, list[int]] = {}
+            for i, name in enumerate(names):
+                groups.setdefault(name, []).append(i)
+            self._groups = {name: tuple(at) for name, at in groups.items()}
+        self._names = names
         self._n = len(names)
         self._name = names[0]
         self._strict = cc.order is Order.strict
@@ -130,6 +144,8 @@ class Plan:
                 ) or not self._valid[0](args):
                     return None
                 return self._passes.get((target, attempt)) or self._build((target, attempt), ())
+            if self._groups is not None:
+                return self._passed_grouped(calls, target, attempt)
             index = self._index
             canons = self._canons
             oks = self._oks
@@ -161,6 +177,69 @@ class Plan:
         if in_order:
             return self._passes.get((target, attempt)) or self._build((target, attempt), ())
         names = tuple([call.name for call in calls])
+        key = (target, attempt, names)
+        return self._passes.get(key) or self._build(key, names)
+
+    def _fits(self, i: int, args: Any) -> bool:
+        """The arguments of a call match expected call ``i`` and validate."""
+        kinds = self._kinds[i]
+        return bool(
+            (
+                (
+                    type(args) is dict
+                    and args == self._canons[i]
+                    and not (kinds and kinds_differ(args, kinds))
+                )
+                or self._oks[i](args)
+            )
+            and self._valid[i](args)
+        )
+
+    def _passed_grouped(
+        self, calls: list[ToolCall], target: str | None, attempt: int
+    ) -> Verdict | None:
+        """``passed`` where a tool is expected more than once: each call is paired with an
+        expected call to its tool that it matches, every expected call once (in order, if
+        the order is strict; else any pairing of them, found by augmenting paths)."""
+        groups = self._groups
+        assert groups is not None
+        names = tuple([call.name for call in calls])
+        if self._strict:
+            if names != self._names:
+                return None
+            for i, call in enumerate(calls):
+                if call.parse_error is not None or not self._fits(i, call.arguments):
+                    return None
+            return self._passes.get((target, attempt)) or self._build((target, attempt), ())
+        # the calls each expected call could be paired with
+        fits: list[list[int]] = [[] for _ in range(self._n)]
+        for j, call in enumerate(calls):
+            at = groups.get(call.name)
+            if at is None or call.parse_error is not None:
+                return None
+            args = call.arguments
+            found = False
+            for i in at:
+                if self._fits(i, args):
+                    fits[i].append(j)
+                    found = True
+            if not found:
+                return None
+        paired: dict[int, int] = {}  # call -> expected call
+
+        def pair(i: int, seen: set[int]) -> bool:
+            for j in fits[i]:
+                if j not in seen:
+                    seen.add(j)
+                    if j not in paired or pair(paired[j], seen):
+                        paired[j] = i
+                        return True
+            return False
+
+        if not all(pair(i, set()) for i in range(self._n)):
+            return None
+        if names == self._names:
+            return self._passes.get((target, attempt)) or self._build((target, attempt), ())
         key = (target, attempt, names)
         return self._passes.get(key) or self._build(key, names)
 
@@ -199,7 +278,6 @@ def make_plan(
     if (
         not expected
         or any(len(c.tools) != 1 for c in expected)
-        or len(set(names)) != len(names)
         or not cc.offered.issuperset(names)
         or not all(c.args.pure for c in expected)
     ):
