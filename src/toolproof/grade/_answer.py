@@ -172,33 +172,36 @@ def inspect_call(call: ToolCall, offered: frozenset[str], validators: Any) -> Ca
     if not known:
         return CallInfo(call, known, None, "")
     validator = validators[call.name]
+    if type(validator) is ProfileSchema:
+        return _inspect_in_profile(call, known, validator)
     try:
         valid = validator.is_valid(call.arguments)
     except (ValueError, RecursionError):
         valid = None  # (schema_failure says why)
     if valid:
         return CallInfo(call, known, None, "")
-    if type(validator) is ProfileSchema:  # BFCL's structural rules decide; the rest is noted
-        why = validator.structure(call.arguments)
-        if why is not None:
-            return CallInfo(call, known, FailureClass.schema_mismatch, f"{call.name}: {why}")
-        if valid is False:
-            try:
-                valid = validator.schema_valid(call.arguments)
-            except (ValueError, RecursionError):
-                valid = None
-            if valid:
-                return CallInfo(call, known, None, "")
-        return CallInfo(
-            call,
-            known,
-            None,
-            schema_failure(call.name, validator, call.arguments, valid is False) or "",
-        )
     message = schema_failure(call.name, validator, call.arguments, valid is False)
     if message is None:
         return CallInfo(call, known, None, "")
     return CallInfo(call, known, FailureClass.schema_mismatch, message)
+
+
+def _inspect_in_profile(call: ToolCall, known: bool, schema: ProfileSchema) -> CallInfo:
+    """A call inspected where BFCL's structural rules decide (see :class:`ProfileSchema`):
+    a break of the JSON Schema is kept as a message with no failure."""
+    arguments = call.arguments
+    why = schema.structure(arguments)
+    if why is not None:
+        return CallInfo(call, known, FailureClass.schema_mismatch, f"{call.name}: {why}")
+    try:
+        valid = schema.schema_valid(arguments)
+    except (ValueError, RecursionError):
+        valid = None  # (schema_failure says why)
+    if valid:
+        return CallInfo(call, known, None, "")
+    return CallInfo(
+        call, known, None, schema_failure(call.name, schema, arguments, valid is False) or ""
+    )
 
 
 def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> SingleAnswer:
@@ -220,7 +223,10 @@ def _match_one(expected: CompiledCall, info: CallInfo, index: int, rank: bool) -
         return SetResult(index, [expected], [], False, None, True, True, [], 2 * _FAR, 2)
     if info.failure is not None:  # structure failed: reported there, values not judged
         return SetResult(index, [expected], [(0, 0)], True, False, True, True, [], 1, 1)
-    reason = expected.args.check(info.call.arguments)
+    args = expected.args
+    # (an answer here mostly fails: the passing ones a plan knows never get here, so a pure
+    # matcher is asked why at once, not first whether it matches)
+    reason = args.mismatch(info.call.arguments) if args.pure else args.check(info.call.arguments)
     if reason is None:
         return SetResult(index, [expected], [(0, 0)], True, True, True, True, [], 0, 0)
     return SetResult(

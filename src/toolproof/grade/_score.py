@@ -127,7 +127,8 @@ class Scorer:
         by_name = ToolIndex(suite.tools)
         # validators are compiled once per distinct schema content (rs_validator's cache);
         # in the bfcl profile, BFCL's structural rules decide (see ProfileSchema)
-        validator = _profile_validator if suite.defaults.matching == "bfcl" else rs_validator
+        self._noting = suite.defaults.matching == "bfcl"
+        validator = _profile_validator if self._noting else rs_validator
         self._validators = {t.name: validator(t.parameters) for t in suite.tools}
         # a case with its own tool definitions validates against the schemas sent in it
         self._case_validators = {
@@ -231,9 +232,9 @@ class Scorer:
         self.embeddings.seen.clear()
         self.decisions.asked.clear()
         verdict = self._finish(grade())
-        asked = self.decisions.take_asked()
-        if not asked:
+        if not self.decisions.asked:  # (the common case: no judge-decided argument)
             return verdict
+        asked = self.decisions.take_asked()
         if record is not None:
             self.compared[(record.target, record.case_id, record.attempt)] = tuple(asked)
         outcomes = []
@@ -272,9 +273,8 @@ class Scorer:
         return f"⚖ {q.tool}.{q.param}: {said}: {show(q.actual)} vs {show(q.expected)}"
 
     def _finish(self, verdict: Verdict) -> Verdict:
-        missing = self.embeddings.take_missing()
-        if missing:
-            raise MissingEmbeddings(missing)
+        if self.embeddings.missing:
+            raise MissingEmbeddings(self.embeddings.take_missing())
         if self.embeddings.seen:
             notes = similarity_notes(self.embeddings.seen)
             verdict = verdict._replace(notes=(*verdict.notes, *notes))
@@ -357,12 +357,13 @@ class Scorer:
         answer = analyse(cc, response, infos)
         findings = run_checks(self._single[case_id], cc, answer)
         notes = self._notes.get(case_id, ())
-        broken = [i.message for i in infos if i.failure is None and i.message]
-        if broken:  # the schema broken where the profile does not let it decide
-            notes = (
-                *notes,
-                *(f"schema (reported, not deciding in the bfcl profile): {m}" for m in broken),
-            )
+        if self._noting:  # the schema broken where the profile does not let it decide
+            for i in infos:
+                if i.failure is None and i.message:
+                    notes = (
+                        *notes,
+                        f"schema (reported, not deciding in the bfcl profile): {i.message}",
+                    )
         evidence = NO_EVIDENCE
         if findings:
             evidence = Evidence(response, answer.best.index if answer.best is not None else 0)
