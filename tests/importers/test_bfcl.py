@@ -223,3 +223,27 @@ def test_underscore_names_for_providers_that_refuse_dots(tmp_path: Path) -> None
         _cases(import_bfcl(SAMPLE), "parallel")["parallel_0"]["tools"][0]["name"]
         == "math.factorial"
     )  # type: ignore[index]
+
+
+def test_the_bfcl_profile_keeps_what_bfcls_type_check_can_pass(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    answers = data / "possible_answer" / "BFCL_v4_simple_python.json"
+    lines = answers.read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[1])
+    # for a float parameter: a string first (BFCL's "variable"), a float, a boolean
+    entry["ground_truth"][0]["get_weather"]["window"] = ["unknown", 2.5, True]
+    lines[1] = json.dumps(entry)
+    answers.write_text("\n".join(lines), encoding="utf-8")
+    result = import_bfcl(data)
+    window = _cases(result, "simple_python")["simple_python_1"]["expect"]["args"]["window"]  # type: ignore[index]
+    # the string is compared exactly, as BFCL compares a variable; the boolean is neither
+    # the parameter's type nor the first value's, so BFCL's type check refuses it
+    assert window == {"one_of": [{"exact": "unknown"}, 2.5]}
+    (dropped,) = result.dropped
+    assert "True" in dropped.reason and "None" in dropped.reason
+    strict = import_bfcl(data, profile="strict")
+    assert _cases(strict, "simple_python")["simple_python_1"]["expect"]["args"]["window"] == 2.5  # type: ignore[index]
+    for path in write_bfcl(result, tmp_path / "out"):
+        _, errors = load_suite_checked(path.parent)
+        assert errors == []

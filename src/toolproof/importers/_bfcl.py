@@ -84,9 +84,10 @@ CATEGORIES: dict[str, BfclCategory] = {
 
 #: Categories BFCL scores with something other than its AST checker, and what is missing.
 NOT_IMPORTED: dict[str, str] = {
-    "multi_turn": "multi-turn: BFCL scores them by executing its own Python environment "
-    "classes (file system, trading, travel...) and comparing their state; toolproof has "
-    "no port of those classes",
+    "multi_turn": "multi-turn: not imported yet; they need conversation cases (several user "
+    "turns, each answered by calls) run against BFCL's own environment classes (file "
+    "system, trading, travel...) and scored on their state, which toolproof's suites "
+    "cannot hold yet",
     "memory": "memory: needs BFCL's memory backends and prerequisite conversations",
     "web_search": "web search: needs a live search backend and BFCL's agentic checker",
     "format_sensitivity": "format sensitivity: prompting-format variants of other "
