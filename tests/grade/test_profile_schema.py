@@ -84,3 +84,18 @@ def test_the_strict_default_refuses_what_breaks_the_schema() -> None:
     verdict = _grade(_scorer("strict"), GOOD)
     assert not verdict.passed and verdict.failure is FailureClass.schema_mismatch
     assert verdict.notes == ()
+
+
+def test_the_plans_noted_pass_is_the_general_paths() -> None:
+    from toolproof.types import Record
+
+    scorer = _scorer("bfcl")
+    response = Response(tool_calls=[ToolCall(id="1", name="search", arguments=GOOD)])
+    record = Record(case_id="c", response=response, target="m", attempt=2)
+    planned = scorer._plans["c"].passed(response.tool_calls, "m", 2)
+    assert planned is not None and planned.notes
+    assert planned == scorer._analysed("c", response, record) == scorer.grade(record)
+    # a call that fails BFCL's rules, or its values, gets nothing from the plan
+    for args in ({k: v for k, v in GOOD.items() if k != "city"}, {**GOOD, "city": "x"}):
+        calls = [ToolCall(id="1", name="search", arguments=args)]
+        assert scorer._plans["c"].passed(calls, "m", 2) is None

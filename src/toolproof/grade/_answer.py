@@ -26,6 +26,7 @@ __all__ = [
     "analyse",
     "inspect_call",
     "match_set",
+    "profile_note",
     "schema_failure",
 ]
 
@@ -137,6 +138,12 @@ class SingleAnswer:
     @property
     def end_state(self) -> Any:
         return None
+
+
+def profile_note(message: str) -> str:
+    """The verdict's note of a call that breaks the JSON Schema where the profile lets
+    BFCL's rules decide (``message``: what :func:`schema_failure` says)."""
+    return f"schema (reported, not deciding in the bfcl profile): {message}"
 
 
 def schema_failure(name: str, validator: Any, arguments: Any, checked: bool = False) -> str | None:

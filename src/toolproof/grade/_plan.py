@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from toolproof.grade._answer import ProfileSchema, profile_note, schema_failure
 from toolproof.grade._assemble import Facts, assemble
 from toolproof.grade._compile import CompiledCase
 from toolproof.match import kinds_differ
@@ -52,6 +53,7 @@ class Plan:
         "_names",
         "_oks",
         "_passes",
+        "_profile",
         "_strict",
         "_template",
         "_valid",
@@ -75,6 +77,11 @@ class Plan:
         #: ``ok_unusual``
         names: tuple[str, ...] = share(tuple(name for name, _, _ in calls))
         self._valid = share(tuple(share(validator.is_valid) for _, validator, _ in calls))
+        #: the one expected call's validator, where BFCL's rules decide (see ``_noted``)
+        first = calls[0][1]
+        self._profile: ProfileSchema | None = (
+            first if len(calls) == 1 and type(first) is ProfileSchema else None
+        )
         self._oks = tuple(ok for _, _, ok in calls)
         # per expected call, the answer its matcher's ``ok`` recognises by one comparison and
         # the kinds to tell apart then (``ObjectMatcher.usual``)
@@ -141,8 +148,10 @@ class Plan:
                         and not (kinds and kinds_differ(args, kinds))
                     )
                     or self._oks[0](args)
-                ) or not self._valid[0](args):
+                ):
                     return None
+                if not self._valid[0](args):
+                    return self._noted(call, target, attempt)
                 return self._passes.get((target, attempt)) or self._build((target, attempt), ())
             if self._groups is not None:
                 return self._passed_grouped(calls, target, attempt)
@@ -179,6 +188,23 @@ class Plan:
         names = tuple([call.name for call in calls])
         key = (target, attempt, names)
         return self._passes.get(key) or self._build(key, names)
+
+    def _noted(self, call: ToolCall, target: str | None, attempt: int) -> Verdict | None:
+        """The verdict of one matching call that breaks the JSON Schema where the suite's
+        profile lets BFCL's rules decide (``ProfileSchema``): a pass whose verdict notes the
+        break and counts the call as not schema-valid, as the general path gives it. None
+        elsewhere (a failure: the general path grades it)."""
+        schema = self._profile
+        if schema is None or schema.structure(call.arguments) is not None:
+            return None
+        if schema.schema_valid(call.arguments):
+            return None  # (valid, but for a parameter the schema does not define)
+        message = schema_failure(call.name, schema, call.arguments, True)
+        if message is None:
+            return None
+        return self._template._replace(
+            target=target, attempt=attempt, calls_schema_valid=0, notes=(profile_note(message),)
+        )
 
     def _fits(self, i: int, args: Any) -> bool:
         """The arguments of a call match expected call ``i`` and validate."""

@@ -23,7 +23,14 @@ from dataclasses import replace
 from typing import Any
 
 from toolproof._jsonschema import rs_validator
-from toolproof.grade._answer import NO_CALL, CallInfo, ProfileSchema, analyse, inspect_call
+from toolproof.grade._answer import (
+    NO_CALL,
+    CallInfo,
+    ProfileSchema,
+    analyse,
+    inspect_call,
+    profile_note,
+)
 from toolproof.grade._assemble import assemble, single_facts
 from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks
 from toolproof.grade._compile import CompiledCase, ToolIndex, compile_case
@@ -360,10 +367,7 @@ class Scorer:
         if self._noting:  # the schema broken where the profile does not let it decide
             for i in infos:
                 if i.failure is None and i.message:
-                    notes = (
-                        *notes,
-                        f"schema (reported, not deciding in the bfcl profile): {i.message}",
-                    )
+                    notes = (*notes, profile_note(i.message))
         evidence = NO_EVIDENCE
         if findings:
             evidence = Evidence(response, answer.best.index if answer.best is not None else 0)
