@@ -197,13 +197,15 @@ def _inspect_in_profile(call: ToolCall, known: bool, schema: ProfileSchema) -> C
     """A call inspected where BFCL's structural rules decide (see :class:`ProfileSchema`):
     a break of the JSON Schema is kept as a message with no failure."""
     arguments = call.arguments
-    why = schema.structure(arguments)
-    if why is not None:
-        return CallInfo(call, known, FailureClass.schema_mismatch, f"{call.name}: {why}")
     try:
         valid = schema.schema_valid(arguments)
     except (ValueError, RecursionError):
         valid = None  # (schema_failure says why)
+    if valid and schema.properties.issuperset(arguments):
+        return CallInfo(call, known, None, "")  # (valid: every required parameter is given)
+    why = schema.structure(arguments)
+    if why is not None:
+        return CallInfo(call, known, FailureClass.schema_mismatch, f"{call.name}: {why}")
     if valid:
         return CallInfo(call, known, None, "")
     return CallInfo(

@@ -268,8 +268,13 @@ def _set_pairs(
     allows it (as ``order_pairs`` would make of them)."""
     pairs = best.pairs
     kept = [(actual[j], actual[j]) for _, j in pairs]
-    if len(pairs) == len(actual) == len(best.expected) and NO_CALL not in actual:
-        return tuple(kept)  # every call paired: nothing to cross
+    if len(pairs) == len(best.expected) and NO_CALL not in actual:
+        if len(pairs) == len(actual) or order is Order.superset:
+            return tuple(kept)  # every call paired, or the calls left over allowed
+        # every expected call paired: the calls left over, each against no call
+        paired_a = {j for _, j in pairs}
+        kept += [(NO_CALL, a) for j, a in enumerate(actual) if j not in paired_a]
+        return tuple(kept)
     paired_e = {i for i, _ in pairs}
     paired_a = {j for _, j in pairs}
     missing = [e.tools[0] for i, e in enumerate(best.expected) if i not in paired_e]
