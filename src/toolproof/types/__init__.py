@@ -3,6 +3,7 @@
 from toolproof.types._case import (
     CallSpec,
     Case,
+    Communicate,
     CountSpec,
     EndState,
     Expect,
@@ -12,8 +13,10 @@ from toolproof.types._case import (
     Kind,
     MockRule,
     Order,
+    SimulatedUser,
     ToolMock,
     Trajectory,
+    UserRule,
 )
 from toolproof.types._judge import (
     ARGUMENT_RUBRIC,
@@ -71,6 +74,7 @@ __all__ = [
     "Case",
     "Check",
     "CheckSpec",
+    "Communicate",
     "Conversation",
     "CountSpec",
     "Defaults",
@@ -97,6 +101,7 @@ __all__ = [
     "Role",
     "Rubric",
     "RubricField",
+    "SimulatedUser",
     "Stage",
     "StateChange",
     "Suite",
@@ -108,5 +113,6 @@ __all__ = [
     "ToolMock",
     "Trajectory",
     "Usage",
+    "UserRule",
     "Verdict",
 ]
