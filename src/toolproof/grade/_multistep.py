@@ -125,6 +125,8 @@ def rebuild_end_state(record: Record, initial: InitialState | None) -> Any:
     """
     if record.end_state is not None or record.state_changes is None:
         return record.end_state
+    if initial is not None:
+        initial = initial.for_case(record.case_id)
     if initial is None:
         raise UngradableRecord(
             record,

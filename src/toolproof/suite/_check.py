@@ -158,6 +158,38 @@ def _check_multistep(
     for i, action in enumerate(actions or []):
         if action.tool not in by_name:
             report(case, ("end_state", "actions", i, "tool"), f"unknown tool '{action.tool}'")
+    _check_state(case, suite, by_name, report)
+
+
+def _check_state(case: Case, suite: Suite, by_name: dict[str, SuiteTool], report: Any) -> None:
+    """A case's own starting state and setup calls fit the suite's environment."""
+    env = suite.environment
+    if case.state is not None and env is not None:
+        if env.mcp is not None:
+            report(
+                case,
+                ("state",),
+                "a case's state replaces a Python environment's starting state; an MCP "
+                "server keeps its own state",
+            )
+        elif env.state is not None and not env.state.lower().endswith(".json"):
+            report(
+                case,
+                ("state",),
+                f"a case's state (JSON data) cannot replace the environment's SQLite state "
+                f"'{env.state}': its tools read a database",
+            )
+    for i, action in enumerate(case.setup or ()):
+        if action.tool not in by_name:
+            known = did_you_mean(action.tool, list(by_name))
+            report(case, ("setup", i, "tool"), f"unknown tool '{action.tool}'{known}")
+        elif env is None or env.mcp is not None:
+            report(
+                case,
+                ("setup", i, "tool"),
+                "setup calls run on a Python environment's state: the suite has "
+                + ("an MCP environment" if env is not None else "no 'environment'"),
+            )
 
 
 def _check_tool(tool: SuiteTool, report: Any) -> None:

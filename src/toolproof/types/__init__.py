@@ -36,6 +36,8 @@ from toolproof.types._record import (
     McpToolRun,
     Outcome,
     Record,
+    Setup,
+    SetupCall,
     StateChange,
 )
 from toolproof.types._response import Response, Usage
@@ -101,6 +103,8 @@ __all__ = [
     "Role",
     "Rubric",
     "RubricField",
+    "Setup",
+    "SetupCall",
     "SimulatedUser",
     "Stage",
     "StateChange",

@@ -434,16 +434,20 @@ class Case(BaseModel):
         return self
 
     def conversation(self, system: str | None) -> list[Message]:
-        """The messages sent to the model, with the system prompt first."""
+        """The messages sent to the model: the system prompt first, then the ``history``
+        (earlier turns, before the first live one), then the prompt or the messages."""
         sys_text = self.system if self.system is not None else system
+        history = list(self.history or ())
         if self.messages is not None:
-            if not sys_text or any(m.role == "system" for m in self.messages):
-                return list(self.messages)
-            return [Message(role="system", content=sys_text), *self.messages]
+            if not sys_text or any(m.role == "system" for m in (*history, *self.messages)):
+                return [*history, *self.messages]
+            return [Message(role="system", content=sys_text), *history, *self.messages]
         out: list[Message] = []
-        if sys_text:
+        if sys_text and not any(m.role == "system" for m in history):
             out.append(Message(role="system", content=sys_text))
-        out.append(Message(role="user", content=self.prompt))
+        out.extend(history)
+        if self.prompt is not None:
+            out.append(Message(role="user", content=self.prompt))
         return out
 
 

@@ -1,0 +1,253 @@
+"""τ-style task state: a case's own state, setup calls, history applied, tool error text."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from toolproof.errors import SuiteProblems
+from toolproof.grade import Scorer
+from toolproof.providers._scripted import ScriptedProvider
+from toolproof.run import RunOptions, Target, expected_states, run_suite
+from toolproof.run._env import case_environment, load_environment, load_initial_state
+from toolproof.suite import check_suite, load_suite, load_suite_with_origin
+from toolproof.trust import Trust
+from toolproof.types import FailureClass, Outcome, Record, Suite, Verdict
+
+ROOT = Path(__file__).resolve().parents[2]
+ACCOUNTS = ROOT / "examples" / "accounts"
+CODE = Trust(allow_code=True)  # the example runs its own tools
+
+
+def _call(name: str, **args: Any) -> dict[str, Any]:
+    return {"name": name, "raw_arguments": json.dumps(args)}
+
+
+def _copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "accounts"
+    shutil.copytree(ACCOUNTS, folder)
+    return folder
+
+
+def _run(suite: Suite, tmp: Path, script: dict[str, Any]) -> list[Record]:
+    provider = ScriptedProvider.from_dict(script)
+    opts = RunOptions(trust=CODE, out=tmp / "run", cache=False, fsync=False)
+    return run_suite(suite, [Target(spec="scripted:accounts", provider=provider)], opts).records
+
+
+def _verdicts(suite: Suite, records: list[Record]) -> dict[str, Verdict]:
+    scorer = Scorer(suite, expected_states(suite, CODE))
+    out = {}
+    for record in records:
+        verdict = scorer.grade(record)
+        assert verdict is not None, record.error
+        out[record.case_id] = verdict
+    return out
+
+
+@pytest.fixture(scope="module")
+def suite() -> Suite:
+    return load_suite(ACCOUNTS)
+
+
+def _script() -> dict[str, Any]:
+    data = yaml.safe_load((ACCOUNTS / "script.yaml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_the_shipped_script_passes_every_case(suite: Suite, tmp_path: Path) -> None:
+    verdicts = _verdicts(suite, _run(suite, tmp_path, _script()))
+    assert sorted(verdicts) == sorted(c.id for c in suite.cases)
+    assert all(v.passed for v in verdicts.values()), {
+        k: v.checks for k, v in verdicts.items() if not v.passed
+    }
+
+
+def test_the_same_calls_on_the_wrong_starting_state_fail(suite: Suite, tmp_path: Path) -> None:
+    # without the history applied, U1 is suspended and change_plan refuses: the model's
+    # call gets an error and the end state differs from the gold one
+    script = _script()
+    script["cases"]["plan-after-history"] = {
+        "steps": [{"tool_calls": [_call("get_user", user_id="U1")]}, {"text": "U1 is on pro."}]
+    }
+    script["cases"]["plan-after-setup"] = {"steps": [{"text": "Done."}]}
+    script["cases"]["close-ticket-own-state"] = {
+        "steps": [{"tool_calls": [_call("close_ticket", ticket_id="T-2")]}, {"text": "Closed."}]
+    }
+    verdicts = _verdicts(suite, _run(suite, tmp_path, script))
+    for case_id in ("plan-after-history", "plan-after-setup", "close-ticket-own-state"):
+        assert verdicts[case_id].failure is FailureClass.wrong_end_state, case_id
+    assert verdicts["reactivate"].passed
+
+
+def test_records_name_the_case_start_and_keep_the_setup(suite: Suite, tmp_path: Path) -> None:
+    records = {r.case_id: r for r in _run(suite, tmp_path, _script())}
+    initial = load_initial_state(suite, CODE)
+    assert initial is not None
+    own = records["close-ticket-own-state"]
+    assert own.state_base == initial.for_case(own.case_id).base != initial.base
+    assert own.state_changes == [("set", ["tickets", "T-1", "open"], False)]
+    setup = records["plan-after-setup"].setup
+    assert setup is not None
+    assert [(c.source, c.tool, c.is_error) for c in setup.calls] == [
+        ("setup[0]", "reactivate_user", False)
+    ]
+    assert setup.changes == [("set", ["users", "U3", "status"], "active")]
+    history = records["plan-after-history"].setup
+    assert history is not None
+    assert [(c.source, c.recorded) for c in history.calls] == [("history[1]", None)]
+    # the model was given the history before the prompt
+    transcript = records["plan-after-history"].transcript or []
+    assert [m.role for m in transcript[:6]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
+
+
+def test_a_tool_error_reaches_the_model_verbatim_and_marked(suite: Suite, tmp_path: Path) -> None:
+    records = {r.case_id: r for r in _run(suite, tmp_path, _script())}
+    tool = [m for m in records["unknown-user"].transcript or [] if m.role == "tool"]
+    assert [(m.content, m.is_error) for m in tool] == [("Error: no user U9", True)]
+
+
+def test_other_exceptions_keep_the_type_and_text(suite: Suite) -> None:
+    env = load_environment(suite, CODE)
+    assert env is not None
+    result = env.session().call("get_user", {})  # KeyError inside the tool
+    assert result.is_error
+    assert json.loads(result.content) == {"error": "KeyError: 'user_id'"}
+    plain = env.session().call("get_user", {"user_id": "U2"})
+    assert not plain.is_error
+
+
+def test_a_returned_tool_error_is_an_error_too(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    tools = folder / "env" / "desk.py"
+    tools.write_text(
+        tools.read_text()
+        + "\n\ndef get_user(state, args):\n    return ToolError({'code': 404, 'user': args['user_id']})\n"
+    )
+    env = load_environment(load_suite(folder), CODE)
+    assert env is not None
+    result = env.session().call("get_user", {"user_id": "U5"})
+    assert (result.content, result.is_error) == ('{"code": 404, "user": "U5"}', True)
+
+
+def test_a_history_result_that_differs_is_recorded_not_fatal(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    text = (folder / "suite.yaml").read_text()
+    (folder / "suite.yaml").write_text(
+        text.replace('content: \'{"status": "active", "user_id": "U1"}\'', "content: all good")
+    )
+    suite = load_suite(folder)
+    case = next(c for c in suite.cases if c.id == "plan-after-history")
+    env = case_environment(suite, case, load_environment(suite, CODE), CODE)
+    assert env is not None
+    session = env.session()
+    assert session.setup is not None
+    [call] = session.setup.calls
+    assert call.recorded == "all good"
+    assert json.loads(call.result) == {"status": "active", "user_id": "U1"}
+    assert session.snapshot()["users"]["U1"]["status"] == "active"
+
+
+def test_a_setup_call_that_fails_is_a_harness_error(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    text = (folder / "suite.yaml").read_text()
+    # U3 starts suspended: change_plan refuses before the conversation starts
+    text = text.replace(
+        "- {tool: reactivate_user, args: {user_id: U3}}",
+        "- {tool: change_plan, args: {user_id: U3, plan: pro}}",
+    )
+    (folder / "suite.yaml").write_text(text)
+    suite = load_suite(folder)
+    records = {r.case_id: r for r in _run(suite, tmp_path, _script())}
+    failed = records["plan-after-setup"]
+    assert failed.outcome is Outcome.harness_error
+    assert failed.error is not None
+    assert failed.error.message.startswith(
+        'setup[0] change_plan({"plan": "pro", "user_id": "U3"}) failed before the '
+        "conversation started: Error: user U3 is suspended"
+    )
+    assert records["reactivate"].outcome is Outcome.ok
+    states = expected_states(suite, CODE, cases=["plan-after-setup"])
+    assert (
+        "its setup failed while the expected state was computed"
+        in (states["plan-after-setup"].warnings[0])
+    )
+
+
+def _problems(folder: Path) -> list[str]:
+    try:
+        loaded = load_suite_with_origin(folder / "suite.yaml")
+    except SuiteProblems as exc:
+        return [p.render() for p in exc.errors]
+    return [p.render() for p in check_suite(loaded)]
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ("../outside.json", "outside"),
+        ("/etc/passwd", "absolute"),
+        ("link.json", "symbolic link"),
+        ("states/missing.json", "no such file 'states/missing.json'"),
+        ("states/bad.json", "is not valid JSON"),
+        ("states/list.json", "must be a mapping of tables, not list"),
+        ("states/deep.json", "nested deeper than"),
+        ("states/state.txt", "must be a .json, .yaml or .yml file"),
+    ],
+)
+def test_a_bad_state_file_is_a_located_error(tmp_path: Path, state: str, message: str) -> None:
+    folder = _copy(tmp_path)
+    (tmp_path / "outside.json").write_text("{}")
+    (folder / "link.json").symlink_to(tmp_path / "outside.json")
+    (folder / "states" / "bad.json").write_text("{not json")
+    (folder / "states" / "list.json").write_text("[1, 2]")
+    (folder / "states" / "deep.json").write_text('{"a": ' * 200 + "1" + "}" * 200)
+    (folder / "states" / "state.txt").write_text("{}")
+    text = (folder / "suite.yaml").read_text()
+    (folder / "suite.yaml").write_text(
+        text.replace("state: states/closed-account.yaml", f"state: {state}")
+    )
+    [problem] = _problems(folder)
+    assert "suite.yaml:57:" in problem, problem  # the case's state line
+    assert "cases[1].state" in problem, problem
+    assert message in problem, problem
+
+
+def test_a_bad_yaml_state_file_names_its_own_line(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    (folder / "states" / "closed-account.yaml").write_text("users:\n  U7: [unclosed\n")
+    [problem] = _problems(folder)
+    assert "closed-account.yaml:" in problem, problem
+
+
+def test_setup_of_an_unknown_tool_is_a_located_error(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    text = (folder / "suite.yaml").read_text()
+    (folder / "suite.yaml").write_text(
+        text.replace("- {tool: reactivate_user, args: {user_id: U3}}", "- {tool: reactivate_usr}")
+    )
+    [problem] = _problems(folder)
+    assert "suite.yaml:72:" in problem, problem
+    assert "cases[2].setup[0].tool: unknown tool 'reactivate_usr'" in problem, problem
+    assert "did you mean 'reactivate_user'" in problem, problem
+
+
+def test_a_changed_state_file_changes_the_fingerprint(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    before = load_suite(folder).fingerprint()
+    state = folder / "states" / "closed-account.yaml"
+    state.write_text(state.read_text().replace("open: true", "open: false"))
+    assert load_suite(folder).fingerprint() != before
