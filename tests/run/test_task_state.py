@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from toolproof.errors import SuiteProblems
+from toolproof.errors import SuiteError, SuiteProblems
 from toolproof.grade import Scorer
 from toolproof.providers._scripted import ScriptedProvider
 from toolproof.run import RunOptions, Target, expected_states, run_suite
@@ -251,3 +251,97 @@ def test_a_changed_state_file_changes_the_fingerprint(tmp_path: Path) -> None:
     state = folder / "states" / "closed-account.yaml"
     state.write_text(state.read_text().replace("open: true", "open: false"))
     assert load_suite(folder).fingerprint() != before
+
+
+DOMAIN_PY = """
+from toolproof import ToolError
+
+SETUPS = []
+
+
+class Desk:
+    def __init__(self, users):
+        self.users = {k: dict(v) for k, v in users.items()}
+
+
+def setup(state):
+    SETUPS.append(1)
+    return Desk(state["users"])
+
+
+def teardown(desk):
+    return {"users": desk.users, "tickets": {}}
+
+
+def get_user(desk, args):
+    return desk.users[args["user_id"]]
+
+
+def reactivate_user(desk, args):
+    user = desk.users[args["user_id"]]
+    if user["status"] != "suspended":
+        raise ToolError("Error: not suspended")
+    user["status"] = "active"
+    return "ok"
+
+
+def change_plan(desk, args):
+    desk.users[args["user_id"]]["plan"] = args["plan"]
+    return "ok"
+"""
+
+
+def test_domain_object_hooks_build_one_object_per_attempt(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    (folder / "env" / "desk.py").write_text(DOMAIN_PY)
+    suite = load_suite(folder)
+    suite = suite.model_copy(
+        update={"cases": [c for c in suite.cases if c.id in ("reactivate", "plan-after-setup")]}
+    )
+    records = _run(suite, tmp_path, _script())
+    verdicts = _verdicts(suite, records)
+    assert all(v.passed for v in verdicts.values()), verdicts
+    by_case = {r.case_id: r for r in records}
+    assert by_case["reactivate"].state_changes == [("set", ["users", "U1", "status"], "active")]
+    assert by_case["plan-after-setup"].state_changes == [
+        ("set", ["users", "U3", "status"], "active"),
+        ("set", ["users", "U3", "plan"], "pro"),
+    ]
+    env = load_environment(suite, CODE)
+    assert env is not None
+    module_setups = env.hooks.setup.__globals__["SETUPS"]  # type: ignore[union-attr]
+    before = len(module_setups)
+    session = env.session()
+    session.call("reactivate_user", {"user_id": "U1"})
+    session.call("change_plan", {"user_id": "U1", "plan": "pro"})
+    assert len(module_setups) == before + 1  # one object for the whole attempt
+    assert session.snapshot()["users"]["U1"] == {
+        "user_id": "U1",
+        "name": "Ada Park",
+        "status": "active",
+        "plan": "pro",
+    }
+
+
+def test_a_teardown_that_returns_no_json_is_a_harness_error(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    (folder / "env" / "desk.py").write_text(
+        DOMAIN_PY.replace('return {"users": desk.users, "tickets": {}}', "return desk")
+    )
+    suite = load_suite(folder)
+    suite = suite.model_copy(update={"cases": [suite.cases[0]]})
+    [record] = _run(suite, tmp_path, _script())
+    assert record.outcome is Outcome.harness_error
+    assert record.error is not None
+    assert "teardown(obj) did not return JSON data" in record.error.message
+
+
+def test_a_suite_tool_named_like_a_hook_is_refused(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    (folder / "env" / "desk.py").write_text(DOMAIN_PY)
+    suite = load_suite(folder)
+    tools = [
+        t.model_copy(update={"name": "setup"}) if t.name == "get_user" else t for t in suite.tools
+    ]
+    with pytest.raises(SuiteError, match="'setup' is a suite tool: the name is kept"):
+        load_environment(suite.model_copy(update={"tools": tools}), CODE)

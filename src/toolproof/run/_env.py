@@ -28,6 +28,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -49,6 +50,7 @@ from toolproof.types import Case, Environment, GoldAction, Setup, SetupCall, Sui
 
 __all__ = [
     "CodeNotAllowed",
+    "DomainHooks",
     "EnvSession",
     "LoadedEnvironment",
     "SetupFailed",
@@ -153,6 +155,26 @@ def _run_script(db: sqlite3.Connection, script: str, source: str) -> None:
         db.set_progress_handler(None, 0)
 
 
+@dataclass(frozen=True, slots=True)
+class DomainHooks:
+    """The tools file's optional ``setup(state) -> obj`` and ``teardown(obj) -> state``.
+
+    With ``setup``, each session builds one domain object from its private copy
+    of the state, and every tool gets that object instead of the state. With
+    ``teardown``, the state is what it returns (JSON data); it must not change
+    the object, and runs whenever the state is read (after the setup calls, at
+    the end, and for gold actions). Without it, the state is the copy ``setup``
+    received, as the object left it.
+    """
+
+    setup: Callable[[Any], Any] | None = None
+    teardown: Callable[[Any], Any] | None = None
+
+
+def _exc_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+
+
 class SetupFailed(Exception):
     """A case's ``setup`` (or ``history``) call failed: the harness could not prepare the
     case's starting state. The attempt is a harness error, never the agent's failure."""
@@ -180,10 +202,12 @@ class LoadedEnvironment:
         base: str | None = None,
         prelude: tuple[Prelude, ...] = (),
         cases: dict[str, InitialState] | None = None,
+        hooks: DomainHooks | None = None,
     ) -> None:
         self.state_path = state_path
         self.tools = tools
         self.prelude = prelude
+        self.hooks = hooks or DomainHooks()
         self.cases: dict[str, InitialState] = cases if cases is not None else {}
         self._json: Any = None
         self._dump: Any = None
@@ -215,7 +239,7 @@ class LoadedEnvironment:
             env.prelude = prelude
             return env
         return LoadedEnvironment(
-            None, self.tools, data=start.state, base=start.base, prelude=prelude
+            None, self.tools, data=start.state, base=start.base, prelude=prelude, hooks=self.hooks
         )
 
     @property
@@ -279,7 +303,10 @@ class LoadedEnvironment:
             session = self.session()
         except SetupFailed as exc:
             failed.append((-1, str(exc)))
-            session = self._fresh()
+            try:
+                session = self._fresh()
+            except SetupFailed:  # the setup hook itself failed: nothing can run
+                return self.initial, failed
         try:
             for i, action in enumerate(actions):
                 if not session.has(action.tool):
@@ -304,6 +331,17 @@ class EnvSession:
         self.env = env
         #: The case's setup and history calls run on this session, and what they changed.
         self.setup: Setup | None = None
+        hooks = env.hooks if env is not None else DomainHooks()
+        self._teardown = hooks.teardown
+        #: What the tools work on: the domain object ``setup(state)`` built, or the state.
+        self.obj: Any = state
+        if hooks.setup is not None:
+            try:
+                self.obj = hooks.setup(state)
+            except Exception as exc:
+                raise SetupFailed(
+                    f"the tools file's setup(state) failed: {_exc_text(exc)}"
+                ) from None
 
     def has(self, name: str) -> bool:
         return name in self.tools
@@ -311,7 +349,7 @@ class EnvSession:
     def call(self, name: str, arguments: Any) -> ToolResult:
         """Run a tool on the state. An exception it raises is the tool's error result."""
         try:
-            value = self.tools[name](self.state, arguments)
+            value = self.tools[name](self.obj, arguments)
         except ToolError as exc:  # the tool's own error text, for the model to read as it is
             return ToolResult(exc.text(), is_error=True, fault="error")
         except Exception as exc:  # the tool's own failure is an answer, not a harness error
@@ -330,13 +368,31 @@ class EnvSession:
         """What the attempt changed in the initial state (:func:`toolproof.grade.state_changes`).
 
         A JSON state compares only what the tools reached; an SQLite state is
-        read whole and compared table by table.
+        read whole and compared table by table; a domain object is turned back
+        into a state by the tools file's ``teardown(obj)``.
         """
         if self.env is None:
             raise ValueError("a session made without its environment has no initial state")
+        return state_changes(self.current(), self.env.initial)
+
+    def current(self) -> Any:
+        """The state now (a view: read it, never change it)."""
+        if self._teardown is not None:
+            try:
+                value = self._teardown(self.obj)
+            except Exception as exc:
+                raise SetupFailed(
+                    f"the tools file's teardown(obj) failed: {_exc_text(exc)}"
+                ) from None
+            try:
+                return loads_json(json.dumps(value, allow_nan=False))
+            except (TypeError, ValueError) as exc:
+                raise SetupFailed(
+                    f"the tools file's teardown(obj) did not return JSON data: {exc}"
+                ) from None
         if isinstance(self.state, sqlite3.Connection):
-            return state_changes(dump_sqlite(self.state), self.env.initial)
-        return state_changes(self.state, self.env.initial)
+            return dump_sqlite(self.state)
+        return self.state
 
     def snapshot(self) -> Any:
         """The state as JSON data. Rebuilt from the changes, it shares what did not
@@ -565,8 +621,23 @@ def load_environment(
     names = list(dict.fromkeys(t.name for c in suite.cases for t in c.definitions))
     names = [t.name for t in suite.tools] + [n for n in names if suite.tool(n) is None]
     fns = {n: getattr(module, n) for n in names if callable(getattr(module, n, None))}
+    hooks: dict[str, Any] = {}
+    for hook in ("setup", "teardown"):
+        fn = getattr(module, hook, None)
+        if fn is None:
+            continue
+        if hook in names or not callable(fn):
+            why = "is a suite tool" if hook in names else "is not a function"
+            raise SuiteError(
+                str(files["tools"][0]),
+                f"'{hook}' {why}: the name is kept for the domain-object hook "
+                f"{hook}({'state' if hook == 'setup' else 'obj'})",
+            )
+        hooks[hook] = fn
     cases = case_start_states(suite, trust)
-    return LoadedEnvironment(files["state"][0], fns, files["state"][1], cases=cases)
+    return LoadedEnvironment(
+        files["state"][0], fns, files["state"][1], cases=cases, hooks=DomainHooks(**hooks)
+    )
 
 
 def expected_states(
