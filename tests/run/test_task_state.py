@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from toolproof.errors import SuiteError, SuiteProblems
-from toolproof.grade import Scorer
+from toolproof.grade import FunctionsNotRun, Scorer
 from toolproof.providers._scripted import ScriptedProvider
-from toolproof.run import RunOptions, Target, expected_states, run_suite
+from toolproof.run import RunOptions, Target, expected_states, load_checks, run_suite
 from toolproof.run._env import case_environment, load_environment, load_initial_state
 from toolproof.suite import check_suite, load_suite, load_suite_with_origin
 from toolproof.trust import Trust
@@ -40,8 +40,15 @@ def _run(suite: Suite, tmp: Path, script: dict[str, Any]) -> list[Record]:
     return run_suite(suite, [Target(spec="scripted:accounts", provider=provider)], opts).records
 
 
+def _scorer(suite: Suite, *, code: bool = True) -> Scorer:
+    """A scorer as ``toolproof score --allow-code`` builds one (without: no suite code)."""
+    checks = load_checks(suite, allow_code=True) if code else None
+    states = expected_states(suite, CODE)
+    return Scorer(suite, states, checks, initial_state=load_initial_state(suite, CODE))
+
+
 def _verdicts(suite: Suite, records: list[Record]) -> dict[str, Verdict]:
-    scorer = Scorer(suite, expected_states(suite, CODE))
+    scorer = _scorer(suite)
     out = {}
     for record in records:
         verdict = scorer.grade(record)
@@ -288,6 +295,10 @@ def reactivate_user(desk, args):
 def change_plan(desk, args):
     desk.users[args["user_id"]]["plan"] = args["plan"]
     return "ok"
+
+
+def status_is(desk, args):
+    return desk.users[args["user_id"]]["status"] == args["status"]
 """
 
 
@@ -345,3 +356,88 @@ def test_a_suite_tool_named_like_a_hook_is_refused(tmp_path: Path) -> None:
     ]
     with pytest.raises(SuiteError, match="'setup' is a suite tool: the name is kept"):
         load_environment(suite.model_copy(update={"tools": tools}), CODE)
+
+
+def test_assertions_and_facts_fail_a_wrong_attempt_for_their_reasons(
+    suite: Suite, tmp_path: Path
+) -> None:
+    script = _script()
+    script["cases"]["reactivate-and-tell"] = {
+        "steps": [{"tool_calls": [_call("get_user", user_id="U1")]}, {"text": "Done."}]
+    }
+    case_ids = ["reactivate-and-tell"]
+    only = suite.model_copy(update={"cases": [c for c in suite.cases if c.id in case_ids]})
+    records = _run(only, tmp_path, script)
+    scorer = _scorer(only)
+    [verdict] = [scorer.grade(r) for r in records]
+    assert verdict is not None and not verdict.passed
+    reasons = {c.failure: c.detail for c in verdict.checks if c.failure is not None}
+    assert verdict.failure is FailureClass.failed_assertion
+    assert (
+        reasons[FailureClass.not_communicated] == 'the agent never told the user "basic plan", "U1"'
+    )
+    failed = [c.detail for c in verdict.checks if c.failure is FailureClass.failed_assertion]
+    assert failed == [
+        '2 end-state assertion(s) failed: assert[0]: users.U1.status is "suspended", expected '
+        '"active"; assert[2]: 1 row(s) of \'users\' have status "suspended"',
+        "1 end-state function assertion(s) failed: assert[3] status_is returned False, "
+        "expected True",
+    ]
+    assert verdict.multistep is not None
+    assert verdict.multistep.end_state_ok is False
+    # graded without the suite's code, the function assertion is refused, not skipped
+    with pytest.raises(FunctionsNotRun, match=r"calls 'status_is' .* --allow-code"):
+        _scorer(only, code=False).grade(records[0])
+
+
+def test_a_passing_attempt_passes_every_assertion(suite: Suite, tmp_path: Path) -> None:
+    only = suite.model_copy(
+        update={"cases": [c for c in suite.cases if c.id == "reactivate-and-tell"]}
+    )
+    records = _run(only, tmp_path, _script())
+    scorer = _scorer(only)
+    [verdict] = [scorer.grade(r) for r in records]
+    assert verdict is not None and verdict.passed, verdict.checks
+    assert verdict.multistep is not None
+    assert verdict.multistep.end_state_ok is True
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where", "message"),
+    [
+        (
+            "{function: status_is, args: {user_id: U1, status: active}}",
+            "{function: status_was, args: {}}",
+            "cases[5].end_state.assert[3].function",
+            "the tools file 'env/desk.py' has no function 'status_was'",
+        ),
+        (
+            "{path: users.U1.status, equals: active}",
+            "{path: users.U1.status, equal: active}",
+            "cases[5].end_state.assert[0]",
+            "unknown key 'equal' in a path assertion",
+        ),
+        (
+            "{path: users.U1.plan, matches: {one_of: [basic, pro]}}",
+            "{path: users.U1.plan, matches: {one_of: basic}}",
+            "cases[5].end_state.assert[1].matches",
+            "",
+        ),
+        (
+            "{text: U1, match: substring}",
+            "{text: U1, match: judged}",
+            "cases[5].communicate[1].match",
+            "'judged' facts are not graded yet",
+        ),
+    ],
+)
+def test_bad_assertions_are_located_errors(
+    tmp_path: Path, old: str, new: str, where: str, message: str
+) -> None:
+    folder = _copy(tmp_path)
+    text = (folder / "suite.yaml").read_text()
+    assert old in text
+    (folder / "suite.yaml").write_text(text.replace(old, new))
+    [problem] = _problems(folder)
+    assert f"{where}:" in problem, problem
+    assert message in problem, problem

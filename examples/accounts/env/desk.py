@@ -46,3 +46,8 @@ def close_ticket(state: State, args: dict[str, Any]) -> dict[str, Any]:
         raise ToolError(f"Error: no ticket {args['ticket_id']}")
     ticket["open"] = False
     return {"ticket_id": ticket["ticket_id"], "open": False}
+
+
+def status_is(state: State, args: dict[str, Any]) -> bool:
+    """An end-state assertion (not a tool): the user has this status."""
+    return bool(state["users"][args["user_id"]]["status"] == args["status"])

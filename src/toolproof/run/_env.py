@@ -27,14 +27,23 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from toolproof.errors import SuiteError, ToolError, UserError
-from toolproof.grade import ExpectedState, InitialState, apply_changes, cow, state_changes
+from toolproof.grade import (
+    STATE_FUNCTIONS,
+    ExpectedState,
+    InitialState,
+    apply_changes,
+    cow,
+    function_asserts,
+    state_changes,
+)
+from toolproof.grade._compile import CompiledCase
 from toolproof.match import ToolResult, result_of
 from toolproof.suite import parse_state
 from toolproof.trust import (
@@ -46,7 +55,17 @@ from toolproof.trust import (
     read_capped,
     resolve_inside,
 )
-from toolproof.types import Case, Environment, GoldAction, Setup, SetupCall, Suite
+from toolproof.types import (
+    Case,
+    Check,
+    Environment,
+    FailureClass,
+    GoldAction,
+    Setup,
+    SetupCall,
+    Stage,
+    Suite,
+)
 
 __all__ = [
     "CodeNotAllowed",
@@ -208,6 +227,8 @@ class LoadedEnvironment:
         self.tools = tools
         self.prelude = prelude
         self.hooks = hooks or DomainHooks()
+        #: The tools file, loaded (None for an environment made from data alone).
+        self.module: ModuleType | None = None
         self.cases: dict[str, InitialState] = cases if cases is not None else {}
         self._json: Any = None
         self._dump: Any = None
@@ -635,9 +656,70 @@ def load_environment(
             )
         hooks[hook] = fn
     cases = case_start_states(suite, trust)
-    return LoadedEnvironment(
+    loaded = LoadedEnvironment(
         files["state"][0], fns, files["state"][1], cases=cases, hooks=DomainHooks(**hooks)
     )
+    loaded.module = module
+    return loaded
+
+
+class StateFunctionCheck:
+    """Runs the function assertions of ``end_state.assert`` (``{function: NAME, args}``):
+    ``NAME(state, args)`` of the tools file, on the attempt's final state (or on the
+    domain object ``setup(state)`` builds from it). Suite code: injected into the
+    scorer only with ``--allow-code`` (:func:`state_function_check`)."""
+
+    name = STATE_FUNCTIONS
+
+    def __init__(self, functions: dict[str, Callable[..., Any]], hooks: DomainHooks) -> None:
+        self.functions = functions
+        self.hooks = hooks
+
+    def evaluate(self, case: CompiledCase, answer: Any) -> Sequence[Check]:
+        end = case.case.end_state
+        checks = function_asserts(end.assertions if end is not None else None)
+        if not checks:
+            return ()
+        state = getattr(answer, "end_state", None)
+        if state is None:
+            raise UserError(
+                f"case {case.case.id}: end_state.assert calls the tools file, but the "
+                "record has no end state; re-run the case"
+            )
+        failed: list[str] = []
+        for spec in checks:
+            fn = self.functions.get(spec.function)
+            if fn is None:
+                raise UserError(
+                    f"case {case.case.id}: end_state.assert[{spec.index}] names "
+                    f"'{spec.function}', which is not a function of the tools file"
+                )
+            try:
+                target = state if self.hooks.setup is None else self.hooks.setup(cow(state))
+                value = fn(target, dict(spec.args))
+            except Exception as exc:  # the suite's function failed: the assertion fails
+                failed.append(f"{spec.label()} raised {_exc_text(exc)}")
+                continue
+            if bool(value) is not spec.expect:
+                failed.append(f"{spec.label()} returned {value!r}, expected {spec.expect}")
+        if not failed:
+            return ()
+        reason = f"{len(failed)} end-state function assertion(s) failed: {'; '.join(failed[:3])}"
+        return (Check(Stage.contract, FailureClass.failed_assertion, reason),)
+
+
+def state_function_check(suite: Suite, trust: Trust = DEFAULT_TRUST) -> StateFunctionCheck:
+    """The check that runs the suite's function assertions (loads the tools file: suite
+    code, so it needs ``trust.allow_code``)."""
+    env = load_environment(suite, trust, why="end_state.assert functions")
+    if env is None or env.module is None:
+        raise UserError("end_state.assert functions need a suite 'environment' with a tools file")
+    functions = {
+        n: f
+        for n, f in vars(env.module).items()
+        if callable(f) and not n.startswith("_") and n not in ("setup", "teardown")
+    }
+    return StateFunctionCheck(functions, env.hooks)
 
 
 def expected_states(

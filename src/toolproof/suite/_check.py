@@ -13,6 +13,7 @@ from toolproof.grade import (
     ArgMemo,
     ToolIndex,
     compile_expectations,
+    compile_state_asserts,
     compile_trajectory,
     value_key,
 )
@@ -28,7 +29,7 @@ from toolproof.match import (
 )
 from toolproof.suite._load import LoadedSuite
 from toolproof.trust import Trust
-from toolproof.types import Case, Suite, SuiteTool
+from toolproof.types import Case, Communicate, Suite, SuiteTool
 
 
 def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteError]:
@@ -159,6 +160,33 @@ def _check_multistep(
         if action.tool not in by_name:
             report(case, ("end_state", "actions", i, "tool"), f"unknown tool '{action.tool}'")
     _check_state(case, suite, by_name, report)
+    _check_asserts(case, suite, graded, report)
+
+
+def _check_asserts(case: Case, suite: Suite, graded: Any, report: Any) -> None:
+    """``end_state.assert`` compiles; ``communicate`` facts can be decided."""
+    specs = case.end_state.assertions if case.end_state is not None else None
+    if specs:
+        try:
+            _, functions = compile_state_asserts(specs, graded)
+        except SpecError as exc:
+            report(case, ("end_state", "assert", *exc.path), str(exc))
+        else:
+            env = suite.environment
+            if functions and (env is None or env.mcp is not None):
+                report(
+                    case,
+                    ("end_state", "assert", functions[0].index, "function"),
+                    "a function assertion calls a function of a Python environment's tools "
+                    "file: the suite has " + ("an MCP environment" if env else "no 'environment'"),
+                )
+    for i, fact in enumerate(case.communicate or ()):
+        if isinstance(fact, Communicate) and fact.match == "judged":
+            report(
+                case,
+                ("communicate", i, "match"),
+                "'judged' facts are not graded yet: use 'substring' or 'normalised'",
+            )
 
 
 def _check_state(case: Case, suite: Suite, by_name: dict[str, SuiteTool], report: Any) -> None:

@@ -406,6 +406,7 @@ def _load_suite_with_origin(
         system = content.strip() if content is not None else system
     digest = _environment_digest(raw.environment, reader, where)
     digest = _case_states(cases, origin, reader, digest)
+    _case_functions(cases, origin, reader, raw.environment, where)
     _check_judges(raw.judge, cases, origin, where, reader)
     if reader.problems:
         # independent of the rest, so listed too (check_suite will not run)
@@ -757,6 +758,55 @@ def _case_states(
     for part in files:
         h.update(part)
     return h.hexdigest()[:16]
+
+
+def _case_functions(
+    cases: list[Case], origin: Origin, reader: _Reader, env: Environment | None, where: Locator
+) -> None:
+    """Each function an ``end_state.assert`` names is defined at the top of the tools file.
+
+    The file is parsed, never run (its names are read from the syntax tree).
+    """
+    import ast
+
+    wanted = [
+        (at, (*prefix, "end_state", "assert", i, "function"), spec["function"])
+        for (at, prefix), case in zip(origin.cases, cases, strict=False)
+        if case.end_state is not None
+        for i, spec in enumerate(case.end_state.assertions or ())
+        if isinstance(spec.get("function"), str)
+    ]
+    if not wanted or env is None or env.tools is None:
+        return
+    path = reader.path(where, ("environment", "tools"), env.tools)
+    text = None if path is None else reader.text(where, ("environment", "tools"), path, env.tools)
+    if text is None:
+        return
+    try:
+        tree = ast.parse(text, env.tools)
+    except (SyntaxError, ValueError):
+        return  # reported when the tools are loaded, with the line
+    defined = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    defined |= {
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    defined |= {
+        (a.asname or a.name).split(".")[0]
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for a in node.names
+    }
+    for at, field_, name in wanted:
+        if name not in defined:
+            reader.add(at.error(field_, f"the tools file '{env.tools}' has no function '{name}'"))
 
 
 def _mcp_files(env: Environment, mcp: str, reader: _Reader, where: Locator) -> list[bytes]:
