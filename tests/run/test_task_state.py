@@ -441,3 +441,65 @@ def test_bad_assertions_are_located_errors(
     [problem] = _problems(folder)
     assert f"{where}:" in problem, problem
     assert message in problem, problem
+
+
+def test_unused_conversation_fields_leave_the_fingerprint_as_it_was() -> None:
+    # the fingerprint of a suite that uses none of the new case fields is the one it had
+    # before they existed: its hashed payload is the old one
+    import hashlib
+
+    support = load_suite(ROOT / "examples" / "support")
+    payload = support.model_dump(mode="json", exclude={"source", "tools_source", "thresholds"})
+    payload.pop("judge", None)
+    for key in ("mocks", "environment", "environment_digest"):
+        if not payload.get(key):
+            payload.pop(key, None)
+    if payload["defaults"].get("matching") == "strict":
+        payload["defaults"].pop("matching")
+    new = ("user", "max_turns", "state", "setup", "history", "communicate")
+    for case in payload["cases"]:
+        case.pop("judge", None)
+        case.pop("generated", None)
+        for key in ("mocks", "trajectory", "end_state"):
+            if not case.get(key):
+                case.pop(key, None)
+        assert all(case.pop(key) is None for key in new)
+        if case.get("end_state"):
+            assert case["end_state"].pop("assertions") is None
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+    assert support.fingerprint() == hashlib.sha256(blob).hexdigest()[:16]
+
+
+def test_a_state_file_over_the_size_limit_is_a_located_error(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    (folder / "states" / "closed-account.yaml").write_text("users: {}\n" + "#" * 20_000)
+    try:
+        load_suite_with_origin(folder / "suite.yaml", Trust(max_file_bytes=10_000))
+    except SuiteProblems as exc:
+        [problem] = [p.render() for p in exc.errors]
+    assert "suite.yaml:57:5: cases[1].state:" in problem, problem
+    assert "is larger than the limit of 10,000 bytes (20,010 bytes)" in problem, problem
+
+
+def test_a_case_state_on_an_sqlite_environment_and_setup_without_one_are_refused(
+    tmp_path: Path,
+) -> None:
+    folder = _copy(tmp_path)
+    text = (folder / "suite.yaml").read_text()
+    (folder / "env" / "state.sql").write_text("CREATE TABLE users (user_id TEXT);")
+    (folder / "suite.yaml").write_text(
+        text.replace("state: env/state.json", "state: env/state.sql")
+    )
+    problems = _problems(folder)
+    assert any(
+        "cases[1].state: a case's state (JSON data) cannot replace the environment's SQLite" in p
+        for p in problems
+    ), problems
+    start = text.index("environment:")
+    (folder / "suite.yaml").write_text(text[:start] + text[text.index("cases:") :])
+    problems = _problems(folder)
+    assert any(
+        "cases[2].setup[0].tool: setup calls run on a Python environment's state: the suite "
+        "has no 'environment'" in p
+        for p in problems
+    ), problems
