@@ -424,6 +424,12 @@ def test_a_passing_attempt_passes_every_assertion(suite: Suite, tmp_path: Path) 
             "",
         ),
         (
+            "tool_calls: [{id: h1, name: reactivate_user,",
+            "tool_calls: [{id: h1, name: reactivate,",
+            "cases[3].history[1].tool_calls[0].name",
+            "unknown tool 'reactivate'",
+        ),
+        (
             "{text: U1, match: substring}",
             "{text: U1, match: judged}",
             "cases[5].communicate[1].match",

@@ -207,6 +207,12 @@ def _check_state(case: Case, suite: Suite, by_name: dict[str, SuiteTool], report
                 f"a case's state (JSON data) cannot replace the environment's SQLite state "
                 f"'{env.state}': its tools read a database",
             )
+    for i, message in enumerate(case.history or ()):
+        for j, call in enumerate(message.tool_calls or ()):
+            if call.name not in by_name:
+                known = did_you_mean(call.name, list(by_name))
+                where = ("history", i, "tool_calls", j, "name")
+                report(case, where, f"unknown tool '{call.name}'{known}")
     for i, action in enumerate(case.setup or ()):
         if action.tool not in by_name:
             known = did_you_mean(action.tool, list(by_name))
