@@ -233,11 +233,19 @@ def test_a_bad_state_file_is_a_located_error(tmp_path: Path, state: str, message
     assert message in problem, problem
 
 
-def test_a_bad_yaml_state_file_names_its_own_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("users:\n  U7: [unclosed\n", "closed-account.yaml:3:1: "),
+        ("a: " + "[" * 300 + "]" * 300 + "\n", "nested deeper than 100 levels"),
+    ],
+)
+def test_a_bad_yaml_state_file_names_its_own_line(tmp_path: Path, text: str, message: str) -> None:
     folder = _copy(tmp_path)
-    (folder / "states" / "closed-account.yaml").write_text("users:\n  U7: [unclosed\n")
+    (folder / "states" / "closed-account.yaml").write_text(text)
     [problem] = _problems(folder)
-    assert "closed-account.yaml:" in problem, problem
+    assert problem.startswith(str(folder / "states" / "closed-account.yaml") + ":"), problem
+    assert message in problem, problem
 
 
 def test_setup_of_an_unknown_tool_is_a_located_error(tmp_path: Path) -> None:

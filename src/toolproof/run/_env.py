@@ -36,6 +36,7 @@ from typing import Any
 from toolproof.errors import SuiteError, ToolError, UserError
 from toolproof.grade import (
     STATE_FUNCTIONS,
+    CompiledCase,
     ExpectedState,
     InitialState,
     apply_changes,
@@ -43,7 +44,6 @@ from toolproof.grade import (
     function_asserts,
     state_changes,
 )
-from toolproof.grade._compile import CompiledCase
 from toolproof.match import ToolResult, result_of
 from toolproof.suite import parse_state
 from toolproof.trust import (
@@ -486,12 +486,11 @@ def case_start_states(suite: Suite, trust: Trust = DEFAULT_TRUST) -> dict[str, I
             if start is None:
                 path, data = _read_env_file(suite, "state", case.state, trust, case=case)
                 try:
-                    state = parse_state(data, case.state, trust)
+                    state = parse_state(data, case.state, trust, file=str(path))
                 except ValueError as exc:
                     raise SuiteError(
                         suite.source or "suite", str(exc), path=("cases", case.id, "state")
                     ) from None
-                del path
                 start = files[case.state] = InitialState(state, state_base(data))
             out[case.id] = start
     return out

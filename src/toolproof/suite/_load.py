@@ -683,11 +683,13 @@ def _environment_digest(env: Environment | None, reader: _Reader, where: Locator
 STATE_SUFFIXES = (".json", ".yaml", ".yml")
 
 
-def parse_state(data: bytes, name: str, trust: Trust = DEFAULT_TRUST) -> dict[str, Any]:
+def parse_state(
+    data: bytes, name: str, trust: Trust = DEFAULT_TRUST, *, file: str | None = None
+) -> dict[str, Any]:
     """A case's starting state read from a file's bytes (JSON or YAML, a mapping of tables).
 
-    Raises :class:`SuiteError` (in the state file itself, for a YAML syntax error)
-    or :class:`ValueError` naming what is wrong.
+    Raises :class:`SuiteError` (in the state file itself, ``file`` or ``name``, for
+    a YAML syntax error) or :class:`ValueError` naming what is wrong.
     """
     suffix = Path(name).suffix.lower()
     if suffix not in STATE_SUFFIXES:
@@ -704,7 +706,7 @@ def parse_state(data: bytes, name: str, trust: Trust = DEFAULT_TRUST) -> dict[st
         except ValueError as exc:
             raise ValueError(f"'{name}' is not valid JSON: {exc}") from None
     else:
-        value = load_yaml(text, name, trust)[0]
+        value = load_yaml(text, file or name, trust)[0]
     return checked_state(value, name, trust)
 
 
@@ -745,7 +747,7 @@ def _case_states(
         if data is None:
             continue
         try:
-            parse_state(data, case.state, reader.trust)
+            parse_state(data, case.state, reader.trust, file=str(path))
         except SuiteError as exc:
             reader.add(exc)
         except ValueError as exc:
