@@ -267,8 +267,9 @@ class Communicate(BaseModel):
     text: str = Field(min_length=1)
     match: Literal["substring", "normalised", "judged"] = Field(
         default="normalised",
-        description="substring: as written; normalised: case, spaces and punctuation "
-        "ignored; judged: the judge decides whether the agent said it.",
+        description="substring: as written; normalised: lowercased, commas removed, other "
+        "punctuation and runs of spaces made one space (passes whatever τ²-bench's rule "
+        "passes); judged: reserved for a judge, refused by validate for now.",
     )
 
 
