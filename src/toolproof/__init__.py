@@ -13,7 +13,7 @@ from toolproof._version import __version__
 
 if TYPE_CHECKING:
     from toolproof.assertions import assert_no_tool_call, assert_tool_call
-    from toolproof.errors import ProviderError, SuiteError, ToolproofError, UserError
+    from toolproof.errors import ProviderError, SuiteError, ToolError, ToolproofError, UserError
     from toolproof.evaluate import Evaluation, TargetEvaluation, evaluate, load_run
     from toolproof.grade import Scorer
     from toolproof.records import iter_records, read_records
@@ -43,6 +43,7 @@ _EXPORTS = {
     "assert_tool_call": "toolproof.assertions",
     "ProviderError": "toolproof.errors",
     "SuiteError": "toolproof.errors",
+    "ToolError": "toolproof.errors",
     "ToolproofError": "toolproof.errors",
     "UserError": "toolproof.errors",
     "Scorer": "toolproof.grade",
@@ -84,6 +85,7 @@ __all__ = [
     "TargetEvaluation",
     "Tool",
     "ToolCall",
+    "ToolError",
     "ToolproofError",
     "UserError",
     "Verdict",

@@ -15,6 +15,7 @@ and exit code 2.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "ProviderError",
     "SuiteError",
     "SuiteProblems",
+    "ToolError",
     "ToolproofError",
     "UserError",
 ]
@@ -123,3 +125,22 @@ class ProviderError(ToolproofError):
 
 class HarnessError(ToolproofError):
     """toolproof itself failed while scoring or judging. Never a model failure."""
+
+
+class ToolError(Exception):
+    """Raised (or returned) by an environment tool: the model reads ``message`` as it is,
+    marked as an error result.
+
+    ``message`` is text (sent verbatim) or JSON data (sent as JSON). Any other
+    exception a tool raises reaches the model as ``{"error": "TypeName: text"}``.
+    """
+
+    def __init__(self, message: Any) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def text(self) -> str:
+        """What the model reads."""
+        if isinstance(self.message, str):
+            return self.message
+        return json.dumps(self.message, ensure_ascii=False, sort_keys=True, default=str)

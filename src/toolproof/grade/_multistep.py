@@ -20,10 +20,13 @@ from toolproof.grade._behaviour import unsafe_calls as count_unsafe
 from toolproof.grade._checks import CaseCheck, reply_applies, reply_findings
 from toolproof.grade._compile import CompiledCase
 from toolproof.grade._endstate import StateDiff, compare_states, render_state_diff
+from toolproof.grade._stateasserts import CompiledAssert, communicated
 from toolproof.grade._statechanges import ChangeError, InitialState, apply_changes, cow
 from toolproof.grade._trajectory import MultiStepCase, TrajectoryResult, best_flat, best_trajectory
+from toolproof.match import show
 from toolproof.types import (
     Check,
+    Communicate,
     Evidence,
     FailureClass,
     Kind,
@@ -104,6 +107,10 @@ class MultiAnswer:
     reply_kind: Kind
     expects_call: bool | None = None
     """What the contract expects of the conversation (``MultiStepCase.expects_call``)."""
+    assert_failures: tuple[str, ...] | None = None
+    """Why each failed ``end_state.assert`` data assertion failed; None: the case has none."""
+    missing_facts: tuple[str, ...] | None = None
+    """``communicate`` facts no assistant message said; None: the case lists none."""
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -125,6 +132,8 @@ def rebuild_end_state(record: Record, initial: InitialState | None) -> Any:
     """
     if record.end_state is not None or record.state_changes is None:
         return record.end_state
+    if initial is not None:
+        initial = initial.for_case(record.case_id)
     if initial is None:
         raise UngradableRecord(
             record,
@@ -157,6 +166,8 @@ def analyse_multi(
     inspect: Callable[[ToolCall, CompiledCase], CallInfo],
     expected: ExpectedState | None,
     initial: InitialState | None = None,
+    asserts: Sequence[CompiledAssert] = (),
+    facts: Sequence[str | Communicate] = (),
 ) -> MultiAnswer:
     assert record.response is not None
     response = record.response
@@ -164,15 +175,26 @@ def analyse_multi(
     calls = [c for _, c in model_calls(messages, start)]
     diffs = None
     end_state = rebuild_end_state(record, initial)
+    if (expected is not None or asserts) and end_state is None:
+        raise UngradableRecord(
+            record,
+            "end_state",
+            "the case checks the end state, but the record has none (it was not "
+            "recorded by a multi-step run); re-run the case",
+        )
     if expected is not None:
-        if end_state is None:
-            raise UngradableRecord(
-                record,
-                "end_state",
-                "the case checks the end state, but the record has none (it was not "
-                "recorded by a multi-step run); re-run the case",
-            )
         diffs = compare_states(expected.state, end_state, partial=expected.partial)
+    failures = None
+    if asserts:
+        failures = tuple(w for w in (a.check(end_state) for a in asserts) if w is not None)
+    missing = None
+    if facts:
+        said = [m.content for m in messages[start:] if m.role == "assistant" and m.content]
+        missing = tuple(
+            f.text if isinstance(f, Communicate) else f
+            for f in facts
+            if communicated(f, said) is False
+        )
     return MultiAnswer(
         response=response,
         all_messages=messages,
@@ -187,6 +209,8 @@ def analyse_multi(
         graceful_fails=ms.graceful_fails,
         reply_kind=ms.reply_kind,
         expects_call=ms.expects_call,
+        assert_failures=failures,
+        missing_facts=missing,
     )
 
 
@@ -277,6 +301,34 @@ class EndState:
 
 
 @dataclass(frozen=True, slots=True)
+class StateAsserts:
+    """``end_state.assert``: the data assertions over the final state."""
+
+    name: str = "state_assert"
+
+    def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
+        if not a.assert_failures:
+            return ()
+        n = len(a.assert_failures)
+        reason = f"{n} end-state assertion(s) failed: {'; '.join(a.assert_failures[:3])}"
+        return (Check(Stage.contract, FailureClass.failed_assertion, reason),)
+
+
+@dataclass(frozen=True, slots=True)
+class Communicated:
+    """``communicate``: every fact was said to the user in some assistant message."""
+
+    name: str = "communicate"
+
+    def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
+        if not a.missing_facts:
+            return ()
+        shown = ", ".join(show(f) for f in a.missing_facts[:5])
+        reason = f"the agent never told the user {shown}"
+        return (Check(Stage.reply, FailureClass.not_communicated, reason),)
+
+
+@dataclass(frozen=True, slots=True)
 class StepLimit:
     name: str = "step_limit"
 
@@ -320,9 +372,11 @@ MULTI_STEP_CHECKS: tuple[CaseCheck, ...] = (
     TrajectoryCheck(),
     Safety(),
     EndState(),
+    StateAsserts(),
     StepLimit(),
     MultiReply(),
     Graceful(),
+    Communicated(),
 )
 
 
@@ -338,7 +392,7 @@ def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...
         calls=len(calls),
         redundant_calls=count_redundant(messages, a.start),
         trajectory_ok=None if best is None else best.ok,
-        end_state_ok=None if a.state_diffs is None else not a.state_diffs,
+        end_state_ok=_end_state_ok(a),
         clarified=(not calls and asks(a.response.text or "")) if a.kind is Kind.clarify else None,
         graceful=None if a.grace is None else a.grace.ok,
         unsafe_calls=unsafe,
@@ -350,6 +404,8 @@ def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...
     if a.grace is not None and not a.grace.ok and not a.graceful_fails:
         notes = (f"reported, not failed: {a.grace.reason}",)
     end_diff = render_state_diff(a.state_diffs) if a.state_diffs else ""
+    if a.assert_failures:
+        end_diff = "\n".join(filter(None, (end_diff, *a.assert_failures)))
     facts = Facts(
         kind=a.kind,
         selection_ok=_selection_ok(a),
@@ -366,6 +422,13 @@ def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...
         multistep=multistep,
     )
     return facts, notes, Evidence(transcript=a.messages, end_state_diff=end_diff)
+
+
+def _end_state_ok(a: MultiAnswer) -> bool | None:
+    """The end state matched and every assertion held; None: nothing about it is checked."""
+    if a.state_diffs is None and a.assert_failures is None:
+        return None
+    return not a.state_diffs and not a.assert_failures
 
 
 def _selection_ok(a: MultiAnswer) -> bool | None:

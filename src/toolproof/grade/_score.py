@@ -44,6 +44,12 @@ from toolproof.grade._multistep import (
 )
 from toolproof.grade._plan import Plan, make_plan
 from toolproof.grade._rawview import raw_view
+from toolproof.grade._stateasserts import (
+    STATE_FUNCTIONS,
+    CompiledAssert,
+    FunctionsNotRun,
+    compile_state_asserts,
+)
 from toolproof.grade._statechanges import InitialState
 from toolproof.grade._trajectory import compile_multistep
 from toolproof.match import (
@@ -156,6 +162,18 @@ class Scorer:
             if c.multistep
         }
         self._states = states
+        #: each multi-step case's data assertions over the end state (``end_state.assert``)
+        self._asserts: dict[str, tuple[CompiledAssert, ...]] = {}
+        #: cases whose function assertions no injected check runs: grading them is refused
+        self._functions_not_run: dict[str, str] = {}
+        injected = {getattr(check, "name", "") for check, _ in checks or ()}
+        for c in suite.cases:
+            specs = c.end_state.assertions if c.end_state is not None else None
+            if c.id not in self._multi or not specs:
+                continue
+            self._asserts[c.id], functions = compile_state_asserts(specs, ctx)
+            if functions and STATE_FUNCTIONS not in injected:
+                self._functions_not_run[c.id] = functions[0].function
         self._single: dict[str, tuple[CaseCheck, ...]] = {}
         self._multi_checks: dict[str, tuple[CaseCheck, ...]] = {}
         self._notes: dict[str, tuple[str, ...]] = {}
@@ -298,8 +316,17 @@ class Scorer:
     ) -> Verdict:
         """A multi-step verdict; ``unreached``: the end state check fails with this reason."""
         cc = self.cases[record.case_id]
+        if record.case_id in self._functions_not_run:
+            raise FunctionsNotRun(record.case_id, self._functions_not_run[record.case_id])
         answer = analyse_multi(
-            cc, self._multi[record.case_id], record, self._inspect, expected, self.initial_state
+            cc,
+            self._multi[record.case_id],
+            record,
+            self._inspect,
+            expected,
+            self.initial_state,
+            self._asserts.get(record.case_id, ()),
+            cc.case.communicate or (),
         )
         facts, notes, evidence = multi_facts(cc, answer)
         findings = run_checks(self._multi_checks[record.case_id], cc, answer)
@@ -384,8 +411,8 @@ class Scorer:
         actions must have been handed in (``expected_states``).
         """
         end = self.cases[case_id].case.end_state
-        if end is None:
-            return None
+        if end is None or (end.state is None and end.actions is None):
+            return None  # none, or only assertions
         if end.state is not None:
             return ExpectedState(end.state, True)
         state = self._states.get(case_id)

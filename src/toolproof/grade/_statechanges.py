@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from operator import is_, is_not, ne
 from typing import Any
@@ -53,6 +53,12 @@ class InitialState:
 
     state: Any
     base: str
+    cases: Mapping[str, InitialState] = field(default_factory=dict)
+    """The starting states of cases that give their own (``Case.state``), by case ID."""
+
+    def for_case(self, case_id: str) -> InitialState:
+        """The state a case starts from: its own, or this one."""
+        return self.cases.get(case_id, self)
 
 
 class _Hole:

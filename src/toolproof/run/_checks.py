@@ -6,15 +6,13 @@ import importlib.util
 from pathlib import Path
 
 from toolproof.errors import SuiteError
-from toolproof.grade import CaseCheck, FunctionCheck
+from toolproof.grade import CaseCheck, FunctionCheck, function_asserts
 from toolproof.types import Suite
 
 __all__ = ["load_checks"]
 
 
-def load_checks(
-    suite: Suite, *, allow_code: bool
-) -> list[tuple[CaseCheck, frozenset[str] | None]]:
+def load_checks(suite: Suite, *, allow_code: bool) -> list[tuple[CaseCheck, frozenset[str] | None]]:
     """The suite's declared checks as (check, tags it is limited to), ready for the Scorer.
 
     Loading imports Python files from the suite's folder, so it needs
@@ -52,4 +50,11 @@ def load_checks(
             raise SuiteError(source, f"{file_name} has no function '{func}'", path=where)
         tags = frozenset(spec.tags) if spec.tags is not None else None
         out.append((FunctionCheck(spec.python, fn), tags))
+    if allow_code and any(
+        c.end_state is not None and function_asserts(c.end_state.assertions) for c in suite.cases
+    ):
+        from toolproof.run._env import state_function_check
+        from toolproof.trust import Trust
+
+        out.append((state_function_check(suite, Trust(allow_code=True)), None))
     return out

@@ -797,6 +797,7 @@ class _Session:
         self._transport: Any = None
         self._connections = 256
         self._environment: Any = None
+        self._case_envs: dict[str, Any] = {}
         self._mcp: Any = None
         self.adaptive: _AdaptiveRun | None = None
 
@@ -856,6 +857,19 @@ class _Session:
 
             self._environment = load_environment(self.suite, self.opts.trust)
         return self._environment
+
+    def case_environment(self, case: Case) -> Any:
+        """The environment a case runs in: the suite's on the case's own starting state,
+        with its setup and history calls run first (None when there is no state)."""
+        from toolproof.run._env import case_environment
+
+        if case.state is None and not case.setup and not case.history:
+            return self.environment()
+        env = self._case_envs.get(case.id)
+        if env is None:
+            env = case_environment(self.suite, case, self.environment(), self.opts.trust)
+            self._case_envs[case.id] = env
+        return env
 
     def _provider_for(self, target: Target) -> Provider:
         if target.provider is not None:
@@ -1166,7 +1180,7 @@ class _TargetRun:
                 )
                 toolbox = McpToolBox(self.session.suite, case, server)
             else:
-                toolbox = ToolBox(self.session.suite, case, self.session.environment())
+                toolbox = ToolBox(self.session.suite, case, self.session.case_environment(case))
             started = time.perf_counter()
             run = await run_agent(
                 call,
@@ -1200,6 +1214,10 @@ class _TargetRun:
             "state_base": run.end.base,
             "stopped_by": run.stopped_by,
         }
+        if isinstance(toolbox, ToolBox) and toolbox.env is not None and toolbox.env.setup:
+            update["setup"] = toolbox.env.setup
+        elif recorded is not None and recorded.setup is not None:
+            update["setup"] = recorded.setup
         if server is not None:
             update["mcp_calls"] = [c.to_record() for c in server.calls]
             update["mcp_log"] = server.server_log or None

@@ -8,6 +8,7 @@ from toolproof.suite._load import (
     SuiteFile,
     load_suite_with_origin,
     load_tools_file,
+    parse_state,
 )
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "load_suite_checked",
     "load_suite_with_origin",
     "load_tools_file",
+    "parse_state",
     "suite_coverage",
     "suite_json_schema",
 ]

@@ -13,6 +13,7 @@ from toolproof.grade import (
     ArgMemo,
     ToolIndex,
     compile_expectations,
+    compile_state_asserts,
     compile_trajectory,
     value_key,
 )
@@ -28,7 +29,7 @@ from toolproof.match import (
 )
 from toolproof.suite._load import LoadedSuite
 from toolproof.trust import Trust
-from toolproof.types import Case, Suite, SuiteTool
+from toolproof.types import Case, Communicate, Suite, SuiteTool
 
 
 def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteError]:
@@ -159,6 +160,71 @@ def _check_multistep(
     for i, action in enumerate(actions or []):
         if action.tool not in by_name:
             report(case, ("end_state", "actions", i, "tool"), f"unknown tool '{action.tool}'")
+    _check_state(case, suite, by_name, report)
+    _check_asserts(case, suite, graded, report)
+
+
+def _check_asserts(case: Case, suite: Suite, graded: Any, report: Any) -> None:
+    """``end_state.assert`` compiles; ``communicate`` facts can be decided."""
+    specs = case.end_state.assertions if case.end_state is not None else None
+    if specs:
+        try:
+            _, functions = compile_state_asserts(specs, graded)
+        except SpecError as exc:
+            report(case, ("end_state", "assert", *exc.path), str(exc))
+        else:
+            env = suite.environment
+            if functions and (env is None or env.mcp is not None):
+                report(
+                    case,
+                    ("end_state", "assert", functions[0].index, "function"),
+                    "a function assertion calls a function of a Python environment's tools "
+                    "file: the suite has " + ("an MCP environment" if env else "no 'environment'"),
+                )
+    for i, fact in enumerate(case.communicate or ()):
+        if isinstance(fact, Communicate) and fact.match == "judged":
+            report(
+                case,
+                ("communicate", i, "match"),
+                "'judged' facts are not graded yet: use 'substring' or 'normalised'",
+            )
+
+
+def _check_state(case: Case, suite: Suite, by_name: dict[str, SuiteTool], report: Any) -> None:
+    """A case's own starting state and setup calls fit the suite's environment."""
+    env = suite.environment
+    if case.state is not None and env is not None:
+        if env.mcp is not None:
+            report(
+                case,
+                ("state",),
+                "a case's state replaces a Python environment's starting state; an MCP "
+                "server keeps its own state",
+            )
+        elif env.state is not None and not env.state.lower().endswith(".json"):
+            report(
+                case,
+                ("state",),
+                f"a case's state (JSON data) cannot replace the environment's SQLite state "
+                f"'{env.state}': its tools read a database",
+            )
+    for i, message in enumerate(case.history or ()):
+        for j, call in enumerate(message.tool_calls or ()):
+            if call.name not in by_name:
+                known = did_you_mean(call.name, list(by_name))
+                where = ("history", i, "tool_calls", j, "name")
+                report(case, where, f"unknown tool '{call.name}'{known}")
+    for i, action in enumerate(case.setup or ()):
+        if action.tool not in by_name:
+            known = did_you_mean(action.tool, list(by_name))
+            report(case, ("setup", i, "tool"), f"unknown tool '{action.tool}'{known}")
+        elif env is None or env.mcp is not None:
+            report(
+                case,
+                ("setup", i, "tool"),
+                "setup calls run on a Python environment's state: the suite has "
+                + ("an MCP environment" if env is not None else "no 'environment'"),
+            )
 
 
 def _check_tool(tool: SuiteTool, report: Any) -> None:

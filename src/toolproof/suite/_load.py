@@ -405,6 +405,8 @@ def _load_suite_with_origin(
         )
         system = content.strip() if content is not None else system
     digest = _environment_digest(raw.environment, reader, where)
+    digest = _case_states(cases, origin, reader, digest)
+    _case_functions(cases, origin, reader, raw.environment, where)
     _check_judges(raw.judge, cases, origin, where, reader)
     if reader.problems:
         # independent of the rest, so listed too (check_suite will not run)
@@ -675,6 +677,138 @@ def _environment_digest(env: Environment | None, reader: _Reader, where: Locator
         if data is not None:
             digest.update(data)
     return digest.hexdigest()[:16]
+
+
+#: The file types a case's ``state:`` may name.
+STATE_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def parse_state(
+    data: bytes, name: str, trust: Trust = DEFAULT_TRUST, *, file: str | None = None
+) -> dict[str, Any]:
+    """A case's starting state read from a file's bytes (JSON or YAML, a mapping of tables).
+
+    Raises :class:`SuiteError` (in the state file itself, ``file`` or ``name``, for
+    a YAML syntax error) or :class:`ValueError` naming what is wrong.
+    """
+    suffix = Path(name).suffix.lower()
+    if suffix not in STATE_SUFFIXES:
+        raise ValueError(f"'{name}': a case's state must be a .json, .yaml or .yml file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"'{name}' is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if suffix == ".json":
+        try:
+            value = loads_json(text, trust.max_depth)
+        except TooDeep as exc:
+            raise ValueError(f"'{name}' is not a valid state: {exc}") from None
+        except ValueError as exc:
+            raise ValueError(f"'{name}' is not valid JSON: {exc}") from None
+    else:
+        value = load_yaml(text, file or name, trust)[0]
+    return checked_state(value, name, trust)
+
+
+def checked_state(value: Any, name: str, trust: Trust = DEFAULT_TRUST) -> dict[str, Any]:
+    """``value`` if it can be a starting state: a mapping, nested within ``trust.max_depth``."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{name} must be a mapping of tables, not {type(value).__name__}")
+    try:
+        check_depth(value, trust.max_depth)
+    except TooDeep as exc:
+        raise ValueError(f"{name} is not a valid state: {exc}") from None
+    return value
+
+
+def _case_states(
+    cases: list[Case], origin: Origin, reader: _Reader, digest: str | None
+) -> str | None:
+    """Each case's ``state`` file exists inside the suite's folder and reads as a state.
+
+    The files' bytes join the environment's digest, so a changed state file
+    changes the suite's fingerprint.
+    """
+    import hashlib
+
+    files: list[bytes] = []
+    for (at, prefix), case in zip(origin.cases, cases, strict=False):
+        field_ = (*prefix, "state")
+        if isinstance(case.state, dict):
+            try:
+                checked_state(case.state, "the case's state", reader.trust)
+            except ValueError as exc:
+                reader.add(at.error(field_, str(exc)))
+            continue
+        if not isinstance(case.state, str):
+            continue
+        path = reader.path(at, field_, case.state)
+        data = None if path is None else reader.data(at, field_, path, case.state)
+        if data is None:
+            continue
+        try:
+            parse_state(data, case.state, reader.trust, file=str(path))
+        except SuiteError as exc:
+            reader.add(exc)
+        except ValueError as exc:
+            reader.add(at.error(field_, str(exc)))
+        else:
+            files.append(case.state.encode() + b"\0" + data)
+    if not files:
+        return digest
+    h = hashlib.sha256((digest or "").encode())
+    for part in files:
+        h.update(part)
+    return h.hexdigest()[:16]
+
+
+def _case_functions(
+    cases: list[Case], origin: Origin, reader: _Reader, env: Environment | None, where: Locator
+) -> None:
+    """Each function an ``end_state.assert`` names is defined at the top of the tools file.
+
+    The file is parsed, never run (its names are read from the syntax tree).
+    """
+    import ast
+
+    wanted = [
+        (at, (*prefix, "end_state", "assert", i, "function"), spec["function"])
+        for (at, prefix), case in zip(origin.cases, cases, strict=False)
+        if case.end_state is not None
+        for i, spec in enumerate(case.end_state.assertions or ())
+        if isinstance(spec.get("function"), str)
+    ]
+    if not wanted or env is None or env.tools is None:
+        return
+    path = reader.path(where, ("environment", "tools"), env.tools)
+    text = None if path is None else reader.text(where, ("environment", "tools"), path, env.tools)
+    if text is None:
+        return
+    try:
+        tree = ast.parse(text, env.tools)
+    except (SyntaxError, ValueError):
+        return  # reported when the tools are loaded, with the line
+    defined = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    defined |= {
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    defined |= {
+        (a.asname or a.name).split(".")[0]
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for a in node.names
+    }
+    for at, field_, name in wanted:
+        if name not in defined:
+            reader.add(at.error(field_, f"the tools file '{env.tools}' has no function '{name}'"))
 
 
 def _mcp_files(env: Environment, mcp: str, reader: _Reader, where: Locator) -> list[bytes]:

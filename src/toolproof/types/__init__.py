@@ -3,6 +3,7 @@
 from toolproof.types._case import (
     CallSpec,
     Case,
+    Communicate,
     CountSpec,
     EndState,
     Expect,
@@ -12,8 +13,10 @@ from toolproof.types._case import (
     Kind,
     MockRule,
     Order,
+    SimulatedUser,
     ToolMock,
     Trajectory,
+    UserRule,
 )
 from toolproof.types._judge import (
     ARGUMENT_RUBRIC,
@@ -33,6 +36,8 @@ from toolproof.types._record import (
     McpToolRun,
     Outcome,
     Record,
+    Setup,
+    SetupCall,
     StateChange,
 )
 from toolproof.types._response import Response, Usage
@@ -71,6 +76,7 @@ __all__ = [
     "Case",
     "Check",
     "CheckSpec",
+    "Communicate",
     "Conversation",
     "CountSpec",
     "Defaults",
@@ -97,6 +103,9 @@ __all__ = [
     "Role",
     "Rubric",
     "RubricField",
+    "Setup",
+    "SetupCall",
+    "SimulatedUser",
     "Stage",
     "StateChange",
     "Suite",
@@ -108,5 +117,6 @@ __all__ = [
     "ToolMock",
     "Trajectory",
     "Usage",
+    "UserRule",
     "Verdict",
 ]

@@ -186,19 +186,91 @@ class EndState(BaseModel):
     ``state``: the expected final state, compared partially (only the listed
     tables, rows and fields). ``actions``: the gold actions, replayed on a fresh
     copy of the initial state to get the full expected state (any trajectory
-    that reaches the same state passes).
+    that reaches the same state passes). ``assert``: checks over the final
+    state, in the expectation language, or a named function of the tools file
+    (suite code: needs ``--allow-code``).
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    state: dict[str, Any] | None = None
+    actions: list[GoldAction] | None = None
+    assertions: list[dict[str, Any]] | None = Field(
+        default=None,
+        alias="assert",
+        description="Checks over the final state: expectations on a path of the state, "
+        "or {function: NAME, args: {...}} naming a function of the tools file.",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> EndState:
+        if self.state is not None and self.actions is not None:
+            raise ValueError("give at most one of 'state' and 'actions'")
+        if self.state is None and self.actions is None and not self.assertions:
+            raise ValueError("give 'state', 'actions' or 'assert'")
+        return self
+
+
+class UserRule(BaseModel):
+    """One rule of a scripted user: when the agent's last message matches, say this."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    when: dict[str, Any] = Field(
+        description="A matcher over the agent's last message, e.g. {regex: 'order number'}."
+    )
+    say: str = Field(description="The user's reply (may be a stop token, e.g. ###STOP###).")
+
+
+class SimulatedUser(BaseModel):
+    """The user the agent talks to: an LLM following instructions, or a script.
+
+    An LLM user (``instructions``) follows the τ2 protocol: one message at a
+    time, reveals what it knows only when asked, invents nothing, and ends the
+    conversation with a stop token (``###STOP###``, ``###TRANSFER###``,
+    ``###OUT-OF-SCOPE###``). A scripted user (``script``) gives its replies in
+    order, or by rules matched against the agent's last message.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    state: dict[str, Any] | None = None
-    actions: list[GoldAction] | None = None
+    instructions: str | None = Field(
+        default=None, description="The scenario the simulated user plays (an LLM user)."
+    )
+    known: str | list[str] | None = Field(
+        default=None, description="Facts the user knows and may reveal when asked."
+    )
+    unknown: str | list[str] | None = Field(
+        default=None, description="Facts the user does not know and must never state."
+    )
+    persona: str | None = Field(default=None, description="How the user talks.")
+    script: list[str | UserRule] | None = Field(
+        default=None, description="A scripted user: replies in order, or when/say rules."
+    )
+    tools: list[str] = Field(
+        default_factory=list,
+        description="Environment tools the user (not the agent) may call on its own state.",
+    )
 
     @model_validator(mode="after")
-    def _one_source(self) -> EndState:
-        if (self.state is None) == (self.actions is None):
-            raise ValueError("give exactly one of 'state' and 'actions'")
+    def _one_kind(self) -> SimulatedUser:
+        if (self.instructions is None) == (self.script is None):
+            raise ValueError("give exactly one of 'instructions' (an LLM user) and 'script'")
         return self
+
+
+class Communicate(BaseModel):
+    """A fact the agent must have told the user."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1)
+    match: Literal["substring", "normalised", "judged"] = Field(
+        default="normalised",
+        description="substring: as written; normalised: lowercased, commas removed, other "
+        "punctuation and runs of spaces made one space (passes whatever τ²-bench's rule "
+        "passes); judged: reserved for a judge, refused by validate for now.",
+    )
 
 
 class Trajectory(BaseModel):
@@ -300,6 +372,30 @@ class Case(BaseModel):
     generated: Generated | None = Field(
         default=None, description="Set on cases `toolproof generate` wrote."
     )
+    user: SimulatedUser | None = Field(
+        default=None,
+        description="A simulated user the agent talks to, in place of (or after) the prompt.",
+    )
+    max_turns: int | None = Field(
+        default=None, ge=1, le=100, description="The most user turns in a conversation."
+    )
+    state: dict[str, Any] | str | None = Field(
+        default=None,
+        description="The starting state for this case (inline, or a file in the suite "
+        "folder), replacing the suite environment's.",
+    )
+    setup: list[GoldAction] | None = Field(
+        default=None,
+        description="Tool calls applied to the state before the conversation starts.",
+    )
+    history: list[Message] | None = Field(
+        default=None,
+        description="Earlier messages given before the first live turn; their "
+        "state-changing tool calls are applied to the state first.",
+    )
+    communicate: list[str | Communicate] | None = Field(
+        default=None, description="Facts the agent must have told the user."
+    )
 
     @property
     def tool_names(self) -> list[str] | None:
@@ -316,27 +412,43 @@ class Case(BaseModel):
     @property
     def multistep(self) -> bool:
         """Run through the agent loop: a step limit, mocks, a trajectory or an end state."""
-        return bool(self.max_steps is not None or self.mocks or self.trajectory or self.end_state)
+        return bool(
+            self.max_steps is not None
+            or self.mocks
+            or self.trajectory
+            or self.end_state
+            or self.user is not None
+            or self.state is not None
+            or self.setup
+            or self.history
+            or self.communicate
+        )
 
     @model_validator(mode="after")
     def _one_input(self) -> Case:
-        if (self.prompt is None) == (self.messages is None):
+        if self.prompt is not None and self.messages is not None:
+            raise ValueError("give exactly one of 'prompt' and 'messages'")
+        if self.prompt is None and self.messages is None and self.user is None:
             raise ValueError("give exactly one of 'prompt' and 'messages'")
         if "expect" not in self.model_fields_set and self.trajectory is None:
             raise ValueError("missing required key 'expect' (optional only with a 'trajectory')")
         return self
 
     def conversation(self, system: str | None) -> list[Message]:
-        """The messages sent to the model, with the system prompt first."""
+        """The messages sent to the model: the system prompt first, then the ``history``
+        (earlier turns, before the first live one), then the prompt or the messages."""
         sys_text = self.system if self.system is not None else system
+        history = list(self.history or ())
         if self.messages is not None:
-            if not sys_text or any(m.role == "system" for m in self.messages):
-                return list(self.messages)
-            return [Message(role="system", content=sys_text), *self.messages]
+            if not sys_text or any(m.role == "system" for m in (*history, *self.messages)):
+                return [*history, *self.messages]
+            return [Message(role="system", content=sys_text), *history, *self.messages]
         out: list[Message] = []
-        if sys_text:
+        if sys_text and not any(m.role == "system" for m in history):
             out.append(Message(role="system", content=sys_text))
-        out.append(Message(role="user", content=self.prompt))
+        out.extend(history)
+        if self.prompt is not None:
+            out.append(Message(role="user", content=self.prompt))
         return out
 
 

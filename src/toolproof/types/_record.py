@@ -70,6 +70,36 @@ class McpToolRun(BaseModel):
     duration_ms: float = 0.0
 
 
+class SetupCall(BaseModel):
+    """A tool call run on the state before the conversation: a case's ``setup`` or ``history``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(description="Where it came from: 'setup[I]' or 'history[I]'.")
+    tool: str
+    args: Any = None
+    result: str = Field(description="What the environment returned.")
+    is_error: bool = False
+    recorded: str | None = Field(
+        default=None,
+        description="history: the result the history gives, when it differs from the "
+        "environment's (the model reads the history's; the state is the environment's).",
+    )
+
+
+class Setup(BaseModel):
+    """How a case's starting state was prepared before the agent's first turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: list[SetupCall] = Field(default_factory=list)
+    changes: list[StateChange] = Field(
+        default_factory=list,
+        description="What the calls changed in the case's starting state: applied to it, "
+        "they give the state the agent began from.",
+    )
+
+
 class Record(BaseModel):
     """One attempt at one case: a line of a records file.
 
@@ -116,6 +146,11 @@ class Record(BaseModel):
         default=None,
         description="Multi-step: the initial state the changes apply to (sha256: and the hash "
         "of the state file).",
+    )
+    setup: Setup | None = Field(
+        default=None,
+        description="Multi-step: the case's setup and history calls run on the state before "
+        "the first turn (the state changes include theirs).",
     )
     stopped_by: Literal["steps", "tokens", "seconds"] | None = Field(
         default=None,

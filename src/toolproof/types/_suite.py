@@ -226,7 +226,22 @@ class Suite(BaseModel):
         for case in payload["cases"]:  # multi-step fields change the hash only when used
             case.pop("judge", None)
             case.pop("generated", None)  # reviewing a case does not change what is asked
-            _drop_unset(case, ("mocks", "trajectory", "end_state"))
+            _drop_unset(
+                case,
+                (
+                    "mocks",
+                    "trajectory",
+                    "end_state",
+                    "user",
+                    "max_turns",
+                    "state",
+                    "setup",
+                    "history",
+                    "communicate",
+                ),
+            )
+            if isinstance(case.get("end_state"), dict):
+                _drop_unset(case["end_state"], ("assertions",))
         # surrogatepass: a lone surrogate in a suite is hashed, not a crash (same bytes otherwise)
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode(
             "utf-8", "surrogatepass"

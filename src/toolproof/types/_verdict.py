@@ -41,6 +41,8 @@ class FailureClass(StrEnum):
     step_limit = "step_limit"
     ungraceful_failure = "ungraceful_failure"
     custom_check = "custom_check"
+    failed_assertion = "failed_assertion"
+    not_communicated = "not_communicated"
 
     @property
     def stage(self) -> Stage:
@@ -65,6 +67,8 @@ _STAGE_OF = {
     FailureClass.step_limit: Stage.contract,
     FailureClass.ungraceful_failure: Stage.reply,
     FailureClass.custom_check: Stage.contract,
+    FailureClass.failed_assertion: Stage.contract,
+    FailureClass.not_communicated: Stage.reply,
 }
 
 STAGE_ORDER = tuple(Stage)
