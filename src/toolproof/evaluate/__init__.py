@@ -14,6 +14,7 @@ same figures::
 from toolproof.evaluate._evaluate import (
     UNNAMED,
     Evaluation,
+    EvaluationOptions,
     EvaluationStream,
     TargetEvaluation,
     attempt_grader,
@@ -24,6 +25,7 @@ from toolproof.evaluate._evaluate import (
 __all__ = [
     "UNNAMED",
     "Evaluation",
+    "EvaluationOptions",
     "EvaluationStream",
     "TargetEvaluation",
     "attempt_grader",
