@@ -262,7 +262,7 @@ def run_command(args: RunArgs) -> None:
 
 def _run(args: RunArgs) -> None:
     allowance = infra_allowance(args.max_infra_errors)
-    opts = _options(args.no_cache, args.cache_dir, args.pricing, args.quiet)
+    opts = _options(args)
     opts.trust, user_config = trust_for(args.config, args.allow_code)
     opts.scheduler = _scheduler(opts.trust)  # used by an adaptive schedule only (or its resume)
     if args.sandbox:
@@ -274,45 +274,9 @@ def _run(args: RunArgs) -> None:
     storing = not args.no_store
     grading: StreamedEvaluation | None = None
     if args.resume is not None:
-        resume = args.resume
-        if (
-            args.suite is not None
-            or args.model
-            or args.target
-            or args.tags
-            or args.shard
-            or args.tools is not None
-        ):
-            raise UserError(
-                "--resume takes the suite, its tools and the targets from the run; give none"
-            )
-        with _warming(opts, storing=storing):
-            result = _guarded(
-                lambda: _resume(resume, opts, args.retry_failed, args.config, overrides),
-                resume,
-                args.quiet,
-            )
+        result = _resumed(args, opts, overrides)
     else:
-        if args.suite is None:
-            raise UserError("give a suite to run, or --resume RUN_DIR")
-        from toolproof.run import load_suite_file
-
-        loaded = load_suite_file(args.suite, opts.trust, tools=args.tools)
-        model = args.model if args.model or args.target else [_default_model()]
-        chosen, config_file = _targets(loaded, model, args.target, user_config, overrides, opts)
-        opts.repeats, opts.adaptive = _repeats(
-            args.repeats, args.max_repeats, args.min_repeats, args.until_decided, args.confidence
-        )
-        opts.tags = tuple(t.strip() for group in args.tags for t in group.split(",") if t.strip())
-        opts.shard = _shard(args.shard)
-        opts.config_file = config_file
-        opts.out = args.out or _new_run_dir(opts.runs_dir, loaded.name)
-        if args.judge is None and opts.adaptive is None:  # judged: from the judge's answers too
-            # (an adaptive run reads its rates over the full rounds it ends with: graded after)
-            grading = _streamed(loaded, chosen, opts, storing=_storing(args.store, storing))
-        freeze_standing()  # modules and suite: the run's collections need not walk them
-        with _warming(opts, storing=storing, grading=grading):
-            result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, args.quiet)
+        result, grading = _new_run(args, opts, user_config, overrides)
     freeze_standing()  # the records: the report's collections need not walk them
     streamed = grading.result(result) if grading is not None else None
     judged = None
@@ -336,6 +300,54 @@ def _run(args: RunArgs) -> None:
     noted = streamed[1] if streamed else None
     with storing_run(result, args.store, storing, opts.trust, evaluation=ev, noted=noted):
         _exit_code(result, allowance, ev)
+
+
+def _resumed(args: RunArgs, opts: RunOptions, overrides: dict[str, Any]) -> RunResult:
+    """``--resume RUN_DIR``: the run's own suite, tools and targets; flags may change how
+    it is sent (timeouts, retries, rates), not what the model generates."""
+    resume = args.resume
+    assert resume is not None
+    given = args.model or args.target or args.tags or args.shard
+    if args.suite is not None or args.tools is not None or given:
+        raise UserError(
+            "--resume takes the suite, its tools and the targets from the run; give none"
+        )
+    with _warming(opts, storing=not args.no_store):
+        return _guarded(
+            lambda: _resume(resume, opts, args.retry_failed, args.config, overrides),
+            resume,
+            args.quiet,
+        )
+
+
+def _new_run(
+    args: RunArgs, opts: RunOptions, user_config: RunConfig | None, overrides: dict[str, Any]
+) -> tuple[RunResult, StreamedEvaluation | None]:
+    """A new run of the suite against the targets; and the evaluation it feeds as it
+    writes its records, when it feeds one."""
+    if args.suite is None:
+        raise UserError("give a suite to run, or --resume RUN_DIR")
+    from toolproof.run import load_suite_file
+
+    loaded = load_suite_file(args.suite, opts.trust, tools=args.tools)
+    model = args.model if args.model or args.target else [_default_model()]
+    chosen, config_file = _targets(loaded, model, args.target, user_config, overrides, opts)
+    opts.repeats, opts.adaptive = _repeats(
+        args.repeats, args.max_repeats, args.min_repeats, args.until_decided, args.confidence
+    )
+    opts.tags = tuple(t.strip() for group in args.tags for t in group.split(",") if t.strip())
+    opts.shard = _shard(args.shard)
+    opts.config_file = config_file
+    opts.out = args.out or _new_run_dir(opts.runs_dir, loaded.name)
+    storing = not args.no_store
+    grading = None
+    if args.judge is None and opts.adaptive is None:  # judged: from the judge's answers too
+        # (an adaptive run reads its rates over the full rounds it ends with: graded after)
+        grading = _streamed(loaded, chosen, opts, storing=_storing(args.store, storing))
+    freeze_standing()  # modules and suite: the run's collections need not walk them
+    with _warming(opts, storing=storing, grading=grading):
+        out = opts.out
+        return _guarded(lambda: _start(loaded, chosen, opts), out, args.quiet), grading
 
 
 def _repeats(
@@ -447,18 +459,17 @@ def _tool_choice(value: str | None) -> Any:
     return value
 
 
-def _options(
-    no_cache: bool, cache_dir: Path | None, pricing: Path | None, quiet: bool
-) -> RunOptions:
+def _options(args: RunArgs) -> RunOptions:
+    """The library's options for this run, from the flags that set them directly."""
     from toolproof.run import Pricing, RichProgress, RunOptions
 
-    opts = RunOptions(cache=not no_cache)
-    if cache_dir is not None:
-        opts.cache_dir = cache_dir
-    if pricing is not None:
-        opts.pricing = Pricing.default().with_file(pricing)
-        opts.pricing_file = str(pricing.resolve())
-    if not quiet:
+    opts = RunOptions(cache=not args.no_cache)
+    if args.cache_dir is not None:
+        opts.cache_dir = args.cache_dir
+    if args.pricing is not None:
+        opts.pricing = Pricing.default().with_file(args.pricing)
+        opts.pricing_file = str(args.pricing.resolve())
+    if not args.quiet:
         from rich.console import Console
 
         opts.observer = RichProgress(Console(stderr=True))
