@@ -3,8 +3,10 @@
 A local server on 127.0.0.1 records every request body as bytes. Each cell of
 the matrix (provider × settings × with or without tools) is compared with
 ``data/payload_matrix.json``, recorded from the adapters as they were before the
-settings-to-payload code was shared; a refused setting is recorded as its
-error message. Run this file as a script to record the table again::
+settings-to-payload code was shared: the SHA-256 of the exact bytes, and,
+readable, the body without the conversation and the tools (the same in every cell).
+A refused setting is recorded as its error message. Run this file as a script
+to record the table again::
 
     python tests/providers/test_payload_matrix.py --write
 """
@@ -12,6 +14,7 @@ error message. Run this file as a script to record the table again::
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -23,7 +26,13 @@ from aiohttp import web
 from providers_support import FAKE_KEYS, SPECS, TOOLS, multi_turn
 
 from toolproof.errors import UserError
-from toolproof.providers import HttpTransport, ModelSettings, ProviderRequest, create_provider
+from toolproof.providers import (
+    HttpTransport,
+    ModelSettings,
+    ProviderRequest,
+    Transport,
+    create_provider,
+)
 
 GOLDEN = Path(__file__).parent / "data" / "payload_matrix.json"
 
@@ -105,12 +114,14 @@ class _Recorder:
 
 
 async def _one(
-    recorder: _Recorder, transport: HttpTransport, name: str, fields: dict[str, Any], tools: bool
+    recorder: _Recorder, transport: Transport, name: str, fields: dict[str, Any], tools: bool
 ) -> str:
     """The body sent for one cell, as text, or ``refused: MESSAGE``."""
     base = recorder.url if name == "gemini" else recorder.url + "/v1"
-    key_env = {"api_key_env": "LOCAL_SERVER_KEY"} if name == "openai-compatible" else {}
-    settings = ModelSettings(base_url=base, timeout_s=5.0, **key_env, **fields)
+    given: dict[str, Any] = {"base_url": base, "timeout_s": 5.0, **fields}
+    if name == "openai-compatible":
+        given["api_key_env"] = "LOCAL_SERVER_KEY"
+    settings = ModelSettings.model_validate(given)
     try:
         provider = create_provider(SPECS[name], settings, transport)
         request = ProviderRequest(
@@ -127,14 +138,28 @@ async def _one(
     return recorder.bodies[-1].decode("utf-8")
 
 
-async def _table() -> dict[str, str]:
-    table: dict[str, str] = {}
+#: The conversation and the tools, in each wire format: the same in every cell (with tools),
+#: so only their bytes are kept (in the hash).
+_SAME = ("messages", "input", "contents", "system", "systemInstruction", "tools")
+
+
+def _entry(sent: str) -> Any:
+    """A cell as the table keeps it: the refusal, or the body's hash and its settings."""
+    if sent.startswith("refused: "):
+        return sent
+    body = json.loads(sent)
+    rest = {k: v for k, v in body.items() if k not in _SAME}
+    return {"sha256": hashlib.sha256(sent.encode("utf-8")).hexdigest(), "fields": rest}
+
+
+async def _table() -> dict[str, Any]:
+    table: dict[str, Any] = {}
     async with _Recorder() as recorder, HttpTransport(max_connections=4) as transport:
         for name in SPECS:
             for cell, fields in _cells().items():
                 for tools in (True, False):
                     key = f"{name} | {cell} | {'tools' if tools else 'no tools'}"
-                    table[key] = await _one(recorder, transport, name, fields, tools)
+                    table[key] = _entry(await _one(recorder, transport, name, fields, tools))
     return table
 
 
@@ -146,28 +171,34 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-async def table(_keys: None) -> AsyncIterator[dict[str, str]]:
+async def table(_keys: None) -> AsyncIterator[dict[str, Any]]:
     yield await _table()
 
 
-async def test_every_cell_sends_the_recorded_bytes(table: dict[str, str]) -> None:
+async def test_every_cell_sends_the_recorded_bytes(table: dict[str, Any]) -> None:
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     assert sorted(table) == sorted(golden)
-    differing = [key for key in table if table[key] != golden[key]]
-    assert differing == [], differing[:5]
+    for key in table:
+        assert table[key] == golden[key], key  # the fields differ, or only the bytes
 
 
-async def test_the_matrix_exercises_every_setting(table: dict[str, str]) -> None:
+async def test_the_matrix_exercises_every_setting(table: dict[str, Any]) -> None:
     """The table is not vacuous: settings reach the body, and some are refused."""
-    sent = {k: v for k, v in table.items() if not v.startswith("refused: ")}
-    refused = {k: v for k, v in table.items() if v.startswith("refused: ")}
-    assert len(sent) > 300
+    sent = {k: v["fields"] for k, v in table.items() if not isinstance(v, str)}
+    refused = {k: v for k, v in table.items() if isinstance(v, str)}
+    assert len(sent) > 300 and len(refused) > 5
+    assert all(v.startswith("refused: provider ") for v in refused.values())
     assert any("anthropic" in k and "effort-none" in k for k in refused)
     assert any("gemini" in k and "parallel-False" in k for k in refused)
-    assert '"seed":7' in sent["openai | seed | tools"].replace(" ", "")
-    assert sent["openai | seed | tools"] != sent["openai | defaults | tools"]
-    assert sent["gemini | max-tokens | tools"] != sent["gemini | defaults | tools"]
-    assert "disable_parallel_tool_use" in sent['anthropic | choice-"auto"-parallel-False | tools']
+    assert sent["openai | seed | tools"]["seed"] == 7
+    assert "seed" not in sent["openai | defaults | tools"]
+    assert sent["gemini | max-tokens | tools"]["generationConfig"] == {"maxOutputTokens": 256}
+    choice = sent['anthropic | choice-"auto"-parallel-False | tools']["tool_choice"]
+    assert choice == {"type": "auto", "disable_parallel_tool_use": True}
+    assert sent["openrouter | routing-and-require | tools"]["provider"] == {
+        "order": ["a"],
+        "require_parameters": True,
+    }
 
 
 if __name__ == "__main__":
