@@ -170,9 +170,15 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(name, value)
 
 
+#: The table, made once for the tests of this module.
+_MADE: dict[str, Any] = {}
+
+
 @pytest.fixture
 async def table(_keys: None) -> AsyncIterator[dict[str, Any]]:
-    yield await _table()
+    if not _MADE:
+        _MADE.update(await _table())
+    yield dict(_MADE)
 
 
 async def test_every_cell_sends_the_recorded_bytes(table: dict[str, Any]) -> None:
