@@ -207,7 +207,7 @@ def test_long_failure_lists_and_odd_case_stability_are_written_as_dumps_writes_t
     for i in range(1300):  # batches of several hundred, one of them with a lone surrogate
         odd = "lone \ud800" if i == 700 else f"é\n{i}"
         log.append(plain.model_copy(update={"case_id": odd, "reasons": [odd] * (i % 3)}))
-    first = s.stability.per_case[0].model_copy(update={"case_id": "odd \ud800 \u2028 \"case\""})
+    first = s.stability.per_case[0].model_copy(update={"case_id": 'odd \ud800 \u2028 "case"'})
     stability = s.stability.model_copy(update={"per_case": [first, *s.stability.per_case[1:]]})
     summaries = {
         "a": s.model_copy(update={"failures": log, "stability": stability}),

@@ -57,3 +57,25 @@ async def echo_slow(request: ProviderRequest) -> dict[str, Any]:
     """Answers right after a short wait, deterministically: for kill-and-resume tests."""
     await asyncio.sleep(0.02)
     return openai_style(request)
+
+
+#: What ``current_attempt()`` said inside an agent: (case, attempt from the request) → info.
+SEEN: dict[tuple[str, int, str], Any] = {}
+
+
+def _deeper(kind: str, request: ProviderRequest) -> None:
+    """Code of the agent that does not see the request (a tool wrapper, its logging)."""
+    from toolproof.run import current_attempt
+
+    SEEN[(kind, request.attempt, request.case_id or "")] = current_attempt()
+
+
+def asks_attempt(request: ProviderRequest) -> dict[str, Any]:
+    _deeper("sync", request)
+    return {"role": "assistant", "content": "ok"}
+
+
+async def asks_attempt_async(request: ProviderRequest) -> dict[str, Any]:
+    await asyncio.sleep(0)
+    _deeper("async", request)
+    return {"role": "assistant", "content": "ok"}

@@ -168,3 +168,21 @@ def test_a_missing_key_for_an_http_agent_is_one_user_error(
     with pytest.raises(UserError, match="TOOLPROOF_TEST_AGENT_KEY"):
         run_suite(suite, [target], opts(tmp_path))
     assert server.bodies == []
+
+
+def test_an_agents_own_code_asks_which_attempt_it_runs(suite: Suite, tmp_path: Path) -> None:
+    """run/_context: the runner sets the attempt around each call, for a user's agent code
+    deeper than the request reaches (sync agents run in a thread, async ones in a task)."""
+    from toolproof.run import AttemptInfo, current_attempt
+
+    agents.SEEN.clear()
+    targets = [agent(f"{AGENTS}:asks_attempt"), agent(f"{AGENTS}:asks_attempt_async")]
+    options = opts(tmp_path)
+    options.repeats = 2
+    result = run_suite(suite, targets, options)
+    assert len(result.records) == 2 * 2 * len(suite.cases)
+    for record in result.records:
+        kind = "async" if record.target.endswith("_async") else "sync"  # type: ignore[union-attr]
+        seen = agents.SEEN[(kind, record.attempt, record.case_id)]
+        assert seen == AttemptInfo(record.case_id, record.attempt, record.target)
+    assert current_attempt() is None  # outside a run

@@ -4,8 +4,10 @@ import sys
 
 import typer
 
+from toolproof._gcpause import frozen_after_pauses, frozen_at_exit
 from toolproof._version import __version__
-from toolproof.cli._exit import ExitCode
+from toolproof.cli._exit import ExitCode, leave
+from toolproof.errors import UserError
 
 app = typer.Typer(
     name="toolproof",
@@ -70,8 +72,6 @@ def main(*, at_once: bool = False) -> None:
     a command that has closed everything it wrote ends the process at once
     (:func:`toolproof.cli._exit.leave`).
     """
-    from toolproof._gcpause import frozen_after_pauses, frozen_at_exit
-    from toolproof.errors import UserError
 
     frozen_at_exit()
     try:
@@ -85,8 +85,6 @@ def main(*, at_once: bool = False) -> None:
         sys.exit(ExitCode.USAGE)
     except SystemExit as exc:
         if at_once and (exc.code is None or isinstance(exc.code, int)):
-            from toolproof.cli._exit import leave
-
             leave(exc.code)  # returns when the process may not end at once
         raise
 

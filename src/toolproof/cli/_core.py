@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import typer
 
+from toolproof._safeio import save
 from toolproof.cli._exit import ExitCode
 from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
-
-if TYPE_CHECKING:
-    from toolproof.errors import SuiteError
+from toolproof.errors import SuiteError, SuiteProblems
 
 
 def validate(
@@ -29,7 +29,6 @@ def validate(
     """Check a suite: schemas, tool names, expected values, case IDs, matchers, file paths."""
     from rich.console import Console
 
-    from toolproof.errors import SuiteProblems
     from toolproof.suite import load_suite_checked
 
     trust, _ = trust_for(config, allow_code)
@@ -127,10 +126,6 @@ def score(
     summaries = ev.summaries
     render_terminal(summaries, Console(), failures=failures)
     if json_out is not None:
-        import io
-
-        from toolproof._safeio import save
-
         buffer = io.StringIO()
         write_summary_json(buffer, summaries)
         save(json_out, buffer.getvalue())
@@ -147,8 +142,6 @@ def schema(
     if out is None:
         typer.echo(text, nl=False)
     else:
-        from toolproof._safeio import save
-
         save(out, text)
         typer.echo(f"wrote {out}")
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
+import threading
 from enum import IntEnum
 
 
@@ -43,10 +47,6 @@ def leave(code: int | None) -> None:
     (they stop helper servers, write coverage...), then ``os._exit``.
     Otherwise it returns, and the caller exits the usual way.
     """
-    import atexit
-    import os
-    import sys
-    import threading
 
     if not _done_writing or sys.gettrace() is not None or sys.getprofile() is not None:
         return

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+from toolproof._safeio import save
+from toolproof.cli._run import infra_allowance
 from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 
@@ -37,8 +39,6 @@ def _load(path: Path, suite: Path | None, k: int | None, trust: Trust) -> Evalua
 
 def _write(path: Path | None, text: str) -> None:
     if path is not None:
-        from toolproof._safeio import save
-
         save(path, text)
 
 
@@ -128,7 +128,6 @@ def gate(
 ) -> None:
     from rich.console import Console
 
-    from toolproof.cli._run import infra_allowance
     from toolproof.gate import EXIT_INCOMPLETE, GateOptions, run_gate
     from toolproof.judges import read_calibration
     from toolproof.report import gate_json, render_gate, render_junit, render_markdown

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from toolproof.cli._trust import CONFIG, trust_for
+from toolproof.errors import UserError
 
 
 def _is_suite(source: str) -> bool:
@@ -51,7 +52,6 @@ def generate(
     config: Path | None = CONFIG,
 ) -> None:
     """Write verified, deduplicated cases for each tool, each marked needs-review."""
-    from toolproof.errors import UserError
     from toolproof.generate import generate_cases, parse_mix, verify_with
     from toolproof.importers import import_tools, tools_yaml
     from toolproof.report._escape import visible

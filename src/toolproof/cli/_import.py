@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from toolproof.errors import UserError
+
 import_app = typer.Typer(
     name="import",
     help="Import a public benchmark as toolproof suites.",
@@ -40,7 +42,6 @@ def bfcl_command(
     force: bool = typer.Option(False, "--force", help="Overwrite suite files that exist."),
 ) -> None:
     """Write BFCL's single-turn categories as suites, one per category."""
-    from toolproof.errors import UserError
     from toolproof.importers import import_bfcl, write_bfcl
     from toolproof.report._escape import visible
 

@@ -5,14 +5,18 @@ A thin layer over :mod:`toolproof.judges`; heavy modules are imported inside the
 
 from __future__ import annotations
 
+import getpass
 import json
+import random
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from toolproof._safeio import UnsafePath, read_inside, refused, save
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+from toolproof.errors import UserError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,7 +27,6 @@ if TYPE_CHECKING:
 
 def judge_spec(spec: str, suite: Suite | None = None) -> str:
     """``local`` → ``local:``; ``suite`` → the suite's ``judge.model``."""
-    from toolproof.errors import UserError
 
     spec = spec.strip()
     if spec == "suite":
@@ -114,7 +117,6 @@ def show_judged(suite: Suite, judgements: list[Judgement], console: Console) -> 
 def add_to_summary(run_dir: Path, figures: list[RubricFigures]) -> None:
     """Put the judged figures into summary.json, under a key that says they are judged."""
     path = run_dir / "summary.json"
-    from toolproof._safeio import UnsafePath, read_inside, refused, save
 
     if not path.is_file() or not figures:
         return
@@ -236,12 +238,9 @@ def label_command(
 ) -> None:
     """Label a run's transcripts (with argument_meaning: its judge-decided arguments) by
     hand, one at a time (resumable; q to stop)."""
-    import getpass
-    import random
 
     from rich.console import Console
 
-    from toolproof.errors import UserError
     from toolproof.evaluate import load_run
     from toolproof.judges import LabelsHeader, read_labels, rubric_named, write_header
     from toolproof.judges._label_ui import argument_items, label_arguments, label_loop
@@ -364,7 +363,6 @@ def calibrate_command(
     """Run a judge on labelled items: Cohen's κ per field, intervals, confusion, consistency."""
     from rich.console import Console
 
-    from toolproof.errors import UserError
     from toolproof.evaluate import evaluate
     from toolproof.judges import (
         Judge,
@@ -393,8 +391,6 @@ def calibrate_command(
     rubric = rubric_named(loaded, first.header.rubric)
     checked = read_labels(labels, rubric)
     if sample is not None and sample < len(checked.labels):
-        import random
-
         chosen_labels = random.Random(seed).sample(checked.labels, sample)
         checked = checked.model_copy(update={"labels": chosen_labels})
     records: list[Record] = []

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
 
+from toolproof._safeio import save
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+from toolproof.errors import UserError
 
 if TYPE_CHECKING:
     from toolproof.evaluate import Evaluation
@@ -69,7 +72,6 @@ def report(
 
 
 def _write_otlp(path: Path, ev: Evaluation) -> None:
-    import json
 
     from toolproof.traces import evaluation_logs, provenance_ids
 
@@ -102,7 +104,6 @@ def write_html(path: Path, ev: object, gate: object) -> int:
 
     assert isinstance(ev, Evaluation) and isinstance(gate, GateResult | None)
     data = html_report(ev, gate).encode("utf-8")
-    from toolproof._safeio import save
 
     save(path, data)
     return len(data)
@@ -132,7 +133,6 @@ def view(
     config: Optional[Path] = CONFIG,  # noqa: UP045
     allow_code: bool = ALLOW_CODE,
 ) -> None:
-    from toolproof.errors import UserError
     from toolproof.web import serve
 
     trust, _ = trust_for(config, allow_code)

@@ -1,27 +1,41 @@
 """The `run` command: a thin layer over :mod:`toolproof.run`.
 
-Heavy modules (the runner, rich, providers) are imported inside the command,
-so ``toolproof --help`` stays fast.
+The command line is read into one :class:`RunArgs` (a frozen dataclass whose
+fields declare the flags); :func:`run_command` turns it into the library's
+``RunOptions`` and targets and calls ``run_suite`` or ``resume_run``. A new
+flag is a new field of :class:`RunArgs`, used where it matters.
+
+Heavy modules (the runner, providers, the report) are imported inside the
+functions that use them, so ``toolproof --help`` stays fast.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from toolproof.cli._exit import ExitCode
+from toolproof._gcpause import fewer_young_collections, freeze_standing
+from toolproof._safeio import save
+from toolproof.cli import _warmup
+from toolproof.cli._command import TYPER, command
+from toolproof.cli._exit import ExitCode, done_writing
+from toolproof.cli._judge import after_run, report_judged
+from toolproof.cli._report import report_gate, write_html
 from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, DEFAULT_CONFIG, trust_for
+from toolproof.cli._warmup import StreamedEvaluation, WarmingObserver, Warmup
+from toolproof.errors import UserError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from toolproof.cli._warmup import StreamedEvaluation
     from toolproof.evaluate import Evaluation
     from toolproof.gate import InfraAllowance
     from toolproof.judges import Judgement
@@ -47,254 +61,299 @@ model generates).
 
 def register(app: typer.Typer) -> None:
     """Add the run command to the app."""
-    app.command("run", help=_HELP)(run_command)
+    app.command("run", help=_HELP)(command(RunArgs, run_command))
 
 
-def run_command(
-    suite: Path | None = typer.Argument(
-        None, help="Suite file or folder (a folder means FOLDER/suite.yaml)."
-    ),
-    model: list[str] = typer.Option(
-        [],
-        "--model",
-        "-m",
-        help="Model spec PROVIDER:MODEL, e.g. openai:gpt-4.1-mini (repeatable).",
-    ),
-    target: list[str] = typer.Option(
-        [], "--target", "-t", help="Your agent: module:function or http(s)://URL (repeatable)."
-    ),
-    tools: Path | None = typer.Option(
-        None,
-        "--tools",
-        help="A tools file (YAML or JSON, as `toolproof tools import` writes) whose tools "
-        "replace the suite's for this run; kept in the run folder for scoring.",
-    ),
-    repeats: str = typer.Option(
-        "1",
-        "--repeats",
-        "-n",
-        help="Attempts per case and target, or 'auto': repeat each case only while more "
-        "attempts can change its figures (see --max-repeats, --min-repeats, --until-decided).",
-    ),
-    max_repeats: int = typer.Option(
-        5, "--max-repeats", min=1, help="With --repeats auto: the most attempts of a case (k)."
-    ),
-    min_repeats: int = typer.Option(
-        2, "--min-repeats", min=1, help="With --repeats auto: the fewest attempts of a case."
-    ),
-    until_decided: bool = typer.Option(
-        False,
-        "--until-decided",
-        help="With --repeats auto: stop a target as soon as every gate threshold is decided "
-        "at --confidence (a mixture SPRT, valid however often it looks).",
-    ),
-    confidence: float = typer.Option(
-        0.95,
-        "--confidence",
-        min=0.5,
-        max=0.9999,
-        help="With --repeats auto: the confidence a gate threshold is decided at (every case "
-        "runs every round until then).",
-    ),
-    tags: list[str] = typer.Option(
-        [], "--tags", help="Run only cases with one of these tags (repeatable, or comma-separated)."
-    ),
-    config: Path | None = typer.Option(
-        None, "--config", help=f"Settings file (default: ./{DEFAULT_CONFIG} if present)."
-    ),
-    temperature: float | None = typer.Option(
-        None, "--temperature", help="Sampling temperature, 0 to 2."
-    ),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Output token limit."),
-    tool_choice: str | None = typer.Option(
-        None, "--tool-choice", help="auto, required, none, or tool:NAME."
-    ),
-    concurrency: int | None = typer.Option(
-        None, "--concurrency", "-c", help="Requests in flight per target (default 1)."
-    ),
-    max_retries: int | None = typer.Option(
-        None, "--max-retries", help="Retries of a failed request (default 6)."
-    ),
-    timeout: float | None = typer.Option(None, "--timeout", help="Seconds per request."),
-    pricing: Path | None = typer.Option(
-        None, "--pricing", help="Price table: {MODEL: {input, output}} in USD per million tokens."
-    ),
-    out: Path | None = typer.Option(
-        None, "--out", "-o", help="Run folder (default: runs/<suite>-<UTC time>)."
-    ),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
-    cache_dir: Path | None = typer.Option(
-        None,
-        "--cache-dir",
-        help="Where answers are cached (default: the user cache folder, "
-        "$TOOLPROOF_CACHE/responses or ~/.cache/toolproof/responses; never the checkout).",
-    ),
-    resume: Path | None = typer.Option(
-        None, "--resume", help="Finish a stopped run: only attempts not yet recorded."
-    ),
-    retry_failed: bool = typer.Option(
-        False,
-        "--retry-failed",
-        help="With --resume: also re-run attempts that failed on infrastructure.",
-    ),
-    max_infra_errors: str = typer.Option(
-        "0",
-        "--max-infra-errors",
-        help="Share of each target's attempts allowed to end without a model answer "
-        "(rate limit, outage), as a percentage: 5%. Harness errors are never allowed.",
-    ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (for CI)."),
-    allow_code: bool = ALLOW_CODE,
-    sandbox: bool = typer.Option(
-        False,
-        "--sandbox",
-        help="Start the suite's MCP server under bubblewrap (bwrap): its own user, process "
-        "and mount namespaces, no network, no view of toolproof's environment. Needs bwrap.",
-    ),
-    judge: str | None = typer.Option(
-        None, "--judge", "-j", help="Judge the judge-scored cases with this model (e.g. local)."
-    ),
-    html: Path | None = typer.Option(
-        None, "--html", help="Also write the self-contained HTML report here."
-    ),
-    shard: str | None = typer.Option(
-        None, "--shard", help="Run one shard of the cases, INDEX/COUNT (e.g. 2/8); see merge."
-    ),
-    store: str | None = STORE,
-    no_store: bool = NO_STORE,
-) -> None:
-    params = dict(locals())
-    from toolproof._gcpause import fewer_young_collections
-    from toolproof.cli._exit import done_writing
+@dataclass(frozen=True, kw_only=True)
+class RunArgs:
+    """`toolproof run`'s command line: one field per argument and flag, in the order
+    ``--help`` lists them (typer reads them from here, see :func:`command`)."""
 
+    suite: Annotated[
+        Path | None,
+        typer.Argument(help="Suite file or folder (a folder means FOLDER/suite.yaml)."),
+    ] = None
+    model: Annotated[
+        list[str],
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model spec PROVIDER:MODEL, e.g. openai:gpt-4.1-mini (repeatable).",
+        ),
+    ] = field(default_factory=list)
+    target: Annotated[
+        list[str],
+        typer.Option(
+            "--target", "-t", help="Your agent: module:function or http(s)://URL (repeatable)."
+        ),
+    ] = field(default_factory=list)
+    tools: Annotated[
+        Path | None,
+        typer.Option(
+            "--tools",
+            help="A tools file (YAML or JSON, as `toolproof tools import` writes) whose tools "
+            "replace the suite's for this run; kept in the run folder for scoring.",
+        ),
+    ] = None
+    repeats: Annotated[
+        str,
+        typer.Option(
+            "--repeats",
+            "-n",
+            help="Attempts per case and target, or 'auto': repeat each case only while more "
+            "attempts can change its figures (see --max-repeats, --min-repeats, "
+            "--until-decided).",
+        ),
+    ] = "1"
+    max_repeats: Annotated[
+        int,
+        typer.Option(
+            "--max-repeats", min=1, help="With --repeats auto: the most attempts of a case (k)."
+        ),
+    ] = 5
+    min_repeats: Annotated[
+        int,
+        typer.Option(
+            "--min-repeats", min=1, help="With --repeats auto: the fewest attempts of a case."
+        ),
+    ] = 2
+    until_decided: Annotated[
+        bool,
+        typer.Option(
+            "--until-decided",
+            help="With --repeats auto: stop a target as soon as every gate threshold is "
+            "decided at --confidence (a mixture SPRT, valid however often it looks).",
+        ),
+    ] = False
+    confidence: Annotated[
+        float,
+        typer.Option(
+            "--confidence",
+            min=0.5,
+            max=0.9999,
+            help="With --repeats auto: the confidence a gate threshold is decided at (every "
+            "case runs every round until then).",
+        ),
+    ] = 0.95
+    tags: Annotated[
+        list[str],
+        typer.Option(
+            "--tags", help="Run only cases with one of these tags (repeatable, or comma-separated)."
+        ),
+    ] = field(default_factory=list)
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help=f"Settings file (default: ./{DEFAULT_CONFIG} if present)."),
+    ] = None
+    temperature: Annotated[
+        float | None, typer.Option("--temperature", help="Sampling temperature, 0 to 2.")
+    ] = None
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Output token limit.")] = (
+        None
+    )
+    tool_choice: Annotated[
+        str | None, typer.Option("--tool-choice", help="auto, required, none, or tool:NAME.")
+    ] = None
+    concurrency: Annotated[
+        int | None,
+        typer.Option("--concurrency", "-c", help="Requests in flight per target (default 1)."),
+    ] = None
+    max_retries: Annotated[
+        int | None,
+        typer.Option("--max-retries", help="Retries of a failed request (default 6)."),
+    ] = None
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per request.")] = None
+    pricing: Annotated[
+        Path | None,
+        typer.Option(
+            "--pricing",
+            help="Price table: {MODEL: {input, output}} in USD per million tokens.",
+        ),
+    ] = None
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Run folder (default: runs/<suite>-<UTC time>)."),
+    ] = None
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the cache.")
+    ] = False
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            help="Where answers are cached (default: the user cache folder, "
+            "$TOOLPROOF_CACHE/responses or ~/.cache/toolproof/responses; never the checkout).",
+        ),
+    ] = None
+    resume: Annotated[
+        Path | None,
+        typer.Option("--resume", help="Finish a stopped run: only attempts not yet recorded."),
+    ] = None
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="With --resume: also re-run attempts that failed on infrastructure.",
+        ),
+    ] = False
+    max_infra_errors: Annotated[
+        str,
+        typer.Option(
+            "--max-infra-errors",
+            help="Share of each target's attempts allowed to end without a model answer "
+            "(rate limit, outage), as a percentage: 5%. Harness errors are never allowed.",
+        ),
+    ] = "0"
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar (for CI).")] = False
+    allow_code: bool = field(metadata={TYPER: ALLOW_CODE})
+    sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--sandbox",
+            help="Start the suite's MCP server under bubblewrap (bwrap): its own user, "
+            "process and mount namespaces, no network, no view of toolproof's environment. "
+            "Needs bwrap.",
+        ),
+    ] = False
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            "-j",
+            help="Judge the judge-scored cases with this model (e.g. local).",
+        ),
+    ] = None
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Also write the self-contained HTML report here."),
+    ] = None
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            help="Run one shard of the cases, INDEX/COUNT (e.g. 2/8); see merge.",
+        ),
+    ] = None
+    store: str | None = field(metadata={TYPER: STORE})
+    no_store: bool = field(metadata={TYPER: NO_STORE})
+
+    def overrides(self) -> dict[str, Any]:
+        """The generation and transport settings given as flags (None: not given)."""
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "tool_choice": _tool_choice(self.tool_choice),
+            "concurrency": self.concurrency,
+            "max_retries": self.max_retries,
+            "timeout_s": self.timeout,
+        }
+
+
+def run_command(args: RunArgs) -> None:
+    """`toolproof run`: the run, its report, the store, and the exit code."""
     with fewer_young_collections():
         try:
-            _run_command(**params)
+            _run(args)
         except typer.Exit:  # the exit code of a finished (or stopped) run
             done_writing()
             raise
     done_writing()  # the records, manifest, summary and store are written and closed
 
 
-def _run_command(
-    suite: Path | None,
-    model: list[str],
-    target: list[str],
-    tools: Path | None,
-    repeats: str,
-    max_repeats: int,
-    min_repeats: int,
-    until_decided: bool,
-    confidence: float,
-    tags: list[str],
-    config: Path | None,
-    temperature: float | None,
-    max_tokens: int | None,
-    tool_choice: str | None,
-    concurrency: int | None,
-    max_retries: int | None,
-    timeout: float | None,
-    pricing: Path | None,
-    out: Path | None,
-    no_cache: bool,
-    cache_dir: Path | None,
-    resume: Path | None,
-    retry_failed: bool,
-    max_infra_errors: str,
-    quiet: bool,
-    allow_code: bool,
-    sandbox: bool,
-    judge: str | None,
-    html: Path | None,
-    shard: str | None,
-    store: str | None,
-    no_store: bool,
-) -> None:
-    from toolproof._gcpause import freeze_standing
-    from toolproof.errors import UserError
-
-    overrides = {
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "tool_choice": _tool_choice(tool_choice),
-        "concurrency": concurrency,
-        "max_retries": max_retries,
-        "timeout_s": timeout,
-    }
-    allowance = infra_allowance(max_infra_errors)
-    opts = _options(no_cache, cache_dir, pricing, quiet)
-    opts.trust, user_config = trust_for(config, allow_code)
+def _run(args: RunArgs) -> None:
+    allowance = infra_allowance(args.max_infra_errors)
+    opts = _options(args)
+    opts.trust, user_config = trust_for(args.config, args.allow_code)
     opts.scheduler = _scheduler(opts.trust)  # used by an adaptive schedule only (or its resume)
-    if sandbox:
-        import dataclasses
-
+    if args.sandbox:
         from toolproof.mcpenv import sandbox_program
 
         sandbox_program()  # an error now, before any request, when bwrap is missing
         opts.trust = dataclasses.replace(opts.trust, sandbox=True)
+    overrides = args.overrides()
+    storing = not args.no_store
     grading: StreamedEvaluation | None = None
-    if resume is not None:
-        if suite is not None or model or target or tags or shard or tools is not None:
-            raise UserError(
-                "--resume takes the suite, its tools and the targets from the run; give none"
-            )
-        with _warming(opts, storing=not no_store):
-            result = _guarded(
-                lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
-            )
+    if args.resume is not None:
+        result = _resumed(args, opts, overrides)
     else:
-        if suite is None:
-            raise UserError("give a suite to run, or --resume RUN_DIR")
-        from toolproof.run import load_suite_file
-
-        loaded = load_suite_file(suite, opts.trust, tools=tools)
-        if not model and not target:
-            model = [_default_model()]
-        chosen, config_file = _targets(loaded, model, target, user_config, overrides, opts)
-        opts.repeats, opts.adaptive = _repeats(
-            repeats, max_repeats, min_repeats, until_decided, confidence
-        )
-        opts.tags = tuple(t.strip() for group in tags for t in group.split(",") if t.strip())
-        opts.shard = _shard(shard)
-        opts.config_file = config_file
-        opts.out = out or _new_run_dir(opts.runs_dir, loaded.name)
-        if judge is None and opts.adaptive is None:  # judged: from the judge's answers too
-            # (an adaptive run reads its rates over the full rounds it ends with: graded after)
-            grading = _streamed(loaded, chosen, opts, storing=_storing(store, not no_store))
-        freeze_standing()  # modules and suite: the run's collections need not walk them
-        with _warming(opts, storing=not no_store, grading=grading):
-            result = _guarded(lambda: _start(loaded, chosen, opts), opts.out, quiet)
+        result, grading = _new_run(args, opts, user_config, overrides)
     freeze_standing()  # the records: the report's collections need not walk them
     streamed = grading.result(result) if grading is not None else None
     judged = None
-    if judge is not None:  # judged first: judge-decided arguments change the report
-        from toolproof.cli._judge import after_run
-
+    if args.judge is not None:  # judged first: judge-decided arguments change the report
         judged = after_run(
             result,
-            judge,
-            cache=not no_cache,
-            cache_dir=cache_dir,
-            quiet=quiet,
+            args.judge,
+            cache=not args.no_cache,
+            cache_dir=args.cache_dir,
+            quiet=args.quiet,
             config=user_config,
             trust=opts.trust,
         )
-    ev = _report(result, quiet, opts.trust, html, judged, streamed[0] if streamed else None)
+    ev = _report(
+        result, args.quiet, opts.trust, args.html, judged, streamed[0] if streamed else None
+    )
     from toolproof.store._hooks import storing_run
 
     # stores it with its exit code, and the evaluation the report was made from
     # (after judging: the judge's answers decide judge-decided arguments)
     noted = streamed[1] if streamed else None
-    with storing_run(result, store, not no_store, opts.trust, evaluation=ev, noted=noted):
+    with storing_run(result, args.store, storing, opts.trust, evaluation=ev, noted=noted):
         _exit_code(result, allowance, ev)
+
+
+def _resumed(args: RunArgs, opts: RunOptions, overrides: dict[str, Any]) -> RunResult:
+    """``--resume RUN_DIR``: the run's own suite, tools and targets; flags may change how
+    it is sent (timeouts, retries, rates), not what the model generates."""
+    resume = args.resume
+    assert resume is not None
+    given = args.model or args.target or args.tags or args.shard
+    if args.suite is not None or args.tools is not None or given:
+        raise UserError(
+            "--resume takes the suite, its tools and the targets from the run; give none"
+        )
+    with _warming(opts, storing=not args.no_store):
+        return _guarded(
+            lambda: _resume(resume, opts, args.retry_failed, args.config, overrides),
+            resume,
+            args.quiet,
+        )
+
+
+def _new_run(
+    args: RunArgs, opts: RunOptions, user_config: RunConfig | None, overrides: dict[str, Any]
+) -> tuple[RunResult, StreamedEvaluation | None]:
+    """A new run of the suite against the targets; and the evaluation it feeds as it
+    writes its records, when it feeds one."""
+    if args.suite is None:
+        raise UserError("give a suite to run, or --resume RUN_DIR")
+    from toolproof.run import load_suite_file
+
+    loaded = load_suite_file(args.suite, opts.trust, tools=args.tools)
+    model = args.model if args.model or args.target else [_default_model()]
+    chosen, config_file = _targets(loaded, model, args.target, user_config, overrides, opts)
+    opts.repeats, opts.adaptive = _repeats(
+        args.repeats, args.max_repeats, args.min_repeats, args.until_decided, args.confidence
+    )
+    opts.tags = tuple(t.strip() for group in args.tags for t in group.split(",") if t.strip())
+    opts.shard = _shard(args.shard)
+    opts.config_file = config_file
+    opts.out = args.out or _new_run_dir(opts.runs_dir, loaded.name)
+    storing = not args.no_store
+    grading = None
+    if args.judge is None and opts.adaptive is None:  # judged: from the judge's answers too
+        # (an adaptive run reads its rates over the full rounds it ends with: graded after)
+        grading = _streamed(loaded, chosen, opts, storing=_storing(args.store, storing))
+    freeze_standing()  # modules and suite: the run's collections need not walk them
+    with _warming(opts, storing=storing, grading=grading):
+        out = opts.out
+        return _guarded(lambda: _start(loaded, chosen, opts), out, args.quiet), grading
 
 
 def _repeats(
     text: str, most: int, fewest: int, until_decided: bool, confidence: float
 ) -> tuple[int, Any]:
     """``--repeats N`` or ``--repeats auto`` (with its plan)."""
-    from toolproof.errors import UserError
-
     if text.strip().lower() == "auto":
         from toolproof.adaptive import Plan
 
@@ -331,7 +390,6 @@ def _shard(text: str | None) -> tuple[int, int] | None:
 
 def _default_model() -> str:
     """The bundled local model, when installed. Paid providers are never the default."""
-    from toolproof.errors import UserError
     from toolproof.providers._local import local_model_available
 
     if not local_model_available():
@@ -360,7 +418,6 @@ def _streamed(
     suite: Suite, targets: list[Target], opts: RunOptions, *, storing: bool
 ) -> StreamedEvaluation | None:
     """The evaluation a new run feeds as it writes its records, when its suite suits it."""
-    from toolproof.cli._warmup import StreamedEvaluation
     from toolproof.run._runner import RECORDS_FILE
 
     assert opts.out is not None
@@ -382,10 +439,10 @@ def _warming(
     The block waits for those imports to end, so that nothing after the run
     imports a module while the warm-up thread may be importing it too.
     """
-    from toolproof.cli._warmup import AFTER_RUN, STORE_MODULE, WarmingObserver, Warmup
     from toolproof.run import SilentObserver
 
-    modules = AFTER_RUN if storing else tuple(m for m in AFTER_RUN if m != STORE_MODULE)
+    after = _warmup.AFTER_RUN  # read when the run starts (a test may name other modules)
+    modules = after if storing else tuple(m for m in after if m != _warmup.STORE_MODULE)
     warmup = Warmup(modules, then=grading.prepare if grading is not None else None)
     opts.observer = WarmingObserver(opts.observer or SilentObserver(), warmup, grading)
     try:
@@ -402,18 +459,17 @@ def _tool_choice(value: str | None) -> Any:
     return value
 
 
-def _options(
-    no_cache: bool, cache_dir: Path | None, pricing: Path | None, quiet: bool
-) -> RunOptions:
+def _options(args: RunArgs) -> RunOptions:
+    """The library's options for this run, from the flags that set them directly."""
     from toolproof.run import Pricing, RichProgress, RunOptions
 
-    opts = RunOptions(cache=not no_cache)
-    if cache_dir is not None:
-        opts.cache_dir = cache_dir
-    if pricing is not None:
-        opts.pricing = Pricing.default().with_file(pricing)
-        opts.pricing_file = str(pricing.resolve())
-    if not quiet:
+    opts = RunOptions(cache=not args.no_cache)
+    if args.cache_dir is not None:
+        opts.cache_dir = args.cache_dir
+    if args.pricing is not None:
+        opts.pricing = Pricing.default().with_file(args.pricing)
+        opts.pricing_file = str(args.pricing.resolve())
+    if not args.quiet:
         from rich.console import Console
 
         opts.observer = RichProgress(Console(stderr=True))
@@ -524,13 +580,10 @@ def _report(
     _write_summary(result.run_dir, summary_json(summaries))
     console.print(f"run folder: {term_text(str(result.run_dir))}")
     if html is not None:
-        from toolproof.cli._report import report_gate, write_html
-
         size = write_html(html, ev, report_gate(ev))
         console.print(f"HTML report: {term_text(str(html))} ({size:,} bytes)")
     shown: Callable[[Console], None] | None = None
     if judged is not None:
-        from toolproof.cli._judge import report_judged
 
         def shown(out: Console) -> None:
             report_judged(result, judged, out)
@@ -614,14 +667,12 @@ def _evaluation(result: RunResult, trust: Trust) -> Evaluation:
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
     from toolproof._jsontext import dumps
-    from toolproof._safeio import save
 
     save(run_dir / "summary.json", dumps(data, indent=2) + "\n", atomic=True)
 
 
 def infra_allowance(text: str) -> InfraAllowance:
     """``--max-infra-errors``: a share of attempts (``5%``), or a usage error."""
-    from toolproof.errors import UserError
     from toolproof.gate import InfraAllowance
 
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -9,6 +10,7 @@ import typer
 
 from toolproof.cli._exit import ExitCode
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+from toolproof.errors import UserError
 
 _STORE_HELP = (
     "History store: a file, sqlite:///PATH or postgresql://… (default: $TOOLPROOF_STORE, "
@@ -36,9 +38,7 @@ def import_command(
     config: Optional[Path] = CONFIG,  # noqa: UP045
 ) -> None:
     """Load run folders into the store. Safe to repeat: a run imported again is replaced."""
-    import time
 
-    from toolproof.errors import UserError
     from toolproof.store import find_run_folders, open_store
 
     trust, _ = trust_for(config, allow_code)

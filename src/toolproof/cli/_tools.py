@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
+
+from toolproof._safeio import save
 
 tools_app = typer.Typer(
     name="tools",
@@ -63,8 +66,6 @@ def import_command(
         typer.echo(f"error: no tool imported from {result.source}", err=True)
         raise typer.Exit(2)
     if out is not None:
-        from toolproof._safeio import save
-
         save(out, tools_file(result))
         typer.echo(
             f"wrote {len(result.items)} tool(s) to {out} ({result.format}, "
@@ -152,7 +153,6 @@ def init_command(
 
 
 def _interactive() -> bool:
-    import sys
 
     return sys.stdin.isatty()
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import getpass
 import json
+import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from toolproof.cli._trust import CONFIG
+from toolproof.cli._trust import CONFIG, load_user_config
+from toolproof.errors import UserError
 
 if TYPE_CHECKING:
     from toolproof.traces import Selection
@@ -67,8 +70,6 @@ def import_command(
     config: Path | None = CONFIG,
 ) -> None:
     """Import traces: one replay case per chat span, production's calls as records."""
-    from toolproof.cli._trust import load_user_config
-    from toolproof.errors import UserError
     from toolproof.traces import redactor_from_config
 
     if out is None and not dry_run:
@@ -132,7 +133,6 @@ def _print(report: Any, redactor: Any, as_json: bool, dry_run: bool) -> None:
 
 
 def _when(value: str | None, flag: str) -> datetime | None:
-    from toolproof.errors import UserError
 
     if value is None:
         return None
@@ -149,7 +149,6 @@ def _selection(
     since: str | None, until: str | None, only_feedback: str | None, sample: str | None,
     seed: int, dedup: bool,
 ) -> Selection:  # fmt: skip
-    from toolproof.errors import UserError
     from toolproof.traces import Selection
 
     if only_feedback not in (None, "negative"):
@@ -182,13 +181,9 @@ def promote_command(
     config: Path | None = CONFIG,
 ) -> None:
     """Review replay cases one by one and promote the ones you mark right or correct."""
-    import getpass
-    import sys
 
     from rich.console import Console
 
-    from toolproof.cli._trust import load_user_config
-    from toolproof.errors import UserError
     from toolproof.traces import promote, redactor_from_config
 
     if not sys.stdin.isatty():
@@ -253,7 +248,6 @@ def drift_command(
 
     Exit 1 when an alert fires, 0 otherwise.
     """
-    from toolproof.errors import UserError
     from toolproof.traces import drift, read_window, render_drift
 
     if fmt not in ("terminal", "markdown", "json"):

@@ -9,11 +9,20 @@ same figures::
     ev = evaluate(suite, ["runs/x/records.jsonl"])
     ev = load_run("runs/x")            # a run folder: its manifest names the suite
     ev.targets["openai:gpt-4.1-mini"].summary.strict_pass
+
+The keywords of :func:`evaluate` can be given as one object, built once and
+passed on (:class:`EvaluationOptions`, frozen)::
+
+    from toolproof.evaluate import EvaluationOptions
+
+    options = EvaluationOptions(keep_raw=False, targets=("openai:gpt-4.1-mini",))
+    ev = evaluate(suite, ["runs/x/records.jsonl"], options=options)
 """
 
 from toolproof.evaluate._evaluate import (
     UNNAMED,
     Evaluation,
+    EvaluationOptions,
     EvaluationStream,
     TargetEvaluation,
     attempt_grader,
@@ -24,6 +33,7 @@ from toolproof.evaluate._evaluate import (
 __all__ = [
     "UNNAMED",
     "Evaluation",
+    "EvaluationOptions",
     "EvaluationStream",
     "TargetEvaluation",
     "attempt_grader",

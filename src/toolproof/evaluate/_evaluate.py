@@ -45,6 +45,42 @@ MANIFEST_FILE = "manifest.json"
 RecordSource = str | Path | Record
 #: Told of each latest record as it is graded: the record, its verdict, its file and line.
 AttemptObserver = Callable[[Record, Verdict | None, tuple[str, int] | None], None]
+#: A suite's own checks, each with the cases it applies to (None: every case).
+Checks = Sequence[tuple[CaseCheck, frozenset[str] | None]]
+
+
+@dataclass(frozen=True)
+class EvaluationOptions:
+    """How :func:`evaluate` (and :class:`EvaluationStream`) grades and keeps records.
+
+    Each field is the keyword of the same name of :func:`evaluate`, where it is
+    described; ``EvaluationOptions()`` is what no keyword gives. Give either the
+    object (``options=``) or the keywords, not both.
+    """
+
+    manifest: Manifest | None = None
+    expected_states: Mapping[str, ExpectedState] | None = None
+    k: int | None = None
+    source: str | Path | None = None
+    targets: Sequence[str] = ()
+    keep_raw: bool = True
+    checks: Checks | None = None
+    trust: Trust = DEFAULT_TRUST
+    keep_records: bool = True
+    judgements: Sequence[Judgement] = ()
+    on_attempt: AttemptObserver | None = None
+
+    def given(self, keywords: EvaluationOptions) -> EvaluationOptions:
+        """These options, or ``keywords`` when these are the defaults; a TypeError when
+        both were given (the object and some keyword)."""
+        if keywords == _DEFAULTS:
+            return self
+        if self == _DEFAULTS:
+            return keywords
+        raise TypeError("give evaluate() its options either as options= or as keywords, not both")
+
+
+_DEFAULTS = EvaluationOptions()
 
 
 @dataclass(frozen=True)
@@ -149,13 +185,14 @@ def evaluate(
     suite: Suite,
     records: Iterable[RecordSource] | RecordSource,
     *,
+    options: EvaluationOptions = _DEFAULTS,
     manifest: Manifest | None = None,
     expected_states: Mapping[str, ExpectedState] | None = None,
     k: int | None = None,
     source: str | Path | None = None,
     targets: Iterable[str] = (),
     keep_raw: bool = True,
-    checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
+    checks: Checks | None = None,
     trust: Trust = DEFAULT_TRUST,
     keep_records: bool = True,
     judgements: Sequence[Judgement] = (),
@@ -199,47 +236,43 @@ def evaluate(
     target's ``records`` and ``verdicts`` read the files again when iterated),
     the failures wait in a temporary file, and :attr:`Evaluation.origins`
     stays empty.
+
+    ``options``: all of the above as one :class:`EvaluationOptions`, instead of
+    the keywords.
     """
-    states, checks, initial = _prepared(suite, expected_states, checks, trust)
+    opts = options.given(
+        EvaluationOptions(
+            manifest=manifest, expected_states=expected_states, k=k, source=source,
+            targets=tuple(targets), keep_raw=keep_raw, checks=checks, trust=trust,
+            keep_records=keep_records, judgements=tuple(judgements), on_attempt=on_attempt,
+        )
+    )  # fmt: skip
     sources = [records] if isinstance(records, str | Path | Record) else list(records)
     winners, total = _latest(suite, sources)
-    stream = EvaluationStream._made(
-        suite,
-        states,
-        checks,
-        initial,
-        manifest=manifest,
-        k=k,
-        source=source,
-        targets=targets,
-        keep_raw=keep_raw,
-        keep_records=keep_records,
-        judgements=judgements,
-        on_attempt=on_attempt,
-        code_allowed=trust.allow_code,
-    )
+    stream = EvaluationStream._made(suite, _prepared(suite, opts), opts)
     stream.ev.superseded = total - sum(_count(w) for w in winners)
-    for record, origin in _winning_records(sources, winners, raw=keep_raw):
+    for record, origin in _winning_records(sources, winners, raw=opts.keep_raw):
         stream.add(record, origin)
     del winners  # the identities of every record: not needed once all are graded
     return stream.finish()
 
 
-def _prepared(
-    suite: Suite,
-    expected_states: Mapping[str, ExpectedState] | None,
-    checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None,
-    trust: Trust,
-) -> tuple[
-    Mapping[str, ExpectedState],
-    Sequence[tuple[CaseCheck, frozenset[str] | None]] | None,
-    Any,
-]:
+@dataclass(frozen=True)
+class _Prepared:
+    """What grading needs beside the records: expected states, checks, the initial state."""
+
+    expected_states: Mapping[str, ExpectedState]
+    checks: Checks | None
+    initial: Any
+
+
+def _prepared(suite: Suite, options: EvaluationOptions) -> _Prepared:
     """What grading needs beside the records: expected states, checks, the initial state."""
     from toolproof.run import expected_states as compute_states
     from toolproof.run import load_checks
     from toolproof.run._env import load_environment, load_initial_state
 
+    expected_states, checks, trust = options.expected_states, options.checks, options.trust
     env = None
     gold = any(c.end_state is not None and c.end_state.actions for c in suite.cases)
     if expected_states is None and trust.allow_code and gold:
@@ -258,7 +291,7 @@ def _prepared(
         initial = load_initial_state(suite, trust)
     if checks is None and trust.allow_code:
         checks = load_checks(suite, allow_code=True)
-    return expected_states, checks, initial
+    return _Prepared(expected_states, checks, initial)
 
 
 class EvaluationStream:
@@ -279,70 +312,48 @@ class EvaluationStream:
         self,
         suite: Suite,
         *,
+        options: EvaluationOptions = _DEFAULTS,
         manifest: Manifest | None = None,
         expected_states: Mapping[str, ExpectedState] | None = None,
         k: int | None = None,
         source: str | Path | None = None,
         targets: Iterable[str] = (),
         keep_raw: bool = True,
-        checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None = None,
+        checks: Checks | None = None,
         trust: Trust = DEFAULT_TRUST,
         keep_records: bool = True,
         judgements: Sequence[Judgement] = (),
         on_attempt: AttemptObserver | None = None,
         load_embeddings: bool = True,
     ) -> None:
-        states, checks, initial = _prepared(suite, expected_states, checks, trust)
-        self._open(
-            suite,
-            states,
-            checks,
-            initial,
-            manifest=manifest,
-            k=k,
-            source=source,
-            targets=targets,
-            keep_raw=keep_raw,
-            keep_records=keep_records,
-            judgements=judgements,
-            on_attempt=on_attempt,
-            load_embeddings=load_embeddings,
-            code_allowed=trust.allow_code,
-        )
+        opts = options.given(
+            EvaluationOptions(
+                manifest=manifest, expected_states=expected_states, k=k, source=source,
+                targets=tuple(targets), keep_raw=keep_raw, checks=checks, trust=trust,
+                keep_records=keep_records, judgements=tuple(judgements), on_attempt=on_attempt,
+            )
+        )  # fmt: skip
+        self._open(suite, _prepared(suite, opts), opts, load_embeddings=load_embeddings)
 
     @classmethod
     def _made(
-        cls,
-        suite: Suite,
-        expected_states: Mapping[str, ExpectedState],
-        checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None,
-        initial: Any,
-        **options: Any,
+        cls, suite: Suite, prepared: _Prepared, options: EvaluationOptions
     ) -> EvaluationStream:
         stream = cls.__new__(cls)
-        stream._open(suite, expected_states, checks, initial, **options)
+        stream._open(suite, prepared, options)
         return stream
 
     def _open(
         self,
         suite: Suite,
-        expected_states: Mapping[str, ExpectedState],
-        checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None,
-        initial: Any,
+        prepared: _Prepared,
+        options: EvaluationOptions,
         *,
-        manifest: Manifest | None,
-        k: int | None,
-        source: str | Path | None,
-        targets: Iterable[str],
-        keep_raw: bool,
-        keep_records: bool,
-        judgements: Sequence[Judgement],
-        on_attempt: AttemptObserver | None,
         load_embeddings: bool = True,
-        code_allowed: bool = False,
     ) -> None:
+        manifest, k, expected_states = options.manifest, options.k, prepared.expected_states
         self.suite = suite
-        self.code_allowed = code_allowed
+        self.code_allowed = options.trust.allow_code
         schedule = manifest.schedule if manifest is not None else None
         #: an adaptive run: pass^k at its most repeats, rates over its full rounds
         self.k = k if k is not None or schedule is None else schedule.max_repeats
@@ -359,27 +370,27 @@ class EvaluationStream:
             if schedule is not None
             else {}
         )
-        self.keep_raw = keep_raw
-        self.keep_records = keep_records
-        self.on_attempt = on_attempt
+        self.keep_raw = options.keep_raw
+        self.keep_records = options.keep_records
+        self.on_attempt = options.on_attempt
         self.scorer = Scorer(
             suite,
             expected_states,
-            checks,
-            initial_state=initial,
-            decisions=argument_decisions(judgements),
+            prepared.checks,
+            initial_state=prepared.initial,
+            decisions=argument_decisions(options.judgements),
         )
         self.ev = Evaluation(
             suite=suite,
-            source=Path(source) if source is not None else None,
+            source=Path(options.source) if options.source is not None else None,
             manifest=manifest,
             warnings=[w for state in expected_states.values() for w in state.warnings],
             scorer=self.scorer,
-            judgements=list(judgements),
+            judgements=list(options.judgements),
             calibrations=suite_calibrations(suite),
         )
         self.embedder = _Embedder(load=load_embeddings)
-        self.grouped: dict[str, _Target] = {t: _Target(self._builder(t)) for t in targets}
+        self.grouped: dict[str, _Target] = {t: _Target(self._builder(t)) for t in options.targets}
         self._known = {c.id for c in suite.cases}
 
     def _builder(self, target: str) -> SummaryBuilder:
@@ -507,8 +518,10 @@ def attempt_grader(
     is the one the run's evaluation will give the same record (no judge answers
     yet: judge-decided arguments are undecided).
     """
-    states, checks, initial = _prepared(suite, None, None, trust)
-    scorer = Scorer(suite, states, checks, initial_state=initial)
+    prepared = _prepared(suite, EvaluationOptions(trust=trust))
+    scorer = Scorer(
+        suite, prepared.expected_states, prepared.checks, initial_state=prepared.initial
+    )
     embedder = _Embedder()
 
     def grade(record: Record) -> Verdict | None:

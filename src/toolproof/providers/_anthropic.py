@@ -11,24 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproof.errors import UserError
-from toolproof.providers._base import ModelSettings, ProviderRequest
+from toolproof.providers._base import ProviderRequest
 from toolproof.providers._common import (
     WireProvider,
     arguments_for_history,
     call_from_object,
     fill_call_ids,
-    merge_extra,
     system_text,
     unexpected_body,
 )
+from toolproof.providers._settings import TOOL_NAME, Put, Refusal, SettingsFormat
 from toolproof.types import Message, Response, Tool, ToolCall, Usage
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider"]
 
 DEFAULT_MAX_TOKENS = 1024
 API_VERSION = "2023-06-01"
-_EFFORTS = ("low", "medium", "high")
 
 
 class AnthropicProvider(WireProvider):
@@ -37,9 +35,30 @@ class AnthropicProvider(WireProvider):
     name = "anthropic"
     default_base_url = "https://api.anthropic.com/v1"
     key_env = ("ANTHROPIC_API_KEY",)
-
-    def check_settings(self, settings: ModelSettings) -> None:
-        _check_effort(settings)
+    settings_format = SettingsFormat(
+        tool_choice=("tool_choice",),
+        choices={
+            "auto": {"type": "auto"},
+            "required": {"type": "any"},
+            "none": {"type": "none"},
+            "tool": {"type": "tool", "name": TOOL_NAME},
+        },
+        parallel=("tool_choice", "disable_parallel_tool_use"),
+        negate=True,
+        parallel_skip=frozenset({"none"}),
+        fields=(
+            Put("max_tokens", ("max_tokens",)),
+            Put("temperature", ("temperature",)),
+            Put("reasoning_effort", ("output_config", "effort")),
+        ),
+        refusals=(
+            Refusal(
+                "reasoning_effort",
+                frozenset({"none", "minimal"}),
+                "provider {provider!r} takes reasoning_effort low, medium or high, not {value!r}",
+            ),
+        ),
+    )
 
     def endpoint(self) -> str:
         return "messages"
@@ -49,24 +68,15 @@ class AnthropicProvider(WireProvider):
 
     def build_payload(self, request: ProviderRequest) -> dict[str, Any]:
         """The exact JSON body for one request."""
-        settings = request.settings
-        _check_effort(settings)
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": settings.max_tokens or DEFAULT_MAX_TOKENS,
-        }
+        # max_tokens is required: sent second, with the default unless the settings give one
+        payload: dict[str, Any] = {"model": self.model, "max_tokens": DEFAULT_MAX_TOKENS}
         system = system_text(request.messages)
         if system is not None:
             payload["system"] = system
         payload["messages"] = _messages(fill_call_ids(request.messages))
         if request.tools:
             payload["tools"] = [_tool(t) for t in request.tools]
-            payload["tool_choice"] = _tool_choice(settings)
-        if settings.temperature is not None:
-            payload["temperature"] = settings.temperature
-        if settings.reasoning_effort is not None:
-            payload["output_config"] = {"effort": settings.reasoning_effort}
-        return merge_extra(payload, settings)
+        return self.put_settings(payload, request)
 
     def parse_response(self, body: Any, latency_ms: float, payload: Any) -> Response:
         """The canonical view of a Messages body; ``raw`` is the body itself."""
@@ -97,14 +107,6 @@ class AnthropicProvider(WireProvider):
         )
 
 
-def _check_effort(settings: ModelSettings) -> None:
-    effort = settings.reasoning_effort
-    if effort is not None and effort not in _EFFORTS:
-        raise UserError(
-            f"provider 'anthropic' takes reasoning_effort low, medium or high, not {effort!r}"
-        )
-
-
 def _tool(tool: Tool) -> dict[str, Any]:
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
@@ -112,17 +114,6 @@ def _tool(tool: Tool) -> dict[str, Any]:
     out["input_schema"] = tool.parameters
     if tool.strict is not None:
         out["strict"] = tool.strict
-    return out
-
-
-def _tool_choice(settings: ModelSettings) -> dict[str, Any]:
-    choice = settings.tool_choice
-    kind = {"auto": "auto", "required": "any", "none": "none", "tool": "tool"}[choice.mode]
-    out: dict[str, Any] = {"type": kind}
-    if choice.mode == "tool":
-        out["name"] = choice.tool
-    if kind != "none" and settings.parallel_tool_calls is not None:
-        out["disable_parallel_tool_use"] = not settings.parallel_tool_calls
     return out
 
 

@@ -20,6 +20,7 @@ from toolproof.providers._base import (
     ProviderRequest,
     TransportError,
 )
+from toolproof.providers._settings import SettingsFormat, put_settings, refuse
 from toolproof.providers._transport import Transport, classify_status, parse_rate_limits
 from toolproof.types import Message, Outcome, Response, ToolCall
 
@@ -167,8 +168,12 @@ class WireProvider(Provider):
     """A provider that POSTs one JSON payload per turn over the shared transport.
 
     Subclasses give the wire format (``build_payload``, ``parse_response``,
-    ``headers``) and where to send it; the round trip is the same for all.
+    ``headers``), where each setting goes (``settings_format``) and where to
+    send it; the round trip is the same for all.
     """
+
+    #: Where this wire format puts each generation setting, and what it refuses.
+    settings_format: SettingsFormat
 
     #: Base URL used when ``settings.base_url`` is not set.
     default_base_url: str | None = None
@@ -196,6 +201,14 @@ class WireProvider(Provider):
 
     def check_settings(self, settings: ModelSettings) -> None:
         """Refuse settings this provider cannot honour (a UserError), rather than drop them."""
+        refuse(self.name, self.settings_format, settings)
+
+    def put_settings(self, payload: dict[str, Any], request: ProviderRequest) -> dict[str, Any]:
+        """The payload with the request's settings written in, then ``extra_body`` merged."""
+        settings = request.settings
+        self.check_settings(settings)
+        put_settings(payload, self.settings_format, settings, tools=bool(request.tools))
+        return merge_extra(payload, settings)
 
     @abstractmethod
     def endpoint(self) -> str:

@@ -19,7 +19,6 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from toolproof.errors import UserError
 from toolproof.providers._base import ModelSettings, ProviderRequest
 from toolproof.providers._common import (
     SYNTHETIC_ID_PREFIX,
@@ -27,10 +26,10 @@ from toolproof.providers._common import (
     arguments_for_history,
     call_from_object,
     fill_call_ids,
-    merge_extra,
     system_text,
     unexpected_body,
 )
+from toolproof.providers._settings import TOOL_NAME, Put, Refusal, SettingsFormat
 from toolproof.providers._transport import Transport
 from toolproof.types import Message, Response, Tool, ToolCall, Usage
 
@@ -48,7 +47,6 @@ REFUSAL_REASONS = frozenset(
     }
 )
 PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
-_MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE", "tool": "ANY"}
 _MAX_SIGNATURES = 50_000
 
 
@@ -59,13 +57,39 @@ class GeminiProvider(WireProvider):
     default_base_url = "https://generativelanguage.googleapis.com"
 
     key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    settings_format = SettingsFormat(
+        tool_choice=("toolConfig", "functionCallingConfig"),
+        choices={
+            "auto": {"mode": "AUTO"},
+            "required": {"mode": "ANY"},
+            "none": {"mode": "NONE"},
+            "tool": {"mode": "ANY", "allowedFunctionNames": [TOOL_NAME]},
+        },
+        fields=(
+            Put("temperature", ("generationConfig", "temperature")),
+            Put("max_tokens", ("generationConfig", "maxOutputTokens")),
+            Put("reasoning_effort", ("generationConfig", "thinkingConfig", "thinkingLevel")),
+        ),
+        refusals=(
+            Refusal(
+                "reasoning_effort",
+                frozenset({"none"}),
+                "provider {provider!r} has no reasoning_effort 'none'; use minimal, low, medium "
+                "or high, or set generationConfig.thinkingConfig through extra_body",
+            ),
+            # Gemini may always answer with several calls; the setting is refused, not dropped
+            Refusal(
+                "parallel_tool_calls",
+                frozenset({False}),
+                "provider {provider!r} cannot turn off parallel function calls; "
+                "unset parallel_tool_calls for this model",
+            ),
+        ),
+    )
 
     def __init__(self, model: str, settings: ModelSettings, transport: Transport) -> None:
         super().__init__(model.removeprefix("models/"), settings, transport)
         self._signatures: OrderedDict[str, str] = OrderedDict()
-
-    def check_settings(self, settings: ModelSettings) -> None:
-        _check_settings(settings)
 
     def endpoint(self) -> str:
         return f"v1beta/models/{self.model}:generateContent"
@@ -77,19 +101,13 @@ class GeminiProvider(WireProvider):
 
     def build_payload(self, request: ProviderRequest) -> dict[str, Any]:
         """The exact JSON body for one request."""
-        settings = request.settings
-        _check_settings(settings)
         payload: dict[str, Any] = {"contents": self._contents(request.messages)}
         system = system_text(request.messages)
         if system is not None:
             payload["systemInstruction"] = {"parts": [{"text": system}]}
         if request.tools:
             payload["tools"] = [{"functionDeclarations": [_declaration(t) for t in request.tools]}]
-            payload["toolConfig"] = {"functionCallingConfig": _calling_config(settings)}
-        config = _generation_config(settings)
-        if config:
-            payload["generationConfig"] = config
-        return merge_extra(payload, settings)
+        return self.put_settings(payload, request)
 
     def _contents(self, messages: list[Message]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -184,19 +202,6 @@ class GeminiProvider(WireProvider):
             self._signatures.popitem(last=False)
 
 
-def _check_settings(settings: ModelSettings) -> None:
-    if settings.reasoning_effort == "none":
-        raise UserError(
-            "provider 'gemini' has no reasoning_effort 'none'; use minimal, low, medium or "
-            "high, or set generationConfig.thinkingConfig through extra_body"
-        )
-    if settings.parallel_tool_calls is False:
-        raise UserError(
-            "provider 'gemini' cannot turn off parallel function calls; "
-            "unset parallel_tool_calls for this model"
-        )
-
-
 def _signature_key(call: ToolCall) -> str:
     args = arguments_for_history(call)
     return f"{call.name}\x00{json.dumps(args, sort_keys=True, ensure_ascii=False)}"
@@ -208,25 +213,6 @@ def _declaration(tool: Tool) -> dict[str, Any]:
         out["description"] = tool.description
     out["parametersJsonSchema"] = tool.parameters
     return out
-
-
-def _calling_config(settings: ModelSettings) -> dict[str, Any]:
-    choice = settings.tool_choice
-    out: dict[str, Any] = {"mode": _MODES[choice.mode]}
-    if choice.mode == "tool":
-        out["allowedFunctionNames"] = [choice.tool]
-    return out
-
-
-def _generation_config(settings: ModelSettings) -> dict[str, Any]:
-    config: dict[str, Any] = {}
-    if settings.temperature is not None:
-        config["temperature"] = settings.temperature
-    if settings.max_tokens is not None:
-        config["maxOutputTokens"] = settings.max_tokens
-    if settings.reasoning_effort is not None:
-        config["thinkingConfig"] = {"thinkingLevel": settings.reasoning_effort}
-    return config
 
 
 def _history_call(call: ToolCall) -> dict[str, Any]:

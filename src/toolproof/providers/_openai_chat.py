@@ -16,19 +16,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproof.providers._base import ModelSettings, ProviderRequest
+from toolproof.providers._base import ProviderRequest
 from toolproof.providers._common import (
     WireProvider,
     arguments_text,
     call_from_object,
     call_from_text,
     fill_call_ids,
-    merge_extra,
     unexpected_body,
 )
+from toolproof.providers._settings import TOOL_NAME, Put, SettingsFormat
 from toolproof.types import Message, Response, Tool, ToolCall, Usage
 
 __all__ = ["OpenAIChatProvider", "OpenAICompatibleProvider", "OpenRouterProvider"]
+
+
+def _chat_format(*fields: Put) -> SettingsFormat:
+    """The Chat Completions settings: the same up to seed, then ``fields`` (per server)."""
+    return SettingsFormat(
+        tool_choice=("tool_choice",),
+        choices={
+            "auto": "auto",
+            "required": "required",
+            "none": "none",
+            "tool": {"type": "function", "function": {"name": TOOL_NAME}},
+        },
+        parallel=("parallel_tool_calls",),
+        fields=(Put("temperature", ("temperature",)), Put("seed", ("seed",)), *fields),
+    )
 
 
 class OpenAIChatProvider(WireProvider):
@@ -37,7 +52,10 @@ class OpenAIChatProvider(WireProvider):
     name = "openai"
     default_base_url: str | None = "https://api.openai.com/v1"
     key_env: tuple[str, ...] = ("OPENAI_API_KEY",)
-    max_tokens_field = "max_completion_tokens"
+    settings_format = _chat_format(
+        Put("max_tokens", ("max_completion_tokens",)),
+        Put("reasoning_effort", ("reasoning_effort",)),
+    )
 
     def endpoint(self) -> str:
         return "chat/completions"
@@ -49,28 +67,13 @@ class OpenAIChatProvider(WireProvider):
 
     def build_payload(self, request: ProviderRequest) -> dict[str, Any]:
         """The exact JSON body for one request."""
-        settings = request.settings
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [_message(m) for m in fill_call_ids(request.messages)],
         }
         if request.tools:
             payload["tools"] = [_tool(t) for t in request.tools]
-            payload["tool_choice"] = _tool_choice(settings)
-            if settings.parallel_tool_calls is not None:
-                payload["parallel_tool_calls"] = settings.parallel_tool_calls
-        if settings.temperature is not None:
-            payload["temperature"] = settings.temperature
-        if settings.seed is not None:
-            payload["seed"] = settings.seed
-        if settings.max_tokens is not None:
-            payload[self.max_tokens_field] = settings.max_tokens
-        self._add_extras(payload, settings)
-        return merge_extra(payload, settings)
-
-    def _add_extras(self, payload: dict[str, Any], settings: ModelSettings) -> None:
-        if settings.reasoning_effort is not None:
-            payload["reasoning_effort"] = settings.reasoning_effort
+        return self.put_settings(payload, request)
 
     # -- response ----------------------------------------------------------------
 
@@ -103,16 +106,13 @@ class OpenRouterProvider(OpenAIChatProvider):
     name = "openrouter"
     default_base_url = "https://openrouter.ai/api/v1"
     key_env = ("OPENROUTER_API_KEY",)
-    max_tokens_field = "max_tokens"
-
-    def _add_extras(self, payload: dict[str, Any], settings: ModelSettings) -> None:
-        if settings.reasoning_effort is not None:
-            payload["reasoning"] = {"effort": settings.reasoning_effort}
-        routing = dict(settings.provider or {})
-        if settings.require_parameters is not None:
-            routing["require_parameters"] = settings.require_parameters
-        if routing:
-            payload["provider"] = routing
+    settings_format = _chat_format(
+        Put("max_tokens", ("max_tokens",)),
+        Put("reasoning_effort", ("reasoning", "effort")),
+        # provider routing as written (an empty table is not sent), then require_parameters in it
+        Put("provider", ("provider",), lambda routing: dict(routing) or None),
+        Put("require_parameters", ("provider", "require_parameters")),
+    )
 
 
 class OpenAICompatibleProvider(OpenAIChatProvider):
@@ -128,7 +128,10 @@ class OpenAICompatibleProvider(OpenAIChatProvider):
     default_base_url = None
     key_env = ()
     key_required = False
-    max_tokens_field = "max_tokens"
+    settings_format = _chat_format(
+        Put("max_tokens", ("max_tokens",)),
+        Put("reasoning_effort", ("reasoning_effort",)),
+    )
 
 
 def _tool(tool: Tool) -> dict[str, Any]:
@@ -138,13 +141,6 @@ def _tool(tool: Tool) -> dict[str, Any]:
     if tool.strict is not None:
         function["strict"] = tool.strict
     return {"type": "function", "function": function}
-
-
-def _tool_choice(settings: ModelSettings) -> Any:
-    choice = settings.tool_choice
-    if choice.mode == "tool":
-        return {"type": "function", "function": {"name": choice.tool}}
-    return choice.mode
 
 
 def _message(msg: Message) -> dict[str, Any]:

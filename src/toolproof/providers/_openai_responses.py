@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproof.providers._base import ModelSettings, ProviderRequest
+from toolproof.providers._base import ProviderRequest
 from toolproof.providers._common import (
     WireProvider,
     arguments_text,
     call_from_text,
     fill_call_ids,
-    merge_extra,
     unexpected_body,
 )
+from toolproof.providers._settings import TOOL_NAME, Put, SettingsFormat
 from toolproof.types import Message, Response, Tool, ToolCall, Usage
 
 __all__ = ["OpenAIResponsesProvider"]
@@ -31,6 +31,21 @@ class OpenAIResponsesProvider(WireProvider):
     name = "openai-responses"
     default_base_url = "https://api.openai.com/v1"
     key_env = ("OPENAI_API_KEY",)
+    settings_format = SettingsFormat(
+        tool_choice=("tool_choice",),
+        choices={
+            "auto": "auto",
+            "required": "required",
+            "none": "none",
+            "tool": {"type": "function", "name": TOOL_NAME},
+        },
+        parallel=("parallel_tool_calls",),
+        fields=(
+            Put("temperature", ("temperature",)),
+            Put("max_tokens", ("max_output_tokens",)),
+            Put("reasoning_effort", ("reasoning", "effort")),
+        ),
+    )
 
     def endpoint(self) -> str:
         return "responses"
@@ -40,23 +55,13 @@ class OpenAIResponsesProvider(WireProvider):
 
     def build_payload(self, request: ProviderRequest) -> dict[str, Any]:
         """The exact JSON body for one request."""
-        settings = request.settings
         items: list[dict[str, Any]] = []
         for msg in fill_call_ids(request.messages):
             items.extend(_items(msg))
         payload: dict[str, Any] = {"model": self.model, "input": items, "store": False}
         if request.tools:
             payload["tools"] = [_tool(t) for t in request.tools]
-            payload["tool_choice"] = _tool_choice(settings)
-            if settings.parallel_tool_calls is not None:
-                payload["parallel_tool_calls"] = settings.parallel_tool_calls
-        if settings.temperature is not None:
-            payload["temperature"] = settings.temperature
-        if settings.max_tokens is not None:
-            payload["max_output_tokens"] = settings.max_tokens
-        if settings.reasoning_effort is not None:
-            payload["reasoning"] = {"effort": settings.reasoning_effort}
-        return merge_extra(payload, settings)
+        return self.put_settings(payload, request)
 
     def parse_response(self, body: Any, latency_ms: float, payload: Any) -> Response:
         """The canonical view of a Responses body; ``raw`` is the body itself."""
@@ -89,13 +94,6 @@ def _tool(tool: Tool) -> dict[str, Any]:
     out["parameters"] = tool.parameters
     out["strict"] = tool.strict is True
     return out
-
-
-def _tool_choice(settings: ModelSettings) -> Any:
-    choice = settings.tool_choice
-    if choice.mode == "tool":
-        return {"type": "function", "name": choice.tool}
-    return choice.mode
 
 
 def _items(msg: Message) -> list[dict[str, Any]]:

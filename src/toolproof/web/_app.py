@@ -8,28 +8,18 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from toolproof.errors import UserError
 from toolproof.report import render_page
 from toolproof.report._html import assets, environment
-from toolproof.report._htmlview import attempt_view, entry
-from toolproof.web._index import RunCache, RunIndex
-from toolproof.web._pages import (
-    FILTERS,
-    Page,
-    RunDiff,
-    filter_entries,
-    paginate,
-    run_diff,
-    stored_diff,
-    stored_trend,
-    trend,
-)
+from toolproof.web._index import RunCache
+from toolproof.web._pages import FILTERS, RunDiff, filter_entries, paginate, run_diff
 from toolproof.web._source import FolderSource, RunSource
-from toolproof.web._stored import StoredRun, StoreSource, metric_view
+from toolproof.web._stored import StoreSource
+from toolproof.web._views import FolderPages, Opening, PageError, Pages, StorePages, blocking
 
 if TYPE_CHECKING:
     from toolproof.trust import Trust
@@ -43,21 +33,17 @@ TEMPLATES = (
     "trends.html",
     "opening.html",
     "error.html",
-    "stored_runs.html",
 )
+PAGES: web.AppKey[Pages] = web.AppKey("pages", Pages)
 CACHE: web.AppKey[RunCache] = web.AppKey("cache", RunCache)
-STORE: web.AppKey[StoreSource] = web.AppKey("store", StoreSource)
 PAGE_SIZE: web.AppKey[int] = web.AppKey("page_size", int)
-OPEN_WAIT: web.AppKey[float] = web.AppKey("open_wait", float)
 DIFFS: web.AppKey[dict[Any, RunDiff]] = web.AppKey("diffs", dict)
 #: Host names served besides the loopback names and the bound address (--host).
 EXTRA_HOSTS: web.AppKey[tuple[str, ...]] = web.AppKey("extra_hosts", tuple)
 KEEP_DIFFS = 16
 #: Seconds `toolproof view` lets a page wait for a run being opened.
 OPENING_WAIT = 0.3
-ATTEMPTS_PER_PAGE = 20
 DIFF_ROWS_PER_PAGE = 200
-T = TypeVar("T")
 
 
 def _page(template: str, status: int = 200, **context: Any) -> web.Response:
@@ -76,252 +62,76 @@ def _int(request: web.Request, name: str, default: int) -> int:
         return default
 
 
-async def _blocking(fn: Callable[[], T]) -> T:
-    return await asyncio.get_running_loop().run_in_executor(None, fn)
-
-
-async def _open(request: web.Request, run_id: str) -> RunIndex | web.Response:
-    """The opened run; or, while a large run is still being graded, a page that reloads."""
-    cache = request.app[CACHE]
-    wait = request.app[OPEN_WAIT]
-    if wait > 0 and cache.opening(run_id):
-        return _page("opening.html", status=202, run_id=run_id)
-    future = asyncio.get_running_loop().run_in_executor(None, lambda: cache.get(run_id))
-    future.add_done_callback(lambda f: f.cancelled() or f.exception())
-    try:
-        if wait > 0:
-            return await asyncio.wait_for(asyncio.shield(future), wait)
-        return await future
-    except TimeoutError:
-        return _page("opening.html", status=202, run_id=run_id)
-    except KeyError:
-        return _error(404, f"no run '{run_id}'")
-    except UserError as exc:
-        return _error(422, str(exc))
-
-
 async def runs_list(request: web.Request) -> web.Response:
-    cache = request.app[CACHE]
-    infos = await _blocking(cache.source.runs)
-    rows = [(info, cache.peek(info)) for info in infos]
-    series = sorted(
-        {
-            (i.suite, t)
-            for i, idx in rows
-            if not isinstance(idx, str | None)
-            for t in idx.light.targets
-        }
-    )
-    return _page("runs.html", rows=rows, series=series)
+    pages = request.app[PAGES]
+    listing = await pages.runs(_int(request, "page", 1), request.app[PAGE_SIZE])
+    return _page("runs.html", listing=listing)
 
 
 async def run_page(request: web.Request) -> web.Response:
-    index = await _open(request, request.query.get("id", ""))
-    if isinstance(index, web.Response):
-        return index
+    pages = request.app[PAGES]
+    run = await pages.open(request.query.get("id", ""))
     params = {k: request.query.get(k, "") for k in FILTERS}
-    chosen = filter_entries(index.view, params)
+    chosen = filter_entries(run.view, params)
     page = paginate(chosen, _int(request, "page", 1), request.app[PAGE_SIZE])
+    page = replace(page, items=await pages.texts(run, page.items))
     return _page(
-        "run.html", index=index, view=index.view, page=page, params=params, opened="",
-        note=None,
+        "run.html", index=run, view=run.view, page=page, params=params, opened=pages.opened,
+        note=pages.note(run),
     )  # fmt: skip
 
 
 async def case_page(request: web.Request) -> web.Response:
-    index = await _open(request, request.query.get("run", ""))
-    if isinstance(index, web.Response):
-        return index
+    pages = request.app[PAGES]
+    run = await pages.open(request.query.get("run", ""))
     case_id, target = request.query.get("id", ""), request.query.get("target", "")
-    case = index.cases.get(case_id)
-    row = next((e for e in index.view.entries if e.case_id == case_id and e.target == target), None)
-    if case is None or row is None:
-        return _error(404, f"no case '{case_id}' for target '{target}' in this run")
-    keys = sorted(
-        (k for k in index.offsets if k[0] == case_id and k[1] == target), key=lambda k: k[2]
-    )
-    page = paginate(keys, _int(request, "page", 1), ATTEMPTS_PER_PAGE)
-
-    def load() -> Any:
-        records = [index.record(k) for k in page.items]
-        found = [r for r in records if r is not None]
-        verdicts = [index.verdicts.get((r.case_id, target, r.attempt)) for r in found]
-        shown = entry(case, target, found, verdicts, row.pass_hat_k, details=False)
-        said = [j for j in index.light.judgements if j.target == target and j.case_id == case_id]
-        shown.details = [
-            attempt_view(
-                r, v, diff=index.light.diff, judgements=[j for j in said if j.attempt == r.attempt]
-            )
-            for r, v in zip(found, verdicts, strict=True)
-        ]
-        return shown
-
-    shown = await _blocking(load)
-    return _page("case.html", index=index, row=row, shown=shown, page=page, note=None)
+    shown = await pages.case(run, case_id, target, _int(request, "page", 1))
+    return _page(
+        "case.html", index=run, row=shown.row, shown=shown.shown, page=shown.page,
+        note=pages.note(run),
+    )  # fmt: skip
 
 
 async def diff_page(request: web.Request) -> web.Response:
-    a_id, b_id = request.query.get("a", ""), request.query.get("b", "")
-    a = await _open(request, a_id)
-    if isinstance(a, web.Response):
-        return a
-    b = await _open(request, b_id)
-    if isinstance(b, web.Response):
-        return b
-    key = (a.info.run_id, a.info.version, b.info.run_id, b.info.version)
-    return await _diff_page(request, key, lambda: run_diff(a, b), stored=False)
-
-
-async def _diff_page(
-    request: web.Request, key: tuple[Any, ...], make: Callable[[], RunDiff], *, stored: bool
-) -> web.Response:
     """The diff of two runs, made once and kept among the last few."""
+    pages = request.app[PAGES]
+    a = await pages.open(request.query.get("a", ""))
+    b = await pages.open(request.query.get("b", ""))
+    key = (*pages.version(a), *pages.version(b))
     diffs = request.app[DIFFS]
     if key not in diffs:
         try:
-            made = await _blocking(make)
+            made = await blocking(lambda: run_diff(a, b, *pages.compare(a, b)))
         except UserError as exc:
             return _error(422, str(exc))
         while len(diffs) >= KEEP_DIFFS:
             diffs.pop(next(iter(diffs)))
         diffs[key] = made
     diff = diffs[key]
-    pages = {
+    rows = {
         t.comparison.target: paginate(t.rows, _int(request, "page", 1), DIFF_ROWS_PER_PAGE)
         for t in diff.targets
     }
-    return _page("diff.html", diff=diff, pages=pages, stored=stored)
+    return _page("diff.html", diff=diff, pages=rows, stored=pages.stored)
 
 
 async def trends_page(request: web.Request) -> web.Response:
     suite, target = request.query.get("suite", ""), request.query.get("target", "")
     n = max(2, min(_int(request, "n", 30), 500))
-    cache = request.app[CACHE]
-
-    def load() -> list[RunIndex]:
-        out = []
-        for info in cache.source.runs():
-            if info.suite != suite or (info.targets and target not in info.targets):
-                continue
-            try:
-                idx = cache.get(info.run_id)
-            except (KeyError, UserError):
-                continue
-            if target in idx.light.targets:
-                out.append(idx)
-            if len(out) >= n:
-                break
-        return list(reversed(out))
-
-    runs = await _blocking(load)
-    if not runs:
+    shown = await request.app[PAGES].trend(suite, target, n)
+    if shown is None:
         return _error(404, f"no runs of suite '{suite}' with target '{target}'")
-    return _page("trends.html", trend=trend(runs, suite, target), n=n)
+    return _page("trends.html", trend=shown, n=n)
 
 
-# -- the store ----------------------------------------------------------------
-
-
-async def _stored(request: web.Request, ref: str) -> StoredRun | web.Response:
-    source = request.app[STORE]
-    try:
-        return await _blocking(lambda: source.open(ref))
-    except KeyError:
-        return _error(404, f"no run '{ref}' in the store")
-    except UserError as exc:
-        return _error(422, str(exc))
-
-
-async def stored_runs(request: web.Request) -> web.Response:
-    source = request.app[STORE]
-    size = request.app[PAGE_SIZE]
-    number = max(1, _int(request, "page", 1))
-
-    def load() -> tuple[Any, list[tuple[str, str]]]:
-        return source.runs(limit=size, offset=(number - 1) * size), source.series()
-
-    try:
-        got, series = await _blocking(load)
-    except UserError as exc:
-        return _error(422, str(exc))
-    pages = max(1, -(-got.total // size))
-    page = Page(got.items, number, pages, got.total, size)
-    return _page(
-        "stored_runs.html",
-        page=page,
-        series=series,
-        location=_shown_location(source.store().location),
-        headline=lambda r, t: metric_view(r.headline.get(t)),
-    )
-
-
-def _shown_location(location: str) -> str:
-    """A PostgreSQL store by its URL (without password), a SQLite store by its file name."""
-    return location if "://" in location else Path(location).name
-
-
-async def stored_run_page(request: web.Request) -> web.Response:
-    run = await _stored(request, request.query.get("id", ""))
-    if isinstance(run, web.Response):
-        return run
-    params = {k: request.query.get(k, "") for k in FILTERS}
-    chosen = filter_entries(run.view, params)
-    page = paginate(chosen, _int(request, "page", 1), request.app[PAGE_SIZE])
-    source = request.app[STORE]
-    page = replace(page, items=await _blocking(lambda: source.with_texts(run, page.items)))
-    return _page(
-        "run.html", index=run, view=run.view, page=page, params=params,
-        opened="from the store", note=run.suite_note,
-    )  # fmt: skip
-
-
-async def stored_case_page(request: web.Request) -> web.Response:
-    run = await _stored(request, request.query.get("run", ""))
-    if isinstance(run, web.Response):
-        return run
-    case_id, target = request.query.get("id", ""), request.query.get("target", "")
-    row = next((e for e in run.view.entries if e.case_id == case_id and e.target == target), None)
-    if row is None:
-        return _error(404, f"no case '{case_id}' for target '{target}' in this run")
-    number = max(1, _int(request, "page", 1))
-    pages = max(1, -(-row.attempts // ATTEMPTS_PER_PAGE))
-    number = min(number, pages)
-    source = request.app[STORE]
-
-    def load() -> Any:
-        total, attempts = source.attempts(
-            run, case_id, target, offset=(number - 1) * ATTEMPTS_PER_PAGE, limit=ATTEMPTS_PER_PAGE
-        )
-        return total, attempts
-
-    total, attempts = await _blocking(load)
-    page = Page(attempts, number, max(1, -(-total // ATTEMPTS_PER_PAGE)), total, ATTEMPTS_PER_PAGE)
-    found = row
-    (texted,) = await _blocking(lambda: source.with_texts(run, [found]))
-    shown = replace(texted, details=attempts)
-    return _page("case.html", index=run, row=row, shown=shown, page=page, note=run.suite_note)
-
-
-async def stored_diff_page(request: web.Request) -> web.Response:
-    a = await _stored(request, request.query.get("a", ""))
-    if isinstance(a, web.Response):
-        return a
-    b = await _stored(request, request.query.get("b", ""))
-    if isinstance(b, web.Response):
-        return b
-    key = (a.info.ref, a.info.stored_at, b.info.ref, b.info.stored_at)
-    source = request.app[STORE]
-    return await _diff_page(request, key, lambda: stored_diff(a, b, source.suite_of), stored=True)
-
-
-async def stored_trends_page(request: web.Request) -> web.Response:
-    suite, target = request.query.get("suite", ""), request.query.get("target", "")
-    n = max(2, min(_int(request, "n", 30), 500))
-    source = request.app[STORE]
-    points = await _blocking(lambda: source.history(suite, target, n))
-    if not points:
-        return _error(404, f"no runs of suite '{suite}' with target '{target}'")
-    return _page("trends.html", trend=stored_trend(points, suite, target), n=n)
+#: Every page, over either source.
+ROUTES = (
+    ("/", runs_list),
+    ("/run", run_page),
+    ("/case", case_page),
+    ("/diff", diff_page),
+    ("/trends", trends_page),
+)
 
 
 #: The names a browser on this machine uses for a loopback address.
@@ -355,6 +165,10 @@ async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
     else:
         try:
             response = await handler(request)
+        except PageError as exc:
+            response = _error(exc.status, exc.message)
+        except Opening as exc:
+            response = _page("opening.html", status=202, run_id=exc.run_id)
         except web.HTTPException as exc:  # no such route, or not a GET
             if exc.status < 400:
                 raise
@@ -389,22 +203,14 @@ def make_app(
         env.get_template(name)
     app = web.Application(middlewares=[_headers])
     app[PAGE_SIZE] = page_size
-    app[OPEN_WAIT] = open_wait
     app[DIFFS] = {}
     if isinstance(source, StoreSource):
-        app[STORE] = source
-        app.router.add_get("/", stored_runs)
-        app.router.add_get("/run", stored_run_page)
-        app.router.add_get("/case", stored_case_page)
-        app.router.add_get("/diff", stored_diff_page)
-        app.router.add_get("/trends", stored_trends_page)
-        return app
-    app[CACHE] = RunCache(source, freeze_gc=freeze_gc)
-    app.router.add_get("/", runs_list)
-    app.router.add_get("/run", run_page)
-    app.router.add_get("/case", case_page)
-    app.router.add_get("/diff", diff_page)
-    app.router.add_get("/trends", trends_page)
+        app[PAGES] = StorePages(source)
+    else:
+        app[CACHE] = RunCache(source, freeze_gc=freeze_gc)
+        app[PAGES] = FolderPages(app[CACHE], open_wait)
+    for path, route in ROUTES:
+        app.router.add_get(path, route)
     return app
 
 

@@ -107,8 +107,9 @@ def build_index(info: RunInfo, ev: Evaluation) -> RunIndex:
     start = time.perf_counter()
     gate = run_gate(ev)
     view = run_view(ev, gate, details=False)
-    verdicts = {(v.case_id, name, v.attempt): v for name, t in ev.targets.items()
-                for v in t.verdicts}
+    verdicts = {
+        (v.case_id, name, v.attempt): v for name, t in ev.targets.items() for v in t.verdicts
+    }
     return RunIndex(
         info=info,
         view=view,

@@ -17,14 +17,13 @@ from toolproof.gate import (
 from toolproof.gate._compare import McNemar, MetricDelta, mcnemar
 from toolproof.report import RunView
 from toolproof.report._escape import visible
-from toolproof.report._htmlview import LABELS, CaseEntry, RateView, rate_view
+from toolproof.report._htmlview import LABELS, CaseEntry, RateView
 from toolproof.report._judged import comparison_legend, marked
 from toolproof.stats import RATE_NAMES, Summary
 from toolproof.web._index import RunIndex
 from toolproof.web._stored import StoredRun, metric_view
 
 if TYPE_CHECKING:
-    from toolproof.store import HistoryPoint
     from toolproof.types import Suite
 
 T = TypeVar("T")
@@ -101,10 +100,14 @@ class TargetDiff:
     """What ⚖ means on the rows a judge's answers decide."""
 
 
+#: An opened run: graded from its folder, or read from the store.
+Opened = RunIndex | StoredRun
+
+
 @dataclass
 class RunDiff:
-    a: RunIndex | StoredRun
-    b: RunIndex | StoredRun
+    a: Opened
+    b: Opened
     warnings: list[str]
     targets: list[TargetDiff] = field(default_factory=list)
 
@@ -139,15 +142,28 @@ def _change(case: str, a: Side | None, b: Side | None, c: Comparison, flaky: set
     return "same"
 
 
-def run_diff(a: RunIndex, b: RunIndex) -> RunDiff:
-    """Two runs compared target by target (paired as the gate pairs them)."""
-    out = RunDiff(a, b, fingerprint_warnings(a.light, b.light))
-    for c in compare_runs(a.light, b.light):
+#: One target pair of two runs compared: the comparison, and each run's summary of its target.
+Compared = tuple[Comparison, Summary, Summary]
+
+
+def run_diff(a: Opened, b: Opened, warnings: list[str], compared: list[Compared]) -> RunDiff:
+    """Two runs compared target by target: rows from each run's case list, newly failing
+    first, and the metric deltas of each pair (``compared``, as the run's source pairs them)."""
+    out = RunDiff(a, b, warnings)
+    for c, sa, sb in compared:
         ea = {e.case_id: e for e in a.view.entries if e.target == c.baseline_target}
         eb = {e.case_id: e for e in b.view.entries if e.target == c.target}
-        sa, sb = a.light.targets[c.baseline_target].summary, b.light.targets[c.target].summary
         out.targets.append(_target_diff(c, ea, eb, sa, sb))
     return out
+
+
+def graded_comparisons(a: RunIndex, b: RunIndex) -> tuple[list[str], list[Compared]]:
+    """Two graded runs paired and compared as the gate compares them, with its warnings."""
+    compared = [
+        (c, a.light.targets[c.baseline_target].summary, b.light.targets[c.target].summary)
+        for c in compare_runs(a.light, b.light)
+    ]
+    return fingerprint_warnings(a.light, b.light), compared
 
 
 def _target_diff(
@@ -258,17 +274,18 @@ def _stored_comparison(
 SuitesOf = Callable[[StoredRun], "Suite | None"]
 
 
-def stored_diff(a: StoredRun, b: StoredRun, suites: SuitesOf | None = None) -> RunDiff:
-    """Two stored runs compared target by target, from their stored case rows and figures
+def stored_comparisons(
+    a: StoredRun, b: StoredRun, suites: SuitesOf | None = None
+) -> tuple[list[str], list[Compared]]:
+    """Two stored runs paired and compared from their stored case rows and figures
     (``suites``: loads a run's suite, asked only when the runs' tools differ)."""
-    out = RunDiff(a, b, _stored_warnings(a, b, suites))
+    compared = []
     for ta, tb in _pairs(a, b):
         ea = {e.case_id: e for e in a.view.entries if e.target == ta}
         eb = {e.case_id: e for e in b.view.entries if e.target == tb}
         sa, sb = a.summaries[ta], b.summaries[tb]
-        c = _stored_comparison(ta, tb, ea, eb, sa, sb)
-        out.targets.append(_target_diff(c, ea, eb, sa, sb))
-    return out
+        compared.append((_stored_comparison(ta, tb, ea, eb, sa, sb), sa, sb))
+    return _stored_warnings(a, b, suites), compared
 
 
 # -- trends -------------------------------------------------------------------
@@ -293,11 +310,21 @@ class Chart:
         return self.height + (16 if self.ticks else 0)
 
 
+@dataclass(frozen=True)
+class TrendPoint:
+    """One run on a trend: how links name it, its name, when it started, its rates."""
+
+    ref: str
+    name: str
+    started: datetime | None
+    rates: dict[str, RateView]
+
+
 @dataclass
 class Trend:
     suite: str
     target: str
-    runs: list[RunIndex] | list[str]
+    runs: list[TrendPoint]
     charts: list[Chart]
 
 
@@ -357,24 +384,15 @@ def _chart(
     return Chart(label, width, height, line, " ".join(upper + lower), dots, points, ticks)
 
 
-def trend(runs: list[RunIndex], suite: str, target: str) -> Trend:
+#: The metrics a trend charts: each rate, and the reply rate.
+TREND_METRICS = (*RATE_NAMES, "reply")
+
+
+def trend(points: list[TrendPoint], suite: str, target: str) -> Trend:
     """Each rate metric of one suite and target over runs, oldest first, with intervals."""
-    summaries: list[tuple[str, Summary]] = [
-        (r.info.run_id, r.light.targets[target].summary) for r in runs
-    ]
-    axis = [_when(r.info.started, r.info.run_id) for r in runs]
+    axis = [_when(p.started, p.name) for p in points]
     charts = []
-    for metric in (*RATE_NAMES, "reply"):
-        pts = [(rid, rid, rate_view(getattr(s, metric))) for rid, s in summaries]
+    for metric in TREND_METRICS:
+        pts = [(p.ref, p.name, p.rates[metric]) for p in points]
         charts.append(_chart(LABELS[metric], pts, axis=axis))
-    return Trend(suite, target, runs, charts)
-
-
-def stored_trend(points: Sequence[HistoryPoint], suite: str, target: str) -> Trend:
-    """Each rate metric of one suite and target over stored runs, oldest first."""
-    axis = [_when(p.started_at, p.run_id) for p in points]
-    charts = []
-    for metric in (*RATE_NAMES, "reply"):
-        pts = [(str(p.run_pk), p.run_id, metric_view(p.metrics.get(metric))) for p in points]
-        charts.append(_chart(LABELS[metric], pts, axis=axis))
-    return Trend(suite, target, [p.run_id for p in points], charts)
+    return Trend(suite, target, points, charts)

@@ -1,8 +1,10 @@
 """Where the viewer finds runs: a small interface, and run folders behind it.
 
-The viewer asks a :class:`RunSource` for the list of runs and for one run's
-evaluation; everything else (figures, pages, diffs, trends) it derives. A
-history store plugs in by implementing the same three methods.
+A :class:`RunSource` gives the list of runs and one run's evaluation; the
+viewer grades and keeps each run (``_index.RunCache``) and derives the rest.
+The viewer's pages reach run folders and the history store through one
+interface, ``_views.Pages``: :class:`FolderSource` is behind its
+``FolderPages``, :class:`~toolproof.web.StoreSource` behind its ``StorePages``.
 """
 
 from __future__ import annotations
