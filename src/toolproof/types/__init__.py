@@ -37,6 +37,8 @@ from toolproof.types._record import (
     Outcome,
     Record,
     StateChange,
+    StopReason,
+    UserTurn,
 )
 from toolproof.types._response import Response, Usage
 from toolproof.types._suite import (
@@ -104,6 +106,7 @@ __all__ = [
     "SimulatedUser",
     "Stage",
     "StateChange",
+    "StopReason",
     "Suite",
     "SuiteJudge",
     "SuiteTool",
@@ -114,5 +117,6 @@ __all__ = [
     "Trajectory",
     "Usage",
     "UserRule",
+    "UserTurn",
     "Verdict",
 ]

@@ -443,7 +443,8 @@ class Case(BaseModel):
         out: list[Message] = []
         if sys_text:
             out.append(Message(role="system", content=sys_text))
-        out.append(Message(role="user", content=self.prompt))
+        if self.prompt is not None:  # a conversation may begin with its simulated user
+            out.append(Message(role="user", content=self.prompt))
         return out
 
 
