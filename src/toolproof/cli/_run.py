@@ -63,6 +63,13 @@ def run_command(
     target: list[str] = typer.Option(
         [], "--target", "-t", help="Your agent: module:function or http(s)://URL (repeatable)."
     ),
+    user_model: str | None = typer.Option(
+        None,
+        "--user-model",
+        help="The model that plays the simulated user of conversation cases with an LLM "
+        "user (default: the bundled local model, local:); its settings come from the "
+        "config's models: entry of that spec.",
+    ),
     tools: Path | None = typer.Option(
         None,
         "--tools",
@@ -180,6 +187,7 @@ def _run_command(
     suite: Path | None,
     model: list[str],
     target: list[str],
+    user_model: str | None,
     tools: Path | None,
     repeats: str,
     max_repeats: int,
@@ -238,6 +246,8 @@ def _run_command(
             raise UserError(
                 "--resume takes the suite, its tools and the targets from the run; give none"
             )
+        if user_model is not None:
+            raise UserError("--resume takes the user model from the run; give no --user-model")
         with _warming(opts, storing=not no_store):
             result = _guarded(
                 lambda: _resume(resume, opts, retry_failed, config, overrides), resume, quiet
@@ -251,6 +261,7 @@ def _run_command(
         if not model and not target:
             model = [_default_model()]
         chosen, config_file = _targets(loaded, model, target, user_config, overrides, opts)
+        opts.user_model = _user_target(user_model or "local:", user_config)
         opts.repeats, opts.adaptive = _repeats(
             repeats, max_repeats, min_repeats, until_decided, confidence
         )
@@ -448,6 +459,14 @@ def _targets(
     return out, (str(Path(loaded.source).resolve()) if loaded is not None else None)
 
 
+def _user_target(spec: str, loaded: RunConfig | None) -> Target:
+    """The simulated user's model (``--user-model``) with its own settings: the config's
+    entry for its spec (the agent's flags, such as --temperature, are the agent's)."""
+    from toolproof.run import Target, resolve_settings
+
+    return Target(spec=spec, settings=resolve_settings(spec, config=loaded))
+
+
 def _new_run_dir(runs_dir: Path, suite_name: str) -> Path:
     from toolproof.run._runner import new_run_dir
 
@@ -477,6 +496,13 @@ def _resume(
     ]
     for line in changed:
         print(f"changed on resume: {line.split(': ', 1)[1]}", file=sys.stderr)
+    if result.restarted_conversations:
+        n = result.restarted_conversations
+        print(
+            f"resume: {n} conversation attempt(s) had no record and ran from their first "
+            "turn (a conversation is recorded when it ends: one cut off restarts whole)",
+            file=sys.stderr,
+        )
     return result
 
 
