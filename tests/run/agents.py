@@ -57,3 +57,10 @@ async def echo_slow(request: ProviderRequest) -> dict[str, Any]:
     """Answers right after a short wait, deterministically: for kill-and-resume tests."""
     await asyncio.sleep(0.02)
     return openai_style(request)
+
+
+async def talk_slow(request: ProviderRequest) -> dict[str, Any]:
+    """A conversation agent: answers each user message in text after a short wait."""
+    await asyncio.sleep(0.03)
+    said = request.messages[-1].content or ""
+    return {"role": "assistant", "content": f"Noted: {said[:40]}. Anything else?"}
