@@ -865,6 +865,7 @@ class _Session:
         self._environment: Any = None
         self._mcp: Any = None
         self._user_run: _TargetRun | None = None
+        self._shared: dict[tuple[str, str], Provider] = {}
         self._matchers: dict[str, list[Any]] = {}
         self.adaptive: _AdaptiveRun | None = None
 
@@ -873,6 +874,11 @@ class _Session:
         made on the first LLM user turn (a replay or a scripted user makes none)."""
         if self._user_run is None:
             target = user_target(self.opts)
+            provider = self._shared.get((target.spec, _connection(target.settings)))
+            if target.provider is None and provider is not None:
+                # the same model as an agent target's, reached the same way: one provider
+                # (one local model server, not two); each keeps its own pacing and cache
+                target = replace(target, provider=provider)
             self._user_run = _TargetRun(self, target, self._provider_for(target))
         return self._user_run
 
@@ -951,7 +957,9 @@ class _Session:
         else:
             factory = self.opts.provider_factory or _registry_factory
             provider = factory(target.spec, target.settings, self._http())
-        self._providers.append(provider)
+            self._shared.setdefault((target.spec, _connection(target.settings)), provider)
+        if provider not in self._providers:
+            self._providers.append(provider)
         return provider
 
     def _http(self) -> Any:
@@ -988,6 +996,27 @@ def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
         else:
             flat.append(exc)
     return next((e for e in flat if isinstance(e, UserError)), flat[0])
+
+
+def _connection(settings: ModelSettings) -> str:
+    """How a model is reached (endpoint, key, routing), apart from what it generates and
+    how fast it is asked: two targets alike in this may share one provider."""
+    left_out = {
+        "temperature",
+        "seed",
+        "max_tokens",
+        "reasoning_effort",
+        "tool_choice",
+        "parallel_tool_calls",
+        "concurrency",
+        "rpm",
+        "tpm",
+        "timeout_s",
+        "max_retries",
+        "attempt_tokens",
+        "attempt_seconds",
+    }
+    return json.dumps(settings.model_dump(mode="json", exclude=left_out), sort_keys=True)
 
 
 def _registry_factory(spec: str, settings: ModelSettings, transport: Any) -> Provider:
