@@ -434,3 +434,19 @@ def test_user_and_agent_text_are_escaped_in_the_terminal_and_html_reports(
     assert "[bold red]loud[/bold red]" in out  # markup shown as written, not applied
     page = html.read_text()
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_a_user_that_repeats_the_agent_is_a_user_error(tmp_path: Path) -> None:
+    record = _llm_run(
+        tmp_path,
+        [
+            {"text": "I need to cancel BK-4417."},
+            {"text": "I will cancel BK-4417 for good. Please confirm?"},
+            {"text": "###STOP###"},
+        ],
+    )
+    assert record.outcome is Outcome.user_error
+    assert record.user_problems == [
+        "user turn 2: repeated the agent's message (it played the agent, not the user): the "
+        "one-message rule"
+    ]

@@ -347,7 +347,8 @@ def user_problems(
     * it stopped (``###STOP###``) before the agent made any tool call, in a case whose
       contract needs one (``needs_call``);
     * it broke the one-message rule: a line such as ``Agent:`` or ``Customer:`` (it wrote
-      several turns, or played the agent).
+      several turns, or played the agent), or it repeated the agent's last message (the
+      same text, or one holding the other, 30 characters or more).
 
     Scripted and replayed turns are the case author's text, and are not checked.
     """
@@ -360,10 +361,17 @@ def user_problems(
             continue
         before = transcript[: turn.at if turn.at is not None else len(transcript)]
         allowed = set(base)
+        last_agent: str | None = None
         for message in before:
             if message.role == "assistant" and message.content:
                 allowed |= _tokens(message.content)
+                last_agent = message.content
         problems.extend(_message_problems(turn.text, number, secret, allowed))
+        if last_agent is not None and _echoes(turn.text, last_agent):
+            problems.append(
+                f"user turn {number}: repeated the agent's message (it played the agent, "
+                "not the user): the one-message rule"
+            )
     last = turns[-1] if turns else None
     if last is not None and last.source == "model" and last.stop == "user_stop" and needs_call:
         before = transcript[: last.at if last.at is not None else len(transcript)]
@@ -373,6 +381,18 @@ def user_problems(
                 "task that needs one"
             )
     return problems
+
+
+def _echoes(said: str, agent: str) -> bool:
+    """The user's message is the agent's last one again (or holds it, or is held in it,
+    when 30 characters or more long): the simulator answered as the agent."""
+    mine, theirs = _norm(said), _norm(agent)
+    if not mine or not theirs:
+        return False
+    if mine == theirs:
+        return True
+    short = min(len(mine), len(theirs))
+    return short >= 30 and (mine in theirs or theirs in mine)
 
 
 def _message_problems(
