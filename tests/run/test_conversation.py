@@ -434,6 +434,10 @@ def test_user_and_agent_text_are_escaped_in_the_terminal_and_html_reports(
     assert "[bold red]loud[/bold red]" in out  # markup shown as written, not applied
     page = html.read_text()
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    # the chat view: the stop the agent never saw, what ended it, the scripted user
+    assert "(stops: user_stop)" in page
+    assert "conversation stopped by: user_stop" in page
+    assert "scripted user: 2 script entries" in page
 
 
 def test_a_user_that_repeats_the_agent_is_a_user_error(tmp_path: Path) -> None:

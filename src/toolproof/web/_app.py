@@ -150,7 +150,11 @@ async def case_page(request: web.Request) -> web.Response:
         said = [j for j in index.light.judgements if j.target == target and j.case_id == case_id]
         shown.details = [
             attempt_view(
-                r, v, diff=index.light.diff, judgements=[j for j in said if j.attempt == r.attempt]
+                r,
+                v,
+                diff=index.light.diff,
+                judgements=[j for j in said if j.attempt == r.attempt],
+                case=case,
             )
             for r, v in zip(found, verdicts, strict=True)
         ]
