@@ -27,7 +27,8 @@ def test_user_errors_are_not_scored_and_use_the_infrastructure_allowance() -> No
     assert all(v.case_id != "l00" for v in target.verdicts)  # never the agent's failure
     assert target.summary.infrastructure == {"user_error": 1}
     check = check_infra("m", records, InfraAllowance(0.0))
-    assert check.unanswered == 1 and check.failed
+    assert check.unanswered == 1 and check.user_errors == 1 and check.failed
+    assert "1 of them had a simulated user that erred (user_error)" in check.message()
     assert run_gate(ev, opts=GateOptions(max_infra=InfraAllowance(0.0))).exit_code == EXIT_INFRA
     allowed = GateOptions(max_infra=InfraAllowance(0.5))
     assert run_gate(ev, opts=allowed).exit_code == EXIT_OK
