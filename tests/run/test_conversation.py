@@ -396,7 +396,9 @@ def test_replay_replays_agent_and_user_and_sends_no_request(tmp_path: Path) -> N
     assert again.outcome is Outcome.ok
     assert again.transcript == was.transcript
     assert [t.text for t in again.user_turns or []] == [t.text for t in was.user_turns or []]
-    assert [t.source for t in again.user_turns or []] == ["replay"] * 3
+    assert [t.source for t in again.user_turns or []] == ["model"] * 3  # as recorded
+    assert again.user_model == was.user_model == "openai:user-model"
+    assert again.user_usage is None and again.user_cost_usd is None  # a replay spends nothing
     assert again.stopped_by == was.stopped_by == "user_stop"
     scorer = _scorer(suite)
     first, second = scorer.grade(was), scorer.grade(again)
@@ -454,3 +456,20 @@ def test_a_user_that_repeats_the_agent_is_a_user_error(tmp_path: Path) -> None:
         "user turn 2: repeated the agent's message (it played the agent, not the user): the "
         "one-message rule"
     ]
+
+
+def test_a_replayed_user_error_is_a_user_error_again_with_no_model_call(tmp_path: Path) -> None:
+    record = _llm_run(tmp_path, [{"text": "Cancel BK-7777."}, {"text": "###STOP###"}])
+    assert record.outcome is Outcome.user_error
+    suite = _write(tmp_path / "again", [LLM_CASE])
+    opts = RunOptions(
+        trust=CODE,
+        out=tmp_path / "replayed",
+        cache=False,
+        fsync=False,
+        user_model=_user_model({}),  # a user model with no answer: it must not be asked
+    )
+    (again,) = run_suite(suite, [f"replay:{tmp_path / 'run'}"], opts).records
+    assert again.outcome is Outcome.user_error
+    assert again.user_problems == record.user_problems
+    assert again.user_model == "scripted:user"

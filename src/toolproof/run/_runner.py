@@ -1320,7 +1320,7 @@ class _TargetRun:
             update["mcp_calls"] = [c.to_record() for c in server.calls]
             update["mcp_log"] = server.server_log or None
         if run.user_turns is not None:
-            update.update(self._user_fields(case, run))
+            update.update(self._user_fields(case, run, recorded))
         return record.model_copy(update=update)
 
     def _user(
@@ -1351,7 +1351,7 @@ class _TargetRun:
             attempt=attempt,
         )
 
-    def _user_fields(self, case: Case, run: Any) -> dict[str, Any]:
+    def _user_fields(self, case: Case, run: Any, recorded: Record | None) -> dict[str, Any]:
         """A conversation's user turns, the user model's tokens and cost (apart from the
         agent's), and the simulator checks: an erring simulator makes it ``user_error``."""
         from toolproof.run._user import user_problems
@@ -1361,7 +1361,11 @@ class _TargetRun:
         replies = run.user_replies
         fields: dict[str, Any] = {"user_turns": run.user_turns}
         used = [r.usage for r in replies if r.usage is not None]
-        if case.user.instructions is not None and any(t.source == "model" for t in run.user_turns):
+        if recorded is not None:  # a replay: the recorded user model, nothing spent
+            fields["user_model"] = recorded.user_model
+        elif case.user.instructions is not None and any(
+            t.source == "model" for t in run.user_turns
+        ):
             spec = self.session.user_run().target.spec
             fields["user_model"] = spec
             usage = Usage(

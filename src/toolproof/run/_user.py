@@ -13,8 +13,9 @@ far with a :class:`UserReply`: a message, or a stop with its reason.
   message at a time, reveal only when asked, never invent, end with a stop
   token) and the case's scenario. An empty reply, or one cut at the user's
   token limit (an endless reply), stops the conversation as ``user_error``.
-* :class:`RecordedUser`: a replay says again what the recorded user said,
-  and calls no model.
+* :class:`RecordedUser`: a replay says again what the recorded user said
+  (each turn as recorded, its source kept, so the simulator checks read it
+  again), and calls no model.
 
 :func:`user_problems` is the deterministic check of an LLM user's
 conversation (pure): it names what the simulator did wrong, and the runner
@@ -186,7 +187,7 @@ class RecordedUser(SimUser):
             )
         recorded = self._turns[self._next]
         self._next += 1
-        return UserReply(recorded.model_copy(update={"source": "replay", "cached": False}))
+        return UserReply(recorded.model_copy(update={"at": None}))
 
 
 def scenario_text(user: SimulatedUser) -> str:
