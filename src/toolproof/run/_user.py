@@ -351,7 +351,8 @@ def user_problems(
       several turns, or played the agent), or it repeated the agent's last message (the
       same text, or one holding the other, 30 characters or more).
 
-    Scripted and replayed turns are the case author's text, and are not checked.
+    Scripted turns are the case author's text, and are not checked (a replayed turn keeps its
+    recorded source, and is checked again).
     """
     problems: list[str] = []
     scenario = " ".join([user.instructions or "", *_items(user.known), user.persona or ""])
