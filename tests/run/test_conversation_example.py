@@ -86,3 +86,36 @@ def test_the_scripted_example_runs_offline_and_is_graded(
     assert conv["user_turns"] == 38 and conv["agent_questions"] == 16
     assert "conversations (simulated user)" in printed.out
     assert "k=1 83.3%, k=2 83.3%" in printed.out
+
+
+def test_user_model_names_the_llm_users_model_and_resume_takes_it_from_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(json.dumps({"default": {"text": "How can I help?"}}))
+    user = tmp_path / "user.yaml"  # a user that stops at once: before the agent acts
+    user.write_text(json.dumps({"default": {"text": "###STOP###"}}))
+    out = tmp_path / "run"
+    args = ["run", "examples/conversations", "--tags", "llm", "-m", f"scripted:{agent}"]
+    args += ["--user-model", f"scripted:{user}", "--allow-code", "-q", "--no-store"]
+    code = toolproof(monkeypatch, *args, "-o", str(out))
+    err = capsys.readouterr().err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["user_model"]["spec"] == f"scripted:{user}"
+    records = read_records(out / "records.jsonl")
+    assert {r.user_model for r in records} == {f"scripted:{user}"}
+    # stopping before the agent made a call is the simulator's error where the task needs
+    # one (an expected end state or call), and not where it does not (no-suite-free-llm)
+    erred = sorted(r.case_id for r in records if r.outcome is Outcome.user_error)
+    assert erred == [
+        "cancel-by-email-llm",
+        "cancel-by-id-llm",
+        "change-dates-llm",
+        "new-booking-llm",
+        "refund-transfer-llm",
+    ]
+    assert code == 3 and "5 of them had a simulated user that erred (user_error)" in err
+    again = toolproof(monkeypatch, "run", "--resume", str(out), "--user-model", "local:")
+    assert again == 2
+    assert "--resume takes the user model from the run" in capsys.readouterr().err
