@@ -473,3 +473,14 @@ def test_a_replayed_user_error_is_a_user_error_again_with_no_model_call(tmp_path
     assert again.outcome is Outcome.user_error
     assert again.user_problems == record.user_problems
     assert again.user_model == "scripted:user"
+
+
+def test_a_conversation_case_may_leave_expect_out(tmp_path: Path) -> None:
+    case = {k: v for k, v in CANCEL_CASE.items() if k != "expect"}
+    suite = _write(tmp_path, [case])
+    (record,) = _run(suite, tmp_path, {"cancel": AGENT_RIGHT})
+    verdict = _scorer(suite).grade(record)
+    assert verdict is not None and verdict.passed, verdict  # calls allowed, ends in text
+    no_user = {k: v for k, v in case.items() if k != "user"} | {"prompt": "Cancel BK-4417."}
+    with pytest.raises(SuiteError, match="optional only with a 'trajectory' or a 'user'"):
+        _write(tmp_path / "other", [no_user])
