@@ -236,11 +236,7 @@ def suite_problems(suite: Suite, trust: Trust) -> list[SuiteError]:
     except SuiteError as exc:
         problems.append(exc)
     for case in suite.cases:
-        if case.user is not None and case.user.script is not None:
-            try:
-                script_matchers(suite, case)
-            except SuiteError as exc:
-                problems.append(exc)
+        problems.extend(user_problems_of(suite, case))
     env = suite.environment
     if trust.allow_code and env is not None and env.mcp is not None:
         try:
@@ -253,10 +249,34 @@ def suite_problems(suite: Suite, trust: Trust) -> list[SuiteError]:
 
 
 def _check_users(suite: Suite, opts: RunOptions) -> None:
-    """Refuse, before anything runs, a scripted user whose ``when`` matcher is wrong."""
+    """Refuse, before anything runs, a scripted user whose ``when`` matcher is wrong, or
+    a user given tools (user-side tools are not run yet: refused, never ignored)."""
     for case in _selected(suite, opts):
-        if case.user is not None and case.user.script is not None:
+        for problem in user_problems_of(suite, case):
+            raise problem
+
+
+def user_problems_of(suite: Suite, case: Case) -> list[SuiteError]:
+    """What a run would refuse in a case's simulated user (none without one)."""
+    if case.user is None:
+        return []
+    index = next((n for n, c in enumerate(suite.cases) if c.id == case.id), 0)
+    out: list[SuiteError] = []
+    if case.user.tools:
+        out.append(
+            SuiteError(
+                suite.source or "suite",
+                f"case {case.id}: user-side tools are not supported yet: a simulated user "
+                "cannot call tools; leave 'tools' out of 'user'",
+                path=("cases", index, "user", "tools"),
+            )
+        )
+    if case.user.script is not None:
+        try:
             script_matchers(suite, case)
+        except SuiteError as exc:
+            out.append(exc)
+    return out
 
 
 def _check_code(suite: Suite, opts: RunOptions) -> None:
