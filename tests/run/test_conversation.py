@@ -268,6 +268,50 @@ def test_an_llm_user_gets_guidelines_scenario_and_the_conversation_flipped(
     assert record.response is not None and record.response.usage is None
 
 
+def test_the_user_models_cost_is_apart_from_the_agents(tmp_path: Path) -> None:
+    from toolproof.run import Pricing
+
+    suite = _write(tmp_path, [LLM_CASE])
+    user = _user_model(
+        {
+            "cancel": {
+                "steps": [
+                    {
+                        "text": "Cancel BK-4417.",
+                        "usage": {"input_tokens": 1000, "output_tokens": 10},
+                    },
+                    {"text": "Yes.", "usage": {"input_tokens": 2000, "output_tokens": 20}},
+                    {"text": "###STOP###", "usage": {"input_tokens": 3000, "output_tokens": 30}},
+                ]
+            }
+        }
+    )
+    agent = {
+        "steps": [
+            {**step, "usage": {"input_tokens": 100, "output_tokens": 1}}
+            for step in AGENT_RIGHT["steps"]
+        ]
+    }
+    prices = {
+        "scripted:user": {"input": 1.0, "output": 10.0},
+        "scripted:x": {"input": 2.0, "output": 20.0},
+    }
+    provider = ScriptedProvider.from_dict({"cases": {"cancel": agent}})
+    opts = RunOptions(
+        trust=CODE,
+        out=tmp_path / "run",
+        cache=False,
+        fsync=False,
+        user_model=user,
+        pricing=Pricing.default().overridden(prices, "test"),
+    )
+    (record,) = run_suite(suite, [Target(spec="scripted:x", provider=provider)], opts).records
+    assert record.user_usage is not None and record.user_usage.input_tokens == 6000
+    # the user: 6000 in at $1/M and 60 out at $10/M; the agent: 400 in at $2/M, 4 out at $20/M
+    assert record.user_cost_usd == pytest.approx(6000 / 1e6 * 1.0 + 60 / 1e6 * 10.0)
+    assert record.cost_usd == pytest.approx(400 / 1e6 * 2.0 + 4 / 1e6 * 20.0)
+
+
 def test_an_empty_user_reply_is_a_user_error_not_a_hang(tmp_path: Path) -> None:
     record = _llm_run(tmp_path, [{"text": ""}])
     assert record.outcome is Outcome.user_error
