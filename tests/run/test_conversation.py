@@ -537,3 +537,44 @@ def test_user_side_tools_are_refused_with_their_place_not_ignored(tmp_path: Path
         _run(suite, tmp_path, {})
     assert "cases[0].user.tools" in str(caught.value)
     assert "user-side tools are not supported yet" in str(caught.value)
+
+
+class _BothSides(ScriptedProvider):
+    """One provider for the agent and the user (the user's requests offer no tools)."""
+
+    made = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        type(self).made += 1
+        self._user = ScriptedProvider.from_dict(
+            {"cases": {"cancel": {"steps": [{"text": "Cancel BK-4417."}, {"text": "Yes."}]}}}
+        )
+
+    async def generate(self, request: Any) -> Any:
+        if not request.tools:
+            return await self._user.generate(request)
+        return await super().generate(request)
+
+
+def test_the_user_shares_the_agents_provider_when_it_is_the_same_model(tmp_path: Path) -> None:
+    suite = _write(tmp_path, [{**LLM_CASE, "max_turns": 2}])
+    script = {"cases": {"cancel": AGENT_RIGHT}}
+
+    def factory(spec: str, settings: Any, transport: Any) -> Any:
+        return _BothSides(spec, settings, script=script)
+
+    _BothSides.made = 0
+    opts = RunOptions(
+        trust=CODE,
+        out=tmp_path / "run",
+        cache=False,
+        fsync=False,
+        user_model="scripted:same",
+        provider_factory=factory,
+    )
+    (record,) = run_suite(suite, ["scripted:same"], opts).records
+    assert _BothSides.made == 1  # one provider (one local model server) for both
+    assert record.user_model == "scripted:same"
+    assert [t.text for t in record.user_turns or []] == ["Cancel BK-4417.", "Yes."]
+    assert record.stopped_by == "max_turns"
