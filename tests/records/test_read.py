@@ -72,7 +72,7 @@ def test_complete_last_line_without_newline_is_read(tmp_path: Path) -> None:
         (
             '{"case_id": "a", "outcome": "exploded"}\n',
             "r.jsonl:1:18: outcome: Input should be 'ok', 'rate_limited', 'server_error', 'timeout', "
-            "'network', 'rejected' or 'harness_error', got 'exploded'",
+            "'network', 'rejected', 'harness_error' or 'user_error', got 'exploded'",
         ),
     ],
 )

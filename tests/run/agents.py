@@ -79,3 +79,10 @@ async def asks_attempt_async(request: ProviderRequest) -> dict[str, Any]:
     await asyncio.sleep(0)
     _deeper("async", request)
     return {"role": "assistant", "content": "ok"}
+
+
+async def talk_slow(request: ProviderRequest) -> dict[str, Any]:
+    """A conversation agent: answers each user message in text after a short wait."""
+    await asyncio.sleep(0.03)
+    said = request.messages[-1].content or ""
+    return {"role": "assistant", "content": f"Noted: {said[:40]}. Anything else?"}

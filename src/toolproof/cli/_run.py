@@ -87,6 +87,15 @@ class RunArgs:
             "--target", "-t", help="Your agent: module:function or http(s)://URL (repeatable)."
         ),
     ] = field(default_factory=list)
+    user_model: Annotated[
+        str | None,
+        typer.Option(
+            "--user-model",
+            help="The model that plays the simulated user of conversation cases with an LLM "
+            "user (default: the bundled local model, local:); its settings come from the "
+            "config's models: entry of that spec.",
+        ),
+    ] = None
     tools: Annotated[
         Path | None,
         typer.Option(
@@ -312,6 +321,8 @@ def _resumed(args: RunArgs, opts: RunOptions, overrides: dict[str, Any]) -> RunR
         raise UserError(
             "--resume takes the suite, its tools and the targets from the run; give none"
         )
+    if args.user_model is not None:
+        raise UserError("--resume takes the user model from the run; give no --user-model")
     with _warming(opts, storing=not args.no_store):
         return _guarded(
             lambda: _resume(resume, opts, args.retry_failed, args.config, overrides),
@@ -332,6 +343,7 @@ def _new_run(
     loaded = load_suite_file(args.suite, opts.trust, tools=args.tools)
     model = args.model if args.model or args.target else [_default_model()]
     chosen, config_file = _targets(loaded, model, args.target, user_config, overrides, opts)
+    opts.user_model = _user_target(args.user_model or "local:", user_config)
     opts.repeats, opts.adaptive = _repeats(
         args.repeats, args.max_repeats, args.min_repeats, args.until_decided, args.confidence
     )
@@ -504,6 +516,14 @@ def _targets(
     return out, (str(Path(loaded.source).resolve()) if loaded is not None else None)
 
 
+def _user_target(spec: str, loaded: RunConfig | None) -> Target:
+    """The simulated user's model (``--user-model``) with its own settings: the config's
+    entry for its spec (the agent's flags, such as --temperature, are the agent's)."""
+    from toolproof.run import Target, resolve_settings
+
+    return Target(spec=spec, settings=resolve_settings(spec, config=loaded))
+
+
 def _new_run_dir(runs_dir: Path, suite_name: str) -> Path:
     from toolproof.run._runner import new_run_dir
 
@@ -533,6 +553,13 @@ def _resume(
     ]
     for line in changed:
         print(f"changed on resume: {line.split(': ', 1)[1]}", file=sys.stderr)
+    if result.restarted_conversations:
+        n = result.restarted_conversations
+        print(
+            f"resume: {n} conversation attempt(s) had no record and ran from their first "
+            "turn (a conversation is recorded when it ends: one cut off restarts whole)",
+            file=sys.stderr,
+        )
     return result
 
 

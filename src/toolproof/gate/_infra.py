@@ -2,6 +2,8 @@
 
 An attempt that ended in a rate limit, a server error, a timeout, a network
 failure or a rejected request says nothing about the model: it is not scored.
+Nor is a conversation whose simulated user erred (``user_error``): it is
+counted here like an infrastructure failure.
 The allowance is a share of a target's attempts (``--max-infra-errors 5%``),
 so it means the same for 6 attempts as for 6,000. A harness error (a fault of
 toolproof's own while handling an attempt) is never allowed: the run cannot
@@ -77,6 +79,8 @@ class InfraCheck:
     """Infrastructure outcomes: rate limited, server error, timeout, network, rejected."""
     harness_errors: int
     allowance: InfraAllowance
+    user_errors: int = 0
+    """Of ``unanswered``: conversations whose simulated user erred (``user_error``)."""
 
     @property
     def over(self) -> bool:
@@ -94,6 +98,11 @@ class InfraCheck:
             f"{self.attempts} ({100 * share:.1f}%), allowed ≤ {self.allowance} "
             f"(--max-infra-errors) = {self.allowance.allowed(self.attempts)}"
         )
+        if self.user_errors:
+            text += (
+                f"; {self.user_errors} of them had a simulated user that erred (user_error), "
+                "counted like infrastructure"
+            )
         if self.harness_errors:
             text += (
                 f"; {self.harness_errors} harness error(s) (toolproof failed on an attempt), "
@@ -104,14 +113,15 @@ class InfraCheck:
 
 def check_infra(target: str, records: Iterable[Record], allowance: InfraAllowance) -> InfraCheck:
     """Count one target's attempts without a model answer."""
-    attempts = unanswered = harness = 0
+    attempts = unanswered = harness = users = 0
     for r in records:
         attempts += 1
         if r.outcome is Outcome.harness_error:
             harness += 1
         elif r.outcome is not Outcome.ok:
             unanswered += 1
-    return InfraCheck(target, attempts, unanswered, harness, allowance)
+            users += r.outcome is Outcome.user_error
+    return InfraCheck(target, attempts, unanswered, harness, allowance, users)
 
 
 def unscored(

@@ -70,6 +70,8 @@ def _transcript_diff(messages: tuple[Message, ...], end_diff: str) -> str:
         elif m.role == "tool":
             mark = "error " if m.is_error else "result"
             lines.append(f"  {mark} {' '.join((m.content or '').split())[:100]}")
+        elif m.role == "user" and m.content:  # a conversation's simulated user
+            lines.append(f"  user   {' '.join(m.content.split())[:120]}")
     if end_diff:
         lines += [
             "end state (expected against actual):",

@@ -112,6 +112,24 @@ def transcript_data(suite: Suite, case: Case, record: Record) -> dict[str, Any]:
         data["end_state"] = record.end_state
     if record.state_changes is not None:  # what the attempt changed in the initial state
         data["end_state_changes"] = [list(c) for c in record.state_changes]
+    if case.user is not None:  # a conversation: the user's hidden scenario and its turns
+        user = case.user
+        scenario = {
+            "instructions": user.instructions,
+            "known": user.known,
+            "unknown": user.unknown,
+            "persona": user.persona,
+            "script": None if user.script is None else [
+                s if isinstance(s, str) else s.model_dump(mode="json") for s in user.script
+            ],
+        }
+        data["simulated_user_scenario"] = {k: v for k, v in scenario.items() if v is not None}
+        data["simulated_user_turns"] = [
+            {"text": t.text, **({"stop": t.stop} if t.stop else {})}
+            for t in record.user_turns or ()
+        ]
+        if record.stopped_by is not None:
+            data["stopped_by"] = record.stopped_by
     return data
 
 

@@ -148,6 +148,9 @@ class ProviderRequest(BaseModel):
     #: cache key; fake providers (scripted, replay) answer by it.
     case_id: str | None = None
     attempt: int = Field(default=0, ge=0)
+    #: The agent loop's step within the attempt (model calls before this one), or a
+    #: simulated user's turn; None: not in a loop (then read from the messages).
+    step: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,7 +58,9 @@ class ReplayProvider(Provider):
         path = Path(path_text)
         if path.is_dir():
             path = path / "records.jsonl"
-        records = [r for r in latest_records(read_records(path)) if r.outcome is Outcome.ok]
+        # a conversation whose simulated user erred is replayed too (and found so again)
+        kept = (Outcome.ok, Outcome.user_error)
+        records = [r for r in latest_records(read_records(path)) if r.outcome in kept]
         chosen = _choose_target(records, target or None, str(path))
         self._answers: dict[tuple[str, int], Record] = {
             (r.case_id, r.attempt): r for r in records if r.target == chosen

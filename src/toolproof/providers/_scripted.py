@@ -123,7 +123,10 @@ class _Steps:
 
 
 def step_of(request: ProviderRequest) -> int:
-    """How many assistant turns follow the last user message: the agent loop's step."""
+    """The agent loop's step: as the runner numbers it, or else how many assistant turns
+    follow the last user message (in a conversation, the step counts from its start)."""
+    if request.step is not None:
+        return request.step
     step = 0
     for message in reversed(request.messages):
         if message.role == "user":

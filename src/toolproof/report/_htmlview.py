@@ -515,15 +515,46 @@ def judgement_view(j: Judgement) -> JudgementView:
     )
 
 
+def conversation_notes(record: Record, case: Case | None) -> list[str]:
+    """What to show beside a conversation: its stop, its simulated user's scenario (the
+    hidden instructions), the user model and its tokens, and the simulator's problems."""
+    out = [f"conversation stopped by: {record.stopped_by or '–'}"]
+    user = case.user if case is not None else None
+    if user is not None and user.instructions is not None:
+        parts = [f"instructions: {user.instructions}"]
+        for label, value in (("known", user.known), ("unknown", user.unknown)):
+            if value:
+                items = [value] if isinstance(value, str) else value
+                parts.append(f"{label}: {'; '.join(items)}")
+        if user.persona:
+            parts.append(f"persona: {user.persona}")
+        out.append("simulated user (hidden from the agent): " + " · ".join(parts))
+    elif user is not None and user.script is not None:
+        out.append(f"scripted user: {len(user.script)} script entries")
+    if record.user_model is not None:
+        usage = record.user_usage
+        tokens = (
+            f", {usage.input_tokens or 0} / {usage.output_tokens or 0} tokens"
+            if usage is not None
+            else ""
+        )
+        out.append(f"user model: {record.user_model}{tokens}")
+    out.extend(f"simulator check: {p}" for p in record.user_problems or ())
+    return [visible(line) for line in out]
+
+
 def attempt_view(
     record: Record,
     verdict: Verdict | None,
     shared: SharedParts | None = None,
     diff: Callable[[Verdict], str] | None = None,
     judgements: Sequence[Judgement] = (),
+    *,
+    case: Case | None = None,
 ) -> AttemptView:
     """One attempt with its verdict (None when it got no model answer) and what judges
-    said about it."""
+    said about it. A conversation's notes say what ended it, what its simulated user
+    was told (``case``: hidden from the agent) and what the simulator checks found."""
     resp = record.response
     calls = (
         [_call_text(c.name, c.raw_arguments, c.arguments) for c in resp.tool_calls]
@@ -540,6 +571,16 @@ def attempt_view(
         )
         for m in record.transcript or []
     ]
+    notes = list(verdict.notes) if verdict is not None else []
+    if record.user_turns is not None:
+        last = record.user_turns[-1] if record.user_turns else None
+        if last is not None and last.stop is not None:  # the stop never reached the agent
+            said = f"{last.text} " if last.text else ""
+            stop = MessageView(
+                role="user", text=f"{said}(stops: {last.stop})", calls=[], name=None, is_error=False
+            )
+            transcript.append(stop)
+        notes.extend(conversation_notes(record, case))
     raw = (
         resp.raw
         if resp is not None and resp.raw is not None
@@ -566,7 +607,7 @@ def attempt_view(
         latency_ms=record.latency_ms
         if record.latency_ms is not None
         else (resp.latency_ms if resp else None),
-        notes=list(verdict.notes) if verdict is not None else [],
+        notes=notes,
         judge_decided=verdict is not None and verdict.judge_decided,
         judgements=[judgement_view(j) for j in judgements if j.repeat == 0],
     )
@@ -640,7 +681,7 @@ def entry(
     if details:
         said = judgements or {}
         e.details = [
-            attempt_view(r, v, shared, diff, said.get((r.case_id, r.attempt), ()))
+            attempt_view(r, v, shared, diff, said.get((r.case_id, r.attempt), ()), case=case)
             for r, v in zip(records, verdicts, strict=True)
         ]
     return e

@@ -15,7 +15,7 @@ from rich.text import Text
 from toolproof.report._escape import term_text
 from toolproof.report._judged import JUDGE_MARK, summary_legend
 from toolproof.report._repaired import recovered_text, with_repaired
-from toolproof.stats import Estimate, MultiStepStats, Rate, Summary
+from toolproof.stats import ConversationStats, Estimate, MultiStepStats, Rate, Summary
 
 
 def fmt_rate(r: Rate, *, interval: bool = True) -> str:
@@ -208,6 +208,57 @@ def _multistep(summaries: dict[str, Summary], lay: _Layout) -> Table | None:
     return table
 
 
+def _pass_curve(c: ConversationStats) -> str:
+    if not c.pass_hat_k:
+        return "–"
+    return ", ".join(f"k={k} {100 * v:.1f}%" for k, v in c.pass_hat_k.items())
+
+
+def _mean(total: int, mean: float | None) -> str:
+    return f"{total}" if mean is None else f"{total} ({mean:.1f} per conversation)"
+
+
+_CONV_ROWS: list[tuple[str, Callable[[ConversationStats, RateFormat], str]]] = [
+    ("conversations (scored)", lambda c, r: f"{c.conversations} ({c.scored})"),
+    ("pass^k over conversations", lambda c, r: _pass_curve(c)),
+    ("user errors (not scored)", lambda c, r: r(c.user_errors)),
+    ("user turns", lambda c, r: _mean(c.user_turns, c.user_turns_mean)),
+    ("agent questions", lambda c, r: _mean(c.agent_questions, c.agent_questions_mean)),
+    ("turns per success", lambda c, r: _per(c.turns_per_success)),
+    (
+        "stopped by",
+        lambda c, r: ", ".join(f"{term_text(k)} {v}" for k, v in c.stopped_by.items()),
+    ),
+    (
+        "user model tokens in / out",
+        lambda c, r: f"{c.user_input_tokens} / {c.user_output_tokens}",
+    ),
+    ("user model cost USD", lambda c, r: _cost(c.user_cost_usd)),
+]
+
+
+def _cost(x: float | None) -> str:
+    return "–" if x is None else f"{x:.4f}"
+
+
+def _conversations(summaries: dict[str, Summary], lay: _Layout) -> Table | None:
+    if all(s.conversations is None for s in summaries.values()):
+        return None
+    table = Table(title="conversations (simulated user)", title_justify="left")
+    table.add_column("metric", style="bold", ratio=1)
+    for target in summaries:
+        table.add_column(lay.labels[target], overflow="fold")
+    for label, getter in _CONV_ROWS:
+        table.add_row(
+            label,
+            *(
+                "–" if s.conversations is None else getter(s.conversations, lay.rate)
+                for s in summaries.values()
+            ),
+        )
+    return table
+
+
 def _multistep_slices(
     summaries: dict[str, Summary], title: str, attr: str, lay: _Layout
 ) -> Table | None:
@@ -393,6 +444,7 @@ def render_terminal(
         _slices(summaries, "by risk class", "by_risk", lay),
         _slices(summaries, "by tag", "by_tag", lay) if tags else None,
         _multistep(summaries, lay),
+        _conversations(summaries, lay),
         _multistep_slices(summaries, "multi-step by risk class", "by_risk", lay),
         _multistep_slices(summaries, "multi-step by tool", "by_tool", lay),
         _multistep_slices(summaries, "multi-step by tag", "by_tag", lay) if tags else None,

@@ -5,7 +5,8 @@ answered by the case's mocks, then the suite's mocks, then the environment
 (first that has an answer; the environment may be a real MCP server, see
 :class:`McpToolBox`), and the result goes back as a ``role: tool``
 message, which each provider adapter translates into its own wire format.
-The loop ends when the model answers without a call, or when the attempt's
+The loop ends when the model answers without a call (in a conversation, the
+simulated user then replies, see :mod:`toolproof.run._user`), or when the attempt's
 budget is spent: ``max_steps`` model calls, ``attempt_tokens`` tokens (input
 and output, all steps), or ``attempt_seconds`` of wall time (checked before
 each step; a step in flight is bounded by the request timeout). The budget that
@@ -26,7 +27,18 @@ from toolproof.grade._compile import context
 from toolproof.match._mock import CompiledMock, ToolResult
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.run._env import EnvSession, LoadedEnvironment
-from toolproof.types import Case, Message, Response, Suite, Tool, ToolCall, Usage
+from toolproof.run._user import DEFAULT_MAX_TURNS, SimUser, UserReply
+from toolproof.types import (
+    Case,
+    Message,
+    Response,
+    StopReason,
+    Suite,
+    Tool,
+    ToolCall,
+    Usage,
+    UserTurn,
+)
 
 if TYPE_CHECKING:
     from toolproof.mcpenv import McpSession
@@ -168,14 +180,19 @@ class EndState:
 
 @dataclass
 class AgentRun:
-    """What a multi-step attempt produced."""
+    """What a multi-step attempt (or a conversation) produced."""
 
     transcript: list[Message]
     response: Response
     steps: list[dict[str, Any]] = field(default_factory=list)
     end: EndState = field(default_factory=lambda: EndState())
-    #: The budget that ended the attempt ("steps", "tokens", "seconds"), or None.
-    stopped_by: str | None = None
+    #: What ended the attempt ("steps", "tokens", "seconds"; in a conversation also the
+    #: user's stop, "max_turns", "script_end", "user_error"), or None.
+    stopped_by: StopReason | None = None
+    #: A conversation: every turn of the simulated user, in order.
+    user_turns: list[UserTurn] | None = None
+    #: A conversation: the simulated user's replies as they came (tokens, problems).
+    user_replies: list[UserReply] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,21 +216,56 @@ async def run_agent(
     budget: Budget | None = None,
     case_id: str | None = None,
     attempt: int = 0,
+    user: SimUser | None = None,
+    max_turns: int | None = None,
 ) -> AgentRun:
-    """Run the loop. ``call_model`` is the runner's paced, retried provider call."""
+    """Run the loop. ``call_model`` is the runner's paced, retried provider call.
+
+    With a simulated ``user``, the attempt is a conversation: when the agent
+    answers in text, the user replies, and the loop goes on until the user
+    stops (its stop token, its script's end, a failure), ``max_turns`` user
+    turns were given, or a budget is spent. The steps budget counts the agent's
+    model calls over the whole conversation. A user that speaks first (no user
+    message at the end of ``messages``) writes the opening message.
+    """
     if budget is None:
         budget = Budget(
             steps=max_steps or DEFAULT_MAX_STEPS,
             tokens=settings.attempt_tokens,
             seconds=settings.attempt_seconds,
         )
+    turn_limit = max_turns or DEFAULT_MAX_TURNS
     started = time.monotonic()
     transcript = list(messages)
     steps: list[dict[str, Any]] = []
     response: Response | None = None
-    stopped_by: str | None = None
+    stopped_by: StopReason | None = None
+    replies: list[UserReply] = []
+
+    async def user_says() -> bool:
+        """The user's next message, appended; False when it stopped the conversation."""
+        nonlocal stopped_by
+        assert user is not None
+        reply = await user.reply(transcript, len(replies))
+        replies.append(reply)
+        turn = reply.turn
+        if turn.at is None:
+            reply.turn.at = len(transcript)
+        if reply.stop is not None:
+            stopped_by = reply.stop
+            return False
+        transcript.append(Message(role="user", content=turn.text))
+        return True
+
     try:
-        for step in range(budget.steps):
+        talking = True
+        if user is not None and not any(m.role == "user" for m in transcript):
+            talking = await user_says()
+        step = 0
+        while talking:
+            if step >= budget.steps:
+                stopped_by = "steps"
+                break
             if step and budget.seconds is not None and time.monotonic() - started >= budget.seconds:
                 stopped_by = "seconds"
                 break
@@ -224,6 +276,7 @@ async def run_agent(
                 settings=settings,
                 case_id=case_id,
                 attempt=attempt,
+                step=step,
             )
             exchange = await call_model(request)
             response = exchange.response
@@ -234,22 +287,32 @@ async def run_agent(
                 c if c.id else c.model_copy(update={"id": f"call_{step}_{i}"})
                 for i, c in enumerate(response.tool_calls)
             ]
+            step += 1
             transcript.append(Message(role="assistant", content=response.text, tool_calls=calls))
-            if not calls:
+            if calls:
+                for c in calls:
+                    transcript.append(await _answer(toolbox, c))
+                if budget.tokens is not None and _tokens(steps) >= budget.tokens:
+                    stopped_by = "tokens"
+                    break
+                continue
+            if user is None:
                 break
-            for c in calls:
-                transcript.append(await _answer(toolbox, c))
-            if budget.tokens is not None and _tokens(steps) >= budget.tokens:
-                stopped_by = "tokens"
+            if len(replies) >= turn_limit:
+                stopped_by = "max_turns"
                 break
-        else:
-            stopped_by = "steps"
+            if budget.seconds is not None and time.monotonic() - started >= budget.seconds:
+                stopped_by = "seconds"
+                break
+            talking = await user_says()
         end = toolbox.end()
     finally:
         toolbox.close()
-    assert response is not None  # max_steps >= 1
+    if response is None:  # the user stopped before the agent said anything
+        response = Response(text=None)
     final = response.model_copy(update={"usage": _total_usage(steps)})
-    return AgentRun(transcript, final, steps, end, stopped_by)
+    turns = [r.turn for r in replies] if user is not None else None
+    return AgentRun(transcript, final, steps, end, stopped_by, turns, replies)
 
 
 def _tokens(steps: list[dict[str, Any]]) -> int:

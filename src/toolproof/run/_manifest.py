@@ -173,11 +173,29 @@ class Manifest(BaseModel):
         description="--repeats auto: the adaptive schedule (repeats is then the most any "
         "case may run).",
     )
+    user_model: TargetEntry | None = Field(
+        default=None,
+        description="The model that plays the simulated user of the conversation cases "
+        "with an LLM user (--user-model), with its settings.",
+    )
+    user_fingerprint: str | None = Field(
+        default=None,
+        description="A hash of the simulated user's guidelines, model and settings: "
+        "conversations are comparable across runs only when it is the same.",
+    )
 
 
 def _sha(data: Any) -> str:
     blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def user_fingerprint(spec: str, settings: ModelSettings, guidelines: str) -> str:
+    """A hash of what the simulated user is: its guidelines, model and generation settings."""
+    from toolproof.providers._base import GENERATION_FIELDS
+
+    generation = settings.model_dump(mode="json", include=set(GENERATION_FIELDS))
+    return _sha([guidelines, spec, generation])
 
 
 def tools_fingerprint(suite: Suite) -> str:

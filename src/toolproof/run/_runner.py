@@ -115,6 +115,9 @@ class RunOptions:
     #: For an adaptive schedule: given the suite, how the schedule sees a record (graded)
     #: and the gate's thresholds (``toolproof.gate.schedule_inputs`` makes both).
     scheduler: Callable[[Suite], tuple[Callable[[Record], Seen], Sequence[Bound]]] | None = None
+    #: The model that plays the simulated user of conversation cases with an LLM user
+    #: (``--user-model``): a spec, or a :class:`Target` (its own settings, or a provider).
+    user_model: str | Target = "local:"
 
 
 @dataclass(repr=False)
@@ -126,6 +129,9 @@ class RunResult:
     records: list[Record]
     suite: Suite
     attempted: int = 0
+    #: A resume: conversation attempts with no record yet, run again from their first
+    #: turn (a conversation is recorded whole when it ends; one cut off left nothing).
+    restarted_conversations: int = 0
 
     def __repr__(self) -> str:  # short: asyncio may repr a task's result
         return f"RunResult(run_dir={str(self.run_dir)!r}, records={len(self.records)})"
@@ -177,6 +183,7 @@ async def run_suite_async(
     _check_targets(chosen)
     chosen = [_with_provider_defaults(t) for t in chosen]
     _check_code(suite, opts)
+    _check_users(suite, opts)
     run_dir = opts.out or new_run_dir(opts.runs_dir, suite.name)
     check_fresh_folder(run_dir)
     manifest = _new_manifest(run_dir, suite, chosen, opts)
@@ -228,6 +235,8 @@ def suite_problems(suite: Suite, trust: Trust) -> list[SuiteError]:
         suite_models(suite.settings, suite.source or "suite")
     except SuiteError as exc:
         problems.append(exc)
+    for case in suite.cases:
+        problems.extend(user_problems_of(suite, case))
     env = suite.environment
     if trust.allow_code and env is not None and env.mcp is not None:
         try:
@@ -237,6 +246,37 @@ def suite_problems(suite: Suite, trust: Trust) -> list[SuiteError]:
         except UserError:  # the mcp SDK is not installed: a matter of this machine
             pass
     return problems
+
+
+def _check_users(suite: Suite, opts: RunOptions) -> None:
+    """Refuse, before anything runs, a scripted user whose ``when`` matcher is wrong, or
+    a user given tools (user-side tools are not run yet: refused, never ignored)."""
+    for case in _selected(suite, opts):
+        for problem in user_problems_of(suite, case):
+            raise problem
+
+
+def user_problems_of(suite: Suite, case: Case) -> list[SuiteError]:
+    """What a run would refuse in a case's simulated user (none without one)."""
+    if case.user is None:
+        return []
+    index = next((n for n, c in enumerate(suite.cases) if c.id == case.id), 0)
+    out: list[SuiteError] = []
+    if case.user.tools:
+        out.append(
+            SuiteError(
+                suite.source or "suite",
+                f"case {case.id}: user-side tools are not supported yet: a simulated user "
+                "cannot call tools; leave 'tools' out of 'user'",
+                path=("cases", index, "user", "tools"),
+            )
+        )
+    if case.user.script is not None:
+        try:
+            script_matchers(suite, case)
+        except SuiteError as exc:
+            out.append(exc)
+    return out
 
 
 def _check_code(suite: Suite, opts: RunOptions) -> None:
@@ -345,7 +385,39 @@ def _new_manifest(run_dir: Path, suite: Suite, targets: list[Target], opts: RunO
         config_file=opts.config_file,
         started_at=now_utc(),
         schedule=_schedule_of(opts.adaptive),
+        **_user_entry(suite, opts),
     )
+
+
+def _llm_users(suite: Suite, opts: RunOptions) -> bool:
+    """Whether a case the run runs has an LLM user (a model plays it)."""
+    return any(
+        c.user is not None and c.user.instructions is not None for c in _selected(suite, opts)
+    )
+
+
+def user_target(opts: RunOptions) -> Target:
+    """The simulated user's model, with its provider's defaults and its output capped."""
+    from toolproof.run._user import user_settings
+
+    chosen = opts.user_model
+    target = chosen if isinstance(chosen, Target) else Target(spec=chosen)
+    target = _with_provider_defaults(target)
+    return replace(target, settings=user_settings(target.settings))
+
+
+def _user_entry(suite: Suite, opts: RunOptions) -> dict[str, Any]:
+    """The manifest's user model and its fingerprint, when a case has an LLM user."""
+    if not _llm_users(suite, opts):
+        return {}
+    from toolproof.run._manifest import user_fingerprint
+    from toolproof.run._user import GUIDELINES
+
+    target = user_target(opts)
+    return {
+        "user_model": TargetEntry(spec=target.spec, settings=target.settings),
+        "user_fingerprint": user_fingerprint(target.spec, target.settings, GUIDELINES),
+    }
 
 
 def _schedule_of(plan: Plan | None) -> Schedule | None:
@@ -429,6 +501,9 @@ async def resume_run_async(
         opts.pricing = _pricing_of(manifest)
     manifest = _resettled(manifest, path, config, overrides)
     targets = [Target(spec=t.spec, kind=t.kind, settings=t.settings) for t in manifest.targets]
+    if manifest.user_model is not None:
+        entry = manifest.user_model
+        opts.user_model = Target(spec=entry.spec, settings=entry.settings)
     _check_code(suite, opts)
     manifest = manifest.model_copy(update={"resumed": manifest.resumed + 1, "status": "running"})
     return await _execute(path, suite, targets, opts, manifest, retry_failed)
@@ -633,7 +708,18 @@ async def _execute(
         raise RunStorageError(
             f"cannot write the run folder: {where}: {exc.strerror or exc}"
         ) from None
-    return RunResult(run_dir, manifest, records, suite, attempted=len(session.records))
+    restarted = 0
+    if manifest.resumed:
+        users = {c.id for c in suite.cases if c.user is not None}
+        restarted = sum(1 for jobs in work.values() for case, _ in jobs if case.id in users)
+    return RunResult(
+        run_dir,
+        manifest,
+        records,
+        suite,
+        attempted=len(session.records),
+        restarted_conversations=restarted,
+    )
 
 
 def _previous(path: Path, manifest: Manifest) -> list[Record]:
@@ -799,7 +885,30 @@ class _Session:
         self._environment: Any = None
         self._case_envs: dict[str, Any] = {}
         self._mcp: Any = None
+        self._user_run: _TargetRun | None = None
+        self._shared: dict[tuple[str, str], Provider] = {}
+        self._matchers: dict[str, list[Any]] = {}
         self.adaptive: _AdaptiveRun | None = None
+
+    def user_run(self) -> _TargetRun:
+        """The simulated user's model: its own provider, pacing, retries and cache,
+        made on the first LLM user turn (a replay or a scripted user makes none)."""
+        if self._user_run is None:
+            target = user_target(self.opts)
+            provider = self._shared.get((target.spec, _connection(target.settings)))
+            if target.provider is None and provider is not None:
+                # the same model as an agent target's, reached the same way: one provider
+                # (one local model server, not two); each keeps its own pacing and cache
+                target = replace(target, provider=provider)
+            self._user_run = _TargetRun(self, target, self._provider_for(target))
+        return self._user_run
+
+    def script_matchers(self, case: Case) -> list[Any]:
+        """The compiled ``when`` matchers of a scripted user's rules (None for a reply)."""
+        found = self._matchers.get(case.id)
+        if found is None:
+            found = self._matchers[case.id] = script_matchers(self.suite, case)
+        return found
 
     async def run(self, targets: list[Target], work: dict[str, list[tuple[Case, int]]]) -> None:
         self._writer = RecordWriter(self.run_dir / RECORDS_FILE, fsync=self.opts.fsync)
@@ -882,7 +991,9 @@ class _Session:
         else:
             factory = self.opts.provider_factory or _registry_factory
             provider = factory(target.spec, target.settings, self._http())
-        self._providers.append(provider)
+            self._shared.setdefault((target.spec, _connection(target.settings)), provider)
+        if provider not in self._providers:
+            self._providers.append(provider)
         return provider
 
     def _http(self) -> Any:
@@ -919,6 +1030,27 @@ def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
         else:
             flat.append(exc)
     return next((e for e in flat if isinstance(e, UserError)), flat[0])
+
+
+def _connection(settings: ModelSettings) -> str:
+    """How a model is reached (endpoint, key, routing), apart from what it generates and
+    how fast it is asked: two targets alike in this may share one provider."""
+    left_out = {
+        "temperature",
+        "seed",
+        "max_tokens",
+        "reasoning_effort",
+        "tool_choice",
+        "parallel_tool_calls",
+        "concurrency",
+        "rpm",
+        "tpm",
+        "timeout_s",
+        "max_retries",
+        "attempt_tokens",
+        "attempt_seconds",
+    }
+    return json.dumps(settings.model_dump(mode="json", exclude=left_out), sort_keys=True)
 
 
 def _registry_factory(spec: str, settings: ModelSettings, transport: Any) -> Provider:
@@ -1150,6 +1282,7 @@ class _TargetRun:
             ToolBox,
             run_agent,
         )
+        from toolproof.run._user import DEFAULT_CONVERSATION_STEPS
 
         hits: list[bool] = []
 
@@ -1181,6 +1314,8 @@ class _TargetRun:
                 toolbox = McpToolBox(self.session.suite, case, server)
             else:
                 toolbox = ToolBox(self.session.suite, case, self.session.case_environment(case))
+            user = self._user(case, base.attempt, recorded, retries)
+            default_steps = DEFAULT_MAX_STEPS if user is None else DEFAULT_CONVERSATION_STEPS
             started = time.perf_counter()
             run = await run_agent(
                 call,
@@ -1190,12 +1325,14 @@ class _TargetRun:
                 settings=settings,
                 toolbox=toolbox,
                 budget=Budget(
-                    steps=case.max_steps or DEFAULT_MAX_STEPS,
+                    steps=case.max_steps or default_steps,
                     tokens=settings.attempt_tokens,
                     seconds=settings.attempt_seconds,
                 ),
                 case_id=case.id,
                 attempt=base.attempt,
+                user=user,
+                max_turns=case.max_turns,
             )
             latency = (time.perf_counter() - started) * 1000.0
             env = self.session.suite.environment
@@ -1203,9 +1340,8 @@ class _TargetRun:
                 read = await server.call(env.state_tool, {}, purpose="state")
                 run.end = EndState(whole=read.state())  # a server's state is read whole
         cached = bool(hits) and all(hits)
-        record = self._ok(
-            base, Exchange(run.steps[0]["request"], run.response), cached=cached, latency_ms=latency
-        )
+        first = run.steps[0]["request"] if run.steps else None
+        record = self._ok(base, Exchange(first, run.response), cached=cached, latency_ms=latency)
         update: dict[str, Any] = {
             "transcript": run.transcript,
             "steps": run.steps,
@@ -1221,7 +1357,76 @@ class _TargetRun:
         if server is not None:
             update["mcp_calls"] = [c.to_record() for c in server.calls]
             update["mcp_log"] = server.server_log or None
+        if run.user_turns is not None:
+            update.update(self._user_fields(case, run, recorded))
         return record.model_copy(update=update)
+
+    def _user(
+        self, case: Case, attempt: int, recorded: Record | None, retries: list[str]
+    ) -> Any:
+        """The simulated user of a conversation case (None for other cases): the
+        recording's on a replay, the script, or the user model."""
+        from toolproof.run._user import LlmUser, RecordedUser, ScriptedUser
+
+        if case.user is None:
+            return None
+        if recorded is not None:  # a replay: the recorded user, no model asked
+            return RecordedUser(recorded.user_turns or [])
+        if case.user.script is not None:
+            return ScriptedUser(case.user.script, self.session.script_matchers(case))
+        run = self.session.user_run()
+
+        async def call(request: ProviderRequest) -> tuple[Exchange, bool]:
+            return await run._cached_call(request, attempt, retries)
+
+        return LlmUser(
+            call,
+            spec=run.target.spec,
+            model=run.model,
+            user=case.user,
+            settings=run.target.settings,
+            case_id=case.id,
+            attempt=attempt,
+        )
+
+    def _user_fields(self, case: Case, run: Any, recorded: Record | None) -> dict[str, Any]:
+        """A conversation's user turns, the user model's tokens and cost (apart from the
+        agent's), and the simulator checks: an erring simulator makes it ``user_error``."""
+        from toolproof.run._user import user_problems
+        from toolproof.types import Usage
+
+        assert case.user is not None
+        replies = run.user_replies
+        fields: dict[str, Any] = {"user_turns": run.user_turns}
+        used = [r.usage for r in replies if r.usage is not None]
+        if recorded is not None:  # a replay: the recorded user model, nothing spent
+            fields["user_model"] = recorded.user_model
+        elif case.user.instructions is not None and any(
+            t.source == "model" for t in run.user_turns
+        ):
+            spec = self.session.user_run().target.spec
+            fields["user_model"] = spec
+            usage = Usage(
+                input_tokens=sum(u[0] for u in used), output_tokens=sum(u[1] for u in used)
+            )
+            fields["user_usage"] = usage
+            costs = [
+                self.session.pricing.cost(
+                    spec, Usage(input_tokens=u[0], output_tokens=u[1]), r.model
+                )
+                for r, u in ((r, r.usage) for r in replies if r.usage is not None)
+            ]
+            priced = [c for c in costs if c is not None]
+            fields["user_cost_usd"] = sum(priced) if priced else None
+        problems = [r.problem for r in replies if r.problem is not None]
+        if case.user.instructions is not None:
+            problems += user_problems(
+                case.user, run.transcript, run.user_turns, needs_call=_needs_call(case)
+            )
+        if problems:
+            fields["user_problems"] = problems
+            fields["outcome"] = Outcome.user_error
+        return fields
 
     def _ok(
         self, base: Record, exchange: Exchange, *, cached: bool, latency_ms: float | None
@@ -1290,6 +1495,44 @@ class _TargetRun:
             used = None if usage is None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
             self.pacer.settle(charged, used, estimate)
             return exchange
+
+
+def _needs_call(case: Case) -> bool:
+    """Whether the case's contract needs the agent to call a tool (for the simulator's
+    early-stop check): a call expected, a trajectory, gold actions or an expected state."""
+    from toolproof.types import Kind
+
+    expect = case.expect
+    if expect.kind is Kind.call or expect.call or expect.calls or expect.alternatives:
+        return True
+    if case.trajectory is not None:
+        return True
+    end = case.end_state
+    return end is not None and bool(end.actions or end.state)
+
+
+def script_matchers(suite: Suite, case: Case) -> list[Any]:
+    """A scripted user's ``when`` matchers, compiled; a bad one is a located suite error."""
+    from toolproof.grade._compile import context
+    from toolproof.match import SpecError, compile_value
+    from toolproof.types import UserRule
+
+    assert case.user is not None and case.user.script is not None
+    out: list[Any] = []
+    for i, entry in enumerate(case.user.script):
+        if not isinstance(entry, UserRule):
+            out.append(None)
+            continue
+        try:
+            out.append(compile_value(entry.when, context(suite)))
+        except SpecError as exc:
+            index = next((n for n, c in enumerate(suite.cases) if c.id == case.id), 0)
+            raise SuiteError(
+                suite.source or "suite",
+                f"case {case.id}: {exc}",
+                path=("cases", index, "user", "script", i, "when", *exc.path),
+            ) from None
+    return out
 
 
 def _one_line(text: str, limit: int = 200) -> str:

@@ -1,5 +1,6 @@
 """Statistics: aggregation by slice, rates with intervals, stability over repeats."""
 
+from toolproof.stats._conversation import ConversationStats, agent_questions
 from toolproof.stats._metrics import METRICS, RATE_METRICS, RATE_NAMES, Metric, metric_rate
 from toolproof.stats._rates import Rate, rate
 from toolproof.stats._repair import Repaired, repaired_figures
@@ -32,6 +33,7 @@ __all__ = [
     "RATE_NAMES",
     "CaseStability",
     "Confusion",
+    "ConversationStats",
     "Costs",
     "Decision",
     "Estimate",
@@ -46,6 +48,7 @@ __all__ = [
     "Stability",
     "Summary",
     "SummaryBuilder",
+    "agent_questions",
     "mean_estimate",
     "metric_rate",
     "pass_at_k",

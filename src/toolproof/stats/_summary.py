@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from toolproof.grade import NO_CALL, Scorer, render_diff
+from toolproof.stats._conversation import ConversationCounts, ConversationStats
 from toolproof.stats._metrics import RATE_METRICS, RATE_NAMES, expects_call
 from toolproof.stats._rates import Rate, rate
 from toolproof.stats._repair import Repaired
@@ -271,6 +272,11 @@ class Summary(BaseModel):
     undecided_arguments: int = Field(
         default=0, description="Judge-decided arguments of those attempts still without an answer."
     )
+    conversations: ConversationStats | None = Field(
+        default=None,
+        description="Cases with a simulated user: pass^k over conversations, turns, agent "
+        "questions, stop reasons, user errors, the simulator's tokens and cost.",
+    )
     repaired: Repaired | None = Field(
         default=None,
         description="The figures above are raw: a call printed as text counts as no call. "
@@ -443,9 +449,12 @@ class SummaryBuilder:
         self._repeats = RepeatCounts()
         self._expected: dict[tuple[str, int], str] = {}
         self._multistep = _MultiStepCounts()
+        self._conversations = ConversationCounts()
 
     def add_record(self, r: Record) -> None:
         self.attempts += 1
+        if r.user_turns is not None:
+            self._conversations.add_record(r)
         if self._first_target is None and r.target:
             self._first_target = r.target
         outcome = r.outcome
@@ -477,6 +486,7 @@ class SummaryBuilder:
 
     def add_verdict(self, v: Verdict) -> None:
         self.scored += 1
+        self._conversations.add_verdict(v)
         if self.rounds is not None and v.attempt >= self.rounds:
             # beyond the full rounds: pass^k, pass@k, flaky, the counts and the failures;
             # the rates read the full rounds alone
@@ -675,6 +685,7 @@ class SummaryBuilder:
                 cost_usd_per_success=self._cost / successes if successes and self._priced else None,
             ),
             multistep=self._multistep.stats(),
+            conversations=self._conversations.stats(),
             judge_decided=self._judge_decided,
             undecided=self._undecided,
             undecided_arguments=self._undecided_arguments,

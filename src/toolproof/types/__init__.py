@@ -39,6 +39,8 @@ from toolproof.types._record import (
     Setup,
     SetupCall,
     StateChange,
+    StopReason,
+    UserTurn,
 )
 from toolproof.types._response import Response, Usage
 from toolproof.types._suite import (
@@ -108,6 +110,7 @@ __all__ = [
     "SimulatedUser",
     "Stage",
     "StateChange",
+    "StopReason",
     "Suite",
     "SuiteJudge",
     "SuiteTool",
@@ -118,5 +121,6 @@ __all__ = [
     "Trajectory",
     "Usage",
     "UserRule",
+    "UserTurn",
     "Verdict",
 ]

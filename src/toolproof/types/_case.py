@@ -343,7 +343,9 @@ class Case(BaseModel):
     )
     expect: Expect = Field(
         default_factory=Expect,
-        description="The contract. Required, except in a multi-step case with a trajectory.",
+        description="The contract. Required, except in a multi-step case with a trajectory, "
+        "or a conversation (a case with a user): left out there, the attempt must end with a "
+        "text answer, and calls are allowed.",
     )
     reason: str | None = Field(default=None, description="Why this is the expected behaviour.")
     tags: list[str] = Field(default_factory=list)
@@ -430,8 +432,10 @@ class Case(BaseModel):
             raise ValueError("give exactly one of 'prompt' and 'messages'")
         if self.prompt is None and self.messages is None and self.user is None:
             raise ValueError("give exactly one of 'prompt' and 'messages'")
-        if "expect" not in self.model_fields_set and self.trajectory is None:
-            raise ValueError("missing required key 'expect' (optional only with a 'trajectory')")
+        if "expect" not in self.model_fields_set and self.trajectory is None and self.user is None:
+            raise ValueError(
+                "missing required key 'expect' (optional only with a 'trajectory' or a 'user')"
+            )
         return self
 
     def conversation(self, system: str | None) -> list[Message]:
@@ -447,7 +451,7 @@ class Case(BaseModel):
         if sys_text and not any(m.role == "system" for m in history):
             out.append(Message(role="system", content=sys_text))
         out.extend(history)
-        if self.prompt is not None:
+        if self.prompt is not None:  # a conversation may begin with its simulated user
             out.append(Message(role="user", content=self.prompt))
         return out
 

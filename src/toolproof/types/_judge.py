@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: Names of the rubrics toolproof ships.
-BUILTIN_RUBRICS = ("trajectory", "selection", "reply", "argument_meaning")
+BUILTIN_RUBRICS = ("trajectory", "selection", "reply", "argument_meaning", "user_fidelity")
 #: The rubric that decides ``{semantic: TEXT, judge: true}`` arguments, one argument at a time.
 ARGUMENT_RUBRIC = "argument_meaning"
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
@@ -173,6 +173,32 @@ BUILTIN_FIELDS: dict[str, dict[str, RubricField]] = {
             type="bool",
             description="The reply states facts (IDs, amounts, dates, statuses) that no tool "
             "result or user message gave.",
+        ),
+    },
+    "user_fidelity": {
+        "faithful": RubricField(
+            type="bool",
+            description="The simulated user played its scenario faithfully: none of the "
+            "problems below, and it kept to its instructions and persona.",
+        ),
+        "revealed_unknown": RubricField(
+            type="bool",
+            description="The user stated something its scenario says it does not know.",
+        ),
+        "invented_facts": RubricField(
+            type="bool",
+            description="The user gave a fact (an ID, a name, a date, an amount...) that its "
+            "scenario does not give and the agent had not said.",
+        ),
+        "premature_stop": RubricField(
+            type="bool",
+            description="The user ended the conversation before its task was done or shown "
+            "impossible, or kept it going after that.",
+        ),
+        "broke_protocol": RubricField(
+            type="bool",
+            description="The user wrote more than one turn in a message, played the agent, "
+            "or gave everything at once instead of answering what was asked.",
         ),
     },
     "argument_meaning": {

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from toolproof.types._message import Message
-from toolproof.types._response import Response
+from toolproof.types._response import Response, Usage
 
 RECORD_FORMAT = "toolproof.record/2"
 #: Every records format this toolproof reads. ``/1`` stores a multi-step attempt's whole
@@ -33,10 +33,59 @@ class Outcome(StrEnum):
     network = "network"
     rejected = "rejected"
     harness_error = "harness_error"
+    #: A conversation whose simulated user erred (said what it must not know, invented a
+    #: value, broke the one-message rule, stopped before the agent acted, or answered
+    #: nothing): counted apart like an infrastructure failure, never scored.
+    user_error = "user_error"
 
     @property
     def is_infrastructure(self) -> bool:
         return self not in (Outcome.ok, Outcome.harness_error)
+
+
+#: Why a multi-step attempt or conversation ended, when not by the agent answering in
+#: text: a budget (``steps``, ``tokens``, ``seconds``), or, in a conversation, the
+#: simulated user (its stop tokens ``###STOP###`` → ``user_stop``, ``###TRANSFER###`` →
+#: ``transfer``, ``###OUT-OF-SCOPE###`` → ``out_of_scope``), the ``max_turns`` limit, a
+#: script with nothing left to say (``script_end``), or a simulator that failed
+#: (``user_error``: an empty or endless reply).
+StopReason = Literal[
+    "steps",
+    "tokens",
+    "seconds",
+    "user_stop",
+    "transfer",
+    "out_of_scope",
+    "max_turns",
+    "script_end",
+    "user_error",
+]
+
+
+class UserTurn(BaseModel):
+    """One message of a conversation's simulated user, apart from the agent's steps."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = Field(
+        default=None, description="What the user said (the stop token taken out); None: nothing."
+    )
+    stop: StopReason | None = Field(
+        default=None, description="The turn ended the conversation, and why."
+    )
+    source: Literal["script", "model", "replay"] = "model"
+    at: int | None = Field(
+        default=None,
+        description="How many messages of the transcript came before this turn (where it "
+        "goes in the conversation).",
+    )
+    request: Any = Field(
+        default=None, description="An LLM user: the exact payload sent to the user model."
+    )
+    response: Any = Field(
+        default=None, description="An LLM user: its normalised response, raw payload kept."
+    )
+    cached: bool = False
 
 
 class AttemptError(BaseModel):
@@ -152,10 +201,31 @@ class Record(BaseModel):
         description="Multi-step: the case's setup and history calls run on the state before "
         "the first turn (the state changes include theirs).",
     )
-    stopped_by: Literal["steps", "tokens", "seconds"] | None = Field(
+    stopped_by: StopReason | None = Field(
         default=None,
         description="Multi-step: the per-attempt budget that ended the attempt before the "
-        "model stopped calling tools (max_steps, attempt_tokens, attempt_seconds).",
+        "model stopped calling tools (max_steps, attempt_tokens, attempt_seconds); in a "
+        "conversation, also what ended it (the user's stop token, max_turns, the script's "
+        "end, a failed simulator).",
+    )
+    user_turns: list[UserTurn] | None = Field(
+        default=None,
+        description="A conversation: every message of the simulated user, in order, with "
+        "the simulator's raw request and response (an LLM user), apart from the agent's steps.",
+    )
+    user_model: str | None = Field(
+        default=None, description="A conversation with an LLM user: the user model's spec."
+    )
+    user_usage: Usage | None = Field(
+        default=None, description="The simulated user's tokens, apart from the agent's."
+    )
+    user_cost_usd: float | None = Field(
+        default=None, description="The simulated user's cost, apart from the agent's."
+    )
+    user_problems: list[str] | None = Field(
+        default=None,
+        description="What the simulator checks found wrong with the simulated user "
+        "(the outcome is then user_error).",
     )
     mcp_calls: list[McpToolRun] | None = Field(
         default=None,

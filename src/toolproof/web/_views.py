@@ -268,7 +268,11 @@ class FolderPages:
             said = [j for j in light.judgements if j.target == target and j.case_id == case_id]
             shown.details = [
                 attempt_view(
-                    r, v, diff=light.diff, judgements=[j for j in said if j.attempt == r.attempt]
+                    r,
+                    v,
+                    diff=light.diff,
+                    judgements=[j for j in said if j.attempt == r.attempt],
+                    case=case,
                 )
                 for r, v in zip(found, verdicts, strict=True)
             ]

@@ -1,0 +1,423 @@
+"""The simulated user of a conversation case: a script, an LLM, or a recording (replay).
+
+A conversation alternates the agent and the user: the agent runs its tool calls
+(see :mod:`toolproof.run._agent`) until it answers in text, then the user
+replies, and so on until a stop. Each user here answers the conversation so
+far with a :class:`UserReply`: a message, or a stop with its reason.
+
+* :class:`ScriptedUser`: the case's ``script``. At each turn the first rule
+  (``{when: MATCHER, say: TEXT}``) whose matcher accepts the agent's last
+  text answers; otherwise the next plain reply in order. With neither, the
+  conversation stops as ``script_end``.
+* :class:`LlmUser`: a model plays the user, after :data:`GUIDELINES` (one
+  message at a time, reveal only when asked, never invent, end with a stop
+  token) and the case's scenario. An empty reply, or one cut at the user's
+  token limit (an endless reply), stops the conversation as ``user_error``.
+* :class:`RecordedUser`: a replay says again what the recorded user said
+  (each turn as recorded, its source kept, so the simulator checks read it
+  again), and calls no model.
+
+:func:`user_problems` is the deterministic check of an LLM user's
+conversation (pure): it names what the simulator did wrong, and the runner
+records such an attempt as ``user_error``, never as the agent's failure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolproof.match import Matcher
+from toolproof.providers import Exchange, ModelSettings, ProviderRequest
+from toolproof.types import Message, Role, SimulatedUser, StopReason, UserRule, UserTurn
+
+__all__ = [
+    "DEFAULT_CONVERSATION_STEPS",
+    "DEFAULT_MAX_TURNS",
+    "GREETING",
+    "GUIDELINES",
+    "STOP_TOKENS",
+    "USER_MAX_TOKENS",
+    "LlmUser",
+    "RecordedUser",
+    "ScriptedUser",
+    "SimUser",
+    "UserReply",
+    "split_stop",
+    "user_problems",
+    "user_settings",
+]
+
+#: The most user turns of a conversation when its case gives no ``max_turns``.
+DEFAULT_MAX_TURNS = 10
+#: The most agent model calls of a conversation when its case gives no ``max_steps``.
+DEFAULT_CONVERSATION_STEPS = 30
+#: The user model's output limit when its settings give none: a reply cut there is endless.
+USER_MAX_TOKENS = 256
+
+#: The stop tokens a user ends a conversation with, and the reason each is recorded as.
+STOP_TOKENS: dict[str, StopReason] = {
+    "###STOP###": "user_stop",
+    "###TRANSFER###": "transfer",
+    "###OUT-OF-SCOPE###": "out_of_scope",
+}
+
+#: What the LLM user sees as the agent's first message when the user speaks first.
+GREETING = "Hi! How can I help you today?"
+
+GUIDELINES = """\
+You play a customer who is talking to a support agent, so that the agent can be tested. \
+You are the customer, never the agent. Rules:
+- Write only your own next message to the agent: one message, a few sentences at most. \
+Never write the agent's side, never put labels such as "Agent:" or "Customer:", and never \
+describe the conversation.
+- Start with your request in your own words, without every detail at once.
+- Give a piece of information only when the agent asks for it, and only if your scenario \
+gives it to you. Never invent names, numbers, IDs, dates or any other fact. If the agent \
+asks for something your scenario does not give you, say that you do not know it.
+- Keep to your persona, if one is given.
+- When your task is done, or cannot be done, end the conversation: write ###STOP### (alone, \
+or after a short last sentence). If the agent hands you over to a human, write \
+###TRANSFER###. If the agent says your request is outside what it can do, write \
+###OUT-OF-SCOPE###.
+"""
+
+_LABEL = re.compile(
+    r"(?im)^\s*\**\s*(agent|assistant|user|customer|support|representative|human)\s*\**\s*:"
+)
+_WORD = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+
+
+@dataclass(frozen=True, slots=True)
+class UserReply:
+    """A user's answer to the conversation so far: its message, and whether it stops."""
+
+    turn: UserTurn
+    #: Tokens the user model used for it (input, output); None for scripts and replays.
+    usage: tuple[int, int] | None = None
+    model: str | None = None
+    problem: str | None = None
+
+    @property
+    def text(self) -> str | None:
+        return self.turn.text
+
+    @property
+    def stop(self) -> StopReason | None:
+        return self.turn.stop
+
+
+class SimUser:
+    """A simulated user: answers the conversation so far (the agent's transcript)."""
+
+    async def reply(self, transcript: Sequence[Message], turn: int) -> UserReply:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+def split_stop(text: str) -> tuple[str | None, StopReason | None]:
+    """A user message without its stop token, and the stop it asks for (the first token
+    in the message decides). Only a user's own message is read: a token in a tool
+    result or in the agent's text never ends a conversation."""
+    found: tuple[int, str] | None = None
+    for token in STOP_TOKENS:
+        at = text.find(token)
+        if at >= 0 and (found is None or at < found[0]):
+            found = (at, token)
+    if found is None:
+        return text, None
+    rest = text.replace(found[1], " ").strip()
+    for token in STOP_TOKENS:
+        rest = rest.replace(token, " ").strip()
+    return (rest or None), STOP_TOKENS[found[1]]
+
+
+def _agent_said(transcript: Sequence[Message]) -> str | None:
+    """The agent's last text answer, or None when it has not spoken yet."""
+    for message in reversed(transcript):
+        if message.role == "user":
+            return None
+        if message.role == "assistant" and message.content:
+            return message.content
+    return None
+
+
+class ScriptedUser(SimUser):
+    """The case's script: the first rule whose matcher takes the agent's last text, or
+    else the next reply in order; with neither, the conversation stops (``script_end``)."""
+
+    def __init__(self, script: Sequence[str | UserRule], matchers: Sequence[Matcher | None]):
+        self._replies = [s for s in script if isinstance(s, str)]
+        self._rules = [
+            (m, s.say) for s, m in zip(script, matchers, strict=True) if isinstance(s, UserRule)
+        ]
+        self._next = 0
+
+    async def reply(self, transcript: Sequence[Message], turn: int) -> UserReply:
+        said = _agent_said(transcript)
+        if said is not None:
+            for matcher, say in self._rules:
+                if matcher is not None and matcher.ok(said):
+                    return self._say(say)
+        if self._next < len(self._replies):
+            self._next += 1
+            return self._say(self._replies[self._next - 1])
+        return UserReply(UserTurn(text=None, stop="script_end", source="script"))
+
+    @staticmethod
+    def _say(text: str) -> UserReply:
+        message, stop = split_stop(text)
+        return UserReply(UserTurn(text=message, stop=stop, source="script"))
+
+
+class RecordedUser(SimUser):
+    """A replay: the recorded user's turns, in order; no model is asked."""
+
+    def __init__(self, turns: Sequence[UserTurn]) -> None:
+        self._turns = list(turns)
+        self._next = 0
+
+    async def reply(self, transcript: Sequence[Message], turn: int) -> UserReply:
+        if self._next >= len(self._turns):
+            return UserReply(
+                UserTurn(text=None, stop="script_end", source="replay"),
+                problem="replay: the recording has no further user turn",
+            )
+        recorded = self._turns[self._next]
+        self._next += 1
+        return UserReply(recorded.model_copy(update={"at": None}))
+
+
+def scenario_text(user: SimulatedUser) -> str:
+    """The case's scenario, as the LLM user reads it after the guidelines."""
+    parts = ["# Your scenario", f"Instructions: {user.instructions}"]
+    for label, value in (
+        ("What you know (give it only when asked)", user.known),
+        ("What you do not know (never state it, never guess it)", user.unknown),
+    ):
+        if value:
+            items = [value] if isinstance(value, str) else value
+            parts.append(f"{label}:\n" + "\n".join(f"- {v}" for v in items))
+    if user.persona:
+        parts.append(f"Persona: {user.persona}")
+    return "\n".join(parts)
+
+
+def user_view(transcript: Sequence[Message], system: str) -> list[Message]:
+    """The conversation as the LLM user sees it: the agent's text as ``user`` turns, its
+    own messages as ``assistant`` turns; tool calls, results and the agent's system
+    prompt are not shown. It opens with :data:`GREETING` when the user speaks first."""
+    out: list[Message] = [Message(role="system", content=system)]
+    for message in transcript:
+        role: Role
+        if message.role == "user" and message.content:
+            role = "assistant"
+        elif message.role == "assistant" and message.content:
+            role = "user"
+        else:
+            continue
+        if len(out) > 1 and out[-1].role == role:  # one turn each: join what follows
+            joined = f"{out[-1].content}\n\n{message.content}"
+            out[-1] = Message(role=role, content=joined)
+        else:
+            if len(out) == 1 and role == "assistant":
+                out.append(Message(role="user", content=GREETING))
+            out.append(Message(role=role, content=message.content))
+    if len(out) == 1:
+        out.append(Message(role="user", content=GREETING))
+    return out
+
+
+def user_settings(settings: ModelSettings) -> ModelSettings:
+    """The user model's settings: its output capped (:data:`USER_MAX_TOKENS` unless set),
+    so an endless reply is cut and recorded, never waited for."""
+    if settings.max_tokens is not None:
+        return settings
+    return settings.model_copy(update={"max_tokens": USER_MAX_TOKENS})
+
+
+CallUser = Callable[[ProviderRequest], Awaitable[tuple[Exchange, bool]]]
+
+
+class LlmUser(SimUser):
+    """A model plays the user: guidelines, then the scenario, then the conversation."""
+
+    def __init__(
+        self,
+        call: CallUser,
+        *,
+        spec: str,
+        model: str,
+        user: SimulatedUser,
+        settings: ModelSettings,
+        case_id: str,
+        attempt: int,
+    ) -> None:
+        self._call = call
+        self.spec = spec
+        self._model = model
+        self._system = f"{GUIDELINES}\n{scenario_text(user)}"
+        self._settings = settings
+        self._case_id = case_id
+        self._attempt = attempt
+
+    async def reply(self, transcript: Sequence[Message], turn: int) -> UserReply:
+        request = ProviderRequest.model_construct(
+            model=self._model,
+            messages=user_view(transcript, self._system),
+            tools=[],
+            settings=self._settings,
+            case_id=self._case_id,
+            attempt=self._attempt,
+            step=turn,
+        )
+        exchange, cached = await self._call(request)
+        response = exchange.response
+        usage = response.usage
+        used = None if usage is None else (usage.input_tokens or 0, usage.output_tokens or 0)
+        raw_text = (response.text or "").strip()
+        base: dict[str, Any] = {
+            "source": "model",
+            "request": exchange.request,
+            "response": response.model_dump(mode="json"),
+            "cached": cached,
+        }
+        cut = (response.stop_reason or "").lower() in ("length", "max_tokens")
+        problem: str | None = None
+        if cut:
+            limit = self._settings.max_tokens
+            problem = (
+                f"the simulated user's reply was cut at its output limit ({limit} tokens): "
+                "an endless reply"
+            )
+        elif not raw_text:
+            problem = "the simulated user answered nothing"
+        if problem is not None:
+            turn_record = UserTurn(text=raw_text or None, stop="user_error", **base)
+            return UserReply(turn_record, used, response.model, problem)
+        text, stop = split_stop(raw_text)
+        return UserReply(UserTurn(text=text, stop=stop, **base), used, response.model)
+
+
+# -- checking the simulator (pure) ------------------------------------------------------------
+
+
+def _items(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _id_like(word: str) -> bool:
+    """Letters with 3 digits or more (BK-4417, A123B), or a number of 5 digits or more:
+    not a time (10am), a year (2026) or a small count."""
+    digits = sum(ch.isdigit() for ch in word)
+    if any(ch.isalpha() for ch in word):
+        return digits >= 3
+    return digits >= 5
+
+
+def _tokens(text: str) -> set[str]:
+    """The ID-like values and e-mail addresses of a text, lower-cased."""
+    found = {m.group(0).lower() for m in _EMAIL.finditer(text)}
+    found |= {m.group(0).lower() for m in _WORD.finditer(text) if _id_like(m.group(0))}
+    return found
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w]+", " ", text.lower()).split())
+
+
+def user_problems(
+    user: SimulatedUser,
+    transcript: Sequence[Message],
+    turns: Sequence[UserTurn],
+    *,
+    needs_call: bool,
+) -> list[str]:
+    """What an LLM user did wrong in one conversation, one line each (empty: nothing).
+
+    Deterministic and conservative; each turn is read against what the agent had
+    said before it (``UserTurn.at``: the transcript messages before the turn):
+
+    * it stated a fact of ``unknown`` (the item's ID-like values, or the whole item);
+    * it gave an ID-like value (letters with 3 digits or more, a number of 5 digits or
+      more, an e-mail address) found in neither its scenario nor anything the agent said before;
+    * it stopped (``###STOP###``) before the agent made any tool call, in a case whose
+      contract needs one (``needs_call``);
+    * it broke the one-message rule: a line such as ``Agent:`` or ``Customer:`` (it wrote
+      several turns, or played the agent), or it repeated the agent's last message (the
+      same text, or one holding the other, 30 characters or more).
+
+    Scripted turns are the case author's text, and are not checked (a replayed turn keeps its
+    recorded source, and is checked again).
+    """
+    problems: list[str] = []
+    scenario = " ".join([user.instructions or "", *_items(user.known), user.persona or ""])
+    base = _tokens(scenario)
+    secret = [(item, _tokens(item) - base) for item in _items(user.unknown)]
+    for number, turn in enumerate(turns, 1):
+        if turn.source != "model" or not turn.text:
+            continue
+        before = transcript[: turn.at if turn.at is not None else len(transcript)]
+        allowed = set(base)
+        last_agent: str | None = None
+        for message in before:
+            if message.role == "assistant" and message.content:
+                allowed |= _tokens(message.content)
+                last_agent = message.content
+        problems.extend(_message_problems(turn.text, number, secret, allowed))
+        if last_agent is not None and _echoes(turn.text, last_agent):
+            problems.append(
+                f"user turn {number}: repeated the agent's message (it played the agent, "
+                "not the user): the one-message rule"
+            )
+    last = turns[-1] if turns else None
+    if last is not None and last.source == "model" and last.stop == "user_stop" and needs_call:
+        before = transcript[: last.at if last.at is not None else len(transcript)]
+        if not any(m.tool_calls for m in before if m.role == "assistant"):
+            problems.append(
+                "the user stopped the conversation before the agent made any tool call, in a "
+                "task that needs one"
+            )
+    return problems
+
+
+def _echoes(said: str, agent: str) -> bool:
+    """The user's message is the agent's last one again (or holds it, or is held in it,
+    when 30 characters or more long): the simulator answered as the agent."""
+    mine, theirs = _norm(said), _norm(agent)
+    if not mine or not theirs:
+        return False
+    if mine == theirs:
+        return True
+    short = min(len(mine), len(theirs))
+    return short >= 30 and (mine in theirs or theirs in mine)
+
+
+def _message_problems(
+    text: str, turn: int, secret: list[tuple[str, set[str]]], allowed: set[str]
+) -> list[str]:
+    out = []
+    said = _tokens(text)
+    for item, values in secret:
+        leaked = sorted(values & said)
+        whole = _norm(item)
+        if leaked or (len(whole) >= 8 and whole in _norm(text)):
+            what = ", ".join(leaked) if leaked else repr(item)
+            out.append(f"user turn {turn}: stated {what}, which its scenario says it does not know")
+    invented = sorted(said - allowed - {v for _, vs in secret for v in vs})
+    if invented:
+        out.append(
+            f"user turn {turn}: gave {', '.join(invented)}, found in neither its scenario nor "
+            "the conversation (invented)"
+        )
+    label = _LABEL.search(text)
+    if label is not None:
+        out.append(
+            f"user turn {turn}: wrote a '{label.group(1)}:' line (several turns in one message, "
+            "or the agent's part): the one-message rule"
+        )
+    return out
