@@ -41,6 +41,9 @@ from toolproof.types import (
     Usage,
 )
 
+#: ``json.dumps(value, ensure_ascii=False)``, with one encoder made once.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
 __all__ = ["NOT_RECORDED", "ImportReport", "import_traces"]
 
 #: What a replayed tool answers when production never made the call.
@@ -231,11 +234,9 @@ class _Selector:
     def _write(self, stratum: str, parts: tuple[Any, Any, Any]) -> None:
         data, rec, prov = parts
         r = self.redactor
-        self.out.cases.write(json.dumps(r.value(data, "cases"), ensure_ascii=False) + "\n")
-        self.out.records.write(json.dumps(r.value(rec, "records"), ensure_ascii=False) + "\n")
-        self.out.provenance.write(
-            json.dumps(r.value(prov, "provenance"), ensure_ascii=False) + "\n"
-        )
+        self.out.cases.write(_dumps(r.value(data, "cases")) + "\n")
+        self.out.records.write(_dumps(r.value(rec, "records")) + "\n")
+        self.out.provenance.write(_dumps(r.value(prov, "provenance")) + "\n")
         self.kept[stratum] += 1
         self.report.cases += 1
 
@@ -558,7 +559,7 @@ def _decision_line(
         "calls": calls,
         "feedback": info.feedback,
     }
-    sink.decisions.write(json.dumps(redactor.value(line, "decisions"), ensure_ascii=False) + "\n")
+    sink.decisions.write(_dumps(redactor.value(line, "decisions")) + "\n")
 
 
 def _arg_summary(call: ToolCall, schema: Any) -> dict[str, Any]:
@@ -712,11 +713,7 @@ def _transcript(
             if msg is not None:
                 out.append(msg)
             elif run is not None and run.result is not None:
-                text = (
-                    run.result
-                    if isinstance(run.result, str)
-                    else json.dumps(run.result, ensure_ascii=False)
-                )
+                text = run.result if isinstance(run.result, str) else _dumps(run.result)
                 out.append(
                     Message(
                         role="tool",
@@ -776,7 +773,7 @@ def _mocks(
             ):
                 text = parsed["error"]
             else:
-                text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+                text = result if isinstance(result, str) else _dumps(result)
             rule = MockRule(when=when, fault="error", message=text or message)
         else:
             rule = MockRule(when=when, result=result)

@@ -34,6 +34,9 @@ from typing import Any
 from toolproof._regex import Pattern, RegexError, compile_regex
 from toolproof.errors import UserError
 
+#: ``json.dumps(value, ensure_ascii=False)``, with one encoder made once.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
 __all__ = ["KINDS", "Redactor", "redactor_from_config"]
 
 KINDS = ("email", "phone", "card", "iban", "ipv4", "ipv6", "jwt", "bearer", "api_key")
@@ -172,12 +175,25 @@ def _placeholder(kind: str, n: int, original: str) -> str:
 #: Values never redacted as they are (a whole number is checked as a card number).
 _SCALARS = (bool, float)
 _ID_KEYS = frozenset({"trace_id", "span_id", "parent_span_id", "case_id", "id"})
+_HEX_ID_LENGTHS = frozenset({16, 32, 29, 21})
 _HEX_ID = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}|[0-9a-f]{12}-[0-9a-f]{16}|t[0-9a-f]{20}")
+
+
+#: Bounds of the memo of strings already redacted (entries, and characters held).
+_MEMO_ENTRIES = 200_000
+_MEMO_CHARS = 64 << 20
+#: Strings longer than this are not memoised (a long value is rarely repeated).
+_MEMO_LONGEST = 1 << 16
 
 
 @dataclass
 class Redactor:
-    """Redacts every string handed to it; counts what it replaced, by kind and by field."""
+    """Redacts every string handed to it; counts what it replaced, by kind and by field.
+
+    A string seen before (under the same field name) is answered from a bounded memo
+    that also replays its findings into the counts, so the result and the report are
+    the same as redacting it again, only faster.
+    """
 
     allow: frozenset[str] = frozenset()
     rules: list[tuple[str, Pattern]] = field(default_factory=list)
@@ -188,6 +204,13 @@ class Redactor:
     _count: Counter[str] = field(default_factory=Counter)
     #: Short strings already found clean (keys, roles, repeated values): bounded.
     _clean: set[str] = field(default_factory=set)
+    #: (string, field) -> (redacted, findings as (kind, field) in the order counted)
+    _memo: dict[tuple[str, str], tuple[str, tuple[tuple[str, str], ...]]] = field(
+        default_factory=dict
+    )
+    _memo_chars: int = 0
+    #: The findings counted since the innermost memoised call began (None: no recording).
+    _rec: list[tuple[str, str]] | None = None
 
     def pseudonym(self, kind: str, original: str) -> str:
         key = (kind, original)
@@ -202,10 +225,45 @@ class Redactor:
             self._names[key] = found
         return found
 
+    def _hit(self, kind: str, where: str) -> None:
+        self.by_kind[kind] += 1
+        self.by_field[where] += 1
+        if self._rec is not None:
+            self._rec.append((kind, where))
+
     def text(self, value: str, where: str = "text") -> str:
         """``value`` with every finding replaced (JSON inside is decoded and redacted too)."""
         if value in self._clean:
             return value
+        key = (value, where)
+        memo = self._memo.get(key)
+        if memo is not None:
+            result, found = memo
+            by_kind, by_field, rec = self.by_kind, self.by_field, self._rec
+            for kind, at in found:
+                by_kind[kind] += 1
+                by_field[at] += 1
+            if rec is not None:
+                rec.extend(found)
+            return result
+        if len(value) > _MEMO_LONGEST:
+            return self._text(value, where)
+        outer, self._rec = self._rec, []
+        try:
+            result = self._text(value, where)
+            found = tuple(self._rec)
+        finally:
+            recorded, self._rec = self._rec, outer
+        if outer is not None:
+            outer.extend(recorded)
+        if len(self._memo) >= _MEMO_ENTRIES or self._memo_chars >= _MEMO_CHARS:
+            self._memo.clear()
+            self._memo_chars = 0
+        self._memo[key] = (result, found)
+        self._memo_chars += len(value) + len(result)
+        return result
+
+    def _text(self, value: str, where: str) -> str:
         stripped = value.lstrip()
         if stripped[:1] in ("{", "[") and len(value) < (8 << 20):
             try:
@@ -216,7 +274,7 @@ class Redactor:
                 if isinstance(decoded, dict | list):
                     walked = self.value(decoded, where)
                     if walked != decoded:
-                        return json.dumps(walked, ensure_ascii=False)
+                        return _dumps(walked)
                     return value
         return self._flat(value, where)
 
@@ -252,8 +310,7 @@ class Redactor:
                 continue
             out.append(value[pos:start])
             out.append(self.pseudonym(kind, found))
-            self.by_kind[kind] += 1
-            self.by_field[where] += 1
+            self._hit(kind, where)
             pos = end
         out.append(value[pos:])
         return "".join(out)
@@ -264,35 +321,60 @@ class Redactor:
         Trace and span IDs (hex) are kept: they link a case to its trace. A whole
         number with a card's length that passes Luhn is redacted as a card.
         """
-        if isinstance(data, str):
-            # an ID of digits alone may be a card number under a key named "id"
-            if (
-                where.rsplit(".", 1)[-1] in _ID_KEYS
-                and _HEX_ID.fullmatch(data)
-                and not data.isdigit()
-            ):
+        cls = data.__class__
+        if cls is str:
+            if data in self._clean:
                 return data
-            return self.text(data, where or "text")
+            return self._str(data, where)
+        if cls is dict:
+            return self._dict(data, where)
+        if cls is list:
+            value = self.value
+            return [value(v, where) for v in data]
+        if isinstance(data, str):
+            return self._str(data, where)
         if isinstance(data, int) and not isinstance(data, bool) and 10**12 <= abs(data) < 10**19:
             if _luhn(str(abs(data))) and str(data) not in self.allow:
-                self.by_kind["card"] += 1
-                self.by_field[where] += 1
+                self._hit("card", where)
                 return int(self.pseudonym("card", str(abs(data))))
             return data
         if isinstance(data, list):
             return [self.value(v, where) for v in data]
         if isinstance(data, dict):
-            clean = self._clean
-            out: dict[Any, Any] = {}
-            for k, v in data.items():
-                if isinstance(k, str) and k not in clean:
-                    k = self.text(k, where)
-                if v is None or v.__class__ in _SCALARS or (v.__class__ is str and v in clean):
-                    out[k] = v
-                else:
-                    out[k] = self.value(v, f"{where}.{k}" if where else str(k))
-            return out
+            return self._dict(data, where)
         return data
+
+    def _str(self, data: str, where: str) -> str:
+        # an ID of digits alone may be a card number under a key named "id"
+        if (
+            len(data) in _HEX_ID_LENGTHS
+            and where.rsplit(".", 1)[-1] in _ID_KEYS
+            and _HEX_ID.fullmatch(data)
+            and not data.isdigit()
+        ):
+            return data
+        return self.text(data, where or "text")
+
+    def _dict(self, data: dict[Any, Any], where: str) -> dict[Any, Any]:
+        clean = self._clean
+        out: dict[Any, Any] = {}
+        for k, v in data.items():
+            if k.__class__ is str and k not in clean:
+                k = self.text(k, where)
+            cls = v.__class__
+            # kept as they are: None, booleans, floats, known-clean strings, and whole
+            # numbers too short to be a card number
+            if (
+                v is None
+                or cls is bool
+                or cls is float
+                or (cls is str and v in clean)
+                or (cls is int and -(10**12) < v < 10**12)
+            ):
+                out[k] = v
+            else:
+                out[k] = self.value(v, f"{where}.{k}" if where else str(k))
+        return out
 
     def report(self) -> dict[str, Any]:
         return {
