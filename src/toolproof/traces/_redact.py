@@ -77,25 +77,13 @@ _PATTERNS = [
 ]
 _DETECTORS = [(kind, re.compile(pattern, re.ASCII)) for kind, pattern in _PATTERNS]
 _ORDER = {kind: i for i, (kind, _) in enumerate(_DETECTORS)}
+_BY_KIND = {kind: (kind, pattern) for kind, pattern in _DETECTORS}
+_DIGIT_KINDS = [_BY_KIND[k] for k in ("iban", "card", "phone", "ipv4")]
 
 #: What a string must hold for each detector to have a chance (a cheap test first:
 #: most strings hold no digit, no '@' and no key prefix, and skip every pattern).
 _DIGIT = re.compile(r"[0-9]")
 _KEY_HINT = re.compile(r"sk-|pk-|_live_|_test_|AKIA|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_")
-
-
-def _could_hold(kind: str, value: str, digit: bool) -> bool:
-    if kind == "email":
-        return "@" in value
-    if kind == "jwt":
-        return "eyJ" in value
-    if kind == "bearer":
-        return "earer" in value or "EARER" in value
-    if kind == "api_key":
-        return _KEY_HINT.search(value) is not None
-    if kind == "ipv6":
-        return value.count(":") >= 2
-    return digit
 
 
 def _luhn(digits: str) -> bool:
@@ -209,6 +197,9 @@ class Redactor:
         default_factory=dict
     )
     _memo_chars: int = 0
+    #: string -> (redacted, kinds found in order): the flat scan's memo, for any field
+    _flat_memo: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    _flat_chars: int = 0
     #: The findings counted since the innermost memoised call began (None: no recording).
     _rec: list[tuple[str, str]] | None = None
 
@@ -239,6 +230,10 @@ class Redactor:
         memo = self._memo.get(key)
         if memo is not None:
             result, found = memo
+            if not found:
+                if result is value:
+                    self._known_clean(value)
+                return result
             by_kind, by_field, rec = self.by_kind, self.by_field, self._rec
             for kind, at in found:
                 by_kind[kind] += 1
@@ -281,11 +276,42 @@ class Redactor:
     def _flat(self, value: str, where: str) -> str:
         if value in self._clean:
             return value
+        memo = self._flat_memo.get(value)
+        if memo is None:
+            if len(value) > _MEMO_LONGEST:
+                return self._scan(value, where)
+            outer, self._rec = self._rec, []
+            try:
+                result = self._scan(value, where)
+                kinds = tuple(kind for kind, _ in self._rec)
+            finally:
+                recorded, self._rec = self._rec, outer
+            if outer is not None:
+                outer.extend(recorded)
+            if len(self._flat_memo) >= _MEMO_ENTRIES or self._flat_chars >= _MEMO_CHARS:
+                self._flat_memo.clear()
+                self._flat_chars = 0
+            self._flat_memo[value] = (result, kinds)
+            self._flat_chars += len(value) + len(result)
+            return result
+        result, kinds = memo
+        if not kinds:
+            self._known_clean(value)
+            return result
+        for kind in kinds:
+            self._hit(kind, where)
+        return result
+
+    def _known_clean(self, value: str) -> None:
+        if len(value) <= 200:
+            if len(self._clean) >= 50_000:
+                self._clean.clear()
+            self._clean.add(value)
+
+    def _scan(self, value: str, where: str) -> str:
+        """Every detector and rule over one string (no JSON decoding here)."""
         spans: list[tuple[int, int, str]] = []
-        digit = _DIGIT.search(value) is not None
-        for kind, pattern in _DETECTORS:
-            if not _could_hold(kind, value, digit):
-                continue
+        for kind, pattern in self._candidates(value):
             for m in pattern.finditer(value):
                 if _valid(kind, m.group(0)):
                     spans.append((m.start(), m.end(), kind))
@@ -294,10 +320,7 @@ class Redactor:
                 if m.end() > m.start():
                     spans.append((m.start(), m.end(), name))
         if not spans:
-            if len(value) <= 200:
-                if len(self._clean) >= 50_000:
-                    self._clean.clear()
-                self._clean.add(value)
+            self._known_clean(value)
             return value
         spans.sort(key=lambda s: (s[0], _ORDER.get(s[2], -1), -(s[1] - s[0])))
         out: list[str] = []
@@ -314,6 +337,25 @@ class Redactor:
             pos = end
         out.append(value[pos:])
         return "".join(out)
+
+    @staticmethod
+    def _candidates(value: str) -> list[tuple[str, re.Pattern[str]]]:
+        """The detectors that could match ``value`` (a cheap test first: most strings hold
+        no digit, no '@' and no key prefix, and skip every pattern)."""
+        found = []
+        if "eyJ" in value:
+            found.append(_BY_KIND["jwt"])
+        if "earer" in value or "EARER" in value:
+            found.append(_BY_KIND["bearer"])
+        if _KEY_HINT.search(value) is not None:
+            found.append(_BY_KIND["api_key"])
+        if "@" in value:
+            found.append(_BY_KIND["email"])
+        if _DIGIT.search(value) is not None:
+            found.extend(_DIGIT_KINDS)
+        if value.count(":") >= 2:
+            found.append(_BY_KIND["ipv6"])
+        return found
 
     def value(self, data: Any, where: str = "") -> Any:
         """Every string (keys too) of a JSON-like value redacted; ``where`` names the field.
