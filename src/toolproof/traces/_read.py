@@ -236,8 +236,9 @@ def iter_rows(paths: list[Path], problems: list[Problem]) -> Iterator[SpanRow | 
 
 
 def _protobuf(path: Path, problems: list[Problem]) -> Any:
-    """One OTLP/protobuf ExportTraceServiceRequest body (gzip or not), up to the line limit."""
-    from toolproof.traces._protobuf import ProtobufError, decode_traces_request
+    """One OTLP/protobuf ExportTraceServiceRequest or ExportLogsServiceRequest body (gzip or
+    not), up to the line limit."""
+    from toolproof.traces._protobuf import ProtobufError, decode_request
 
     try:
         with _open(path) as f:
@@ -251,7 +252,7 @@ def _protobuf(path: Path, problems: list[Problem]) -> Any:
         )
         return None
     try:
-        return decode_traces_request(data)
+        return decode_request(data)
     except ProtobufError as exc:
         problems.append(Problem("malformed protobuf", str(path), 1, str(exc)))
         return None
