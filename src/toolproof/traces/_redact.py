@@ -169,7 +169,7 @@ _HEX_ID = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}|[0-9a-f]{12}-[0-9a-f]{16}|t[0-9
 
 #: Bounds of the memo of strings already redacted (entries, and characters held).
 _MEMO_ENTRIES = 200_000
-_MEMO_CHARS = 64 << 20
+_MEMO_CHARS = 8 << 20
 #: Strings longer than this are not memoised (a long value is rarely repeated).
 _MEMO_LONGEST = 1 << 16
 
