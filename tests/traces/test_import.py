@@ -36,6 +36,7 @@ WITH_CONTENT = {
     "langfuse OTLP/protobuf body": (["langfuse.pb"], "Langfuse"),
     "openllmetry indexed": (["openllmetry-indexed.spans.jsonl"], "OpenLLMetry indexed keys"),
     "langfuse blob export": (["langfuse-blob-export.jsonl"], "Langfuse"),
+    "openlit": (["openlit.spans.jsonl", "openlit.logs.jsonl"], "gen_ai v1.37+ attributes"),
 }
 
 
@@ -450,3 +451,21 @@ def test_damaged_protobuf_logs_are_located(tmp_path: Path) -> None:
     assert ("unreadable", "broken.logs.pb.gz") in found
     assert ("malformed protobuf", "deep.logs.pb") in found
     assert report.spans == 0 and report.log_records == 0
+
+
+def test_openlit_dropped_assistant_turns_are_restored_from_the_span_that_recorded_them(
+    tmp_path: Path,
+) -> None:
+    """openlit 1.45.0 leaves the assistant's tool-call turn out of the next input history."""
+    out, report = _import(tmp_path, ["openlit.spans.jsonl", "openlit.logs.jsonl"])
+    assert report["assistant_turns_restored"] == 3
+    assert report["tools_from"] == {"trace": 7}  # from its structured log-event definitions
+    assert report["spans"] == 22 and report["chat_spans"] == 7  # httpx POST spans: neither
+    for case in _lines(out / "cases.jsonl"):
+        asked: set[str] = set()
+        for m in case["messages"]:
+            asked.update(c["id"] for c in m.get("tool_calls", []))
+            if m["role"] == "tool":
+                assert m["tool_call_id"] in asked  # every result answers a call before it
+    parallel = [c for c in _lines(out / "cases.jsonl") if len(c["messages"]) == 5][0]
+    assert [c["name"] for c in parallel["messages"][2]["tool_calls"]] == ["get_weather"] * 2

@@ -79,6 +79,7 @@ class ImportReport:
     unoffered_calls: int = 0
     outside_window: int = 0
     not_negative: int = 0
+    restored_calls: int = 0
     sampled: dict[str, list[int]] | None = None
 
     def problem_counts(self) -> dict[str, int]:
@@ -107,6 +108,10 @@ class ImportReport:
             "without_negative_feedback": self.not_negative,
             "near_duplicates_removed": self.duplicates,
             "cases_calling_an_unoffered_tool": self.unoffered_calls,
+            # only where an instrumentation dropped them (openlit): absent otherwise
+            **(
+                {"assistant_turns_restored": self.restored_calls} if self.restored_calls else {}
+            ),
             "sampled_by_stratum": self.sampled,
             "spans_without_parent_in_input": self.orphans,
             "spans_starting_before_parent": self.clock_skew,
@@ -434,6 +439,7 @@ def _trace(
                 fed_back[m.tool_call_id] = m
     unmatched = [run for _, run in runs if not run.call_id]
     _infer_calls(chats, runs)
+    report.restored_calls += _restore_dropped_calls(chats)
     for i, (span, d) in enumerate(chats):
         if not _in_window(span.start, sel):
             report.outside_window += 1
@@ -502,6 +508,43 @@ def _infer_calls(
                 d.calls.append(ToolCall(id=run.call_id, name=run.name))
         if not d.calls:
             d.calls.append(ToolCall(name="(unknown tool)"))
+
+
+def _restore_dropped_calls(chats: list[tuple[IndexedSpan, Decision]]) -> int:
+    """Put back an assistant turn that an instrumentation left out of a later input history.
+
+    openlit drops the assistant messages that hold only tool calls from
+    ``gen_ai.input.messages``: the next call's history then shows tool results that
+    answer no call, which no provider accepts. Where an earlier chat span of the same
+    conversation recorded those calls (same call IDs) as its output, that output is
+    put back before the first result it answers. Nothing is invented: a result whose
+    call no earlier span recorded stays as it was. Returns how many turns were restored.
+    """
+    restored = 0
+    for i, (_, d) in enumerate(chats):
+        if not any(m.role == "tool" for m in d.messages):
+            continue
+        asked = {c.id for m in d.messages if m.role == "assistant" for c in m.tool_calls if c.id}
+        out: list[Message] = []
+        for m in d.messages:
+            if m.role == "tool" and m.tool_call_id and m.tool_call_id not in asked:
+                earlier = next(
+                    (
+                        e
+                        for _, e in reversed(chats[:i])
+                        if any(c.id == m.tool_call_id for c in e.calls)
+                    ),
+                    None,
+                )
+                if earlier is not None:
+                    out.append(
+                        Message(role="assistant", content=earlier.text, tool_calls=earlier.calls)
+                    )
+                    asked.update(c.id for c in earlier.calls if c.id)
+                    restored += 1
+            out.append(m)
+        d.messages = out
+    return restored
 
 
 def _outcome(call: ToolCall, by_id: dict[str, ToolRun], unmatched: list[ToolRun]) -> ToolRun | None:
