@@ -467,5 +467,5 @@ def test_openlit_dropped_assistant_turns_are_restored_from_the_span_that_recorde
             asked.update(c["id"] for c in m.get("tool_calls", []))
             if m["role"] == "tool":
                 assert m["tool_call_id"] in asked  # every result answers a call before it
-    parallel = [c for c in _lines(out / "cases.jsonl") if len(c["messages"]) == 5][0]
+    parallel = next(c for c in _lines(out / "cases.jsonl") if len(c["messages"]) == 5)
     assert [c["name"] for c in parallel["messages"][2]["tool_calls"]] == ["get_weather"] * 2

@@ -109,9 +109,7 @@ class ImportReport:
             "near_duplicates_removed": self.duplicates,
             "cases_calling_an_unoffered_tool": self.unoffered_calls,
             # only where an instrumentation dropped them (openlit): absent otherwise
-            **(
-                {"assistant_turns_restored": self.restored_calls} if self.restored_calls else {}
-            ),
+            **({"assistant_turns_restored": self.restored_calls} if self.restored_calls else {}),
             "sampled_by_stratum": self.sampled,
             "spans_without_parent_in_input": self.orphans,
             "spans_starting_before_parent": self.clock_skew,

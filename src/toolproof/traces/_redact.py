@@ -34,9 +34,6 @@ from typing import Any
 from toolproof._regex import Pattern, RegexError, compile_regex
 from toolproof.errors import UserError
 
-#: ``json.dumps(value, ensure_ascii=False)``, with one encoder made once.
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
-
 __all__ = ["KINDS", "Redactor", "redactor_from_config"]
 
 KINDS = ("email", "phone", "card", "iban", "ipv4", "ipv6", "jwt", "bearer", "api_key")
@@ -77,13 +74,25 @@ _PATTERNS = [
 ]
 _DETECTORS = [(kind, re.compile(pattern, re.ASCII)) for kind, pattern in _PATTERNS]
 _ORDER = {kind: i for i, (kind, _) in enumerate(_DETECTORS)}
-_BY_KIND = {kind: (kind, pattern) for kind, pattern in _DETECTORS}
-_DIGIT_KINDS = [_BY_KIND[k] for k in ("iban", "card", "phone", "ipv4")]
 
 #: What a string must hold for each detector to have a chance (a cheap test first:
 #: most strings hold no digit, no '@' and no key prefix, and skip every pattern).
 _DIGIT = re.compile(r"[0-9]")
 _KEY_HINT = re.compile(r"sk-|pk-|_live_|_test_|AKIA|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_")
+
+
+def _could_hold(kind: str, value: str, digit: bool) -> bool:
+    if kind == "email":
+        return "@" in value
+    if kind == "jwt":
+        return "eyJ" in value
+    if kind == "bearer":
+        return "earer" in value or "EARER" in value
+    if kind == "api_key":
+        return _KEY_HINT.search(value) is not None
+    if kind == "ipv6":
+        return value.count(":") >= 2
+    return digit
 
 
 def _luhn(digits: str) -> bool:
@@ -163,25 +172,12 @@ def _placeholder(kind: str, n: int, original: str) -> str:
 #: Values never redacted as they are (a whole number is checked as a card number).
 _SCALARS = (bool, float)
 _ID_KEYS = frozenset({"trace_id", "span_id", "parent_span_id", "case_id", "id"})
-_HEX_ID_LENGTHS = frozenset({16, 32, 29, 21})
 _HEX_ID = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}|[0-9a-f]{12}-[0-9a-f]{16}|t[0-9a-f]{20}")
-
-
-#: Bounds of the memo of strings already redacted (entries, and characters held).
-_MEMO_ENTRIES = 200_000
-_MEMO_CHARS = 8 << 20
-#: Strings longer than this are not memoised (a long value is rarely repeated).
-_MEMO_LONGEST = 1 << 16
 
 
 @dataclass
 class Redactor:
-    """Redacts every string handed to it; counts what it replaced, by kind and by field.
-
-    A string seen before (under the same field name) is answered from a bounded memo
-    that also replays its findings into the counts, so the result and the report are
-    the same as redacting it again, only faster.
-    """
+    """Redacts every string handed to it; counts what it replaced, by kind and by field."""
 
     allow: frozenset[str] = frozenset()
     rules: list[tuple[str, Pattern]] = field(default_factory=list)
@@ -192,16 +188,6 @@ class Redactor:
     _count: Counter[str] = field(default_factory=Counter)
     #: Short strings already found clean (keys, roles, repeated values): bounded.
     _clean: set[str] = field(default_factory=set)
-    #: (string, field) -> (redacted, findings as (kind, field) in the order counted)
-    _memo: dict[tuple[str, str], tuple[str, tuple[tuple[str, str], ...]]] = field(
-        default_factory=dict
-    )
-    _memo_chars: int = 0
-    #: string -> (redacted, kinds found in order): the flat scan's memo, for any field
-    _flat_memo: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
-    _flat_chars: int = 0
-    #: The findings counted since the innermost memoised call began (None: no recording).
-    _rec: list[tuple[str, str]] | None = None
 
     def pseudonym(self, kind: str, original: str) -> str:
         key = (kind, original)
@@ -216,49 +202,10 @@ class Redactor:
             self._names[key] = found
         return found
 
-    def _hit(self, kind: str, where: str) -> None:
-        self.by_kind[kind] += 1
-        self.by_field[where] += 1
-        if self._rec is not None:
-            self._rec.append((kind, where))
-
     def text(self, value: str, where: str = "text") -> str:
         """``value`` with every finding replaced (JSON inside is decoded and redacted too)."""
         if value in self._clean:
             return value
-        key = (value, where)
-        memo = self._memo.get(key)
-        if memo is not None:
-            result, found = memo
-            if not found:
-                if result is value:
-                    self._known_clean(value)
-                return result
-            by_kind, by_field, rec = self.by_kind, self.by_field, self._rec
-            for kind, at in found:
-                by_kind[kind] += 1
-                by_field[at] += 1
-            if rec is not None:
-                rec.extend(found)
-            return result
-        if len(value) > _MEMO_LONGEST:
-            return self._text(value, where)
-        outer, self._rec = self._rec, []
-        try:
-            result = self._text(value, where)
-            found = tuple(self._rec)
-        finally:
-            recorded, self._rec = self._rec, outer
-        if outer is not None:
-            outer.extend(recorded)
-        if len(self._memo) >= _MEMO_ENTRIES or self._memo_chars >= _MEMO_CHARS:
-            self._memo.clear()
-            self._memo_chars = 0
-        self._memo[key] = (result, found)
-        self._memo_chars += len(value) + len(result)
-        return result
-
-    def _text(self, value: str, where: str) -> str:
         stripped = value.lstrip()
         if stripped[:1] in ("{", "[") and len(value) < (8 << 20):
             try:
@@ -269,49 +216,18 @@ class Redactor:
                 if isinstance(decoded, dict | list):
                     walked = self.value(decoded, where)
                     if walked != decoded:
-                        return _dumps(walked)
+                        return json.dumps(walked, ensure_ascii=False)
                     return value
         return self._flat(value, where)
 
     def _flat(self, value: str, where: str) -> str:
         if value in self._clean:
             return value
-        memo = self._flat_memo.get(value)
-        if memo is None:
-            if len(value) > _MEMO_LONGEST:
-                return self._scan(value, where)
-            outer, self._rec = self._rec, []
-            try:
-                result = self._scan(value, where)
-                kinds = tuple(kind for kind, _ in self._rec)
-            finally:
-                recorded, self._rec = self._rec, outer
-            if outer is not None:
-                outer.extend(recorded)
-            if len(self._flat_memo) >= _MEMO_ENTRIES or self._flat_chars >= _MEMO_CHARS:
-                self._flat_memo.clear()
-                self._flat_chars = 0
-            self._flat_memo[value] = (result, kinds)
-            self._flat_chars += len(value) + len(result)
-            return result
-        result, kinds = memo
-        if not kinds:
-            self._known_clean(value)
-            return result
-        for kind in kinds:
-            self._hit(kind, where)
-        return result
-
-    def _known_clean(self, value: str) -> None:
-        if len(value) <= 200:
-            if len(self._clean) >= 50_000:
-                self._clean.clear()
-            self._clean.add(value)
-
-    def _scan(self, value: str, where: str) -> str:
-        """Every detector and rule over one string (no JSON decoding here)."""
         spans: list[tuple[int, int, str]] = []
-        for kind, pattern in self._candidates(value):
+        digit = _DIGIT.search(value) is not None
+        for kind, pattern in _DETECTORS:
+            if not _could_hold(kind, value, digit):
+                continue
             for m in pattern.finditer(value):
                 if _valid(kind, m.group(0)):
                     spans.append((m.start(), m.end(), kind))
@@ -320,7 +236,10 @@ class Redactor:
                 if m.end() > m.start():
                     spans.append((m.start(), m.end(), name))
         if not spans:
-            self._known_clean(value)
+            if len(value) <= 200:
+                if len(self._clean) >= 50_000:
+                    self._clean.clear()
+                self._clean.add(value)
             return value
         spans.sort(key=lambda s: (s[0], _ORDER.get(s[2], -1), -(s[1] - s[0])))
         out: list[str] = []
@@ -333,29 +252,11 @@ class Redactor:
                 continue
             out.append(value[pos:start])
             out.append(self.pseudonym(kind, found))
-            self._hit(kind, where)
+            self.by_kind[kind] += 1
+            self.by_field[where] += 1
             pos = end
         out.append(value[pos:])
         return "".join(out)
-
-    @staticmethod
-    def _candidates(value: str) -> list[tuple[str, re.Pattern[str]]]:
-        """The detectors that could match ``value`` (a cheap test first: most strings hold
-        no digit, no '@' and no key prefix, and skip every pattern)."""
-        found = []
-        if "eyJ" in value:
-            found.append(_BY_KIND["jwt"])
-        if "earer" in value or "EARER" in value:
-            found.append(_BY_KIND["bearer"])
-        if _KEY_HINT.search(value) is not None:
-            found.append(_BY_KIND["api_key"])
-        if "@" in value:
-            found.append(_BY_KIND["email"])
-        if _DIGIT.search(value) is not None:
-            found.extend(_DIGIT_KINDS)
-        if value.count(":") >= 2:
-            found.append(_BY_KIND["ipv6"])
-        return found
 
     def value(self, data: Any, where: str = "") -> Any:
         """Every string (keys too) of a JSON-like value redacted; ``where`` names the field.
@@ -363,60 +264,35 @@ class Redactor:
         Trace and span IDs (hex) are kept: they link a case to its trace. A whole
         number with a card's length that passes Luhn is redacted as a card.
         """
-        cls = data.__class__
-        if cls is str:
-            if data in self._clean:
-                return data
-            return self._str(data, where)
-        if cls is dict:
-            return self._dict(data, where)
-        if cls is list:
-            value = self.value
-            return [value(v, where) for v in data]
         if isinstance(data, str):
-            return self._str(data, where)
+            # an ID of digits alone may be a card number under a key named "id"
+            if (
+                where.rsplit(".", 1)[-1] in _ID_KEYS
+                and _HEX_ID.fullmatch(data)
+                and not data.isdigit()
+            ):
+                return data
+            return self.text(data, where or "text")
         if isinstance(data, int) and not isinstance(data, bool) and 10**12 <= abs(data) < 10**19:
             if _luhn(str(abs(data))) and str(data) not in self.allow:
-                self._hit("card", where)
+                self.by_kind["card"] += 1
+                self.by_field[where] += 1
                 return int(self.pseudonym("card", str(abs(data))))
             return data
         if isinstance(data, list):
             return [self.value(v, where) for v in data]
         if isinstance(data, dict):
-            return self._dict(data, where)
+            clean = self._clean
+            out: dict[Any, Any] = {}
+            for k, v in data.items():
+                if isinstance(k, str) and k not in clean:
+                    k = self.text(k, where)
+                if v is None or v.__class__ in _SCALARS or (v.__class__ is str and v in clean):
+                    out[k] = v
+                else:
+                    out[k] = self.value(v, f"{where}.{k}" if where else str(k))
+            return out
         return data
-
-    def _str(self, data: str, where: str) -> str:
-        # an ID of digits alone may be a card number under a key named "id"
-        if (
-            len(data) in _HEX_ID_LENGTHS
-            and where.rsplit(".", 1)[-1] in _ID_KEYS
-            and _HEX_ID.fullmatch(data)
-            and not data.isdigit()
-        ):
-            return data
-        return self.text(data, where or "text")
-
-    def _dict(self, data: dict[Any, Any], where: str) -> dict[Any, Any]:
-        clean = self._clean
-        out: dict[Any, Any] = {}
-        for k, v in data.items():
-            if k.__class__ is str and k not in clean:
-                k = self.text(k, where)
-            cls = v.__class__
-            # kept as they are: None, booleans, floats, known-clean strings, and whole
-            # numbers too short to be a card number
-            if (
-                v is None
-                or cls is bool
-                or cls is float
-                or (cls is str and v in clean)
-                or (cls is int and -(10**12) < v < 10**12)
-            ):
-                out[k] = v
-            else:
-                out[k] = self.value(v, f"{where}.{k}" if where else str(k))
-        return out
 
     def report(self) -> dict[str, Any]:
         return {
