@@ -27,8 +27,9 @@ traces_app = typer.Typer(
 def import_command(
     sources: list[Path] | None = typer.Argument(
         None,
-        help="OTLP/JSON files or folders (.gz too; spans and logs), protobuf MessageToJson or "
-        "ConsoleSpanExporter output, or a Langfuse blob export (JSONL).",
+        help="OTLP/JSON files or folders (.gz too; spans and logs), OTLP/protobuf bodies (.pb; "
+        "spans and logs), protobuf MessageToJson or ConsoleSpanExporter output, or a Langfuse "
+        "blob export (JSONL).",
     ),
     out: Path | None = typer.Option(None, "--out", "-o", help="The folder to write."),
     langfuse: str | None = typer.Option(
