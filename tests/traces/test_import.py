@@ -469,3 +469,14 @@ def test_openlit_dropped_assistant_turns_are_restored_from_the_span_that_recorde
                 assert m["tool_call_id"] in asked  # every result answers a call before it
     parallel = next(c for c in _lines(out / "cases.jsonl") if len(c["messages"]) == 5)
     assert [c["name"] for c in parallel["messages"][2]["tool_calls"]] == ["get_weather"] * 2
+
+
+def test_a_number_too_large_for_its_field_is_named(tmp_path: Path) -> None:
+    span = _span("5b8efff798038103d269b633813fc60d", "eee19b7ec3c1b175", None)
+    span["kind"] = 12345678901234567890123  # beyond 64 bits
+    src = tmp_path / "big.jsonl"
+    src.write_text(_line(span) + "\n")
+    report = import_traces([src], tmp_path / "o", label="t", redactor=Redactor())
+    assert [(p.kind, p.line, p.message) for p in report.problems] == [
+        ("malformed span", 1, "skipped: a number too large for its field")
+    ]
