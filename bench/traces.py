@@ -40,6 +40,19 @@ def _a(key: str, value: object) -> dict[str, object]:
     return {"key": key, "value": {"stringValue": value}}
 
 
+def _any(value: object) -> dict[str, object]:
+    """A plain value as an OTLP/JSON AnyValue."""
+    if isinstance(value, dict):
+        return {"kvlistValue": {"values": [{"key": k, "value": _any(v)} for k, v in value.items()]}}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_any(v) for v in value]}}
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    return {"stringValue": "" if value is None else str(value)}
+
+
 def _trace(i: int, legacy: bool) -> tuple[str, list[str]]:
     t = f"{i:032x}"
     agent, c1, tool, c2 = (f"{i:012x}{k:04x}" for k in (1, 2, 3, 4))
@@ -91,9 +104,10 @@ def _trace(i: int, legacy: bool) -> tuple[str, list[str]]:
             body = {"index": 0, "finish_reason": "tool_calls" if first else "stop",
                     "message": {"role": "assistant", "tool_calls": calls} if first
                     else {"role": "assistant", "content": out[0].get("content")}}  # fmt: skip
+            # the body as opentelemetry-instrumentation-openai-v2 writes it: a kvlist
+            # {index, finish_reason, message: {role, tool_calls | content}}
             logs.append({"traceId": t, "spanId": span, "eventName": "gen_ai.choice",
-                         "body": {"kvlistValue": {"values": [
-                             {"key": "choice", "value": {"stringValue": json.dumps(body)}}]}}})  # fmt: skip
+                         "body": _any(body)})  # fmt: skip
         else:
             attrs += [_a("gen_ai.provider.name", "openai"),
                       _a("gen_ai.input.messages", json.dumps(history)),

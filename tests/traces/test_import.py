@@ -36,6 +36,7 @@ WITH_CONTENT = {
     "langfuse OTLP/protobuf body": (["langfuse.pb"], "Langfuse"),
     "openllmetry indexed": (["openllmetry-indexed.spans.jsonl"], "OpenLLMetry indexed keys"),
     "langfuse blob export": (["langfuse-blob-export.jsonl"], "Langfuse"),
+    "openlit": (["openlit.spans.jsonl", "openlit.logs.jsonl"], "gen_ai v1.37+ attributes"),
 }
 
 
@@ -411,3 +412,71 @@ def test_calls_of_one_conversation_in_separate_traces_replay_together(tmp_path: 
     assert problems == []
     ev = evaluate(loaded.suite, [out / "runs" / "prod-t" / "records.jsonl"])
     assert all(v.passed for t in ev.targets.values() for v in t.verdicts)
+
+
+def test_protobuf_logs_body_beside_spans_reads_as_its_otlp_json_twin(tmp_path: Path) -> None:
+    """v1.28-v1.36 content in log records, as OTLPLogExporter posts it (one real run)."""
+    a, ra = _import(tmp_path / "a", ["otelv2-legacy-pb.spans.pb", "otelv2-legacy-pb.logs.pb"])
+    b, rb = _import(tmp_path / "b", ["otelv2-legacy-pb.spans.jsonl", "otelv2-legacy-pb.logs.jsonl"])
+    assert ra["log_records"] == rb["log_records"] == 28 and ra["replay_cases"] == 7
+    assert ra["layouts"] == {"gen_ai v1.28-v1.36 log events": 7}
+    assert (a / "cases.jsonl").read_text() == (b / "cases.jsonl").read_text()
+    records = Path("runs") / "prod-t" / "records.jsonl"
+    assert (a / records).read_text() == (b / records).read_text()
+    first = _lines(a / "cases.jsonl")[0]
+    assert first["messages"][0] == {"role": "system", "content": "You are a helpful assistant."}
+
+
+def test_damaged_protobuf_logs_are_located(tmp_path: Path) -> None:
+    body = (FIXTURES / "otelv2-legacy-pb.logs.pb").read_bytes()
+    cut = tmp_path / "cut.logs.pb"
+    cut.write_bytes(body[: len(body) // 2])
+    garbage = tmp_path / "garbage.pb"
+    garbage.write_bytes(bytes(range(256)) * 40)
+    broken_gz = tmp_path / "broken.logs.pb.gz"
+    broken_gz.write_bytes(gzip.compress(body)[:300])
+    # a log record whose body nests 100 arrays deep
+    value = _ld(1, b"x")
+    for _ in range(100):
+        value = _ld(5, _ld(1, value))
+    record = _ld(9, bytes(range(1, 17))) + _ld(10, bytes(range(1, 9))) + _ld(5, value)
+    deep = tmp_path / "deep.logs.pb"
+    deep.write_bytes(_ld(1, _ld(2, _ld(2, record))))
+    report = import_traces(
+        [cut, garbage, broken_gz, deep], tmp_path / "o", label="t", redactor=Redactor()
+    )
+    found = {(p.kind, Path(p.file).name) for p in report.problems}
+    assert ("malformed protobuf", "cut.logs.pb") in found
+    assert ("malformed protobuf", "garbage.pb") in found
+    assert ("unreadable", "broken.logs.pb.gz") in found
+    assert ("malformed protobuf", "deep.logs.pb") in found
+    assert report.spans == 0 and report.log_records == 0
+
+
+def test_openlit_dropped_assistant_turns_are_restored_from_the_span_that_recorded_them(
+    tmp_path: Path,
+) -> None:
+    """openlit 1.45.0 leaves the assistant's tool-call turn out of the next input history."""
+    out, report = _import(tmp_path, ["openlit.spans.jsonl", "openlit.logs.jsonl"])
+    assert report["assistant_turns_restored"] == 3
+    assert report["tools_from"] == {"trace": 7}  # from its structured log-event definitions
+    assert report["spans"] == 22 and report["chat_spans"] == 7  # httpx POST spans: neither
+    for case in _lines(out / "cases.jsonl"):
+        asked: set[str] = set()
+        for m in case["messages"]:
+            asked.update(c["id"] for c in m.get("tool_calls", []))
+            if m["role"] == "tool":
+                assert m["tool_call_id"] in asked  # every result answers a call before it
+    parallel = next(c for c in _lines(out / "cases.jsonl") if len(c["messages"]) == 5)
+    assert [c["name"] for c in parallel["messages"][2]["tool_calls"]] == ["get_weather"] * 2
+
+
+def test_a_number_too_large_for_its_field_is_named(tmp_path: Path) -> None:
+    span = _span("5b8efff798038103d269b633813fc60d", "eee19b7ec3c1b175", None)
+    span["kind"] = 12345678901234567890123  # beyond 64 bits
+    src = tmp_path / "big.jsonl"
+    src.write_text(_line(span) + "\n")
+    report = import_traces([src], tmp_path / "o", label="t", redactor=Redactor())
+    assert [(p.kind, p.line, p.message) for p in report.problems] == [
+        ("malformed span", 1, "skipped: a number too large for its field")
+    ]

@@ -30,8 +30,9 @@ traces_app = typer.Typer(
 def import_command(
     sources: list[Path] | None = typer.Argument(
         None,
-        help="OTLP/JSON files or folders (.gz too; spans and logs), protobuf MessageToJson or "
-        "ConsoleSpanExporter output, or a Langfuse blob export (JSONL).",
+        help="OTLP/JSON files or folders (.gz too; spans and logs), OTLP/protobuf bodies (.pb; "
+        "spans and logs), protobuf MessageToJson or ConsoleSpanExporter output, or a Langfuse "
+        "blob export (JSONL).",
     ),
     out: Path | None = typer.Option(None, "--out", "-o", help="The folder to write."),
     langfuse: str | None = typer.Option(
@@ -222,9 +223,28 @@ def agreement_command(
         typer.echo(render_agreement(results, limit))
 
 
+_WINDOW_HELP = (
+    "An import folder, a run folder, 'last-gated' (the newest stored run whose gate passed) "
+    "or store:SINCE..UNTIL (stored runs started in that range)."
+)
+
+
 def drift_command(
-    baseline: Path | None = typer.Option(None, "--baseline", help="Import folder or run folder."),
-    current: Path | None = typer.Option(None, "--current", help="Import folder or run folder."),
+    baseline: str | None = typer.Option(None, "--baseline", help=_WINDOW_HELP),
+    current: str | None = typer.Option(None, "--current", help=_WINDOW_HELP),
+    store: str | None = typer.Option(
+        None,
+        "--store",
+        help="History store for last-gated and store: windows (default: $TOOLPROOF_STORE, "
+        "else .toolproof/history.db).",
+        show_default=False,
+    ),
+    suite: str | None = typer.Option(
+        None, "--suite", help="last-gated / store: windows: only runs of this suite (its name)."
+    ),
+    target: str | None = typer.Option(
+        None, "--target", help="last-gated / store: windows: only this target's attempts."
+    ),
     follow_file: Path | None = typer.Option(
         None, "--follow", help="Tail this growing OTLP/JSON Lines file instead (error rate)."
     ),
@@ -248,7 +268,7 @@ def drift_command(
 
     Exit 1 when an alert fires, 0 otherwise.
     """
-    from toolproof.traces import drift, read_window, render_drift
+    from toolproof.traces import drift, render_drift
 
     if fmt not in ("terminal", "markdown", "json"):
         raise UserError(f"--format {fmt!r}: give terminal, markdown or json")
@@ -257,16 +277,23 @@ def drift_command(
         return
     if baseline is None or current is None:
         raise UserError("give --baseline and --current (or --follow FILE)")
-    result = drift(
-        read_window(baseline), read_window(current), threshold=threshold, alpha=alpha,
-        max_js=max_js,
-    )  # fmt: skip
+    windows = [_window(w, store, suite, target) for w in (baseline, current)]
+    result = drift(windows[0], windows[1], threshold=threshold, alpha=alpha, max_js=max_js)
     if fmt == "json":
         typer.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     else:
         typer.echo(render_drift(result, fmt))
     if result.alerts:
         raise typer.Exit(1)
+
+
+def _window(spec: str, store: str | None, suite: str | None, target: str | None) -> Any:
+    from toolproof.traces import read_window
+    from toolproof.traces._store_window import is_store_window, read_store_window
+
+    if is_store_window(spec):
+        return read_store_window(spec, store=store, suite=suite, target=target)
+    return read_window(Path(spec))
 
 
 def _follow(path: Path, window: str, threshold: float, once: bool, max_windows: int | None) -> None:

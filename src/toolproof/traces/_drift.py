@@ -27,7 +27,15 @@ from typing import Any
 from toolproof.errors import UserError
 from toolproof.stats._rates import wilson_interval
 
-__all__ = ["NO_CALL", "Drift", "Window", "drift", "read_window", "render_drift"]
+__all__ = [
+    "NO_CALL",
+    "Drift",
+    "Window",
+    "count_decision",
+    "drift",
+    "read_window",
+    "render_drift",
+]
 
 NO_CALL = "(no call)"
 
@@ -45,6 +53,12 @@ class Window:
     values: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
     #: (tool, parameter) -> [calls without it, calls that could have given it]
     optional: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
+    def call_rate(self) -> float | None:
+        """The share of decisions that called at least one tool."""
+        if not self.decisions:
+            return None
+        return 1 - self.selection[NO_CALL] / self.decisions
 
     def error_rate(self) -> tuple[float | None, tuple[float, float] | None]:
         n = self.calls_with_outcome
@@ -81,7 +95,7 @@ def _from_decisions(path: Path, shown: str) -> Window:
                     _count_args(w, str(c["tool"]), c.get("categorical"), c.get("optional_given"))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise UserError(f"{path}:{number}: not a decision line ({exc})") from None
-            _count(w, tools, len(calls), outcomes)
+            count_decision(w, tools, len(calls), outcomes)
     return w
 
 
@@ -95,7 +109,8 @@ def _count_args(w: Window, tool: str, values: Any, optional: Any) -> None:
         slot[1] += 1
 
 
-def _count(w: Window, tools: set[str], calls: int, outcomes: list[Any]) -> None:
+def count_decision(w: Window, tools: set[str], calls: int, outcomes: list[Any]) -> None:
+    """One decision into a window: its distinct tools (or no call), its calls and outcomes."""
     w.decisions += 1
     if tools:
         w.selection.update(tools)
@@ -134,7 +149,7 @@ def _from_records(path: Path, shown: str) -> Window:
             for m in (record.transcript or [])[_start(record) :]
             if m.role == "assistant"
         )
-        _count(w, {c.name for c in first}, calls or len(first), outcomes)
+        count_decision(w, {c.name for c in first}, calls or len(first), outcomes)
     return w
 
 
@@ -176,6 +191,7 @@ class Drift:
                 "source": w.source,
                 "kind": w.kind,
                 "decisions": w.decisions,
+                "call_rate": w.call_rate(),
                 "selection": dict(w.selection.most_common()),
                 "calls": w.calls,
                 "calls_with_outcome": w.calls_with_outcome,
@@ -301,12 +317,23 @@ def render_drift(d: Drift, fmt: str = "terminal") -> str:
     lines.append("")
     for label, w in (("baseline", d.baseline), ("current", d.current)):
         rate, ci = w.error_rate()
-        err = f"{rate:.1%} [{ci[0]:.1%}–{ci[1]:.1%}]" if rate is not None and ci else "–"
+        if rate is not None and ci:
+            err = f"{rate:.1%} [{ci[0]:.1%}–{ci[1]:.1%}] ({w.call_errors}/{w.calls_with_outcome})"
+        elif w.kind == "store":
+            err = "– (the store keeps no tool results)"
+        else:
+            err = f"– ({w.call_errors}/{w.calls_with_outcome})"
         lines.append(
             f"{'- ' if md else '  '}{label}: {w.decisions} decisions, {w.calls} calls, "
-            f"tool_call_error_rate {err} ({w.call_errors}/{w.calls_with_outcome})"
+            f"tool_call_error_rate {err}"
         )
     lines.append("")
+    rb, rc = d.baseline.call_rate(), d.current.call_rate()
+    if rb is not None and rc is not None:
+        lines.append(
+            f"{'**call rate**' if md else 'call rate'}: {rb:.1%} → {rc:.1%} ({rc - rb:+.1%}) "
+            "of decisions called a tool"
+        )
     sel = "–"
     if d.js_distance is not None:
         sel = f"Jensen–Shannon distance {d.js_distance:.3f}"

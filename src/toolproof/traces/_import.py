@@ -41,6 +41,9 @@ from toolproof.types import (
     Usage,
 )
 
+#: ``json.dumps(value, ensure_ascii=False)``, with one encoder made once.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
 __all__ = ["NOT_RECORDED", "ImportReport", "import_traces"]
 
 #: What a replayed tool answers when production never made the call.
@@ -76,6 +79,7 @@ class ImportReport:
     unoffered_calls: int = 0
     outside_window: int = 0
     not_negative: int = 0
+    restored_calls: int = 0
     sampled: dict[str, list[int]] | None = None
 
     def problem_counts(self) -> dict[str, int]:
@@ -104,6 +108,8 @@ class ImportReport:
             "without_negative_feedback": self.not_negative,
             "near_duplicates_removed": self.duplicates,
             "cases_calling_an_unoffered_tool": self.unoffered_calls,
+            # only where an instrumentation dropped them (openlit): absent otherwise
+            **({"assistant_turns_restored": self.restored_calls} if self.restored_calls else {}),
             "sampled_by_stratum": self.sampled,
             "spans_without_parent_in_input": self.orphans,
             "spans_starting_before_parent": self.clock_skew,
@@ -231,11 +237,9 @@ class _Selector:
     def _write(self, stratum: str, parts: tuple[Any, Any, Any]) -> None:
         data, rec, prov = parts
         r = self.redactor
-        self.out.cases.write(json.dumps(r.value(data, "cases"), ensure_ascii=False) + "\n")
-        self.out.records.write(json.dumps(r.value(rec, "records"), ensure_ascii=False) + "\n")
-        self.out.provenance.write(
-            json.dumps(r.value(prov, "provenance"), ensure_ascii=False) + "\n"
-        )
+        self.out.cases.write(_dumps(r.value(data, "cases")) + "\n")
+        self.out.records.write(_dumps(r.value(rec, "records")) + "\n")
+        self.out.provenance.write(_dumps(r.value(prov, "provenance")) + "\n")
         self.kept[stratum] += 1
         self.report.cases += 1
 
@@ -433,6 +437,7 @@ def _trace(
                 fed_back[m.tool_call_id] = m
     unmatched = [run for _, run in runs if not run.call_id]
     _infer_calls(chats, runs)
+    report.restored_calls += _restore_dropped_calls(chats)
     for i, (span, d) in enumerate(chats):
         if not _in_window(span.start, sel):
             report.outside_window += 1
@@ -503,6 +508,43 @@ def _infer_calls(
             d.calls.append(ToolCall(name="(unknown tool)"))
 
 
+def _restore_dropped_calls(chats: list[tuple[IndexedSpan, Decision]]) -> int:
+    """Put back an assistant turn that an instrumentation left out of a later input history.
+
+    openlit drops the assistant messages that hold only tool calls from
+    ``gen_ai.input.messages``: the next call's history then shows tool results that
+    answer no call, which no provider accepts. Where an earlier chat span of the same
+    conversation recorded those calls (same call IDs) as its output, that output is
+    put back before the first result it answers. Nothing is invented: a result whose
+    call no earlier span recorded stays as it was. Returns how many turns were restored.
+    """
+    restored = 0
+    for i, (_, d) in enumerate(chats):
+        if not any(m.role == "tool" for m in d.messages):
+            continue
+        asked = {c.id for m in d.messages if m.role == "assistant" for c in m.tool_calls if c.id}
+        out: list[Message] = []
+        for m in d.messages:
+            if m.role == "tool" and m.tool_call_id and m.tool_call_id not in asked:
+                earlier = next(
+                    (
+                        e
+                        for _, e in reversed(chats[:i])
+                        if any(c.id == m.tool_call_id for c in e.calls)
+                    ),
+                    None,
+                )
+                if earlier is not None:
+                    out.append(
+                        Message(role="assistant", content=earlier.text, tool_calls=earlier.calls)
+                    )
+                    asked.update(c.id for c in earlier.calls if c.id)
+                    restored += 1
+            out.append(m)
+        d.messages = out
+    return restored
+
+
 def _outcome(call: ToolCall, by_id: dict[str, ToolRun], unmatched: list[ToolRun]) -> ToolRun | None:
     if call.id and call.id in by_id:
         return by_id[call.id]
@@ -558,7 +600,7 @@ def _decision_line(
         "calls": calls,
         "feedback": info.feedback,
     }
-    sink.decisions.write(json.dumps(redactor.value(line, "decisions"), ensure_ascii=False) + "\n")
+    sink.decisions.write(_dumps(redactor.value(line, "decisions")) + "\n")
 
 
 def _arg_summary(call: ToolCall, schema: Any) -> dict[str, Any]:
@@ -712,11 +754,7 @@ def _transcript(
             if msg is not None:
                 out.append(msg)
             elif run is not None and run.result is not None:
-                text = (
-                    run.result
-                    if isinstance(run.result, str)
-                    else json.dumps(run.result, ensure_ascii=False)
-                )
+                text = run.result if isinstance(run.result, str) else _dumps(run.result)
                 out.append(
                     Message(
                         role="tool",
@@ -776,7 +814,7 @@ def _mocks(
             ):
                 text = parsed["error"]
             else:
-                text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+                text = result if isinstance(result, str) else _dumps(result)
             rule = MockRule(when=when, fault="error", message=text or message)
         else:
             rule = MockRule(when=when, result=result)

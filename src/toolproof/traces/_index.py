@@ -86,11 +86,12 @@ class Index:
                 self._add_span(row, problems)
         except (*SHAPE_ERRORS, sqlite3.Error) as exc:  # fields of the wrong type
             span = row.span if isinstance(row.span, str) else None
-            problems.append(
-                Problem(
-                    "malformed span", row.file, row.line, f"skipped ({type(exc).__name__})", span
-                )
+            why = (
+                "a number too large for its field"
+                if isinstance(exc, OverflowError)
+                else f"a field of the wrong type ({type(exc).__name__})"
             )
+            problems.append(Problem("malformed span", row.file, row.line, f"skipped: {why}", span))
             return
         self._pending += 1
         if self._pending >= 5000:

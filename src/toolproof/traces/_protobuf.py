@@ -1,5 +1,5 @@
-"""OTLP/protobuf trace bodies (``ExportTraceServiceRequest``, as an OTLP/HTTP exporter posts
-them) decoded by hand into the OTLP/JSON shape the reader takes.
+"""OTLP/protobuf bodies (``ExportTraceServiceRequest`` and ``ExportLogsServiceRequest``, as an
+OTLP/HTTP exporter posts them) decoded by hand into the OTLP/JSON shape the reader takes.
 
 Only the fields toolproof reads are decoded; the rest are skipped by their wire
 type. IDs come out in hex, enums and 64-bit integers as OTLP/JSON writes them.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-__all__ = ["ProtobufError", "decode_traces_request"]
+__all__ = ["ProtobufError", "decode_logs_request", "decode_request", "decode_traces_request"]
 
 _MAX_DEPTH = 64
 
@@ -186,3 +186,79 @@ def decode_traces_request(data: bytes) -> dict[str, Any]:
                 entry["scopeSpans"].append({"scope": scope, "spans": spans})
         resource_spans.append(entry)
     return {"resourceSpans": resource_spans}
+
+
+def _log_record(data: bytes) -> dict[str, Any]:
+    record: dict[str, Any] = {"attributes": []}
+    for number, wire, v in _fields(data):
+        if number == 1 and wire == 1:
+            record["timeUnixNano"] = _u64(v)
+        elif number == 11 and wire == 1:
+            record["observedTimeUnixNano"] = _u64(v)
+        elif number == 2 and wire == 0:
+            record["severityNumber"] = v
+        elif number == 3 and wire == 2:
+            record["severityText"] = _text(v)
+        elif number == 5 and wire == 2:
+            record["body"] = _any(v, 0)
+        elif number == 6 and wire == 2:
+            record["attributes"].append(_kv(v))
+        elif number == 9 and wire == 2:
+            record["traceId"] = v.hex()
+        elif number == 10 and wire == 2:
+            record["spanId"] = v.hex()
+        elif number == 12 and wire == 2:
+            record["eventName"] = _text(v)
+    return record
+
+
+def decode_logs_request(data: bytes) -> dict[str, Any]:
+    """An ``ExportLogsServiceRequest`` body as an OTLP/JSON ``LogsData`` object."""
+    resource_logs = []
+    for number, wire, rl in _fields(data):
+        if number != 1 or wire != 2:
+            continue
+        entry: dict[str, Any] = {"resource": {"attributes": []}, "scopeLogs": []}
+        for n, w, v in _fields(rl):
+            if n == 1 and w == 2:
+                entry["resource"]["attributes"] = [
+                    _kv(a) for k, ww, a in _fields(v) if k == 1 and ww == 2
+                ]
+            elif n == 2 and w == 2:
+                records = [_log_record(x) for k, ww, x in _fields(v) if k == 2 and ww == 2]
+                entry["scopeLogs"].append({"logRecords": records})
+        resource_logs.append(entry)
+    return {"resourceLogs": resource_logs}
+
+
+def _holds_logs(data: bytes) -> bool | None:
+    """Whether a request body holds log records (True), spans (False), or neither (None).
+
+    The first record of the first scope tells: a span starts with its IDs (fields 1
+    and 2, bytes); a log record with its times (fixed64) and severity (varint), or
+    carries IDs as fields 9 and 10 and its event name as field 12.
+    """
+    for number, wire, resource in _fields(data):
+        if number != 1 or wire != 2:
+            continue
+        for n, w, scope in _fields(resource):
+            if n != 2 or w != 2:
+                continue
+            for k, ww, item in _fields(scope):
+                if k != 2 or ww != 2:
+                    continue
+                shape = {(f, t) for f, t, _ in _fields(item)}
+                if shape & {(1, 1), (11, 1), (2, 0), (9, 2), (10, 2), (12, 2), (5, 2)} and not (
+                    (1, 2) in shape or (2, 2) in shape
+                ):
+                    return True
+                if (1, 2) in shape or (2, 2) in shape:
+                    return False
+    return None
+
+
+def decode_request(data: bytes) -> dict[str, Any]:
+    """A trace or logs request body (told apart by its first record) as OTLP/JSON."""
+    if _holds_logs(data):
+        return decode_logs_request(data)
+    return decode_traces_request(data)

@@ -34,6 +34,11 @@ def render_import(data: dict[str, Any], *, dry_run: bool = False) -> str:
             f"left out: {data['outside_time_window']} chat span(s) outside the time window, "
             f"{data['without_negative_feedback']} without negative feedback"
         )
+    if data.get("assistant_turns_restored"):
+        lines.append(
+            f"assistant turns restored: {data['assistant_turns_restored']} (tool calls missing "
+            "from a later input history, put back from the span that recorded them)"
+        )
     if data.get("near_duplicates_removed"):
         lines.append(f"near-duplicates removed: {data['near_duplicates_removed']}")
     if data.get("sampled_by_stratum"):

@@ -17,6 +17,9 @@ from typing import Any
 from toolproof.records import parse_arguments
 from toolproof.types import Message, ToolCall
 
+#: ``json.dumps(value, ensure_ascii=False)``, with one encoder made once.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
 __all__ = ["Decision", "ToolRun", "decision_of", "span_role", "tool_run_of"]
 
 CHAT_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
@@ -97,7 +100,7 @@ def _call(name: Any, arguments: Any, call_id: Any) -> ToolCall:
         return ToolCall(
             id=cid, name=name, raw_arguments=arguments, arguments=value, parse_error=error
         )
-    raw = json.dumps(arguments, ensure_ascii=False)
+    raw = _dumps(arguments)
     return ToolCall(id=cid, name=name, raw_arguments=raw, arguments=arguments)
 
 

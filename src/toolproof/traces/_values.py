@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -110,10 +111,15 @@ def _checked(value: Any, depth: int = 0) -> Any:
     return _plain(value)
 
 
+_LOWER_HEX = re.compile(r"[0-9a-f]+")
+
+
 def decode_id(value: Any, size: int) -> str | None:
     """A trace (16 bytes) or span (8 bytes) ID as lowercase hex, from hex, 0x-hex or base64."""
     if not isinstance(value, str) or not value:
         return None
+    if len(value) == size * 2 and _LOWER_HEX.fullmatch(value):  # OTLP/JSON's own form
+        return None if value.count("0") == len(value) else value
     text = value[2:] if value.startswith("0x") else value
     if len(text) == size * 2:
         try:

@@ -1,0 +1,97 @@
+"""drift against the last gated run and over store time ranges, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolproof.cli._app import app
+from toolproof.errors import UserError
+from toolproof.traces._store_window import read_store_window
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "examples" / "support"
+FIXTURES = Path(__file__).parent / "fixtures"
+runner = CliRunner()
+
+
+def _ok(args: list[str], code: int = 0) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """A store holding a run whose gate passed and one that was never gated; an import."""
+    tmp = tmp_path_factory.mktemp("gated")
+    store = tmp / "history.db"
+    common = ["--no-cache", "--allow-code", "-q", "--store", str(store)]
+    script = f"scripted:{SUITE / 'script.yaml'}"
+    _ok(["run", str(SUITE), "-m", script, "-o", str(tmp / "gated-run"), *common])
+    _ok(["gate", str(tmp / "gated-run"), "--allow-code", "--store", str(store)])
+    # a later run, never gated: last-gated must not pick it
+    regressed = f"scripted:{ROOT / 'examples/ci/candidate-regressed.yaml'}"
+    _ok(["run", str(SUITE), "-m", regressed, "-o", str(tmp / "later-run"), *common])
+    prod = tmp / "prod"
+    _ok(["traces", "import", str(FIXTURES / "openinference.spans.jsonl"), "-o", str(prod)])
+    return store, tmp, prod
+
+
+def test_last_gated_is_the_newest_run_whose_gate_passed(gated: tuple[Path, Path, Path]) -> None:
+    store, _, _ = gated
+    w = read_store_window("last-gated", store=str(store))
+    assert w.kind == "store" and w.source.startswith("last gated run gated-run ")
+    assert w.decisions == 80  # the example suite's 80 attempts, each one decision
+    assert w.calls_with_outcome == 0  # the store keeps no tool results
+    later = read_store_window("store:2000-01-01..", store=str(store))
+    assert later.decisions == 160 and "(2 runs)" in later.source
+
+
+def test_drift_against_the_last_gated_run_alerts_when_traffic_differs(
+    gated: tuple[Path, Path, Path],
+) -> None:
+    store, _, prod = gated
+    args = ["drift", "--baseline", "last-gated", "--current", str(prod), "--store", str(store)]
+    out = _ok(args, code=1)
+    assert "drift: last gated run gated-run (gate passed " in out
+    assert "tool_call_error_rate – (the store keeps no tool results)" in out
+    assert "call rate: 62.5% → 42.9% (-19.6%) of decisions called a tool" in out
+    assert "new tools: get_weather, send_email" in out
+    assert "ALERT: tool selection drifted" in out
+    data = json.loads(_ok([*args, "-f", "json"], code=1))
+    assert data["baseline"]["kind"] == "store" and data["baseline"]["decisions"] == 80
+    assert data["current"]["call_rate"] == pytest.approx(3 / 7)
+
+
+def test_a_gated_run_against_itself_and_store_ranges(gated: tuple[Path, Path, Path]) -> None:
+    store, _, _ = gated
+    same = ["drift", "--baseline", "store:..2999-01-01", "--current", "last-gated"]
+    out = _ok([*same, "--store", str(store), "--target", f"scripted:{SUITE / 'script.yaml'}"])
+    assert "Jensen–Shannon distance 0.000" in out and "no alert" in out
+
+
+def test_store_windows_fail_clearly(gated: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    store, _, prod = gated
+    with pytest.raises(UserError, match="no history store at"):
+        read_store_window("last-gated", store=str(tmp_path / "none.db"))
+    assert not (tmp_path / "none.db").exists()  # reading never creates a store
+    with pytest.raises(UserError, match="'yesterday' is not an ISO 8601 time"):
+        read_store_window("store:yesterday..", store=str(store))
+    with pytest.raises(UserError, match=re.escape("give store:SINCE..UNTIL")):
+        read_store_window("store:2026-12-01", store=str(store))
+    with pytest.raises(
+        UserError, match=re.escape("no stored run started in store:1990-01-01..1990-02-01")
+    ):
+        read_store_window("store:1990-01-01..1990-02-01", store=str(store))
+    with pytest.raises(UserError, match=r"no run with a passing gate decision .* suite 'other'"):
+        read_store_window("last-gated", store=str(store), suite="other")
+    result = runner.invoke(
+        app, ["drift", "--baseline", "last-gated", "--current", str(prod), "--store", "off"]
+    )
+    assert isinstance(result.exception, UserError)  # the entry point prints it, exit 2
+    assert "history store is off" in str(result.exception)
