@@ -135,7 +135,11 @@ def test_a_tool_reads_rows_as_models_and_writes_back_only_what_changed(suite_dir
     assert session.snapshot()["orders"]["#O2"]["notes"] == ["late"]
     user = session.call("toggle_airplane_mode", {})
     assert user.content == "airplane mode off"
-    assert session.snapshot()["user_db"]["phone"] == {"airplane_mode": False}
+    # the user database as τ2's model holds it: a field left to its default is written out
+    assert session.snapshot()["user_db"] == {
+        "phone": {"airplane_mode": False},
+        "surroundings": {"abroad": False},
+    }
     missing = session.call("get_order", {"order_id": "#O9"})
     assert missing.is_error and "Order not found" in missing.content
 
@@ -232,3 +236,14 @@ def test_the_real_retail_domain(tmp_path: Path) -> None:  # pragma: no cover - o
     assert len(suite.cases) == 114
     states = expected_states(suite, CODE, cases=["retail-0"])
     assert states["retail-0"].warnings == ()
+
+
+def test_a_field_the_state_lacks_is_filled_and_kept(tmp_path: Path) -> None:
+    from toolproof.importers.tau2_env import Tau2Domain
+
+    domain = Tau2Domain("minitau", "shop")
+    state = {"orders": {}, "settings": {}, "user_db": {"phone": {"airplane_mode": True}}}
+    domain.function("set_abroad", state, {"abroad": True}, "user")
+    assert state["user_db"]["surroundings"] == {"abroad": True}
+    assert domain.check("airplane_mode_is", state, {"on": True}, "user", True) is True
+    assert domain.check("airplane_mode_is", state, {"on": True}, "user", False) is False

@@ -170,6 +170,21 @@ def _read_db(path: Path) -> dict[str, Any]:
     return data
 
 
+def _as_model(db_cls: Any, data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The database as τ2's model reads and writes it (``model_dump`` as JSON)."""
+    from pydantic import ValidationError
+
+    try:
+        dumped: dict[str, Any] = db_cls.model_validate(data).model_dump(mode="json")
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UserError(
+            f"{path}: {where}: {first['msg']} (as τ2's {db_cls.__name__} reads it)"
+        ) from None
+    return dumped
+
+
 def _first(folder: Path, names: tuple[str, ...]) -> Path | None:
     return next((folder / n for n in names if (folder / n).is_file()), None)
 
@@ -260,6 +275,12 @@ def _domain(folder: Path, package: str) -> Tau2Domain:
     if not isinstance(tasks, list):
         raise SuiteError(str(tasks_path), "tasks.json must be a JSON list of tasks", line=1)
     tools, classes = _schemas(package, name)
+    # the databases as τ2's models hold them: every field, defaults included
+    user_state = state.pop(USER_DB_KEY, None)
+    state = _as_model(classes["db"], state, db_path)
+    if user_state is not None and "user_db" in classes:
+        assert user_db_path is not None
+        state[USER_DB_KEY] = _as_model(classes["user_db"], user_state, user_db_path)
     dupes = [n for n, c in Counter(t.name for t in tools).items() if c > 1]
     if dupes:
         raise UserError(f"τ2 domain '{name}': agent and user tools share names: {dupes}")

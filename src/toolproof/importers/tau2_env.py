@@ -38,6 +38,7 @@ from typing import Any
 __all__ = ["Tau2Domain", "import_package", "plain"]
 
 USER_DB_KEY = "user_db"
+_ABSENT = object()
 
 
 def import_package(package: str) -> None:
@@ -245,7 +246,12 @@ class _LazyDB:
         self.whole: dict[str, tuple[TypeAdapter[Any], Any]] = {}
         fields: dict[str, Any] = {}
         for name, field in db_cls.model_fields.items():
-            if name not in state:
+            if name not in state:  # a field the state leaves to its default: kept from now on
+                if field.is_required():
+                    continue
+                adapter_: TypeAdapter[Any] = TypeAdapter(field.annotation)
+                fields[name] = field.get_default(call_default_factory=True)
+                self.whole[name] = (adapter_, _ABSENT)
                 continue
             validate = _row_validator(field.annotation)
             if validate is not None and isinstance(state[name], dict):
