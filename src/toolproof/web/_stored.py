@@ -448,14 +448,19 @@ class StoreSource:
             if key in self._scorers:
                 return self._scorers[key]
         from toolproof.grade import Scorer
-        from toolproof.run import expected_states, load_checks
+        from toolproof.run import load_checks
+        from toolproof.run._expected import StoredStates, default_expected_dir
         from toolproof.trust import DEFAULT_TRUST
 
         trust = self.trust or DEFAULT_TRUST
         try:
-            states = expected_states(suite, trust) if trust.allow_code else {}
-            checks = load_checks(suite, allow_code=True) if trust.allow_code else None
-            scorer: Scorer | None = Scorer(suite, states, checks)
+            scorer: Scorer | None = None
+            if trust.allow_code:  # expected states computed for the cases shown, and kept
+                states = StoredStates(suite, trust, folder=default_expected_dir())
+                checks = load_checks(suite, allow_code=True)
+                scorer = Scorer(suite, states, checks, initial_state=states.initial())
+            else:
+                scorer = Scorer(suite, {}, None)
         except Exception:  # the suite's own code failed: show the stored reasons only
             scorer = None
         with self._lock:
