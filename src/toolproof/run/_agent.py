@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from toolproof.grade._compile import context
 from toolproof.match._mock import CompiledMock, ToolResult
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
+from toolproof.records._steps import step_entry
 from toolproof.run._env import EnvSession, LoadedEnvironment
 from toolproof.types import Case, Message, Response, Suite, Tool, ToolCall, Usage
 
@@ -212,6 +213,7 @@ async def run_agent(
     steps: list[dict[str, Any]] = []
     response: Response | None = None
     stopped_by: str | None = None
+    sent: Any = None
     try:
         for step in range(budget.steps):
             if step and budget.seconds is not None and time.monotonic() - started >= budget.seconds:
@@ -227,9 +229,10 @@ async def run_agent(
             )
             exchange = await call_model(request)
             response = exchange.response
-            steps.append(
-                {"request": exchange.request, "response": response.model_dump(mode="json")}
-            )
+            # each request after the first is stored as what it adds (toolproof.records._steps)
+            raw = response.model_dump(mode="json")
+            steps.append(step_entry(steps, sent, exchange.request, raw))
+            sent = exchange.request
             calls = [
                 c if c.id else c.model_copy(update={"id": f"call_{step}_{i}"})
                 for i, c in enumerate(response.tool_calls)

@@ -387,6 +387,7 @@ class StoreSource:
         return page.total, [self._attempt(run, a) for a in page.items]
 
     def _attempt(self, run: StoredRun, a: AttemptRow) -> AttemptView:
+        from toolproof.records._steps import expand_steps
         from toolproof.store import Store
         from toolproof.types import Record
 
@@ -394,8 +395,10 @@ class StoreSource:
         record = None
         if raw is not None:
             try:
+                if isinstance(raw, dict) and raw.get("steps"):  # requests whole again
+                    raw = {**raw, "steps": expand_steps(raw["steps"])}
                 record = Record.model_validate(raw)
-            except ValueError:
+            except ValueError:  # BadSteps too
                 record = None
         if record is None:
             where = f"{a.records_path}:{a.records_line}" if a.records_path else "the run folder"
