@@ -141,7 +141,8 @@ class StoredStates(Mapping[str, ExpectedState]):
 
                 raise UserError(f"case {case.id}: gold actions need a suite 'environment'")
             self._env = env
-            self._initial = env.initial_state()
+            if self._initial is None:
+                self._initial = env.initial_state()
         return self._env
 
     def _state(self, case: Case) -> ExpectedState:
@@ -196,7 +197,10 @@ class StoredStates(Mapping[str, ExpectedState]):
             changes = session.changes()
         finally:
             session.close()
-        initial = env.initial_state()
+        # the starting state read first (the one records' changes are applied to): an end
+        # state and an expected state that share what did not change compare in a glance
+        initial = self.initial()
+        assert initial is not None
         warnings = tuple(
             f"case {case.id}: end_state.actions[{i}] {actions[i].tool}"
             f"({json.dumps(actions[i].args, ensure_ascii=False, sort_keys=True)}) failed "
