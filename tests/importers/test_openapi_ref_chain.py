@@ -46,9 +46,7 @@ def test_a_chain_of_600_refs_is_one_located_error(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr[-500:]
     assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
-    assert (
-        proc.stderr.startswith("error: spec.json:1:") and "$refs nest more than 64" in proc.stderr
-    )
+    assert proc.stderr.startswith("error: spec.json:1:") and "$refs nest more than 64" in proc.stderr
 
 
 def test_a_short_chain_is_inlined(tmp_path: Path) -> None:
