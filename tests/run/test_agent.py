@@ -11,6 +11,7 @@ import pytest
 from toolproof.grade import Scorer, rebuild_end_state
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.providers._scripted import ScriptedProvider
+from toolproof.records._steps import expand_steps
 from toolproof.run import RunOptions, Target, expected_states, load_initial_state, run_suite
 from toolproof.run._agent import ToolBox, run_agent
 from toolproof.run._limits import RetryPolicy
@@ -152,8 +153,10 @@ def test_the_loop_feeds_results_back_and_records_every_step(tmp_path: Path) -> N
     tool_msgs = [m for m in record.transcript or [] if m.role == "tool"]
     assert json.loads(tool_msgs[0].content or "") == {"status": "open"}
     assert tool_msgs[0].tool_call_id == record.transcript[4].tool_calls[0].id  # type: ignore[index]
-    # the second request carried the first tool result (raw request kept per step)
-    sent = record.steps[1]["request"]["messages"]
+    # the second request carried the first tool result (raw request kept per step, stored
+    # as what it adds to the first; readers of the records file get it whole)
+    assert "request_delta" in record.steps[1]
+    sent = expand_steps(record.steps)[1]["request"]["messages"]
     assert sent[-1]["role"] == "tool" and sent[-1]["name"] == "lookup"
     # the record stores what changed, not the whole state; the initial state gives the rest
     assert record.end_state is None

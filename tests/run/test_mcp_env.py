@@ -18,6 +18,7 @@ import pytest
 from toolproof.errors import SuiteError, SuiteProblems, UserError
 from toolproof.grade import Scorer
 from toolproof.providers._scripted import ScriptedProvider
+from toolproof.records._steps import expand_steps
 from toolproof.run import RunOptions, Target, run_suite
 from toolproof.suite import load_suite
 from toolproof.trust import Trust
@@ -221,8 +222,8 @@ def test_a_failing_tool_is_an_error_result_the_model_reads(
     (message,) = _tool_messages(record)
     assert message.is_error and message.content == "Error executing tool explode"
     assert record.mcp_calls is not None and record.mcp_calls[0].is_error
-    # the model's next request carried the error
-    sent = (record.steps or [])[1]["request"]["messages"][-1]
+    # the model's next request carried the error (stored as what it adds to the first)
+    sent = expand_steps(record.steps or [])[1]["request"]["messages"][-1]
     assert sent["role"] == "tool" and "Error executing tool explode" in json.dumps(sent)
 
 

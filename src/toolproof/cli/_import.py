@@ -67,5 +67,49 @@ def bfcl_command(
     )
 
 
+@import_app.command("tau2")
+def tau2_command(
+    checkout: Path | None = typer.Argument(
+        None,
+        help="A τ2-bench checkout (data/tau2/domains inside) or its data folder. Default: "
+        "TAU2_DATA_DIR, else the checkout the installed tau2 package comes from.",
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write one suite per domain."),
+    domain: list[str] = typer.Option(
+        [],
+        "--domain",
+        "-d",
+        help="Only this domain (repeatable). Default: retail, airline, "
+        "telecom (those the checkout has).",
+    ),
+    package: str = typer.Option(
+        "tau2", "--package", help="The Python package of τ2's code (its domains' tools)."
+    ),
+    allow_code: bool = typer.Option(
+        False,
+        "--allow-code",
+        help="Import τ2's domain code from your environment (needed: the tools' schemas "
+        "come from it, and the suite runs τ2's tools).",
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite suite files that exist."),
+) -> None:
+    """Write τ²-bench domains as suites: tools, database, tasks as conversation cases."""
+    from toolproof.importers import import_tau2, write_tau2
+    from toolproof.report._escape import visible
+
+    result = import_tau2(checkout, domain or None, package=package, allow_code=allow_code)
+    written = write_tau2(result, out, force=force)
+    for d, path in zip(result.domains, written, strict=True):
+        agent = sum(not t.user for t in d.tools)
+        user = sum(t.user for t in d.tools)
+        tools = f"{agent} tools" + (f" + {user} user tools" if user else "")
+        typer.echo(f"{path}: {len(d.cases)} cases, {tools}")
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(d.counts.items()))
+        typer.echo(f"  {visible(counts)}")
+        for note in d.notes:
+            typer.echo(f"  note: {visible(note)}")
+    typer.echo("run the suites with --allow-code: their tools run τ2's own code")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(import_app)

@@ -266,17 +266,31 @@ class _Prepared:
     initial: Any
 
 
+def _warnings(states: Mapping[str, ExpectedState]) -> list[str]:
+    """The failed gold actions of the expected states (of those computed, for stored ones)."""
+    from toolproof.run._expected import StoredStates
+
+    if isinstance(states, StoredStates):
+        return states.warnings
+    return [w for state in states.values() for w in state.warnings]
+
+
 def _prepared(suite: Suite, options: EvaluationOptions) -> _Prepared:
     """What grading needs beside the records: expected states, checks, the initial state."""
     from toolproof.run import expected_states as compute_states
     from toolproof.run import load_checks
-    from toolproof.run._env import load_environment, load_initial_state
+    from toolproof.run._env import load_initial_state
 
     expected_states, checks, trust = options.expected_states, options.checks, options.trust
-    env = None
-    gold = any(c.end_state is not None and c.end_state.actions for c in suite.cases)
+    gold = any(c.end_state is not None and c.end_state.actions is not None for c in suite.cases)
     if expected_states is None and trust.allow_code and gold:
-        env = load_environment(suite, trust)
+        # computed when a case is scored, and kept: see toolproof.run._expected
+        from toolproof.run._expected import StoredStates, default_expected_dir
+
+        stored = StoredStates(suite, trust, folder=default_expected_dir())
+        if checks is None:
+            checks = load_checks(suite, allow_code=True)
+        return _Prepared(stored, checks, stored.initial())
     if expected_states is None:
         # the gold actions are the suite's Python: run only with the user's consent; an
         # empty list keeps the starting state, read as data
@@ -284,7 +298,7 @@ def _prepared(suite: Suite, options: EvaluationOptions) -> _Prepared:
             c.id for c in suite.cases if c.end_state is not None and c.end_state.actions == []
         ]
         cases = None if trust.allow_code else unchanged
-        expected_states = compute_states(suite, trust, env=env, cases=cases)
+        expected_states = compute_states(suite, trust, cases=cases)
     # what records' state changes apply to; the expected states carry it when there are some
     initial = None
     if not any(s.initial is not None for s in expected_states.values()):
@@ -354,6 +368,7 @@ class EvaluationStream:
         manifest, k, expected_states = options.manifest, options.k, prepared.expected_states
         self.suite = suite
         self.code_allowed = options.trust.allow_code
+        self.states = expected_states
         schedule = manifest.schedule if manifest is not None else None
         #: an adaptive run: pass^k at its most repeats, rates over its full rounds
         self.k = k if k is not None or schedule is None else schedule.max_repeats
@@ -384,7 +399,7 @@ class EvaluationStream:
             suite=suite,
             source=Path(options.source) if options.source is not None else None,
             manifest=manifest,
-            warnings=[w for state in expected_states.values() for w in state.warnings],
+            warnings=_warnings(expected_states),
             scorer=self.scorer,
             judgements=list(options.judgements),
             calibrations=suite_calibrations(suite),
@@ -506,6 +521,7 @@ class EvaluationStream:
             ev.targets[target] = TargetEvaluation(
                 target, records_of, verdicts_of, summary, repaired, rounds
             )
+        ev.warnings = _warnings(self.states)  # stored states: those the records needed
         return ev
 
 

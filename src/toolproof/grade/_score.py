@@ -133,7 +133,8 @@ class Scorer:
         self.if_same: dict[tuple[str | None, str, int], Verdict] = {}
         #: Attempts a judge passed: their verdict had it found a different meaning everywhere.
         self.if_different: dict[tuple[str | None, str, int], Verdict] = {}
-        states = dict(expected_states or {})
+        # kept as given: a mapping may compute a case's state when it is first asked for
+        states: Mapping[str, ExpectedState] = expected_states if expected_states is not None else {}
         self.initial_state = initial_state or next(
             (s.initial for s in states.values() if s.initial is not None), None
         )

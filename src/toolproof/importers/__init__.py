@@ -20,6 +20,7 @@ from toolproof.importers._mcp import INSTALL_HINT, McpSource, list_mcp_tools, pa
 from toolproof.importers._model import ImportedTool, ImportResult, Level, Note
 from toolproof.importers._openapi import OperationFilter, read_openapi
 from toolproof.importers._source import FORMATS, import_tools
+from toolproof.importers._tau2 import Tau2Import, import_tau2, tau2_domains_dir, write_tau2
 from toolproof.importers._write import tool_data, tools_file, tools_yaml
 
 __all__ = [
@@ -34,18 +35,22 @@ __all__ = [
     "McpSource",
     "Note",
     "OperationFilter",
+    "Tau2Import",
     "anthropic_strict_problems",
     "bfcl_data_dir",
     "drift",
     "import_bfcl",
+    "import_tau2",
     "import_tools",
     "list_mcp_tools",
     "openai_strict_problems",
     "parse_mcp_source",
     "read_definitions",
     "read_openapi",
+    "tau2_domains_dir",
     "tool_data",
     "tools_file",
     "tools_yaml",
     "write_bfcl",
+    "write_tau2",
 ]

@@ -23,6 +23,7 @@ from toolproof._jsonnum import (
 from toolproof._locate import JsonLineLocator, first_error
 from toolproof._safeio import MAX_LINE_CHARS, UnsafePath, open_read
 from toolproof.errors import SuiteError
+from toolproof.records._steps import BadSteps, expand_steps
 from toolproof.types import Record, Response, ToolCall
 from toolproof.types._record import RECORD_FORMAT, RECORD_FORMATS
 
@@ -383,6 +384,17 @@ def _record(file: str, number: int, line: str, data: dict[str, Any], *, plain: b
                 path=(name,),
             )
     _normalise_calls(data, plain=plain)
+    if data.get("steps"):  # each request stored as a delta: whole again, byte for byte
+        try:
+            data["steps"] = expand_steps(data["steps"])
+        except BadSteps as exc:
+            raise SuiteError(
+                file,
+                f"steps[{exc.index}].{exc.field}: {exc}",
+                line=number,
+                column=1,
+                path=("steps", exc.index, *exc.field.split(".")),
+            ) from None
     try:
         return Record.model_validate(data)
     except ValidationError as exc:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from toolproof.grade._compile import context
 from toolproof.match._mock import CompiledMock, ToolResult
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
+from toolproof.records._steps import step_entry
 from toolproof.run._env import EnvSession, LoadedEnvironment
 from toolproof.run._user import DEFAULT_MAX_TURNS, SimUser, UserReply
 from toolproof.types import (
@@ -241,6 +242,7 @@ async def run_agent(
     response: Response | None = None
     stopped_by: StopReason | None = None
     replies: list[UserReply] = []
+    sent: Any = None
 
     async def user_says() -> bool:
         """The user's next message, appended; False when it stopped the conversation."""
@@ -280,9 +282,10 @@ async def run_agent(
             )
             exchange = await call_model(request)
             response = exchange.response
-            steps.append(
-                {"request": exchange.request, "response": response.model_dump(mode="json")}
-            )
+            # each request after the first is stored as what it adds (toolproof.records._steps)
+            raw = response.model_dump(mode="json")
+            steps.append(step_entry(steps, sent, exchange.request, raw))
+            sent = exchange.request
             calls = [
                 c if c.id else c.model_copy(update={"id": f"call_{step}_{i}"})
                 for i, c in enumerate(response.tool_calls)

@@ -387,6 +387,7 @@ class StoreSource:
         return page.total, [self._attempt(run, a) for a in page.items]
 
     def _attempt(self, run: StoredRun, a: AttemptRow) -> AttemptView:
+        from toolproof.records._steps import expand_steps
         from toolproof.store import Store
         from toolproof.types import Record
 
@@ -394,8 +395,10 @@ class StoreSource:
         record = None
         if raw is not None:
             try:
+                if isinstance(raw, dict) and raw.get("steps"):  # requests whole again
+                    raw = {**raw, "steps": expand_steps(raw["steps"])}
                 record = Record.model_validate(raw)
-            except ValueError:
+            except ValueError:  # BadSteps too
                 record = None
         if record is None:
             where = f"{a.records_path}:{a.records_line}" if a.records_path else "the run folder"
@@ -448,14 +451,19 @@ class StoreSource:
             if key in self._scorers:
                 return self._scorers[key]
         from toolproof.grade import Scorer
-        from toolproof.run import expected_states, load_checks
+        from toolproof.run import load_checks
+        from toolproof.run._expected import StoredStates, default_expected_dir
         from toolproof.trust import DEFAULT_TRUST
 
         trust = self.trust or DEFAULT_TRUST
         try:
-            states = expected_states(suite, trust) if trust.allow_code else {}
-            checks = load_checks(suite, allow_code=True) if trust.allow_code else None
-            scorer: Scorer | None = Scorer(suite, states, checks)
+            scorer: Scorer | None = None
+            if trust.allow_code:  # expected states computed for the cases shown, and kept
+                states = StoredStates(suite, trust, folder=default_expected_dir())
+                checks = load_checks(suite, allow_code=True)
+                scorer = Scorer(suite, states, checks, initial_state=states.initial())
+            else:
+                scorer = Scorer(suite, {}, None)
         except Exception:  # the suite's own code failed: show the stored reasons only
             scorer = None
         with self._lock:

@@ -1,0 +1,249 @@
+"""``toolproof import tau2``: a τ2-shaped checkout (a mini domain and a mini package) as suites.
+
+The fixture under fixtures/tau2_mini is made for these tests: a package
+``minitau`` laid out as τ2's (``domains/<d>/tools.py``, ``data_model.py``,
+``user_tools.py``, ``user_data_model.py``) and its data (``data/tau2/domains/shop``).
+Its package ``__init__`` raises, as the importer must never run it. The real
+τ2-bench is needed by none of these tests; the last one uses it when installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolproof.cli import app
+from toolproof.errors import SuiteError, UserError
+from toolproof.importers import import_tau2, tau2_domains_dir, write_tau2
+from toolproof.run import expected_states
+from toolproof.run._env import load_environment
+from toolproof.suite import load_suite
+from toolproof.trust import Trust
+
+MINI = Path(__file__).parent / "fixtures" / "tau2_mini"
+CODE = Trust(allow_code=True)
+
+
+@pytest.fixture(autouse=True)
+def _minitau(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(MINI))
+    for name in [m for m in sys.modules if m == "minitau" or m.startswith("minitau.")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+@pytest.fixture
+def suite_dir(tmp_path: Path) -> Path:
+    result = import_tau2(MINI, ["shop"], package="minitau", allow_code=True)
+    write_tau2(result, tmp_path)
+    return tmp_path / "shop"
+
+
+def test_the_suite_validates_and_maps_every_reward_basis(suite_dir: Path) -> None:
+    suite = load_suite(suite_dir)
+    assert suite.name == "tau2-shop"
+    assert [t.name for t in suite.tools] == [
+        "get_order",
+        "cancel_order",
+        "open_order",
+        "toggle_airplane_mode",
+    ]
+    assert [t.effect.value for t in suite.tools] == ["read", "write", "write", "write"]
+    assert "Cancel only pending orders" in (suite.system or "")
+    cases = {c.id: c for c in suite.cases}
+    assert list(cases) == ["shop-0", "shop-1", "shop-2_with_space"]
+
+    first = cases["shop-0"]
+    assert first.user is not None
+    assert first.user.known == "Your order is #O1."
+    assert first.user.unknown == "You do not know the order total."
+    assert first.user.persona == "Brief and polite."
+    assert "You want to cancel order #O1." in (first.user.instructions or "")
+    assert first.user.tools == ["toggle_airplane_mode"]  # the user's own tools, not the agent's
+    assert first.tools == ["get_order", "cancel_order", "open_order"]
+    assert first.end_state is not None and first.end_state.actions is not None
+    assert [a.tool for a in first.end_state.actions] == ["get_order", "cancel_order"]
+    assert first.communicate is not None
+    assert [c.text for c in first.communicate if not isinstance(c, str)] == ["12.5"]
+    assert first.trajectory is None  # ACTION is not in its reward basis
+
+    second = cases["shop-1"]
+    assert second.trajectory is not None and second.trajectory.mode.value == "superset"
+    (call,) = second.trajectory.groups()[0]
+    assert call.args == {"order_id": "#O3"}  # compare_args: only order_id
+    assert call.extra_args is True
+    assert second.communicate is None
+
+    third = cases["shop-2_with_space"]
+    assert third.end_state is not None and third.end_state.actions is None  # no DB basis
+    assert third.end_state.assertions == [
+        {"function": "check_user_airplane_mode_is", "args": {"on": False}},
+        {
+            "function": "check_order_status_is_is_false",
+            "args": {"order_id": "#O2", "status": "cancelled"},
+        },
+    ]
+    assert third.setup is not None
+    assert [(s.tool, s.args) for s in third.setup] == [
+        ("set_status", {"order_id": "#O2", "status": "pending"})
+    ]
+    assert third.state == "state/shop-2_with_space.json"
+    state = json.loads((suite_dir / "state" / "shop-2_with_space.json").read_text())
+    assert state["settings"] == {"currency": "USD"}  # initialization_data merged in
+    assert state["orders"]["#O1"]["status"] == "pending"
+
+    text = (suite_dir / "suite.yaml").read_text()
+    assert "# NL_ASSERTION (not imported: needs a judge): The agent tells the user" in text
+
+
+def test_the_gold_actions_run_tau2s_tools_on_the_state(suite_dir: Path) -> None:
+    suite = load_suite(suite_dir)
+    states = expected_states(suite, CODE)
+    first = states["shop-0"]
+    assert first.warnings == ()
+    assert first.state["orders"]["#O1"]["status"] == "cancelled"
+    assert first.state["orders"]["#O1"]["notes"] == ["no longer needed"]
+    assert first.state["orders"]["#O2"]["status"] == "delivered"
+    second = states["shop-1"].state
+    assert second["orders"]["#O3"] == {
+        "order_id": "#O3",
+        "status": "pending",
+        "total": 5.0,
+        "notes": [],
+    }
+
+
+def test_a_tool_reads_rows_as_models_and_writes_back_only_what_changed(suite_dir: Path) -> None:
+    suite = load_suite(suite_dir)
+    env = load_environment(suite, CODE)
+    assert env is not None
+    session = env.session()
+    read = session.call("get_order", {"order_id": "#O2"})
+    assert not read.is_error
+    assert json.loads(read.content)["total"] == 30.0
+    assert session.changes() == []  # a read changes nothing
+    failed = session.call("cancel_order", {"order_id": "#O2", "reason": "late"})
+    assert failed.is_error
+    assert "Non-pending order cannot be cancelled" in failed.content
+    # as in τ2, what the tool changed before it raised stays
+    assert session.snapshot()["orders"]["#O2"]["notes"] == ["late"]
+    user = session.call("toggle_airplane_mode", {})
+    assert user.content == "airplane mode off"
+    # the user database as τ2's model holds it: a field left to its default is written out
+    assert session.snapshot()["user_db"] == {
+        "phone": {"airplane_mode": False},
+        "surroundings": {"abroad": False},
+    }
+    missing = session.call("get_order", {"order_id": "#O9"})
+    assert missing.is_error and "Order not found" in missing.content
+
+
+def test_the_cli_writes_the_suites_and_says_what_it_mapped(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        ["import", "tau2", str(MINI), "--package", "minitau", "--allow-code", "-o", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"{out / 'shop' / 'suite.yaml'}: 3 cases, 3 tools + 1 user tools" in result.output
+    assert (
+        "basis ACTION 1, basis COMMUNICATE 1, basis DB 2, basis ENV_ASSERTION 1, "
+        "basis NL_ASSERTION 1, nl_assertions left out 1, setup 1, state 1" in result.output
+    )
+    again = CliRunner().invoke(
+        app,
+        ["import", "tau2", str(MINI), "--package", "minitau", "--allow-code", "-o", str(out)],
+    )
+    assert isinstance(again.exception, UserError)
+    assert "already exists (--force to overwrite)" in str(again.exception)
+
+
+def test_without_allow_code_it_refuses_and_says_why(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["import", "tau2", str(MINI), "--package", "minitau", "-o", str(tmp_path)]
+    )
+    assert isinstance(result.exception, UserError)
+    assert "needs --allow-code" in str(result.exception)
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_folder_that_is_not_a_checkout(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="not a τ2-bench checkout"):
+        tau2_domains_dir(tmp_path)
+    assert tau2_domains_dir(MINI / "data") == MINI / "data" / "tau2" / "domains"
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    shutil.copytree(MINI / "data", root / "data")
+    return root
+
+
+def test_a_task_with_an_unknown_tool_is_located(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    tasks_path = root / "data" / "tau2" / "domains" / "shop" / "tasks.json"
+    tasks_path.write_text(tasks_path.read_text().replace('"name": "open_order"', '"name": "nope"'))
+    with pytest.raises(SuiteError) as info:
+        import_tau2(root, ["shop"], package="minitau", allow_code=True)
+    err = info.value
+    assert "task 1: unknown tool 'nope'" in str(err)
+    assert err.file == str(tasks_path)
+    line = next(
+        i for i, text in enumerate(tasks_path.read_text().splitlines(), 1) if "nope" in text
+    )
+    assert err.line == line
+
+
+def test_malformed_json_is_located(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    tasks_path = root / "data" / "tau2" / "domains" / "shop" / "tasks.json"
+    tasks_path.write_text('[\n  {"id": "0",\n   "user_scenario": }\n]\n')
+    with pytest.raises(SuiteError) as info:
+        import_tau2(root, ["shop"], package="minitau", allow_code=True)
+    assert info.value.line == 3
+    assert "not valid JSON" in str(info.value)
+
+
+def test_an_unknown_domain_names_those_there_are(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"no domain 'bank' \(it has: shop\)"):
+        import_tau2(MINI, ["bank"], package="minitau", allow_code=True)
+
+
+def test_a_package_that_is_not_installed(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="'nosuchtau' is not installed"):
+        import_tau2(MINI, ["shop"], package="nosuchtau", allow_code=True)
+
+
+REAL = os.environ.get("TOOLPROOF_TAU2_CHECKOUT")
+
+
+@pytest.mark.skipif(
+    not REAL or importlib.util.find_spec("tau2") is None,
+    reason="needs τ2-bench installed and TOOLPROOF_TAU2_CHECKOUT naming its checkout",
+)
+def test_the_real_retail_domain(tmp_path: Path) -> None:  # pragma: no cover - optional
+    assert REAL is not None
+    result = import_tau2(Path(REAL), ["retail"], allow_code=True)
+    write_tau2(result, tmp_path)
+    suite = load_suite(tmp_path / "retail")
+    assert len(suite.tools) == 16
+    assert len(suite.cases) == 114
+    states = expected_states(suite, CODE, cases=["retail-0"])
+    assert states["retail-0"].warnings == ()
+
+
+def test_a_field_the_state_lacks_is_filled_and_kept(tmp_path: Path) -> None:
+    from toolproof.importers.tau2_env import Tau2Domain
+
+    domain = Tau2Domain("minitau", "shop")
+    state = {"orders": {}, "settings": {}, "user_db": {"phone": {"airplane_mode": True}}}
+    domain.function("set_abroad", state, {"abroad": True}, "user")
+    assert state["user_db"]["surroundings"] == {"abroad": True}
+    assert domain.check("airplane_mode_is", state, {"on": True}, "user", True) is True
+    assert domain.check("airplane_mode_is", state, {"on": True}, "user", False) is False
