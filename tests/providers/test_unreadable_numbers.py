@@ -127,3 +127,20 @@ def test_small_numbers_are_read_as_before() -> None:
     assert value == {"a": [1, 2.5, -300.0, 12345678901234567890]}
     assert not isinstance(value, UnreadableBody)
     assert json.dumps(value) == '{"a": [1, 2.5, -300.0, 12345678901234567890]}'
+
+
+@pytest.mark.parametrize("name", sorted(WIRE))
+async def test_a_key_named_twice_in_the_arguments_is_read_as_in_argument_text(
+    name: str, stub: StubServer, transport: HttpTransport, keys: object
+) -> None:
+    """Which value would the tool get? As in OpenAI's argument text: a parse error."""
+    provider, settings = provider_for(name, stub, transport)
+    arguments = '{"order_id":"ORD-1","order_id":"ORD-2"}'
+    body = WIRE[name](arguments)
+    stub.add(RawReply(body))
+    exchange = await provider.generate(ask(settings))
+    (call,) = exchange.response.tool_calls
+    assert call.raw_arguments == arguments
+    assert (call.arguments, call.parse_error) == parse_arguments(arguments)
+    assert call.parse_error is not None and "duplicate key 'order_id'" in call.parse_error
+    assert exchange.response.raw == body.decode()

@@ -21,6 +21,7 @@ from toolproof.providers._base import (
     TransportError,
 )
 from toolproof.providers._transport import (
+    RepeatedKeys,
     Transport,
     UnreadableBody,
     UnreadableNumber,
@@ -79,7 +80,8 @@ def call_from_object(call_id: str | None, name: str, value: Any) -> ToolCall:
     that), so it is parsed like text rather than wrapped again.
     """
     if isinstance(value, UnreadableNumber) or _holds_unreadable(value):
-        # a number toolproof cannot keep as sent: the text as sent, parsed as text is
+        # a number toolproof cannot keep as sent, a key named twice: the text as sent,
+        # parsed as argument text is
         # (the model's invalid output, as in arguments that arrive as a string)
         try:
             text = _text_as_sent(value)
@@ -96,7 +98,7 @@ def _holds_unreadable(value: Any) -> bool:
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, UnreadableNumber):
+        if isinstance(item, UnreadableNumber | RepeatedKeys):
             return True
         if isinstance(item, dict):
             stack.extend(item.values())
@@ -109,6 +111,13 @@ def _text_as_sent(value: Any) -> str:
     """Compact JSON text of ``value``, each :class:`UnreadableNumber` written as the number."""
     if isinstance(value, UnreadableNumber):
         return str.__str__(value)
+    if isinstance(value, RepeatedKeys):
+        pairs = value.pairs
+        return (
+            "{"
+            + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _text_as_sent(v) for k, v in pairs)
+            + "}"
+        )
     if isinstance(value, dict):
         return (
             "{"

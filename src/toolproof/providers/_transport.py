@@ -14,10 +14,11 @@ here: JSON encoding, latency, and the classification of every failure into a
     any other HTTP 4xx            rejected
 
 A body that is JSON but holds a number toolproof cannot keep as it was sent
-(an integer beyond Python's digit limit, a float beyond a double) is not an
-infrastructure failure: the model may have written it in its arguments. Such a
-body comes back as an :class:`UnreadableBody`, each such number an
-:class:`UnreadableNumber` holding its text, for the adapter to read as usual
+(an integer beyond Python's digit limit, a float beyond a double), or an object
+that names a key twice, is not an infrastructure failure: the model may have
+written it in its arguments. Such a body comes back as an :class:`UnreadableBody`,
+each such number an :class:`UnreadableNumber` holding its text, each such object a
+:class:`RepeatedKeys` holding its pairs, for the adapter to read as usual
 (:func:`~toolproof.providers._common.call_from_object` then counts the call
 the model's invalid output).
 
@@ -44,6 +45,7 @@ from toolproof.types import Outcome
 __all__ = [
     "HttpRequest",
     "HttpResponse",
+    "RepeatedKeys",
     "Transport",
     "UnreadableBody",
     "UnreadableNumber",
@@ -314,6 +316,12 @@ class UnreadableNumber(str):
     __slots__ = ()
 
 
+class RepeatedKeys(dict[str, Any]):
+    """An object that names a key twice: read as its last value, ``pairs`` as sent."""
+
+    pairs: list[tuple[str, Any]]
+
+
 class UnreadableBody(dict[str, Any]):
     """A body object holding :class:`UnreadableNumber` values; ``text`` is the body received."""
 
@@ -321,7 +329,7 @@ class UnreadableBody(dict[str, Any]):
 
 
 def _parse_body(url: str, status: int, headers: dict[str, str], body: bytes, payload: Any) -> Any:
-    unreadable: list[UnreadableNumber] = []
+    unreadable: list[object] = []
 
     def number(text: str, kind: type[float] | type[int]) -> Any:
         try:
@@ -333,12 +341,22 @@ def _parse_body(url: str, status: int, headers: dict[str, str], body: bytes, pay
             return unreadable[-1]
         return value
 
+    def obj(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        value = dict(pairs)
+        if len(value) == len(pairs):
+            return value
+        repeated = RepeatedKeys(value)
+        repeated.pairs = pairs
+        unreadable.append(repeated)
+        return repeated
+
     try:
         value = json.loads(
             body,
             parse_constant=_not_json,  # NaN, Infinity: not JSON
             parse_int=lambda text: number(text, int),
             parse_float=lambda text: number(text, float),
+            object_pairs_hook=obj,
         )
         if not unreadable:
             return value
