@@ -63,6 +63,27 @@ def _refuse_unreviewed(suite: Any) -> None:
         raise typer.Exit(1)
 
 
+def _read_policy(path: Path, given: dict[str, bool]) -> Any:
+    """The policy file, refusing a setting given both there and on the command line."""
+    from toolproof.errors import UserError
+    from toolproof.gate import read_policy
+
+    rules = read_policy(path)
+    fields = {
+        "--margin": rules.margin,
+        "--require-significance": rules.require_significance,
+        "--alpha": rules.alpha,
+        "--max-infra-errors": rules.max_infra_errors,
+    }
+    twice = [name for name, value in fields.items() if value is not None and given[name]]
+    if twice:
+        raise UserError(
+            f"{', '.join(twice)} is set by the gate policy {path} too: give each setting in "
+            "one place (the policy, when it comes from the base branch)"
+        )
+    return rules
+
+
 def gate(
     run: Path = typer.Argument(..., help="Run folder or records file."),
     baseline: Optional[Path] = typer.Option(  # noqa: UP045 - typer needs Optional here
@@ -73,6 +94,13 @@ def gate(
     ),
     baseline_suite: Optional[Path] = typer.Option(  # noqa: UP045
         None, "--baseline-suite", help="Suite of the baseline (default: --suite or its manifest)."
+    ),
+    policy: Optional[Path] = typer.Option(  # noqa: UP045
+        None,
+        "--policy",
+        help="Gate policy file (thresholds, --max-infra-errors, --margin, "
+        "--require-significance, --alpha), used in place of the suite's thresholds: "
+        "in CI, read it from the base branch (docs/gate-integrity.md).",
     ),
     margin: float = typer.Option(
         0.02, "--margin", min=0, max=1, help="Allowed drop of a rate (0.02 = 2 points)."
@@ -134,6 +162,21 @@ def gate(
     from toolproof.report import gate_json, render_gate, render_junit, render_markdown
 
     allowance = infra_allowance(max_infra_errors)
+    thresholds = None
+    if policy is not None:
+        given = {
+            "--margin": margin != 0.02,
+            "--require-significance": require_significance,
+            "--alpha": alpha != 0.05,
+            "--max-infra-errors": max_infra_errors.strip() != "0",
+        }
+        rules = _read_policy(policy, given)
+        thresholds = rules.thresholds
+        margin = rules.margin if rules.margin is not None else margin
+        if rules.require_significance is not None:
+            require_significance = rules.require_significance
+        alpha = rules.alpha if rules.alpha is not None else alpha
+        allowance = rules.allowance() or allowance
     trust, _ = trust_for(config, allow_code)
     current = _load(run, suite, k, trust)
     if reviewed_only:
@@ -148,6 +191,7 @@ def gate(
         allow_cached=not no_cached,
         repaired=repaired,
         calibrations=[*(current.calibrations or []), *map(read_calibration, calibration)],
+        thresholds=thresholds,
     )
     result = run_gate(current, base, opts)
     render_gate(result, Console(), failures=failures, tags=tags)

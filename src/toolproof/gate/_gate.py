@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as _field
 from typing import Literal
@@ -27,7 +27,7 @@ from toolproof.gate._schedule import ScheduleReport, schedule_report
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.judges import Calibration, calibration_status
 from toolproof.stats import Summary
-from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy, Risk, Suite
+from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy, Risk, Suite, Thresholds
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -62,6 +62,9 @@ class GateOptions:
     uncalibrated and says so."""
     calibration_policy: CalibrationPolicy | None = None
     """When a judge counts as calibrated (default: the suite's ``judge.require``)."""
+    thresholds: Mapping[str, Thresholds] | None = None
+    """The thresholds to hold the run to, in place of the suite's ``thresholds:`` (a gate
+    policy read from its own file: ``toolproof gate --policy``). None: the suite's."""
 
 
 class JudgeStatus(BaseModel):
@@ -237,7 +240,10 @@ def gate_target(
     unless the judge is calibrated (``opts.calibrations``).
     """
     # an adaptive run: rates over its full rounds, counts over every attempt
-    checks = check_thresholds(run.suite, cur.gated, cur.verdicts)
+    suite = run.suite
+    if opts.thresholds is not None:  # a policy given apart from the suite: its thresholds only
+        suite = suite.model_copy(update={"thresholds": dict(opts.thresholds)})
+    checks = check_thresholds(suite, cur.gated, cur.verdicts)
     findings = [
         Finding(rule="threshold", message=f"{c.scope}: {c.label} {c.detail}", blocking=True)
         for c in checks
