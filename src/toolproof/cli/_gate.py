@@ -154,8 +154,8 @@ def gate(
     store: Optional[str] = STORE,  # noqa: UP045
     no_store: bool = NO_STORE,
 ) -> None:
-    from rich.console import Console
 
+    from toolproof.cli._console import console as console_
     from toolproof.cli._run import infra_allowance
     from toolproof.gate import EXIT_INCOMPLETE, GateOptions, run_gate
     from toolproof.judges import read_calibration
@@ -194,7 +194,7 @@ def gate(
         thresholds=thresholds,
     )
     result = run_gate(current, base, opts)
-    render_gate(result, Console(), failures=failures, tags=tags)
+    render_gate(result, console_(), failures=failures, tags=tags)
     _write(junit, render_junit(result))
     _write(markdown, render_markdown(result))
     _write(json_out, _json(gate_json(result)))
@@ -227,8 +227,8 @@ def compare(
     config: Optional[Path] = CONFIG,  # noqa: UP045
 ) -> None:
     """Show every metric's delta, newly failing and fixed cases, and a per-risk table."""
-    from rich.console import Console
 
+    from toolproof.cli._console import console as console_
     from toolproof.gate import compare_runs, fingerprint_warnings
     from toolproof.report import compare_json, render_comparison
     from toolproof.report._escape import term_text
@@ -237,7 +237,7 @@ def compare(
     a, b = _load(run_a, suite, k, trust), _load(run_b, suite, k, trust)
     comparisons = compare_runs(a, b)
     warnings = fingerprint_warnings(a, b)
-    console = Console()
+    console = console_()
     for w in warnings:
         console.print(f"[yellow]warning:[/yellow] {term_text(w)}", highlight=False)
     for c in comparisons:

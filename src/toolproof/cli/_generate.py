@@ -126,13 +126,13 @@ def review(
 
     Every decision is saved at once; run it again to resume. Rejected cases move
     to NAME.rejected.jsonl beside the file."""
-    from rich.console import Console
     from rich.panel import Panel
 
+    from toolproof.cli._console import console as console_
     from toolproof.generate import read_review
     from toolproof.judges._label_ui import safe
 
-    console = Console(highlight=False)
+    console = console_(highlight=False)
     file = read_review(cases)
     todo = file.waiting()
     console.print(f"{len(todo)} case(s) to review in {safe(str(cases))}")

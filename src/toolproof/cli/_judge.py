@@ -189,8 +189,7 @@ def judge_command(
     config: Path | None = CONFIG,
 ) -> None:
     """Judge a run's judge-scored cases (into RUN/judgements.jsonl) and show the figures."""
-    from rich.console import Console
-
+    from toolproof.cli._console import console as console_
     from toolproof.evaluate import load_run
 
     trust, user_config = trust_for(config, allow_code)
@@ -209,7 +208,7 @@ def judge_command(
         config=user_config,
         questions=ev.scorer.questions if ev.scorer is not None else None,
     )
-    figures = show_judged(ev.suite, judgements, Console())
+    figures = show_judged(ev.suite, judgements, console_())
     add_to_summary(run_dir, figures)
 
 
@@ -239,8 +238,7 @@ def label_command(
     import getpass
     import random
 
-    from rich.console import Console
-
+    from toolproof.cli._console import console as console_
     from toolproof.errors import UserError
     from toolproof.evaluate import load_run
     from toolproof.judges import LabelsHeader, read_labels, rubric_named, write_header
@@ -288,7 +286,7 @@ def label_command(
         write_header(path, header)
         done = set()
     who = labeller or getpass.getuser()
-    console = Console()
+    console = console_()
     if per_argument:
         todo_args = [a for a in args if a.key not in done]
         console.print(
@@ -364,6 +362,7 @@ def calibrate_command(
     """Run a judge on labelled items: Cohen's κ per field, intervals, confusion, consistency."""
     from rich.console import Console
 
+    from toolproof.cli._console import console as console_
     from toolproof.errors import UserError
     from toolproof.evaluate import evaluate
     from toolproof.judges import (
@@ -406,7 +405,7 @@ def calibrate_command(
 
         records = evaluate(loaded, [records_path(p) for p in sources], trust=trust).records
     spec = judge_spec(judge, loaded)
-    console = Console()
+    console = console_()
     _notes(spec, [], console)
     policy = (
         loaded.judge.require if loaded is not None and loaded.judge is not None else None

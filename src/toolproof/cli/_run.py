@@ -508,9 +508,9 @@ def _report(
     """Write summary.json (and the HTML report), print the report (with the judged
     figures before the headline, so the verdict stays last); the evaluation
     (``evaluation``, when the run made it already)."""
-    from rich.console import Console
+    from toolproof.cli._console import console as console_
 
-    console = Console()
+    console = console_()
     from toolproof.report import render_terminal, summary_json
     from toolproof.report._escape import term_text
 

@@ -185,8 +185,7 @@ def promote_command(
     import getpass
     import sys
 
-    from rich.console import Console
-
+    from toolproof.cli._console import console as console_
     from toolproof.cli._trust import load_user_config
     from toolproof.errors import UserError
     from toolproof.traces import promote, redactor_from_config
@@ -201,7 +200,7 @@ def promote_command(
         folder,
         into,
         reviewer=reviewer or getpass.getuser(),
-        console=Console(highlight=False),
+        console=console_(highlight=False),
         redactor=redactor,
     )
     typer.echo(
