@@ -158,7 +158,7 @@ def gate(
     from toolproof.cli._console import console as console_
     from toolproof.cli._run import infra_allowance
     from toolproof.gate import EXIT_INCOMPLETE, GateOptions, run_gate
-    from toolproof.judges import read_calibration
+    from toolproof.judges import suite_calibrations
     from toolproof.report import gate_json, render_gate, render_junit, render_markdown
 
     allowance = infra_allowance(max_infra_errors)
@@ -190,7 +190,8 @@ def gate(
         allow_partial=allow_partial,
         allow_cached=not no_cached,
         repaired=repaired,
-        calibrations=[*(current.calibrations or []), *map(read_calibration, calibration)],
+        # the suite's records and the ones given (None: those load_run read, the suite's)
+        calibrations=suite_calibrations(current.suite, calibration) if calibration else None,
         thresholds=thresholds,
     )
     result = run_gate(current, base, opts)
