@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -238,3 +239,54 @@ def test_the_docs_show_the_example_commands() -> None:
             script = str(step["run"]).rstrip("\n")
             assert script in docs, f"docs/gate-integrity.md does not show the step {name!r}"
     assert "--policy" in docs and "GATE_POLICY" in docs
+
+
+def test_the_scaffolded_workflow_takes_the_gate_policy_from_the_base_branch(
+    tmp_path: Path,
+) -> None:
+    """`toolproof init`'s workflow: the policy is the base branch's SUITE/gate-policy.yaml,
+    or toolproof's defaults while the base has none; never the pull request's."""
+    from toolproof.scaffold._templates import workflow
+
+    steps = yaml.safe_load(workflow("suites/support"))["jobs"]["smoke"]["steps"]
+    take = next(s for s in steps if "gate policy from the base branch" in str(s.get("name")))
+    gate = next(s for s in steps if "toolproof gate" in str(s.get("run", "")))
+    assert '--policy "$RUNNER_TEMP/gate-policy.yaml"' in gate["run"]
+    assert "--max-infra-errors" not in gate["run"]  # the policy holds the allowance
+    origin, checkout = tmp_path / "origin.git", tmp_path / "checkout"
+    (checkout / "suites" / "support").mkdir(parents=True)
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    _git(checkout, "init", "-q", "-b", "main")
+    (checkout / "suites" / "support" / "suite.yaml").write_text("suite: s\n")
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "base without a policy")
+    _git(checkout, "remote", "add", "origin", str(origin))
+    _git(checkout, "push", "-q", "origin", "main")
+    _git(checkout, "checkout", "-q", "-b", "pr")
+    lowered = "thresholds: {default: {strict_pass: 0}}\n"
+    (checkout / "suites" / "support" / "gate-policy.yaml").write_text(lowered)
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "the pull request brings its own policy")
+    temp = tmp_path / "runner-temp"
+
+    def take_policy() -> str:
+        shutil.rmtree(temp, ignore_errors=True)
+        temp.mkdir()
+        env = {**os.environ, "RUNNER_TEMP": str(temp), "BASE_REF": "main",
+               "SUITE": "suites/support"}  # fmt: skip
+        done = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", take["run"]],
+            cwd=checkout, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return (temp / "gate-policy.yaml").read_text()
+
+    assert take_policy() == "max_infra_errors: 5%\n"  # the base has none: the defaults
+    _git(checkout, "checkout", "-q", "main")
+    strict = "thresholds: {default: {strict_pass: 0.9}}\nmax_infra_errors: 5%\n"
+    (checkout / "suites" / "support" / "gate-policy.yaml").write_text(strict)
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "the base's policy")
+    _git(checkout, "push", "-q", "origin", "main")
+    _git(checkout, "checkout", "-q", "pr")
+    assert take_policy() == strict  # the base branch's, not the pull request's
