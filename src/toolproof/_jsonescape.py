@@ -12,10 +12,20 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["unescaped"]
+__all__ = ["decode", "unescaped"]
 
 _ESCAPE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|(["\\/bfnrt]))')
 _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _one(m: re.Match[str]) -> str:
+    code = m.group(1)
+    return chr(int(code, 16)) if code is not None else _SIMPLE[m.group(2)]
+
+
+def decode(text: str) -> str:
+    """``text`` with each JSON escape decoded (:func:`unescaped` without the positions)."""
+    return _ESCAPE.sub(_one, text) if "\\" in text else text
 
 
 def unescaped(text: str) -> tuple[str, list[int]] | None:

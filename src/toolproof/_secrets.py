@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from toolproof._jsonescape import unescaped
+from toolproof._jsonescape import decode, unescaped
 from toolproof._jsontext import dump_model
 
 __all__ = [
@@ -121,9 +121,18 @@ class Redactor:
         return bool(self.secrets)
 
     def found_in(self, text: str) -> bool:
-        """Whether ``text`` (plain or JSON) may hold a secret: one written as it is or as
-        JSON writes it, or any text with a ``\\u`` escape (which may spell one)."""
-        return "\\u" in text or any(n in text for n in self._needles)
+        """Whether ``text`` (plain or JSON) holds a secret: written as it is, as JSON
+        writes it, or spelled with ``\\u`` escapes (in JSON text inside JSON text, too)."""
+        if any(n in text for n in self._needles):
+            return True
+        view = text
+        for _ in range(3):  # JSON text, a string in it that holds JSON text, and one more
+            if "\\" not in view:
+                return False
+            view = decode(view)
+            if any(s in view for s in self.secrets):
+                return True
+        return False
 
     def text(self, text: str) -> str:
         for secret in self.secrets:
@@ -136,6 +145,8 @@ class Redactor:
     def _escaped(self, text: str) -> str:
         """``text`` with each secret that its JSON escapes spell (``sk\\u002d…``, a
         quoted object inside a string) replaced where it stands."""
+        if not any(s in decode(text) for s in self.secrets):
+            return text
         view = unescaped(text)
         if view is None:
             return text

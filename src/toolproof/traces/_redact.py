@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolproof._jsonescape import unescaped
+from toolproof._jsonescape import decode, unescaped
 from toolproof._regex import Pattern, RegexError, compile_regex
 from toolproof.errors import UserError
 
@@ -243,11 +243,15 @@ class Redactor:
     def _flat(self, value: str, where: str) -> str:
         if value in self._clean:
             return value
-        spans = self._spans(value)
-        view = unescaped(value)
-        if view is not None:  # JSON escapes in the text: what they stand for is seen too
-            decoded, at = view
-            spans += [(at[a], at[b], kind, found) for a, b, kind, found in self._spans(decoded)]
+        decoded = decode(value)  # JSON escapes in the text: read what they stand for
+        if decoded is value or decoded == value:
+            spans = self._spans(value)
+        else:  # each finding of the decoded text, replaced where it stands in the text
+            spans = self._spans(decoded)
+            view = unescaped(value) if spans else None
+            if view is not None:
+                at = view[1]
+                spans = [(at[a], at[b], kind, text) for a, b, kind, text in spans]
         if not spans:
             if len(value) <= 200:
                 if len(self._clean) >= 50_000:
