@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -16,6 +17,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / "examples" / "ci" / "github-actions.yml"
+POLICY = REPO / "examples" / "ci" / "gate-policy.yaml"
 # A suite with no code of its own: the workflow runs pull requests without --allow-code.
 EXAMPLE = REPO / "examples" / "testing"
 
@@ -46,15 +48,17 @@ def test_each_job_installs_toolproof_from_the_checkout(job: str) -> None:
 
 
 def _offline_steps(
-    job: str, tmp_path: Path, model: str
+    job: str, tmp_path: Path, model: str, *, base: str | None = None, suite: str | None = None
 ) -> tuple[list[tuple[str, int, str]], Path]:
     """Run every offline step of ``job`` in ``tmp_path`` (the checkout); (name, exit code,
-    stderr) of each step run, and the file of the step outputs."""
+    stderr) of each step run, and the file of the step outputs. ``base``: the checkout is
+    a git repository whose ``origin`` (a local one) has that branch: the step that takes
+    the config and the gate policy from the base branch runs too."""
     outputs = tmp_path / "github_output"
     outputs.touch()
     env = {
         **os.environ,
-        "SUITE": str(EXAMPLE / "suite.yaml"),
+        "SUITE": suite or str(EXAMPLE / "suite.yaml"),
         "MODEL": model,
         "GITHUB_OUTPUT": str(outputs),
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
@@ -62,13 +66,21 @@ def _offline_steps(
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     env.pop("OPENAI_API_KEY", None)
-    # What the (online) base-branch config step leaves when the base has no toolproof.yaml.
     (tmp_path / "runner-temp").mkdir()
-    (tmp_path / "runner-temp" / "toolproof.yaml").write_text("{}\n")
+    if base is None:
+        # What the (online) base-branch step leaves when the base has no toolproof.yaml,
+        # and the example's policy.
+        (tmp_path / "runner-temp" / "toolproof.yaml").write_text("{}\n")
+        (tmp_path / "runner-temp" / "gate-policy.yaml").write_text(POLICY.read_text("utf-8"))
+        env["GATE_POLICY"] = str(POLICY)
     ran: list[tuple[str, int, str]] = []
     for step in _steps(job):
         script = step.get("run")
-        if script is None or "pip install" in script or _online(script):
+        if script is None or "pip install" in script:
+            continue
+        if base is not None and script.startswith("git fetch --depth 1 origin"):
+            script = script.replace("${{ github.base_ref }}", base)
+        elif _online(script):
             continue
         if "${{" in script:
             code = _output(outputs, "code")
@@ -166,3 +178,115 @@ def test_the_scaffolded_workflow_swallows_no_exit_code() -> None:
     steps = yaml.safe_load(text)["jobs"]["smoke"]["steps"]
     gate = next(s for s in steps if "toolproof gate" in str(s.get("run", "")))
     assert "always()" in gate["if"]
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd, check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_the_gate_policy_comes_from_the_base_branch(tmp_path: Path) -> None:
+    """The pull request lowers its suite's thresholds and its copy of the gate policy to
+    nothing; the gate holds the run to the base branch's policy, and fails the model."""
+    origin, checkout = tmp_path / "origin.git", tmp_path / "checkout"
+    checkout.mkdir()
+    suite = yaml.safe_load((EXAMPLE / "suite.yaml").read_text("utf-8"))
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    _git(checkout, "init", "-q", "-b", "main")
+    (checkout / "suite.yaml").write_text(yaml.safe_dump(suite))
+    (checkout / "gate-policy.yaml").write_text(POLICY.read_text("utf-8"))
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "base")
+    _git(checkout, "remote", "add", "origin", str(origin))
+    _git(checkout, "push", "-q", "origin", "main")
+    # the pull request
+    _git(checkout, "checkout", "-q", "-b", "pr")
+    zero = {"default": {"selection": 0, "strict_pass": 0, "arguments": 0}}
+    (checkout / "suite.yaml").write_text(yaml.safe_dump({**suite, "thresholds": zero}))
+    (checkout / "gate-policy.yaml").write_text(yaml.safe_dump({"thresholds": zero}))
+    _git(checkout, "commit", "-q", "-am", "lower the bar")
+    bad = tmp_path / "bad.yaml"  # answers the greeting, never looks the order up
+    bad.write_text('default: {text: "Hello!"}\n')
+    os.environ["GATE_POLICY"] = "gate-policy.yaml"
+    try:
+        ran, outputs = _offline_steps(
+            "smoke", checkout, f"scripted:{bad}", base="main", suite="suite.yaml"
+        )
+    finally:
+        del os.environ["GATE_POLICY"]
+    temp = checkout / "runner-temp"
+    taken = (temp / "gate-policy.yaml").read_text("utf-8")
+    assert taken == POLICY.read_text("utf-8")  # the base branch's, not the pull request's
+    assert _output(outputs, "code") == "1"
+    assert [(name, code) for name, code, _ in ran if code] == [("Fail unless the gate passed", 1)]
+    # with the pull request's own policy the same run would have passed
+    lowered = subprocess.run(
+        [sys.executable, "-m", "toolproof", "gate", str(temp / "toolproof" / "smoke"),
+         "--suite", "suite.yaml", "--policy", "gate-policy.yaml", "--no-store"],
+        cwd=checkout, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert lowered.returncode == 0, lowered.stdout + lowered.stderr
+
+
+def test_the_docs_show_the_example_commands() -> None:
+    """docs/gate-integrity.md shows the smoke job's base-branch and gate steps as written."""
+    docs = (REPO / "docs" / "gate-integrity.md").read_text("utf-8")
+    for step in _steps("smoke"):
+        name = str(step.get("name"))
+        if name in ("Take the config and the gate policy from the base branch", "Gate"):
+            script = str(step["run"]).rstrip("\n")
+            assert script in docs, f"docs/gate-integrity.md does not show the step {name!r}"
+    assert "--policy" in docs and "GATE_POLICY" in docs
+
+
+def test_the_scaffolded_workflow_takes_the_gate_policy_from_the_base_branch(
+    tmp_path: Path,
+) -> None:
+    """`toolproof init`'s workflow: the policy is the base branch's SUITE/gate-policy.yaml,
+    or toolproof's defaults while the base has none; never the pull request's."""
+    from toolproof.scaffold._templates import workflow
+
+    steps = yaml.safe_load(workflow("suites/support"))["jobs"]["smoke"]["steps"]
+    take = next(s for s in steps if "gate policy from the base branch" in str(s.get("name")))
+    gate = next(s for s in steps if "toolproof gate" in str(s.get("run", "")))
+    assert '--policy "$RUNNER_TEMP/gate-policy.yaml"' in gate["run"]
+    assert "--max-infra-errors" not in gate["run"]  # the policy holds the allowance
+    origin, checkout = tmp_path / "origin.git", tmp_path / "checkout"
+    (checkout / "suites" / "support").mkdir(parents=True)
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    _git(checkout, "init", "-q", "-b", "main")
+    (checkout / "suites" / "support" / "suite.yaml").write_text("suite: s\n")
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "base without a policy")
+    _git(checkout, "remote", "add", "origin", str(origin))
+    _git(checkout, "push", "-q", "origin", "main")
+    _git(checkout, "checkout", "-q", "-b", "pr")
+    lowered = "thresholds: {default: {strict_pass: 0}}\n"
+    (checkout / "suites" / "support" / "gate-policy.yaml").write_text(lowered)
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "the pull request brings its own policy")
+    temp = tmp_path / "runner-temp"
+
+    def take_policy() -> str:
+        shutil.rmtree(temp, ignore_errors=True)
+        temp.mkdir()
+        env = {**os.environ, "RUNNER_TEMP": str(temp), "BASE_REF": "main",
+               "SUITE": "suites/support"}  # fmt: skip
+        done = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", take["run"]],
+            cwd=checkout, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return (temp / "gate-policy.yaml").read_text()
+
+    assert take_policy() == "max_infra_errors: 5%\n"  # the base has none: the defaults
+    _git(checkout, "checkout", "-q", "main")
+    strict = "thresholds: {default: {strict_pass: 0.9}}\nmax_infra_errors: 5%\n"
+    (checkout / "suites" / "support" / "gate-policy.yaml").write_text(strict)
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "the base's policy")
+    _git(checkout, "push", "-q", "origin", "main")
+    _git(checkout, "checkout", "-q", "pr")
+    assert take_policy() == strict  # the base branch's, not the pull request's

@@ -36,3 +36,31 @@ def test_importing_toolproof_is_light() -> None:
     code = "import sys, toolproof; print(any(m in sys.modules for m in ('pydantic', 'scipy', 'sklearn', 'aiohttp')))"
     out = fresh_python(code)
     assert out.strip() == "False"
+
+
+def test_exported_functions_win_over_their_subpackages_in_any_import_order() -> None:
+    """``toolproof.evaluate`` is both a subpackage and an exported function: whichever is
+    imported first, the attribute is the function, and the module stays importable."""
+    code = """
+import importlib, types
+from toolproof import load_run
+from toolproof import evaluate
+assert isinstance(evaluate, types.FunctionType), evaluate
+import toolproof.evaluate
+import toolproof
+assert toolproof.evaluate is evaluate
+module = importlib.import_module("toolproof.evaluate")
+assert isinstance(module, types.ModuleType) and module.evaluate is evaluate
+from toolproof.evaluate import Evaluation, load_run as again
+assert again is load_run
+print("ok")
+"""
+    assert fresh_python(code).strip() == "ok"
+    first = """
+import types
+import toolproof.evaluate
+from toolproof import evaluate, load_run
+assert isinstance(evaluate, types.FunctionType), evaluate
+print("ok")
+"""
+    assert fresh_python(first).strip() == "ok"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from toolproof._jsonescape import unescaped
 from toolproof._secrets import MIN_LENGTH, PLACEHOLDER, Redactor
 from toolproof.types import AttemptError, Outcome, Record, Response
 
@@ -83,3 +85,43 @@ def test_every_secret_shaped_variable_is_redacted_not_only_the_loaded_key(
     text = path.read_text()
     assert not any(value in text for value in planted.values()), text
     assert text.count(PLACEHOLDER) == len(planted)
+
+
+def _escaped(text: str, chars: str) -> str:
+    """``text`` with each character of ``chars`` written as a JSON ``\\uXXXX`` escape."""
+    return "".join(f"\\u{ord(c):04x}" if c in chars else c for c in text)
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        lambda k: "key: " + _escaped(k, "-"),  # an escape inside the key
+        lambda k: '{"auth": "' + _escaped(k, k[:3]) + '", "more": ',  # truncated JSON
+        lambda k: 'she said \\"' + k + '\\" twice',  # quoted inside a string
+        lambda k: "".join(f"\\u{ord(c):04x}" for c in k),  # every character escaped
+    ],
+    ids=["dash", "truncated-json", "quoted", "all"],
+)
+def test_a_key_spelled_with_json_escapes_inside_text_is_redacted(hidden: object) -> None:
+    red = Redactor([KEY])
+    text = hidden(KEY)  # type: ignore[operator]
+    out = red.text(text)
+    assert PLACEHOLDER in out
+    view = unescaped(out)
+    assert KEY not in out and (view is None or KEY not in view[0])
+    # and in a record, where the text is a model's argument text
+    record = Record(
+        case_id="a", response=Response(tool_calls=[{"name": "t", "raw_arguments": text}])
+    )
+    line = red.model(record).model_dump_json()
+    kept = json.loads(line)["response"]["tool_calls"][0]["raw_arguments"]
+    assert KEY not in kept and KEY not in (unescaped(kept) or (kept,))[0]
+    assert PLACEHOLDER in line
+
+
+def test_text_with_escapes_but_no_key_is_kept() -> None:
+    red = Redactor([KEY])
+    text = 'caf\\u00e9 {"a": "\\u0041"}'
+    assert red.text(text) == text
+    record = Record(case_id="a", response=Response(text=text))
+    assert red.model(record) is record

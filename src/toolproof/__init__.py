@@ -7,6 +7,8 @@ toolproof (and starting its command line) stays fast.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from toolproof._version import __version__
@@ -100,6 +102,27 @@ __all__ = [
     "suite_json_schema",
     "summarize",
 ]
+
+
+class _Package(types.ModuleType):
+    """The package, whose exported functions win over its subpackages of the same name.
+
+    Importing a subpackage binds it as an attribute of its parent: once anything had
+    imported ``toolproof.evaluate`` (``load_run`` does), ``from toolproof import
+    evaluate`` gave that module, not the function. The module stays importable
+    (``import toolproof.evaluate``, ``from toolproof.evaluate import …``); the
+    attribute is the function.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
+            return  # the import system binding the subpackage: the export keeps the name
+        super().__setattr__(name, value)
+
+
+#: Exports that share their name with the subpackage that holds them.
+_SHADOWED = frozenset(n for n, m in _EXPORTS.items() if m == f"{__name__}.{n}")
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from toolproof._jsonescape import decode, unescaped
 from toolproof._jsontext import dump_model
 
 __all__ = [
@@ -120,14 +121,52 @@ class Redactor:
         return bool(self.secrets)
 
     def found_in(self, text: str) -> bool:
-        """Whether ``text`` (plain or JSON) holds a secret."""
-        return any(n in text for n in self._needles)
+        """Whether ``text`` (plain or JSON) holds a secret: written as it is, as JSON
+        writes it, or spelled with ``\\u`` escapes (in JSON text inside JSON text, too)."""
+        if any(n in text for n in self._needles):
+            return True
+        view = text
+        for _ in range(3):  # JSON text, a string in it that holds JSON text, and one more
+            if "\\" not in view:
+                return False
+            view = decode(view)
+            if any(s in view for s in self.secrets):
+                return True
+        return False
 
     def text(self, text: str) -> str:
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, PLACEHOLDER)
+        if "\\" in text:  # JSON escapes inside the text may spell a secret
+            text = self._escaped(text)
         return text
+
+    def _escaped(self, text: str) -> str:
+        """``text`` with each secret that its JSON escapes spell (``sk\\u002d…``, a
+        quoted object inside a string) replaced where it stands."""
+        if not any(s in decode(text) for s in self.secrets):
+            return text
+        view = unescaped(text)
+        if view is None:
+            return text
+        decoded, at = view
+        spans: list[tuple[int, int]] = []
+        for secret in self.secrets:
+            start = decoded.find(secret)
+            while start >= 0:
+                spans.append((at[start], at[start + len(secret)]))
+                start = decoded.find(secret, start + len(secret))
+        if not spans:
+            return text
+        out, pos = [], 0
+        for start, end in sorted(spans):
+            if start < pos:
+                continue
+            out += [text[pos:start], PLACEHOLDER]
+            pos = end
+        out.append(text[pos:])
+        return "".join(out)
 
     def value(self, data: Any) -> Any:
         """``data`` with every string (mapping keys too) redacted; containers are copied."""
@@ -146,4 +185,6 @@ class Redactor:
         text = dump_model(obj)
         if not self.found_in(text):
             return obj
-        return type(obj).model_validate(self.value(json.loads(text)))
+        data = json.loads(text)
+        redacted = self.value(data)
+        return obj if redacted == data else type(obj).model_validate(redacted)

@@ -322,7 +322,8 @@ def test_records_written_before_the_grading_is_ready_are_graded_after_with_the_r
 def test_when_the_grading_cannot_be_made_records_pass_and_the_run_is_evaluated_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolproof import evaluate
+    import importlib
+
     from toolproof.cli._warmup import StreamedEvaluation
     from toolproof.run import RunResult
     from toolproof.run._manifest import Manifest
@@ -333,6 +334,8 @@ def test_when_the_grading_cannot_be_made_records_pass_and_the_run_is_evaluated_a
 
     _streamed_suite(tmp_path / "s")
     suite = load_suite(tmp_path / "s")
+    # the package (``toolproof.evaluate``, the attribute, is the function)
+    evaluate = importlib.import_module("toolproof.evaluate")
     monkeypatch.setattr(evaluate, "EvaluationStream", refuse)
     grading = StreamedEvaluation(suite, ["m"], tmp_path / "records.jsonl", Trust(), store=True)
     records = [Record(case_id=f"case-{i}", target="m") for i in range(3)]

@@ -177,7 +177,7 @@ def test_a_record_whose_identity_reads_two_ways_is_refused(tmp_path: Path) -> No
     path.write_text(line + "\n")
     with pytest.raises(SuiteError) as err:
         evaluate(suite, [path], trust=CODE)
-    assert err.value.line == 1 and "read two ways" in str(err.value)
+    assert err.value.line == 1 and "duplicate key 'case_id'" in str(err.value)
 
 
 def test_a_torn_last_line_leaves_the_earlier_record_in_place(tmp_path: Path) -> None:

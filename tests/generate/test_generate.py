@@ -399,3 +399,59 @@ def test_edges_rotate_over_the_tools_so_every_language_appears() -> None:
     slots = plan_slots(_tools(), DEFAULT_MIX)
     langs = {s.edge for s in slots if s.edge and s.edge.startswith("lang:")}
     assert langs == {"lang:cs", "lang:ru", "lang:zh", "lang:ko"}
+
+
+def test_verify_model_answers_come_from_the_run_cache_on_a_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second model is asked once per case; a rerun takes its answers from the
+    response cache toolproof run uses, and grades them the same."""
+    from toolproof.generate import verify_with
+    from toolproof.providers._openai_chat import OpenAIChatProvider as OpenAIChat
+    from toolproof.testing import Reply, StubServer
+
+    script = tmp_path / "s.yaml"
+    _good_script(script, _tools())
+    cache = tmp_path / "responses"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-verify-0123456789")
+    with StubServer(default=Reply.say("Sorry?")) as stub:
+        monkeypatch.setattr(OpenAIChat, "default_base_url", stub.base_url("openai"))
+        first = generate_cases(_tools(), f"scripted:{script}", DEFAULT_MIX)
+        counts = verify_with(first, _tools(), "openai:gpt-verify", cache=cache)
+        asked = stub.request_count
+        assert asked == len(first.cases) and counts["cached"] == 0
+        again = generate_cases(_tools(), f"scripted:{script}", DEFAULT_MIX)
+        recounted = verify_with(again, _tools(), "openai:gpt-verify", cache=cache)
+        assert stub.request_count == asked  # no call to the model the second time
+    assert recounted["cached"] == len(again.cases)
+    assert (recounted["passed"], recounted["failed"]) == (counts["passed"], counts["failed"])
+    assert [c["generated"]["verify_passed"] for c in again.cases] == [
+        c["generated"]["verify_passed"] for c in first.cases
+    ]
+
+
+def test_generate_never_overwrites_the_generation_record_unasked(tmp_path: Path) -> None:
+    script = tmp_path / "s.yaml"
+    _good_script(script, _tools())
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {"suite": "t", "tools": [t.model_dump(mode="json", exclude_defaults=True) for t in _tools()],
+             "cases": []}
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    out = tmp_path / "cases.jsonl"
+    args = ["generate", "--tools", str(suite), "--model", f"scripted:{script}", "-o", str(out),
+            "--cache-dir", str(tmp_path / "c")]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0
+    meta = out.with_name("cases.generation.json")
+    meta.write_text('{"mine": true}\n', encoding="utf-8")  # the user's own file now
+    out.unlink()
+    refused = runner.invoke(app, args)  # a UserError: exit 2 from the command line
+    assert isinstance(refused.exception, UserError), refused.output
+    assert "cases.generation.json: exists (--force to overwrite)" in str(refused.exception)
+    assert meta.read_text(encoding="utf-8") == '{"mine": true}\n' and not out.exists()
+    forced = runner.invoke(app, [*args, "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert "mine" not in meta.read_text(encoding="utf-8")

@@ -38,7 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 BUDGET_S = 15  # above the 10 s after which an endless SQL state is stopped
-PLANTED_ENV = {"GITHUB_TOKEN": "ghp_corpusplanted0123456789", "DEPLOY_SECRET": "corpus-secret-xyz9"}
+PLANTED_ENV = {
+    "GITHUB_TOKEN": "ghp_corpusplanted0123456789",
+    "DEPLOY_SECRET": "corpus-secret-xyz9",
+    "ANTHROPIC_API_KEY": "sk-ant-corpusplanted-0123456789",  # the stub's target reads it
+}
 
 
 @dataclass
@@ -296,7 +300,29 @@ def dev_zero_records(work: Path, outside: Path) -> tuple[list[str], Path | None,
     return ["score", "suite.yaml", "records.jsonl", "--no-store"], None, "records.jsonl"
 
 
+def duplicate_key_records(work: Path, outside: Path) -> tuple[list[str], Path | None, str]:
+    """A records line that names the called tool twice (a failing and a passing one)."""
+    from tests.security.corpus import BASE, RECORD
+
+    (work / "suite.yaml").write_text(BASE, encoding="utf-8")
+    line = json.dumps(RECORD)
+    assert '"name": "lookup_order"' in line
+    twice = line.replace('"name": "lookup_order"', '"name": "x", "name": "lookup_order"', 1)
+    (work / "records.jsonl").write_text(twice + "\n", encoding="utf-8")
+    return ["score", "suite.yaml", "records.jsonl", "--no-store"], None, "duplicate key 'name'"
+
+
+def duplicate_key_policy(work: Path, outside: Path) -> tuple[list[str], Path | None, str]:
+    """A gate policy that gives the strict pass threshold twice."""
+    (work / "policy.yaml").write_text(
+        "thresholds:\n  default: {strict_pass: 0.9, strict_pass: 0}\n", encoding="utf-8"
+    )
+    return ["gate", "run", "--policy", "policy.yaml", "--no-store"], None, "duplicate key"
+
+
 EXTRA_ENTRIES: list[tuple[str, Extra]] = [
+    ("records-duplicate-key", duplicate_key_records),
+    ("policy-duplicate-key", duplicate_key_policy),
     ("run-folder-link", linked_run_folder),
     ("runs-link", linked_runs),
     ("records-link", _linked_file("records.jsonl")),
@@ -364,11 +390,51 @@ def _nothing_scored(work: Path) -> list[str]:
     return ["gate", "down", "--max-infra-errors", "100%", "--no-store"]
 
 
+def _lowered_thresholds(work: Path) -> list[str]:
+    """The pull request sets its suite's thresholds to 0; the gate policy comes from the
+    base branch (here: a file beside it, as the CI example reads it)."""
+    _gate_checkout(work)
+    zero = "thresholds: {default: {selection: 0, strict_pass: 0, arguments: 0}}\n"
+    suite = _GATE_SUITE.replace("cases:\n", zero + "cases:\n", 1)
+    (work / "suite.yaml").write_text(suite, encoding="utf-8")
+    (work / "base-policy.yaml").write_text(
+        "thresholds: {default: {strict_pass: 0.85}}\nmax_infra_errors: 5%\n", encoding="utf-8"
+    )
+    _invoke(["run", "suite.yaml", "-m", "scripted:bad.yaml", "-n", "2", "-o", "lowered",
+             "-q", "--no-store"])  # fmt: skip
+    return ["gate", "lowered", "--policy", "base-policy.yaml", "--no-store"]
+
+
+def _huge_integer_in_a_body(work: Path) -> list[str]:
+    """A model whose tool call, in Anthropic's wire format, holds a 5,000-digit integer in
+    ``input``: the model's invalid output, never an infrastructure error to allow."""
+    from toolproof.testing import RawReply, StubServer
+
+    _gate_checkout(work)
+    body = (
+        '{"id":"m","type":"message","role":"assistant","model":"claude-x","content":'
+        '[{"type":"tool_use","id":"t1","name":"lookup_order","input":{"order_id":'
+        + "9" * 5000
+        + '}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}}'
+    ).encode()
+    with StubServer(default=RawReply(body)) as stub:
+        (work / "config.yaml").write_text(
+            "models:\n  '*': {base_url: '" + stub.base_url("anthropic") + "', max_retries: 0}\n",
+            encoding="utf-8",
+        )
+        _invoke(["run", "suite.yaml", "-m", "anthropic:claude-x", "-n", "2", "-o", "huge",
+                 "-q", "--no-store", "--no-cache", "--config", "config.yaml",
+                 "--max-infra-errors", "100%"])  # fmt: skip
+    return ["gate", "huge", "--max-infra-errors", "100%", "--no-store"]
+
+
 #: Inputs made to fool the gate: ``build(work)`` returns the gate command line to
 #: run in ``work``; the gate must not exit 0.
 GATE_ENTRIES: list[tuple[str, Callable[[Path], list[str]]]] = [
     ("planted records.jsonl in a fresh run folder", _planted_records),
     ("a run with nothing scored, allowance 100%", _nothing_scored),
+    ("the suite's thresholds lowered, the base branch's policy given", _lowered_thresholds),
+    ("a 5,000-digit integer in Anthropic's input, allowance 100%", _huge_integer_in_a_body),
 ]
 
 

@@ -258,3 +258,32 @@ def test_a_card_number_under_a_key_named_id_is_redacted_and_hex_ids_are_kept() -
     assert args["id"] != "4111111111111111"
     assert _luhn(args["id"])
     assert args["span_id"] == "5fb397be34d26b51"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "write to alice\\u0040example.com today",  # the @ escaped
+        'args: {"to": "alice\\u0040example.com", "cc": ',  # JSON cut short, not decodable
+        'she wrote \\"alice@example.com\\" in the note',  # quoted inside a string
+        "\\u0061lice@example.com",  # the first letter escaped
+    ],
+    ids=["at", "truncated-json", "quoted", "first-letter"],
+)
+def test_an_email_behind_json_escapes_in_plain_text_is_redacted(text: str) -> None:
+    from toolproof._jsonescape import unescaped
+
+    red = Redactor()
+    out = red.text(text)
+    seen = (unescaped(out) or (out,))[0]
+    assert "alice" not in seen, out
+    assert red.report()["by_kind"] == {"email": 1}
+    # the same address, written plainly elsewhere, gets the same pseudonym
+    assert red.text("alice@example.com") in out
+    # inside a value (a trace's attributes), too
+    assert "alice" not in json.dumps(Redactor().value({"input": text}))
+
+
+def test_escapes_without_personal_data_are_kept() -> None:
+    text = 'caf\\u00e9 \\"ok\\" {"a": "\\u0041"}'
+    assert Redactor().text(text) == text

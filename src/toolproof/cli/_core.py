@@ -27,8 +27,7 @@ def validate(
     config: Path | None = CONFIG,
 ) -> None:
     """Check a suite: schemas, tool names, expected values, case IDs, matchers, file paths."""
-    from rich.console import Console
-
+    from toolproof.cli._console import console as console_
     from toolproof.suite import load_suite_checked
 
     trust, _ = trust_for(config, allow_code)
@@ -45,7 +44,7 @@ def validate(
     warnings = _gold_action_warnings(s, trust) if trust.allow_code else []
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
-    Console().print(
+    console_().print(
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "
         f"{len(s.tools)} tools, no problems" + (f", {len(warnings)} warning(s)" if warnings else "")
     )
@@ -92,8 +91,7 @@ def score(
     no_store: bool = NO_STORE,
 ) -> None:
     """Score recorded model responses offline, with no model calls."""
-    from rich.console import Console
-
+    from toolproof.cli._console import console as console_
     from toolproof.evaluate import evaluate
     from toolproof.evaluate._evaluate import records_path, with_sent_tools
     from toolproof.report import render_terminal, write_summary_json
@@ -124,7 +122,7 @@ def score(
     for warning in ev.warnings:
         typer.echo(f"warning: {warning}", err=True)
     summaries = ev.summaries
-    render_terminal(summaries, Console(), failures=failures)
+    render_terminal(summaries, console_(), failures=failures)
     if json_out is not None:
         buffer = io.StringIO()
         write_summary_json(buffer, summaries)

@@ -63,6 +63,27 @@ def _refuse_unreviewed(suite: Any) -> None:
         raise typer.Exit(1)
 
 
+def _read_policy(path: Path, given: dict[str, bool]) -> Any:
+    """The policy file, refusing a setting given both there and on the command line."""
+    from toolproof.errors import UserError
+    from toolproof.gate import read_policy
+
+    rules = read_policy(path)
+    fields = {
+        "--margin": rules.margin,
+        "--require-significance": rules.require_significance,
+        "--alpha": rules.alpha,
+        "--max-infra-errors": rules.max_infra_errors,
+    }
+    twice = [name for name, value in fields.items() if value is not None and given[name]]
+    if twice:
+        raise UserError(
+            f"{', '.join(twice)} is set by the gate policy {path} too: give each setting in "
+            "one place (the policy, when it comes from the base branch)"
+        )
+    return rules
+
+
 def gate(
     run: Path = typer.Argument(..., help="Run folder or records file."),
     baseline: Optional[Path] = typer.Option(  # noqa: UP045 - typer needs Optional here
@@ -73,6 +94,13 @@ def gate(
     ),
     baseline_suite: Optional[Path] = typer.Option(  # noqa: UP045
         None, "--baseline-suite", help="Suite of the baseline (default: --suite or its manifest)."
+    ),
+    policy: Optional[Path] = typer.Option(  # noqa: UP045
+        None,
+        "--policy",
+        help="Gate policy file (thresholds, --max-infra-errors, --margin, "
+        "--require-significance, --alpha), used in place of the suite's thresholds: "
+        "in CI, read it from the base branch (docs/gate-integrity.md).",
     ),
     margin: float = typer.Option(
         0.02, "--margin", min=0, max=1, help="Allowed drop of a rate (0.02 = 2 points)."
@@ -126,13 +154,28 @@ def gate(
     store: Optional[str] = STORE,  # noqa: UP045
     no_store: bool = NO_STORE,
 ) -> None:
-    from rich.console import Console
 
+    from toolproof.cli._console import console as console_
     from toolproof.gate import EXIT_INCOMPLETE, GateOptions, run_gate
-    from toolproof.judges import read_calibration
+    from toolproof.judges import suite_calibrations
     from toolproof.report import gate_json, render_gate, render_junit, render_markdown
 
     allowance = infra_allowance(max_infra_errors)
+    thresholds = None
+    if policy is not None:
+        given = {
+            "--margin": margin != 0.02,
+            "--require-significance": require_significance,
+            "--alpha": alpha != 0.05,
+            "--max-infra-errors": max_infra_errors.strip() != "0",
+        }
+        rules = _read_policy(policy, given)
+        thresholds = rules.thresholds
+        margin = rules.margin if rules.margin is not None else margin
+        if rules.require_significance is not None:
+            require_significance = rules.require_significance
+        alpha = rules.alpha if rules.alpha is not None else alpha
+        allowance = rules.allowance() or allowance
     trust, _ = trust_for(config, allow_code)
     current = _load(run, suite, k, trust)
     if reviewed_only:
@@ -146,10 +189,12 @@ def gate(
         allow_partial=allow_partial,
         allow_cached=not no_cached,
         repaired=repaired,
-        calibrations=[*(current.calibrations or []), *map(read_calibration, calibration)],
+        # the suite's records and the ones given (None: those load_run read, the suite's)
+        calibrations=suite_calibrations(current.suite, calibration) if calibration else None,
+        thresholds=thresholds,
     )
     result = run_gate(current, base, opts)
-    render_gate(result, Console(), failures=failures, tags=tags)
+    render_gate(result, console_(), failures=failures, tags=tags)
     _write(junit, render_junit(result))
     _write(markdown, render_markdown(result))
     _write(json_out, _json(gate_json(result)))
@@ -182,8 +227,8 @@ def compare(
     config: Optional[Path] = CONFIG,  # noqa: UP045
 ) -> None:
     """Show every metric's delta, newly failing and fixed cases, and a per-risk table."""
-    from rich.console import Console
 
+    from toolproof.cli._console import console as console_
     from toolproof.gate import compare_runs, fingerprint_warnings
     from toolproof.report import compare_json, render_comparison
     from toolproof.report._escape import term_text
@@ -192,7 +237,7 @@ def compare(
     a, b = _load(run_a, suite, k, trust), _load(run_b, suite, k, trust)
     comparisons = compare_runs(a, b)
     warnings = fingerprint_warnings(a, b)
-    console = Console()
+    console = console_()
     for w in warnings:
         console.print(f"[yellow]warning:[/yellow] {term_text(w)}", highlight=False)
     for c in comparisons:

@@ -47,7 +47,9 @@ def generate(
     cache_dir: Path | None = typer.Option(
         None, "--cache-dir", help="Where answers are cached (default: the user cache folder)."
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite the cases file."),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite the cases file and its NAME.generation.json."
+    ),
     timeout: float = typer.Option(30.0, "--timeout", help="Seconds to wait for an MCP server."),
     config: Path | None = CONFIG,
 ) -> None:
@@ -58,8 +60,10 @@ def generate(
     from toolproof.run._cache import default_cache_dir
     from toolproof.suite import load_suite
 
-    if out.exists() and not force:
-        raise UserError(f"{out}: exists (--force to overwrite)")
+    meta_path = out.with_name(out.stem + ".generation.json")
+    for path in (out, meta_path):  # neither file the user has is overwritten unless asked
+        if (path.exists() or path.is_symlink()) and not force:
+            raise UserError(f"{path}: exists (--force to overwrite)")
     chosen = parse_mix(mix)
     imported = None
     if _is_suite(tools):
@@ -79,16 +83,18 @@ def generate(
         defined, model, chosen, seed=seed, cache=cache, note=lambda m: typer.echo(m, err=True)
     )
     if verify_model is not None and result.cases:
-        verified = verify_with(result, defined, verify_model)
+        # the response cache toolproof run uses: a rerun does not ask the model again
+        answers = cache_dir / "responses" if cache_dir is not None else default_cache_dir()
+        verified = verify_with(result, defined, verify_model, cache=answers)
         typer.echo(
             f"verified with {visible(verify_model)}: {verified['passed']} passed, "
-            f"{verified['failed']} failed (flagged), {verified['errors']} errors"
+            f"{verified['failed']} failed (flagged), {verified['errors']} errors; "
+            f"{verified['cached']} answers from the cache"
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
         for case in result.cases:
             fh.write(json.dumps(case, ensure_ascii=False) + "\n")
-    meta_path = out.with_name(out.stem + ".generation.json")
     meta = {**result.meta, "counts": dict(result.counts), "skipped": result.skipped}
     meta_path.write_text(json.dumps(meta, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     c = result.counts
@@ -126,13 +132,13 @@ def review(
 
     Every decision is saved at once; run it again to resume. Rejected cases move
     to NAME.rejected.jsonl beside the file."""
-    from rich.console import Console
     from rich.panel import Panel
 
+    from toolproof.cli._console import console as console_
     from toolproof.generate import read_review
     from toolproof.judges._label_ui import safe
 
-    console = Console(highlight=False)
+    console = console_(highlight=False)
     file = read_review(cases)
     todo = file.waiting()
     console.print(f"{len(todo)} case(s) to review in {safe(str(cases))}")

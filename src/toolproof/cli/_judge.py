@@ -191,8 +191,7 @@ def judge_command(
     config: Path | None = CONFIG,
 ) -> None:
     """Judge a run's judge-scored cases (into RUN/judgements.jsonl) and show the figures."""
-    from rich.console import Console
-
+    from toolproof.cli._console import console as console_
     from toolproof.evaluate import load_run
 
     trust, user_config = trust_for(config, allow_code)
@@ -211,7 +210,7 @@ def judge_command(
         config=user_config,
         questions=ev.scorer.questions if ev.scorer is not None else None,
     )
-    figures = show_judged(ev.suite, judgements, Console())
+    figures = show_judged(ev.suite, judgements, console_())
     add_to_summary(run_dir, figures)
 
 
@@ -239,8 +238,7 @@ def label_command(
     """Label a run's transcripts (with argument_meaning: its judge-decided arguments) by
     hand, one at a time (resumable; q to stop)."""
 
-    from rich.console import Console
-
+    from toolproof.cli._console import console as console_
     from toolproof.evaluate import load_run
     from toolproof.judges import LabelsHeader, read_labels, rubric_named, write_header
     from toolproof.judges._label_ui import argument_items, label_arguments, label_loop
@@ -287,7 +285,7 @@ def label_command(
         write_header(path, header)
         done = set()
     who = labeller or getpass.getuser()
-    console = Console()
+    console = console_()
     if per_argument:
         todo_args = [a for a in args if a.key not in done]
         console.print(
@@ -363,6 +361,7 @@ def calibrate_command(
     """Run a judge on labelled items: Cohen's κ per field, intervals, confusion, consistency."""
     from rich.console import Console
 
+    from toolproof.cli._console import console as console_
     from toolproof.evaluate import evaluate
     from toolproof.judges import (
         Judge,
@@ -402,7 +401,7 @@ def calibrate_command(
 
         records = evaluate(loaded, [records_path(p) for p in sources], trust=trust).records
     spec = judge_spec(judge, loaded)
-    console = Console()
+    console = console_()
     _notes(spec, [], console)
     policy = (
         loaded.judge.require if loaded is not None and loaded.judge is not None else None

@@ -52,8 +52,7 @@ def report(
     config: Optional[Path] = CONFIG,  # noqa: UP045
     allow_code: bool = ALLOW_CODE,
 ) -> None:
-    from rich.console import Console
-
+    from toolproof.cli._console import console as console_
     from toolproof.evaluate import load_run
     from toolproof.report import render_terminal
 
@@ -65,7 +64,7 @@ def report(
         if html is None:
             return
     if html is None:
-        render_terminal(ev.summaries, Console())
+        render_terminal(ev.summaries, console_())
         return
     size = write_html(html, ev, report_gate(ev, base))
     typer.echo(f"wrote {html} ({size:,} bytes)")

@@ -591,9 +591,9 @@ def _report(
     """Write summary.json (and the HTML report), print the report (with the judged
     figures before the headline, so the verdict stays last); the evaluation
     (``evaluation``, when the run made it already)."""
-    from rich.console import Console
+    from toolproof.cli._console import console as console_
 
-    console = Console()
+    console = console_()
     from toolproof.report import render_terminal, summary_json
     from toolproof.report._escape import term_text
 
@@ -622,15 +622,11 @@ def _report(
 
 def _schedule_lines(ev: Evaluation, console: Any) -> None:
     """An adaptive run: attempts against the fixed plan, saved, cases stopped early."""
-    from toolproof.gate._schedule import schedule_report
-    from toolproof.gate._thresholds import check_thresholds
+    from toolproof.gate._schedule import target_schedule
     from toolproof.report._escape import term_text
 
     for name, t in ev.targets.items():
-        checks = check_thresholds(ev.suite, t.gated, t.verdicts)
-        st = t.summary.stability
-        open_cases = len(st.undecided) if st is not None else 0
-        report = schedule_report(ev.manifest, name, ev.suite, t.gated, checks, open_cases)
+        report = target_schedule(ev, t)  # as the gate makes it
         if report is None:
             continue
         label = name if name.endswith(":") else f"{name}:"  # `local:` takes no second colon
@@ -713,7 +709,7 @@ def _exit_code(result: RunResult, allowance: InfraAllowance, ev: Evaluation) -> 
     on any harness error, or when a target, a risk class or a critical case has nothing
     scored: the gate's own rules (``gate._infra``), so ``run`` and ``gate`` agree."""
     from toolproof.gate import check_infra
-    from toolproof.gate._gate import _case_risks
+    from toolproof.gate._gate import case_risks
     from toolproof.gate._infra import unscored
 
     failed = []
@@ -721,9 +717,7 @@ def _exit_code(result: RunResult, allowance: InfraAllowance, ev: Evaluation) -> 
         records = result.for_target(entry.spec)
         check = check_infra(entry.spec, records, allowance)
         te = ev.targets.get(entry.spec)
-        missing = (
-            unscored(te.records, te.verdicts, _case_risks(ev.suite, te)) if te is not None else []
-        )
+        missing = unscored(te.records, te.verdicts, case_risks(ev, te)) if te is not None else []
         nothing = bool(records) and check.unanswered + check.harness_errors == len(records)
         if nothing:  # said once, below, with what happened instead
             missing = []

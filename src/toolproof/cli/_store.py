@@ -72,10 +72,10 @@ def list_command(
     store: Optional[str] = typer.Option(None, "--store", help=_STORE_HELP, show_default=False),  # noqa: UP045
 ) -> None:
     """List stored runs, newest first: strict pass per target and the latest gate decision."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
+    from toolproof.cli._console import console as console_
     from toolproof.store import open_store
 
     with open_store(store) as st:
@@ -83,7 +83,7 @@ def list_command(
         where = st.location
     table = Table(title=f"{page.total} run(s) in {escape(where)}", title_justify="left")
     for col in ("id", "run", "started (UTC)", "suite", "target", "strict pass", "gate", "exit"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for run in page.items:
         started = run.started_at.strftime("%Y-%m-%d %H:%M") if run.started_at else "?"
         gate = "-" if run.gate is None else ("pass" if run.gate.passed else "FAIL")
@@ -103,7 +103,7 @@ def list_command(
                 gate if first else "",
                 ("-" if run.exit_code is None else str(run.exit_code)) if first else "",
             )
-    Console().print(table)
+    console_().print(table)
     shown = offset + len(page.items)
     if shown < page.total:
         typer.echo(f"{page.total - shown} more: --offset {shown}")

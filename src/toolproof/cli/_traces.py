@@ -183,8 +183,7 @@ def promote_command(
 ) -> None:
     """Review replay cases one by one and promote the ones you mark right or correct."""
 
-    from rich.console import Console
-
+    from toolproof.cli._console import console as console_
     from toolproof.traces import promote, redactor_from_config
 
     if not sys.stdin.isatty():
@@ -197,7 +196,7 @@ def promote_command(
         folder,
         into,
         reviewer=reviewer or getpass.getuser(),
-        console=Console(highlight=False),
+        console=console_(highlight=False),
         redactor=redactor,
     )
     typer.echo(

@@ -525,9 +525,19 @@ class EvaluationStream:
         return ev
 
 
-def attempt_grader(
-    suite: Suite, trust: Trust = DEFAULT_TRUST
-) -> Callable[[Record], Verdict | None]:
+class AttemptGrader:
+    """:func:`attempt_grader`'s callable: ``grader(record)`` is the verdict, ``scorer``
+    the scorer it grades with (its compiled cases, for whoever needs them too)."""
+
+    def __init__(self, scorer: Scorer, grade: Callable[[Record], Verdict | None]) -> None:
+        self.scorer = scorer
+        self._grade = grade
+
+    def __call__(self, record: Record) -> Verdict | None:
+        return self._grade(record)
+
+
+def attempt_grader(suite: Suite, trust: Trust = DEFAULT_TRUST) -> AttemptGrader:
     """Grade one record at a time, as :func:`evaluate` grades it for the headline (raw).
 
     What an adaptive schedule asks of each attempt as it finishes; the verdict
@@ -551,7 +561,7 @@ def attempt_grader(
             raise code_not_allowed(suite, f"case {exc.case_id}'s gold actions") from None
         return verdict
 
-    return grade
+    return AttemptGrader(scorer, grade)
 
 
 class _Embedder:

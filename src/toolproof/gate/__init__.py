@@ -40,6 +40,7 @@ from toolproof.gate._gate import (
     run_gate,
 )
 from toolproof.gate._infra import InfraAllowance, InfraCheck, check_infra, unscored
+from toolproof.gate._policy import GatePolicy, read_policy
 from toolproof.gate._thresholds import (
     DEFAULT_THRESHOLDS,
     ThresholdCheck,
@@ -58,6 +59,7 @@ __all__ = [
     "Coverage",
     "Finding",
     "GateOptions",
+    "GatePolicy",
     "GateResult",
     "InfraAllowance",
     "InfraCheck",
@@ -80,6 +82,7 @@ __all__ = [
     "gate_target",
     "judge_statuses",
     "mcnemar",
+    "read_policy",
     "run_gate",
     "unscored",
 ]

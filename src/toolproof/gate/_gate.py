@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as _field
 from typing import Literal
@@ -23,11 +23,11 @@ from toolproof.gate._findings import Finding
 from toolproof.gate._infra import InfraAllowance, check_infra, unscored
 from toolproof.gate._judged import judged_findings
 from toolproof.gate._metrics import LABELS
-from toolproof.gate._schedule import ScheduleReport, schedule_report
+from toolproof.gate._schedule import ScheduleReport, compiled_cases, target_schedule
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.judges import Calibration, calibration_status
 from toolproof.stats import Summary
-from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy, Risk, Suite
+from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy, Risk, Thresholds
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -62,6 +62,9 @@ class GateOptions:
     uncalibrated and says so."""
     calibration_policy: CalibrationPolicy | None = None
     """When a judge counts as calibrated (default: the suite's ``judge.require``)."""
+    thresholds: Mapping[str, Thresholds] | None = None
+    """The thresholds to hold the run to, in place of the suite's ``thresholds:`` (a gate
+    policy read from its own file: ``toolproof gate --policy``). None: the suite's."""
 
 
 class JudgeStatus(BaseModel):
@@ -237,7 +240,10 @@ def gate_target(
     unless the judge is calibrated (``opts.calibrations``).
     """
     # an adaptive run: rates over its full rounds, counts over every attempt
-    checks = check_thresholds(run.suite, cur.gated, cur.verdicts)
+    suite = run.suite
+    if opts.thresholds is not None:  # a policy given apart from the suite: its thresholds only
+        suite = suite.model_copy(update={"thresholds": dict(opts.thresholds)})
+    checks = check_thresholds(suite, cur.gated, cur.verdicts)
     findings = [
         Finding(rule="threshold", message=f"{c.scope}: {c.label} {c.detail}", blocking=True)
         for c in checks
@@ -271,7 +277,7 @@ def gate_target(
         findings.append(
             Finding(rule="infrastructure", message=infra.message(), blocking=infra.failed)
         )
-    missing = unscored(cur.records, cur.verdicts, _case_risks(run.suite, cur))
+    missing = unscored(cur.records, cur.verdicts, case_risks(run, cur))
     if cur.verdicts and not cur.gated:  # scored, but nothing the rates read
         missing.append(
             "no attempt of the schedule's full rounds was scored, so no rate can be checked"
@@ -295,15 +301,8 @@ def gate_target(
         )
         if cur.summary.judge_decided
         else [],
-        schedule=schedule_report(
-            run.manifest, cur.target, run.suite, cur.gated, checks, _open_cases(cur)
-        ),
+        schedule=target_schedule(run, cur, checks),
     )
-
-
-def _open_cases(cur: TargetEvaluation) -> int:
-    st = cur.summary.stability
-    return len(st.undecided) if st is not None else 0
 
 
 def _calibration(
@@ -415,20 +414,18 @@ def run_gate(
     )
 
 
-def _case_risks(suite: Suite, cur: TargetEvaluation) -> dict[str, Risk]:
-    """The risk class of each case the target attempted, as graded."""
+def case_risks(run: Evaluation, cur: TargetEvaluation) -> dict[str, Risk]:
+    """The risk class of each case the target attempted, as graded: from its verdicts,
+    and for a case with none, from the case as the run's scorer compiled it."""
     risks: dict[str, Risk] = {}
     for v in cur.verdicts:
         risks.setdefault(v.case_id, v.risk)
     unscored_ids = {r.case_id for r in cur.records if r.case_id not in risks}
     if unscored_ids:  # no verdict to read it from: the case's risk as grading decides it
-        from toolproof.grade._compile import ToolIndex, compile_case
-        from toolproof.match import context
-
-        by_name, ctx = ToolIndex(suite.tools), context(suite)
-        for case in suite.cases:
-            if case.id in unscored_ids:
-                risks[case.id] = compile_case(case, suite, by_name, ctx).risk
+        compiled = compiled_cases(run.suite, run.scorer)
+        for case_id in unscored_ids:
+            if case_id in compiled:
+                risks[case_id] = compiled[case_id].risk
     return risks
 
 

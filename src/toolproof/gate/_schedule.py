@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,6 +26,8 @@ from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import Outcome, Record, Suite, Verdict
 
 if TYPE_CHECKING:
+    from toolproof.evaluate import Evaluation, TargetEvaluation
+    from toolproof.grade import CompiledCase, Scorer
     from toolproof.run import Manifest
 
 __all__ = ["DecisionConfidence", "ScheduleReport", "schedule_inputs", "schedule_report"]
@@ -35,11 +37,20 @@ __all__ = ["DecisionConfidence", "ScheduleReport", "schedule_inputs", "schedule_
 _ATTEMPT_RATES = tuple(n for n in RATE_NAMES if n != "schema_adherence")
 
 
-def threshold_bounds(suite: Suite) -> list[Bound]:
-    """The gate's rate thresholds as the schedule checks them, one per scope and metric."""
-    from toolproof.grade import Scorer
+def compiled_cases(suite: Suite, scorer: Scorer | None = None) -> Mapping[str, CompiledCase]:
+    """The suite's cases as grading compiled them: the scorer's (which holds them
+    already), or compiled here when there is none."""
+    if scorer is None:
+        from toolproof.grade import Scorer
 
-    risk = {case_id: c.risk.value for case_id, c in Scorer(suite, checks=()).cases.items()}
+        scorer = Scorer(suite, checks=())
+    return scorer.cases
+
+
+def threshold_bounds(suite: Suite, scorer: Scorer | None = None) -> list[Bound]:
+    """The gate's rate thresholds as the schedule checks them, one per scope and metric
+    (``scorer``: the one grading the attempts, whose compiled cases give their risks)."""
+    risk = {case_id: c.risk.value for case_id, c in compiled_cases(suite, scorer).items()}
     out = []
     for scope, th in effective_thresholds(suite).items():
         cases = None
@@ -87,7 +98,7 @@ def schedule_inputs(
         verdict = grade(record) if record.outcome is Outcome.ok else None
         return seen_of(record, verdict)
 
-    return observe, threshold_bounds(suite)
+    return observe, threshold_bounds(suite, grade.scorer)
 
 
 class DecisionConfidence(BaseModel):
@@ -167,6 +178,21 @@ def decision_confidences(
             )
         )
     return out
+
+
+def target_schedule(
+    run: Evaluation, cur: TargetEvaluation, checks: Sequence[ThresholdCheck] | None = None
+) -> ScheduleReport | None:
+    """The schedule of one target of an adaptive run (None for fixed repeats), with how
+    sure each threshold decision is; ``checks``: the threshold checks the gate made
+    (default: the suite's thresholds, checked here)."""
+    if checks is None:
+        from toolproof.gate._thresholds import check_thresholds
+
+        checks = check_thresholds(run.suite, cur.gated, cur.verdicts)
+    st = cur.summary.stability
+    open_cases = len(st.undecided) if st is not None else 0
+    return schedule_report(run.manifest, cur.target, run.suite, cur.gated, checks, open_cases)
 
 
 def schedule_report(

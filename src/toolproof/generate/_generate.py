@@ -323,16 +323,27 @@ def generate_cases(
     return result
 
 
-async def _answers(spec: str, suite: Suite) -> dict[str, Any]:
-    """One answer of the model ``spec`` per case (a ProviderError where the call failed)."""
+async def _answers(
+    spec: str, suite: Suite, cache: Path | None, counts: Counter[str]
+) -> dict[str, Any]:
+    """One answer of the model ``spec`` per case (a ProviderError where the call failed).
+
+    ``cache``: the response cache ``toolproof run`` uses (the same fingerprints), so a
+    rerun asks the model only for what it has not answered yet; ``counts["cached"]``
+    counts the answers taken from it. Providers that answer without a model (scripted,
+    replay) are not cached, as in a run.
+    """
     from toolproof.providers import ModelSettings, ProviderRequest, create_provider
     from toolproof.providers._base import with_defaults
     from toolproof.providers._http import HttpTransport
     from toolproof.providers._registry import split_spec
+    from toolproof.run._cache import Fingerprinter, ResponseCache
 
     transport = HttpTransport()
     provider = create_provider(spec, ModelSettings(), transport)
     settings = with_defaults(ModelSettings(), provider.default_settings)
+    store = ResponseCache(cache) if cache is not None and provider.cacheable else None
+    key_of = Fingerprinter(spec, settings)
     out: dict[str, Any] = {}
     try:
         await provider.prepare(lambda _: None)
@@ -344,29 +355,42 @@ async def _answers(spec: str, suite: Suite) -> dict[str, Any]:
                 settings=settings,
                 case_id=case.id,
             )
+            key = key_of(request) if store is not None else ""
+            hit = store.get(key, 0) if store is not None else None
+            if hit is not None:
+                out[case.id] = hit.response
+                counts["cached"] += 1
+                continue
             try:
-                out[case.id] = (await provider.generate(request)).response
+                exchange = await provider.generate(request)
             except ProviderError as exc:
                 out[case.id] = exc
+                continue
+            out[case.id] = exchange.response
+            if store is not None:
+                store.put(key, 0, exchange)
     finally:
         await provider.aclose()
         await transport.aclose()
     return out
 
 
-def verify_with(result: GenerateResult, tools: list[SuiteTool], spec: str) -> Counter[str]:
+def verify_with(
+    result: GenerateResult, tools: list[SuiteTool], spec: str, cache: Path | None = None
+) -> Counter[str]:
     """Run each kept case against a second model; mark in ``generated`` whether its answer
     passed. A case it fails is flagged, not dropped: the model or the case may be wrong.
-    Returns the counts of passed, failed and errors."""
+    Returns the counts of passed, failed and errors, and of answers taken from
+    ``cache`` (the run's response cache: see :func:`_answers`)."""
     from toolproof.grade import Scorer
 
     spec = local_spec(spec)
     suite = Suite(
         name="generated", tools=tools, cases=[Case.model_validate(c) for c in result.cases]
     )
-    answers = asyncio.run(_answers(spec, suite))
-    scorer = Scorer(suite)
     counts: Counter[str] = Counter()
+    answers = asyncio.run(_answers(spec, suite, cache, counts))
+    scorer = Scorer(suite)
     for case in result.cases:
         answer = answers.get(case["id"])
         case["generated"]["verified_by"] = spec

@@ -448,7 +448,7 @@ def read_calibration(path: Path, root: Path | None = None) -> Calibration:
 
     try:
         raw = read_inside(root or path.parent, path, MAX_CALIBRATION_BYTES)
-        data = loads_json(raw.decode("utf-8"))
+        data = loads_json(raw.decode("utf-8"), unique_keys=True)  # no field given twice
     except FileNotFoundError:
         raise SuiteError(str(path), "file not found") from None
     except UnsafePath as exc:

@@ -15,7 +15,7 @@ def suite_calibrations(suite: Suite, extra: Sequence[Path] = ()) -> list[Calibra
     """The calibration records the suite names (``judge.calibration``, relative to its
     file), plus any given. A record the suite names but that is not made yet leaves its
     judge uncalibrated; a name outside the suite's folder is refused."""
-    paths: list[tuple[Path, Path | None]] = [(p, None) for p in extra]
+    paths: list[tuple[Path, Path | None]] = []
     if suite.judge is not None and suite.source is not None:
         base = Path(suite.source).parent
         for name in suite.judge.calibration:
@@ -27,4 +27,5 @@ def suite_calibrations(suite: Suite, extra: Sequence[Path] = ()) -> list[Calibra
             path = base / name
             if os.path.lexists(path):  # one not yet made leaves the judge uncalibrated
                 paths.append((path, base))  # read only from inside the suite's folder
+    paths += [(p, None) for p in extra]  # after the suite's (``gate --calibration``)
     return [read_calibration(p, root) for p, root in paths]

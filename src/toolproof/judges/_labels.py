@@ -154,9 +154,11 @@ def read_labels(path: Path, rubric: Rubric | None = None) -> LabelsFile:
 def _check(path: Path, row: tuple[int, str], model: type[BaseModel]) -> Any:
     number, line = row
     try:
-        data = loads_json(line)
+        data = loads_json(line, unique_keys=True)  # a label given twice: which one counts?
     except json.JSONDecodeError as exc:
-        raise SuiteError(str(path), f"not valid JSON: {exc.msg}", line=number) from None
+        raise SuiteError(
+            str(path), f"not valid JSON: {exc.msg}", line=number, column=exc.colno
+        ) from None
     except TooDeep as exc:
         raise SuiteError(str(path), str(exc), line=number) from None
     try:

@@ -31,10 +31,10 @@ def render_figures(
             f"fingerprint {fig.fingerprint}",
             title_justify="left",
         )
-        table.add_column("target")
-        table.add_column("field")
-        table.add_column(f"{JUDGE_MARK} figure", justify="right")
-        table.add_column("calibration")
+        table.add_column("target", overflow="fold")
+        table.add_column("field", overflow="fold")
+        table.add_column(f"{JUDGE_MARK} figure", justify="right", overflow="fold")
+        table.add_column("calibration", overflow="fold")
         for f in fig.fields:
             _, why = calibration_status(fig.rubric, f.field, fig.fingerprint, calibrations, policy)
             if f.rate is not None:
@@ -95,7 +95,9 @@ def render_calibration(cal: Calibration, console: Console) -> None:
         pad_edge=False,
     )
     for col in ("field", "n", "κ", "95% CI", "agree", "consistent", "calibrated"):
-        table.add_column(col, justify="left" if col == "field" else "right", no_wrap=True)
+        table.add_column(
+            col, justify="left" if col == "field" else "right", no_wrap=True, overflow="fold"
+        )
     for f in cal.fields:
         kappa = "–" if f.kappa is None else f"{f.kappa:.3f}" + (" (q)" if f.weights else "")
         ci = "–" if f.low is None else f"[{f.low:.2f}, {f.high:.2f}]"
@@ -140,7 +142,11 @@ def render_calibration(cal: Calibration, console: Console) -> None:
             title="prompt injection: verdicts changed by planted instructions", title_justify="left"
         )
         for col in ("variant", "planted in", "n", "flips", "flip rate", "to planted", "errors"):
-            inj.add_column(col, justify="left" if col in ("variant", "planted in") else "right")
+            inj.add_column(
+                col,
+                justify="left" if col in ("variant", "planted in") else "right",
+                overflow="fold",
+            )
         for r in cal.injection:
             rate = "–" if r.flip_rate is None else f"{100 * r.flip_rate:.1f}%"
             inj.add_row(

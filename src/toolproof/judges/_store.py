@@ -39,13 +39,16 @@ def read_judgements(path: Path) -> list[Judgement]:
         if not line.strip():
             continue
         try:
-            data = loads_json(line)
+            data = loads_json(line, unique_keys=True)  # a key given twice: which verdict?
         except TooDeep as exc:
             raise SuiteError(str(path), str(exc), line=number) from None
         except json.JSONDecodeError as exc:
-            if number == len(lines) and not text.endswith("\n"):
+            torn = number == len(lines) and not text.endswith("\n")
+            if torn and not exc.msg.startswith("duplicate key"):
                 continue  # a torn last line: a writer was stopped mid-line
-            raise SuiteError(str(path), f"not valid JSON: {exc.msg}", line=number) from None
+            raise SuiteError(
+                str(path), f"not valid JSON: {exc.msg}", line=number, column=exc.colno
+            ) from None
         try:
             out.append(Judgement.model_validate(data))
         except ValidationError as exc:

@@ -12,7 +12,9 @@ through ``/proc/<parent pid>/environ`` (API keys included). In the sandbox:
   ``/tmp``), and its working folder (the attempt's temporary copy) the only
   place it can write;
 - the usual credential files and folders of the user's home (``~/.ssh``,
-  ``~/.aws``, ``~/.config``, ``~/.netrc`` and the like) hidden;
+  ``~/.aws``, ``~/.config``, ``~/.netrc`` and the like) hidden, where they
+  point when they are symbolic links (and where a link directly inside one
+  points, such as ``~/.config/gcloud``);
 - the server dies with toolproof.
 
 Other files the user can read stay readable. Without ``bwrap`` on PATH,
@@ -72,16 +74,48 @@ def sandboxed(argv: list[str], work: Path) -> list[str]:
         "--proc", "/proc",
         "--tmpfs", "/tmp",
     ]  # fmt: skip
-    home = Path(os.path.expanduser("~"))
-    for name in HIDDEN:
-        path = home / name
-        if path.is_dir() and not path.is_symlink():
-            out += ["--tmpfs", str(path)]
-        elif path.exists() and not path.is_symlink():
-            out += ["--ro-bind", "/dev/null", str(path)]
+    out += _hiding(Path(os.path.expanduser("~")), Path(folder))
     for root in _program_roots(argv):  # a program installed under /tmp stays visible
         out += ["--ro-bind", root, root]
     out += ["--bind", folder, folder, "--chdir", folder, "--", *argv]
+    return out
+
+
+def _hiding(home: Path, work: Path) -> list[str]:
+    """bwrap arguments that hide the credential paths of ``home``.
+
+    A path of :data:`HIDDEN` that is a symbolic link (``~/.aws -> /data/aws``) is
+    hidden where it points, and so is a link one level inside a hidden folder
+    (``~/.config/gcloud -> /srv/creds/gcloud``): hiding the link alone would leave
+    the folder it names readable by its own path. A folder is covered by an empty
+    one, a file by ``/dev/null``. A target that holds the home folder, the
+    working folder or ``/`` is not hidden (the server could not run).
+    """
+    keep = {Path("/"), home.resolve(), *work.parents, work}
+    targets: dict[Path, None] = {}  # in order, each once
+
+    def add(path: Path) -> None:
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):  # missing, a broken link or a loop: nothing to read
+            return
+        if real not in keep and not any(real in k.parents for k in keep if k != Path("/")):
+            targets.setdefault(real)
+
+    for name in HIDDEN:
+        path = home / name
+        if path.is_dir():
+            try:
+                links = [c for c in path.iterdir() if c.is_symlink()]
+            except OSError:
+                links = []
+            for link in links:
+                add(link)
+        add(path)
+    # hide where links point first; the folders of HIDDEN (which held the links) last
+    out: list[str] = []
+    for real in sorted(targets, key=lambda p: len(p.parts), reverse=True):
+        out += ["--tmpfs", str(real)] if real.is_dir() else ["--ro-bind", "/dev/null", str(real)]
     return out
 
 

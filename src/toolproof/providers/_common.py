@@ -21,7 +21,14 @@ from toolproof.providers._base import (
     TransportError,
 )
 from toolproof.providers._settings import SettingsFormat, put_settings, refuse
-from toolproof.providers._transport import Transport, classify_status, parse_rate_limits
+from toolproof.providers._transport import (
+    RepeatedKeys,
+    Transport,
+    UnreadableBody,
+    UnreadableNumber,
+    classify_status,
+    parse_rate_limits,
+)
 from toolproof.types import Message, Outcome, Response, ToolCall
 
 __all__ = [
@@ -73,10 +80,56 @@ def call_from_object(call_id: str | None, name: str, value: Any) -> ToolCall:
     A string value is taken as the argument text itself (some servers send
     that), so it is parsed like text rather than wrapped again.
     """
+    if isinstance(value, UnreadableNumber) or _holds_unreadable(value):
+        # a number toolproof cannot keep as sent, a key named twice: the text as sent,
+        # parsed as argument text is
+        # (the model's invalid output, as in arguments that arrive as a string)
+        try:
+            text = _text_as_sent(value)
+        except RecursionError:
+            return ToolCall(id=call_id, name=name, parse_error="nested too deeply to parse")
+        return call_from_text(call_id, name, text)
     if isinstance(value, str):
         return call_from_text(call_id, name, value)
     raw = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return ToolCall(id=call_id, name=name, raw_arguments=raw, arguments=value)
+
+
+def _holds_unreadable(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, UnreadableNumber | RepeatedKeys):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _text_as_sent(value: Any) -> str:
+    """Compact JSON text of ``value``, each :class:`UnreadableNumber` written as the number."""
+    if isinstance(value, UnreadableNumber):
+        return str.__str__(value)
+    if isinstance(value, RepeatedKeys):
+        pairs = value.pairs
+        return (
+            "{"
+            + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _text_as_sent(v) for k, v in pairs)
+            + "}"
+        )
+    if isinstance(value, dict):
+        return (
+            "{"
+            + ",".join(
+                json.dumps(k, ensure_ascii=False) + ":" + _text_as_sent(v) for k, v in value.items()
+            )
+            + "}"
+        )
+    if isinstance(value, list):
+        return "[" + ",".join(_text_as_sent(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def arguments_for_history(call: ToolCall) -> Any:
@@ -232,6 +285,8 @@ class WireProvider(Provider):
             self.url, payload, self.headers(), request.settings.timeout_s
         )
         response = self.parse_response(body, latency_ms, payload)
+        if isinstance(body, UnreadableBody):  # kept as received, its numbers unchanged
+            response.raw = body.text
         self._reported = response.model or self._reported
         return Exchange(request=payload, response=response, limits=parse_rate_limits(headers))
 

@@ -13,6 +13,15 @@ here: JSON encoding, latency, and the classification of every failure into a
     truncated or non-JSON body    network
     any other HTTP 4xx            rejected
 
+A body that is JSON but holds a number toolproof cannot keep as it was sent
+(an integer beyond Python's digit limit, a float beyond a double), or an object
+that names a key twice, is not an infrastructure failure: the model may have
+written it in its arguments. Such a body comes back as an :class:`UnreadableBody`,
+each such number an :class:`UnreadableNumber` holding its text, each such object a
+:class:`RepeatedKeys` holding its pairs, for the adapter to read as usual
+(:func:`~toolproof.providers._common.call_from_object` then counts the call
+the model's invalid output).
+
 :class:`~toolproof.providers.HttpTransport` sends over the network (aiohttp);
 :class:`~toolproof.testing.MockTransport` answers from a function, in memory.
 """
@@ -21,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import time
 from collections.abc import Mapping
@@ -35,7 +45,10 @@ from toolproof.types import Outcome
 __all__ = [
     "HttpRequest",
     "HttpResponse",
+    "RepeatedKeys",
     "Transport",
+    "UnreadableBody",
+    "UnreadableNumber",
     "classify_status",
     "parse_rate_limits",
     "parse_retry_after",
@@ -297,9 +310,61 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
+class UnreadableNumber(str):
+    """The text of a number toolproof cannot keep as it was sent (see the module)."""
+
+    __slots__ = ()
+
+
+class RepeatedKeys(dict[str, Any]):
+    """An object that names a key twice: read as its last value, ``pairs`` as sent."""
+
+    pairs: list[tuple[str, Any]]
+
+
+class UnreadableBody(dict[str, Any]):
+    """A body object holding :class:`UnreadableNumber` values; ``text`` is the body received."""
+
+    text: str
+
+
 def _parse_body(url: str, status: int, headers: dict[str, str], body: bytes, payload: Any) -> Any:
+    unreadable: list[object] = []
+
+    def number(text: str, kind: type[float] | type[int]) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:  # an integer beyond the digit limit
+            value = None
+        if value is None or (kind is float and not math.isfinite(value)):
+            unreadable.append(UnreadableNumber(text))
+            return unreadable[-1]
+        return value
+
+    def obj(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        value = dict(pairs)
+        if len(value) == len(pairs):
+            return value
+        repeated = RepeatedKeys(value)
+        repeated.pairs = pairs
+        unreadable.append(repeated)
+        return repeated
+
     try:
-        return json.loads(body, parse_constant=_not_json)  # NaN, Infinity: not JSON
+        value = json.loads(
+            body,
+            parse_constant=_not_json,  # NaN, Infinity: not JSON
+            parse_int=lambda text: number(text, int),
+            parse_float=lambda text: number(text, float),
+            object_pairs_hook=obj,
+        )
+        if not unreadable:
+            return value
+        if not isinstance(value, dict):
+            raise ValueError("a number toolproof cannot read, in a body that is not an object")
+        kept = UnreadableBody(value)
+        kept.text = body.decode("utf-8", errors="replace")
+        return kept
     except ValueError as exc:
         raise TransportError(
             Outcome.network,

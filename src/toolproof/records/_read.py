@@ -90,17 +90,18 @@ def parse_arguments(raw: str) -> tuple[Any, str | None]:
         return None, str(exc).split(";")[0][:200]
 
 
-def _may_repeat_a_key(value: Any, raw: str) -> bool:
+def _may_repeat_a_key(value: Any, raw: str, ignore: int = 0) -> bool:
     """Could ``raw`` (parsed as ``value``) name a key twice in one object?
 
     Outside strings, JSON text holds one colon per key; a parser that keeps the
     last of two keys holds one key fewer. So the text's colons, less those
     inside its strings, against the keys of the value: more colons, a key was
     repeated. (Text with ``\\u`` escapes may hide a colon: it is checked in full.)
+    ``ignore``: colons of ``raw`` that are not in ``value`` (payloads left out of it).
     """
     if not isinstance(value, dict | list):
         return False
-    colons = raw.count(":")
+    colons = raw.count(":") - ignore
     if colons < 2:
         return False
     if "\\u" in raw:
@@ -360,7 +361,23 @@ def _parse_line(file: str, number: int, line: str) -> Record:
         raise SuiteError(
             file, "expected a JSON object (one record per line)", line=number, column=1
         )
+    if _may_repeat_a_key(data, line):
+        _refuse_repeated_key(file, number, line)
     return _record(file, number, line, data, plain=not long_digits and "\\u" not in line)
+
+
+def _refuse_repeated_key(file: str, number: int, line: str) -> None:
+    """Refuse, located, a line whose objects name a key twice (a reader would keep the
+    last value, silently: a planted line could hide a failing answer so)."""
+    try:
+        _unique_keys(line)
+    except json.JSONDecodeError as exc:
+        raise SuiteError(
+            file,
+            f"{exc.msg}: a record names each field once (which value would be scored?)",
+            line=number,
+            column=exc.colno,
+        ) from None
 
 
 def _record(file: str, number: int, line: str, data: dict[str, Any], *, plain: bool) -> Record:
@@ -414,7 +431,7 @@ _RECORD_FIELDS = tuple(Record.model_fields)
 _LeanResponse = msgspec.defstruct(
     "_LeanResponse",
     [
-        (name, msgspec.Raw, msgspec.Raw(b"null"))
+        (name, msgspec.Raw | _Unset, msgspec.UNSET)
         if name in _SKIPPED
         else (name, Any, msgspec.UNSET)
         for name in _RESPONSE_FIELDS
@@ -424,7 +441,7 @@ _LeanResponse = msgspec.defstruct(
 _LeanRecord = msgspec.defstruct(
     "_LeanRecord",
     [
-        (name, msgspec.Raw, msgspec.Raw(b"null"))
+        (name, msgspec.Raw | _Unset, msgspec.UNSET)
         if name in _SKIPPED
         else (name, _LeanResponse | None | _Unset, msgspec.UNSET)
         if name == "response"
@@ -449,16 +466,23 @@ def _parse_lean(file: str, number: int, line: str) -> Record:
         if record.response is not None:
             record.response.raw = None
         return record
-    # to_builtins leaves out what is UNSET, and copies the rest: the large values are set apart
+    # the raw payloads are left out of the value; their colons too, for the check of keys
+    skipped = [lean.request]
     lean.request = _UNSET
     response = lean.response
     if response:  # (neither None nor UNSET)
+        skipped.append(response.raw)
         response.raw = _UNSET
     large = [(name, value) for name in _LARGE if (value := getattr(lean, name)) is not _UNSET]
     for name, _ in large:
         setattr(lean, name, _UNSET)
     data = _to_builtins(lean)
     data.update(large)
+    # the raw payloads are not scored: what they hold is checked only when they are read
+    # (each given payload: its colons, and the one after its own key)
+    ignore = sum(bytes(p).count(b":") + 1 for p in skipped if p is not _UNSET)
+    if _may_repeat_a_key(data, line, ignore=ignore):
+        _refuse_repeated_key(file, number, line)
     return _record(file, number, line, data, plain=False)
 
 

@@ -31,6 +31,7 @@ __all__ = ["RecordWriter", "RecordsWriteError", "latest_records"]
 class RecordsWriteError(OSError):
     """The records file could not be written (disk full, read-only folder...)."""
 
+
 _STOP = b""
 #: Lines reach the OS at once; they are fsynced (against power loss) at most this often.
 SYNC_INTERVAL_S = 0.05
@@ -140,8 +141,9 @@ def record_line(record: Record) -> tuple[Record, bytes]:
     text = dump_model(record, exclude_none=True)
     secrets = redactor()
     if secrets and secrets.found_in(text):
-        record = secrets.model(record)
-        text = dump_model(record, exclude_none=True)
+        redacted = secrets.model(record)
+        if redacted is not record:
+            record, text = redacted, dump_model(redacted, exclude_none=True)
     return record, text.encode() + b"\n"
 
 

@@ -31,7 +31,7 @@ def comparison_table(c: Comparison) -> Table:
         title=f"{term_text(c.target)} against {term_text(c.baseline_target)}", title_justify="left"
     )
     for col in ("metric", "baseline", "this run", "Δ points", "McNemar p (worse/better)"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for m in [*c.metrics, *c.judged]:
         delta = "–" if m.delta is None else f"{100 * m.delta:+.1f}"
         test = "–" if m.test is None else f"{m.test.p_value:.3g} ({m.test.worse}/{m.test.better})"
@@ -45,7 +45,7 @@ def comparison_table(c: Comparison) -> Table:
 def risk_table(c: Comparison) -> Table:
     table = Table(title="strict pass by risk class", title_justify="left")
     for col in ("risk", "baseline", "this run", "Δ points"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for r in c.by_risk:
         delta = "–" if r.delta is None else f"{100 * r.delta:+.1f}"
         table.add_row(r.risk, fmt_rate(r.baseline), fmt_rate(r.current), delta)
@@ -66,7 +66,7 @@ def render_comparison(c: Comparison, console: Console, judges: Sequence[JudgeSta
 def _thresholds(t: TargetGate) -> Table:
     table = Table(title=f"thresholds · {term_text(t.target)}", title_justify="left")
     for col in ("scope", "metric", "result", ""):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     judged = judged_rates(t.summary)
     for c in t.thresholds:
         mark = "[green]ok[/green]" if c.passed else "[red]MISS[/red]"

@@ -194,7 +194,7 @@ def _multistep(summaries: dict[str, Summary], lay: _Layout) -> Table | None:
     if all(s.multistep is None for s in summaries.values()):
         return None
     table = Table(title="multi-step tasks", title_justify="left")
-    table.add_column("metric", style="bold", ratio=1)
+    table.add_column("metric", style="bold", ratio=1, overflow="fold")
     for target in summaries:
         table.add_column(lay.labels[target], overflow="fold")
     for label, getter in _MS_ROWS:
@@ -285,7 +285,7 @@ def _slice_table(
     if not keys:
         return None
     table = Table(title=f"{title} · {what}", title_justify="left")
-    table.add_column("slice", ratio=1)
+    table.add_column("slice", ratio=1, overflow="fold")
     for target in summaries:
         table.add_column(lay.labels[target], overflow="fold")
     for key in keys:
@@ -295,7 +295,7 @@ def _slice_table(
 
 def _report_table(summaries: dict[str, Summary], lay: _Layout) -> Table:
     table = Table(title="toolproof report", title_justify="left", show_lines=False)
-    table.add_column("metric", style="bold", ratio=1)
+    table.add_column("metric", style="bold", ratio=1, overflow="fold")
     for target in summaries:
         table.add_column(lay.labels[target], overflow="fold")
     for label, getter in _ROWS:
@@ -311,9 +311,9 @@ def _failure_classes(summaries: dict[str, Summary], lay: _Layout) -> Table | Non
     if not classes:
         return None
     table = Table(title="failed cases by first failing stage", title_justify="left")
-    table.add_column("failure class")
+    table.add_column("failure class", overflow="fold")
     for target in summaries:
-        table.add_column(lay.labels[target], justify="right")
+        table.add_column(lay.labels[target], justify="right", overflow="fold")
     for c in classes:
         table.add_row(c, *(str(s.failure_counts.get(c, 0)) for s in summaries.values()))
     return table
@@ -347,7 +347,7 @@ def _headline(summaries: dict[str, Summary], lay: _Layout) -> Table:
     """The figures that matter most: printed last, so they stay in view."""
     k = next((s.stability.k for s in summaries.values() if s.stability), 1)
     table = Table(title="headline", title_justify="left", box=box.SIMPLE_HEAD)
-    table.add_column("metric", style="bold", ratio=1)
+    table.add_column("metric", style="bold", ratio=1, overflow="fold")
     for target in summaries:
         table.add_column(lay.labels[target], overflow="fold")
     for label, getter in _HEADLINE:

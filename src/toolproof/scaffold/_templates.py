@@ -148,8 +148,16 @@ def workflow(suite_path: str, install: str = DEFAULT_CI_INSTALL) -> str:
 #
 # A pull request may change anything in the checkout, so the run folder and the
 # report go to a fresh folder outside it ($RUNNER_TEMP), the settings file
-# (toolproof.yaml) comes from the base branch, and the suite's own Python never
-# runs (no --allow-code). `toolproof gate` fails the job unless the gate passed.
+# (toolproof.yaml) and the gate policy come from the base branch, and the suite's
+# own Python never runs (no --allow-code). `toolproof gate` fails the job unless
+# the gate passed.
+#
+# The gate policy is what the gate holds a run to: thresholds, as a suite's
+# `thresholds:`, and max_infra_errors (see toolproof's docs/gate-integrity.md).
+# Keep it in SUITE/gate-policy.yaml; this job reads it from the base branch, and
+# while the base branch has none it uses toolproof's default thresholds with
+# max_infra_errors: 5%. The suite's own `thresholds:` are not used here: a pull
+# request could lower them.
 name: toolproof
 
 on:
@@ -175,15 +183,19 @@ jobs:
           python-version: "3.12"
       - name: Install toolproof
         run: eval "$TOOLPROOF_INSTALL"
-      - name: Take the settings from the base branch
+      - name: Take the settings and the gate policy from the base branch
         env:
           BASE_REF: ${{{{ github.base_ref }}}}
         run: |
           echo "{{}}" > "$RUNNER_TEMP/toolproof.yaml"
+          echo "max_infra_errors: 5%" > "$RUNNER_TEMP/gate-policy.yaml"
           if [ -n "$BASE_REF" ]; then
             git fetch --depth 1 origin "$BASE_REF"
             if git cat-file -e FETCH_HEAD:toolproof.yaml 2>/dev/null; then
               git show FETCH_HEAD:toolproof.yaml > "$RUNNER_TEMP/toolproof.yaml"
+            fi
+            if git cat-file -e "FETCH_HEAD:$SUITE/gate-policy.yaml" 2>/dev/null; then
+              git show "FETCH_HEAD:$SUITE/gate-policy.yaml" > "$RUNNER_TEMP/gate-policy.yaml"
             fi
           fi
       - run: toolproof validate "$SUITE" --config "$RUNNER_TEMP/toolproof.yaml"
@@ -193,7 +205,7 @@ jobs:
             --config "$RUNNER_TEMP/toolproof.yaml" --max-infra-errors 5% \\
             --quiet --out "$RUNNER_TEMP/toolproof/smoke"
       # runs after a failed run too, for the report; it refuses an incomplete run (exit 4)
-      - name: Gate on the suite's thresholds
+      - name: Gate on the base branch's policy
         if: always()
         run: |
           out="$RUNNER_TEMP/toolproof"
@@ -202,7 +214,7 @@ jobs:
             exit 2
           fi
           toolproof gate "$out/smoke" --suite "$SUITE" \\
-            --config "$RUNNER_TEMP/toolproof.yaml" --max-infra-errors 5% \\
+            --config "$RUNNER_TEMP/toolproof.yaml" --policy "$RUNNER_TEMP/gate-policy.yaml" \\
             --markdown "$out/toolproof.md"
       - uses: actions/upload-artifact@v4
         if: always()

@@ -17,7 +17,10 @@ patterns and allow-lists::
         - {name: order_id, regex: "ORD-[0-9]{6}"}
 
 Strings that hold JSON (messages, arguments and results inside attributes) are
-decoded and redacted value by value too, so ``\\uXXXX`` escapes hide nothing.
+decoded and redacted value by value too, so ``\\uXXXX`` escapes hide nothing;
+text that holds JSON escapes without being JSON itself (a quoted object inside
+a sentence, a truncated body) is also read with its escapes decoded, so
+``alice\\u0040example.com`` is found, and replaced where it stands.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolproof._jsonescape import decode, unescaped
 from toolproof._regex import Pattern, RegexError, compile_regex
 from toolproof.errors import UserError
 
@@ -220,21 +224,34 @@ class Redactor:
                     return value
         return self._flat(value, where)
 
-    def _flat(self, value: str, where: str) -> str:
-        if value in self._clean:
-            return value
-        spans: list[tuple[int, int, str]] = []
+    def _spans(self, value: str) -> list[tuple[int, int, str, str]]:
+        """(start, end, kind, text) of every finding of ``value``."""
+        spans: list[tuple[int, int, str, str]] = []
         digit = _DIGIT.search(value) is not None
         for kind, pattern in _DETECTORS:
             if not _could_hold(kind, value, digit):
                 continue
             for m in pattern.finditer(value):
                 if _valid(kind, m.group(0)):
-                    spans.append((m.start(), m.end(), kind))
+                    spans.append((m.start(), m.end(), kind, m.group(0)))
         for name, rule in self.rules:
             for m in getattr(rule, "finditer")(value):  # noqa: B009 - re2's compiled pattern
                 if m.end() > m.start():
-                    spans.append((m.start(), m.end(), name))
+                    spans.append((m.start(), m.end(), name, m.group(0)))
+        return spans
+
+    def _flat(self, value: str, where: str) -> str:
+        if value in self._clean:
+            return value
+        decoded = decode(value)  # JSON escapes in the text: read what they stand for
+        if decoded is value or decoded == value:
+            spans = self._spans(value)
+        else:  # each finding of the decoded text, replaced where it stands in the text
+            spans = self._spans(decoded)
+            view = unescaped(value) if spans else None
+            if view is not None:
+                at = view[1]
+                spans = [(at[a], at[b], kind, text) for a, b, kind, text in spans]
         if not spans:
             if len(value) <= 200:
                 if len(self._clean) >= 50_000:
@@ -244,10 +261,9 @@ class Redactor:
         spans.sort(key=lambda s: (s[0], _ORDER.get(s[2], -1), -(s[1] - s[0])))
         out: list[str] = []
         pos = 0
-        for start, end, kind in spans:
+        for start, end, kind, found in spans:
             if start < pos:
                 continue
-            found = value[start:end]
             if found in self.allow:
                 continue
             out.append(value[pos:start])
