@@ -225,6 +225,9 @@ class LoadedEnvironment:
     ) -> None:
         self.state_path = state_path
         self.tools = tools
+        #: Functions of the tools file that only ``setup`` calls name (never offered to
+        #: the agent, e.g. a τ2 domain's initialisation functions).
+        self.setup_functions: dict[str, ToolFn] = {}
         self.prelude = prelude
         self.hooks = hooks or DomainHooks()
         #: The tools file, loaded (None for an environment made from data alone).
@@ -259,9 +262,11 @@ class LoadedEnvironment:
             env.__dict__.update(self.__dict__)
             env.prelude = prelude
             return env
-        return LoadedEnvironment(
+        env = LoadedEnvironment(
             None, self.tools, data=start.state, base=start.base, prelude=prelude, hooks=self.hooks
         )
+        env.setup_functions = self.setup_functions
+        return env
 
     @property
     def initial(self) -> Any:
@@ -367,10 +372,15 @@ class EnvSession:
     def has(self, name: str) -> bool:
         return name in self.tools
 
-    def call(self, name: str, arguments: Any) -> ToolResult:
-        """Run a tool on the state. An exception it raises is the tool's error result."""
+    def call(self, name: str, arguments: Any, *, setup: bool = False) -> ToolResult:
+        """Run a tool on the state. An exception it raises is the tool's error result.
+        ``setup``: a case's setup call, which may also name a setup-only function."""
+        fn = self.tools.get(name)
+        if fn is None and setup and self.env is not None:
+            fn = self.env.setup_functions[name]
+        assert fn is not None
         try:
-            value = self.tools[name](self.obj, arguments)
+            value = fn(self.obj, arguments)
         except ToolError as exc:  # the tool's own error text, for the model to read as it is
             return ToolResult(exc.text(), is_error=True, fault="error")
         except Exception as exc:  # the tool's own failure is an answer, not a harness error
@@ -567,11 +577,12 @@ def _run_prelude(session: EnvSession, prelude: tuple[Prelude, ...]) -> Setup:
     calls: list[SetupCall] = []
     for source, tool, args, recorded in prelude:
         shown = f"{source} {tool}({json.dumps(args, ensure_ascii=False, sort_keys=True)})"
-        if not session.has(tool):
+        extra = session.env.setup_functions if session.env is not None else {}
+        if not session.has(tool) and (recorded is not None or tool not in extra):
             if recorded is not None:
                 continue  # a history call of a tool no environment function implements
             raise SetupFailed(f"{shown}: the environment has no tool '{tool}'")
-        result = session.call(tool, args)
+        result = session.call(tool, args, setup=recorded is None)
         if recorded is None and result.is_error:
             text = " ".join(result.content.split())[:300]
             raise SetupFailed(f"{shown} failed before the conversation started: {text}")
@@ -659,6 +670,10 @@ def load_environment(
         files["state"][0], fns, files["state"][1], cases=cases, hooks=DomainHooks(**hooks)
     )
     loaded.module = module
+    setup_only = {a.tool for c in suite.cases for a in c.setup or ()} - set(names)
+    loaded.setup_functions = {
+        n: getattr(module, n) for n in sorted(setup_only) if callable(getattr(module, n, None))
+    }
     return loaded
 
 

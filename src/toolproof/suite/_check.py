@@ -215,7 +215,8 @@ def _check_state(case: Case, suite: Suite, by_name: dict[str, SuiteTool], report
                 where = ("history", i, "tool_calls", j, "name")
                 report(case, where, f"unknown tool '{call.name}'{known}")
     for i, action in enumerate(case.setup or ()):
-        if action.tool not in by_name:
+        python_env = env is not None and env.mcp is None and env.tools is not None
+        if action.tool not in by_name and not python_env:
             known = did_you_mean(action.tool, list(by_name))
             report(case, ("setup", i, "tool"), f"unknown tool '{action.tool}'{known}")
         elif env is None or env.mcp is not None:

@@ -406,7 +406,8 @@ def _load_suite_with_origin(
         system = content.strip() if content is not None else system
     digest = _environment_digest(raw.environment, reader, where)
     digest = _case_states(cases, origin, reader, digest)
-    _case_functions(cases, origin, reader, raw.environment, where)
+    offered = {t.name for t in suite_tools} | {t.name for c in cases for t in c.definitions}
+    _case_functions(cases, origin, reader, raw.environment, where, offered)
     _check_judges(raw.judge, cases, origin, where, reader)
     if reader.problems:
         # independent of the rest, so listed too (check_suite will not run)
@@ -763,20 +764,33 @@ def _case_states(
 
 
 def _case_functions(
-    cases: list[Case], origin: Origin, reader: _Reader, env: Environment | None, where: Locator
+    cases: list[Case],
+    origin: Origin,
+    reader: _Reader,
+    env: Environment | None,
+    where: Locator,
+    tools: set[str],
 ) -> None:
-    """Each function an ``end_state.assert`` names is defined at the top of the tools file.
+    """Each function an ``end_state.assert`` names, and each ``setup`` call that names no
+    suite tool, is defined at the top of the tools file.
 
     The file is parsed, never run (its names are read from the syntax tree).
     """
     import ast
 
     wanted = [
-        (at, (*prefix, "end_state", "assert", i, "function"), spec["function"])
+        (at, (*prefix, "end_state", "assert", i, "function"), spec["function"], "function")
         for (at, prefix), case in zip(origin.cases, cases, strict=False)
         if case.end_state is not None
         for i, spec in enumerate(case.end_state.assertions or ())
         if isinstance(spec.get("function"), str)
+    ]
+    # a setup call names a suite tool, or a function of the tools file kept for setup
+    wanted += [
+        (at, (*prefix, "setup", i, "tool"), action.tool, "tool")
+        for (at, prefix), case in zip(origin.cases, cases, strict=False)
+        for i, action in enumerate(case.setup or ())
+        if action.tool not in tools
     ]
     if not wanted or env is None or env.tools is None:
         return
@@ -806,9 +820,20 @@ def _case_functions(
         if isinstance(node, ast.Import | ast.ImportFrom)
         for a in node.names
     }
-    for at, field_, name in wanted:
-        if name not in defined:
-            reader.add(at.error(field_, f"the tools file '{env.tools}' has no function '{name}'"))
+    for at, field_, name, kind in wanted:
+        if name in defined:
+            continue
+        if kind == "tool":
+            from toolproof.match import did_you_mean
+
+            known = did_you_mean(name, sorted(tools))
+            message = (
+                f"unknown tool '{name}'{known}: neither a suite tool nor a function of the "
+                f"tools file '{env.tools}'"
+            )
+        else:
+            message = f"the tools file '{env.tools}' has no function '{name}'"
+        reader.add(at.error(field_, message))
 
 
 def _mcp_files(env: Environment, mcp: str, reader: _Reader, where: Locator) -> list[bytes]:
