@@ -64,3 +64,24 @@ assert isinstance(evaluate, types.FunctionType), evaluate
 print("ok")
 """
     assert fresh_python(first).strip() == "ok"
+
+
+def test_importing_subpackages_warns_of_nothing() -> None:
+    """The package's own name for the stdlib's ``types`` is not replaced by the subpackage
+    ``toolproof.types`` (that made binding ``toolproof.evaluate`` fail with an ImportWarning)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import toolproof.types, toolproof.evaluate\n"
+        "from toolproof import evaluate\n"
+        "assert callable(evaluate) and not hasattr(evaluate, '__path__')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-W", "error::ImportWarning", "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-import types
+from types import ModuleType as _ModuleType  # not `types`: toolproof.types binds that name
 from typing import TYPE_CHECKING, Any
 
 from toolproof._version import __version__
@@ -104,7 +104,7 @@ __all__ = [
 ]
 
 
-class _Package(types.ModuleType):
+class _Package(_ModuleType):
     """The package, whose exported functions win over its subpackages of the same name.
 
     Importing a subpackage binds it as an attribute of its parent: once anything had
@@ -115,7 +115,7 @@ class _Package(types.ModuleType):
     """
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in _SHADOWED and isinstance(value, types.ModuleType):
+        if name in _SHADOWED and isinstance(value, _ModuleType):
             return  # the import system binding the subpackage: the export keeps the name
         super().__setattr__(name, value)
 
