@@ -44,6 +44,7 @@ from toolproof.run._env import (
     _read_env_file,
     expected_states,
     load_environment,
+    prelude_of,
 )
 from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import Case, Suite
@@ -148,13 +149,16 @@ class StoredStates(Mapping[str, ExpectedState]):
     def _state(self, case: Case) -> ExpectedState:
         assert case.end_state is not None and case.end_state.actions is not None
         actions = case.end_state.actions
-        if not actions:  # changes nothing: the starting state, read as data
+        own_start = case.state is not None or bool(prelude_of(case))
+        if not actions and not own_start:  # changes nothing: the starting state, as data
             initial = self.initial()
             if initial is not None:
                 # the plain data, shared (read only), as a state rebuilt from changes is: a
                 # copy-on-write view of it would not compare equal where a list holds rows
-                return ExpectedState(initial.state, False, (), initial)
-        if self.folder is None:
+                return ExpectedState(initial.for_case(case.id).state, False, (), initial)
+        if self.folder is None or own_start:
+            # a case's own starting state, setup or history: computed as a run starts it
+            # (its changes apply to that state, not the suite's), and not kept
             return self._compute(case)
         key = self._key(case)
         stored = self._read(key)
