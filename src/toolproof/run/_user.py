@@ -344,6 +344,9 @@ class LlmUser(SimUser):
         self._tools = list(tools)
         #: The user's own calls and results so far, by the transcript position of their turn.
         self._calls: dict[int, list[Message]] = {}
+        #: Requests that asked for a tool call so far: a request's step is the user turn
+        #: plus these (each request of the user model has its own step).
+        self._extra = 0
 
     async def reply(
         self, transcript: Sequence[Message], turn: int, act: Act | None = None
@@ -363,7 +366,7 @@ class LlmUser(SimUser):
                 settings=self._settings,
                 case_id=self._case_id,
                 attempt=self._attempt,
-                step=turn,
+                step=turn + self._extra,
             )
             exchange, cached = await self._call(request)
             response = exchange.response
@@ -376,6 +379,7 @@ class LlmUser(SimUser):
             exchanges.append(
                 {"request": exchange.request, "response": response.model_dump(mode="json")}
             )
+            self._extra += 1
             asked = [
                 c if c.id else c.model_copy(update={"id": f"user_{turn}_{len(calls) + i}"})
                 for i, c in enumerate(response.tool_calls)
