@@ -346,3 +346,55 @@ def test_user_tools_need_a_python_environment(tmp_path: Path, env: Any, kind: st
         f"a user's tools run on a Python environment (a tools file and a state); this suite has {kind}"
         in text
     )
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "user-tools"
+
+
+def test_the_example_records_the_users_calls_as_the_docs_show(tmp_path: Path) -> None:
+    suite = load_suite(EXAMPLE / "suite.yaml", CODE)
+    target = Target(spec=f"scripted:{EXAMPLE / 'agent.yaml'}")
+    opts = _opts(tmp_path, "ut-run", tags=["scripted"])
+    (record,) = run_suite(suite, [target], opts).records
+    assert record.outcome is Outcome.ok and record.stopped_by == "user_stop"
+    shown = [
+        {k: v for k, v in t.model_dump(mode="json").items() if v not in (None, False)}
+        for t in record.user_turns or []
+    ]
+    assert shown == [
+        {"text": "Hi, my phone 555-0142 has no signal.", "source": "script", "at": 1},
+        {
+            "text": "Oh, it was on. I turned airplane mode off.",
+            "source": "script",
+            "at": 5,
+            "calls": [
+                {
+                    "tool": "toggle_airplane_mode",
+                    "args": {},
+                    "result": '{"airplane_mode": false}',
+                    "is_error": False,
+                }
+            ],
+        },
+        {
+            "text": "I have 4 bars now. Thanks!",
+            "stop": "user_stop",
+            "source": "script",
+            "at": 9,
+            "calls": [
+                {
+                    "tool": "check_status_bar",
+                    "args": {},
+                    "result": "Signal 4 bars | 5G",
+                    "is_error": False,
+                }
+            ],
+        },
+    ]
+    assert record.state_changes is not None
+    assert [list(c) for c in record.state_changes] == [["set", ["phone", "airplane_mode"], False]]
+    assert record.transcript is not None
+    seen = [m.content for m in record.transcript if m.role == "tool"]
+    assert seen[-1] == '{"phone_seen_on_network": true, "status": "active"}'
+    verdict = _scorer(suite).grade(record)
+    assert verdict is not None and verdict.passed
