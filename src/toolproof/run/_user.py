@@ -13,6 +13,12 @@ far with a :class:`UserReply`: a message, or a stop with its reason.
   message at a time, reveal only when asked, never invent, end with a stop
   token) and the case's scenario. An empty reply, or one cut at the user's
   token limit (an endless reply), stops the conversation as ``user_error``.
+* User-side tools (``user.tools``): a script entry or rule may give
+  ``call: {tool, args}``, and an LLM user is offered its tools' definitions; each
+  call runs on the attempt's state through ``act`` (the same state the agent's
+  tools act on) and is kept in the turn (``UserTurn.calls``). An LLM user reads
+  each result as a tool message and is asked again, at most
+  :data:`MAX_USER_CALLS` calls a turn.
 * :class:`RecordedUser`: a replay says again what the recorded user said
   (each turn as recorded, its source kept, so the simulator checks read it
   again), and calls no model.
