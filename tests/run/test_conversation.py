@@ -530,15 +530,6 @@ def test_a_conversation_case_may_leave_expect_out(tmp_path: Path) -> None:
         _write(tmp_path / "other", [no_user])
 
 
-def test_user_side_tools_are_refused_with_their_place_not_ignored(tmp_path: Path) -> None:
-    case = {**CANCEL_CASE, "user": {**CANCEL_CASE["user"], "tools": ["lookup"]}}
-    suite = _write(tmp_path, [case])
-    with pytest.raises(SuiteError) as caught:
-        _run(suite, tmp_path, {})
-    assert "cases[0].user.tools" in str(caught.value)
-    assert "user-side tools are not supported yet" in str(caught.value)
-
-
 class _BothSides(ScriptedProvider):
     """One provider for the agent and the user (the user's requests offer no tools)."""
 

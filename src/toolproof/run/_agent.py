@@ -71,6 +71,11 @@ class ToolBox:
         ]
         self.env: EnvSession | None = env.session() if env is not None else None
         self.known = frozenset(suite.tool_index(case))
+        #: The simulated user's tools the case does not offer the agent: never run for it.
+        self.user_only: frozenset[str] = frozenset()
+        if case.user is not None and case.user.tools:
+            offered = {t.name for t in suite.case_tools(case)}
+            self.user_only = frozenset(case.user.tools) - offered
 
     def mocked(self, call: ToolCall) -> ToolResult | None:
         """The answer of the first mock rule that matches the call, or None."""
@@ -87,6 +92,8 @@ class ToolBox:
     def call(self, call: ToolCall) -> ToolResult:
         if call.parse_error is not None:
             return _error(f"the arguments of {call.name} are not valid JSON")
+        if call.name in self.user_only:
+            return _error(f"no tool named {call.name} is available")
         answer = self.mocked(call)
         if answer is not None:
             return answer
@@ -95,6 +102,13 @@ class ToolBox:
         if call.name not in self.known:
             return _error(f"no tool named {call.name} is available")
         return _error(f"{call.name} is not implemented (no mock and no environment function)")
+
+    def user_call(self, tool: str, args: Any) -> ToolResult:
+        """The simulated user's call of one of its tools, on this attempt's state (no mock
+        answers it: the user acts on the state the agent's tools act on)."""
+        if self.env is None or not self.env.has_user(tool):
+            return _error(f"no user tool named {tool} is available")
+        return self.env.call(tool, args, user=True)
 
     def end(self) -> EndState:
         """The environment's changes against its initial state (none without an environment)."""
@@ -157,6 +171,10 @@ class RecordedToolBox:
 
     async def answer(self, call: ToolCall) -> ToolResult:
         return self.call(call)
+
+    def user_call(self, tool: str, args: Any) -> ToolResult:
+        # a replayed user says again what it said, calls included, and runs nothing
+        return _error(f"replay: the user's call of {tool} is not run again")
 
     def end(self) -> EndState:
         return self._end
@@ -248,7 +266,7 @@ async def run_agent(
         """The user's next message, appended; False when it stopped the conversation."""
         nonlocal stopped_by
         assert user is not None
-        reply = await user.reply(transcript, len(replies))
+        reply = await user.reply(transcript, len(replies), act=toolbox.user_call)
         replies.append(reply)
         turn = reply.turn
         if turn.at is None:

@@ -228,6 +228,9 @@ class LoadedEnvironment:
         #: Functions of the tools file that only ``setup`` calls name (never offered to
         #: the agent, e.g. a τ2 domain's initialisation functions).
         self.setup_functions: dict[str, ToolFn] = {}
+        #: Functions of the tools file that only a simulated user calls (``user.tools``
+        #: naming no suite tool; never offered to the agent).
+        self.user_functions: dict[str, ToolFn] = {}
         self.prelude = prelude
         self.hooks = hooks or DomainHooks()
         #: The tools file, loaded (None for an environment made from data alone).
@@ -266,6 +269,7 @@ class LoadedEnvironment:
             None, self.tools, data=start.state, base=start.base, prelude=prelude, hooks=self.hooks
         )
         env.setup_functions = self.setup_functions
+        env.user_functions = self.user_functions
         return env
 
     @property
@@ -372,12 +376,22 @@ class EnvSession:
     def has(self, name: str) -> bool:
         return name in self.tools
 
-    def call(self, name: str, arguments: Any, *, setup: bool = False) -> ToolResult:
+    def has_user(self, name: str) -> bool:
+        """A function of the tools file the simulated user may run (a suite tool's, or one
+        kept for the user alone)."""
+        return name in self.tools or (self.env is not None and name in self.env.user_functions)
+
+    def call(
+        self, name: str, arguments: Any, *, setup: bool = False, user: bool = False
+    ) -> ToolResult:
         """Run a tool on the state. An exception it raises is the tool's error result.
-        ``setup``: a case's setup call, which may also name a setup-only function."""
+        ``setup``: a case's setup call, which may also name a setup-only function;
+        ``user``: the simulated user's call, which may name a user-only function."""
         fn = self.tools.get(name)
         if fn is None and setup and self.env is not None:
             fn = self.env.setup_functions[name]
+        if fn is None and user and self.env is not None:
+            fn = self.env.user_functions[name]
         assert fn is not None
         try:
             value = fn(self.obj, arguments)
@@ -673,6 +687,10 @@ def load_environment(
     setup_only = {a.tool for c in suite.cases for a in c.setup or ()} - set(names)
     loaded.setup_functions = {
         n: getattr(module, n) for n in sorted(setup_only) if callable(getattr(module, n, None))
+    }
+    user_only = {t for c in suite.cases if c.user is not None for t in c.user.tools} - set(names)
+    loaded.user_functions = {
+        n: getattr(module, n) for n in sorted(user_only) if callable(getattr(module, n, None))
     }
     return loaded
 

@@ -250,7 +250,7 @@ def suite_problems(suite: Suite, trust: Trust) -> list[SuiteError]:
 
 def _check_users(suite: Suite, opts: RunOptions) -> None:
     """Refuse, before anything runs, a scripted user whose ``when`` matcher is wrong, or
-    a user given tools (user-side tools are not run yet: refused, never ignored)."""
+    a user given tools without a Python environment to run them on."""
     for case in _selected(suite, opts):
         for problem in user_problems_of(suite, case):
             raise problem
@@ -262,12 +262,14 @@ def user_problems_of(suite: Suite, case: Case) -> list[SuiteError]:
         return []
     index = next((n for n, c in enumerate(suite.cases) if c.id == case.id), 0)
     out: list[SuiteError] = []
-    if case.user.tools:
+    env = suite.environment
+    if case.user.tools and (env is None or env.tools is None):
         out.append(
             SuiteError(
                 suite.source or "suite",
-                f"case {case.id}: user-side tools are not supported yet: a simulated user "
-                "cannot call tools; leave 'tools' out of 'user'",
+                f"case {case.id}: the user's tools run on a Python environment (its tools "
+                "file and state); this suite has "
+                + ("an MCP environment" if env is not None else "no environment"),
                 path=("cases", index, "user", "tools"),
             )
         )
@@ -1373,7 +1375,9 @@ class _TargetRun:
         if recorded is not None:  # a replay: the recorded user, no model asked
             return RecordedUser(recorded.user_turns or [])
         if case.user.script is not None:
-            return ScriptedUser(case.user.script, self.session.script_matchers(case))
+            return ScriptedUser(
+                case.user.script, self.session.script_matchers(case), case.user.tools
+            )
         run = self.session.user_run()
 
         async def call(request: ProviderRequest) -> tuple[Exchange, bool]:
@@ -1387,6 +1391,7 @@ class _TargetRun:
             settings=run.target.settings,
             case_id=case.id,
             attempt=attempt,
+            tools=[_user_tool(self.session.suite, n) for n in case.user.tools],
         )
 
     def _user_fields(self, case: Case, run: Any, recorded: Record | None) -> dict[str, Any]:
@@ -1509,6 +1514,13 @@ def _needs_call(case: Case) -> bool:
         return True
     end = case.end_state
     return end is not None and bool(end.actions or end.state)
+
+
+def _user_tool(suite: Suite, name: str) -> Tool:
+    """A user tool as the user model sees it: the suite tool's definition, or (a function
+    of the tools file alone) its name with open arguments."""
+    found = suite.tool(name)
+    return found.canonical() if found is not None else Tool(name=name)
 
 
 def script_matchers(suite: Suite, case: Case) -> list[Any]:

@@ -13,6 +13,12 @@ far with a :class:`UserReply`: a message, or a stop with its reason.
   message at a time, reveal only when asked, never invent, end with a stop
   token) and the case's scenario. An empty reply, or one cut at the user's
   token limit (an endless reply), stops the conversation as ``user_error``.
+* User-side tools (``user.tools``): a script entry or rule may give
+  ``call: {tool, args}``, and an LLM user is offered its tools' definitions; each
+  call runs on the attempt's state through ``act`` (the same state the agent's
+  tools act on) and is kept in the turn (``UserTurn.calls``). An LLM user reads
+  each result as a tool message and is asked again, at most
+  :data:`MAX_USER_CALLS` calls a turn.
 * :class:`RecordedUser`: a replay says again what the recorded user said
   (each turn as recorded, its source kept, so the simulator checks read it
   again), and calls no model.
@@ -24,22 +30,36 @@ records such an attempt as ``user_error``, never as the agent's failure.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolproof.match import Matcher
+from toolproof.match import Matcher, ToolResult
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
-from toolproof.types import Message, Role, SimulatedUser, StopReason, UserRule, UserTurn
+from toolproof.types import (
+    Message,
+    Role,
+    SimulatedUser,
+    StopReason,
+    Tool,
+    ToolCall,
+    UserRule,
+    UserStep,
+    UserToolCall,
+    UserTurn,
+)
 
 __all__ = [
     "DEFAULT_CONVERSATION_STEPS",
     "DEFAULT_MAX_TURNS",
     "GREETING",
     "GUIDELINES",
+    "MAX_USER_CALLS",
     "STOP_TOKENS",
     "USER_MAX_TOKENS",
+    "Act",
     "LlmUser",
     "RecordedUser",
     "ScriptedUser",
@@ -54,6 +74,9 @@ __all__ = [
 DEFAULT_MAX_TURNS = 10
 #: The most agent model calls of a conversation when its case gives no ``max_steps``.
 DEFAULT_CONVERSATION_STEPS = 30
+#: The most tool calls a simulated user makes in one turn (an LLM user asking for more is
+#: a simulator error, ``user_error``).
+MAX_USER_CALLS = 5
 #: The user model's output limit when its settings give none: a reply cut there is endless.
 USER_MAX_TOKENS = 256
 
@@ -110,11 +133,30 @@ class UserReply:
         return self.turn.stop
 
 
-class SimUser:
-    """A simulated user: answers the conversation so far (the agent's transcript)."""
+#: Runs one of the user's tools on the attempt's state: (tool, arguments) -> its result.
+Act = Callable[[str, Any], ToolResult]
 
-    async def reply(self, transcript: Sequence[Message], turn: int) -> UserReply:
+
+class SimUser:
+    """A simulated user: answers the conversation so far (the agent's transcript).
+
+    ``act`` runs one of the user's own tools (``user.tools``) on the attempt's
+    state; the calls a turn made are kept in it (``UserTurn.calls``)."""
+
+    async def reply(
+        self, transcript: Sequence[Message], turn: int, act: Act | None = None
+    ) -> UserReply:
         raise NotImplementedError  # pragma: no cover - abstract
+
+
+def _run_call(act: Act | None, allowed: Sequence[str], tool: str, args: Any) -> UserToolCall:
+    """One user tool call, run (a tool not among the user's, or no state, is an error result)."""
+    if tool not in allowed or act is None:
+        why = "no environment" if act is None and tool in allowed else "not one of its tools"
+        text = json.dumps({"error": f"no tool named {tool} is available ({why})"})
+        return UserToolCall(tool=tool, args=args, result=text, is_error=True)
+    result = act(tool, args)
+    return UserToolCall(tool=tool, args=args, result=result.content, is_error=result.is_error)
 
 
 def split_stop(text: str) -> tuple[str | None, StopReason | None]:
@@ -146,30 +188,55 @@ def _agent_said(transcript: Sequence[Message]) -> str | None:
 
 class ScriptedUser(SimUser):
     """The case's script: the first rule whose matcher takes the agent's last text, or
-    else the next reply in order; with neither, the conversation stops (``script_end``)."""
+    else the next plain entry in order; with neither, the conversation stops
+    (``script_end``). An entry's or rule's ``call`` runs first; one without ``say``
+    goes on with the next plain entry, in the same turn."""
 
-    def __init__(self, script: Sequence[str | UserRule], matchers: Sequence[Matcher | None]):
-        self._replies = [s for s in script if isinstance(s, str)]
+    def __init__(
+        self,
+        script: Sequence[str | UserRule | UserStep],
+        matchers: Sequence[Matcher | None],
+        tools: Sequence[str] = (),
+    ):
+        self._replies = [s for s in script if not isinstance(s, UserRule)]
         self._rules = [
-            (m, s.say) for s, m in zip(script, matchers, strict=True) if isinstance(s, UserRule)
+            (m, s) for s, m in zip(script, matchers, strict=True) if isinstance(s, UserRule)
         ]
         self._next = 0
+        self._tools = list(tools)
 
-    async def reply(self, transcript: Sequence[Message], turn: int) -> UserReply:
-        said = _agent_said(transcript)
-        if said is not None:
-            for matcher, say in self._rules:
-                if matcher is not None and matcher.ok(said):
-                    return self._say(say)
+    def _plain(self) -> str | UserStep | None:
         if self._next < len(self._replies):
             self._next += 1
-            return self._say(self._replies[self._next - 1])
-        return UserReply(UserTurn(text=None, stop="script_end", source="script"))
+            return self._replies[self._next - 1]
+        return None
+
+    async def reply(
+        self, transcript: Sequence[Message], turn: int, act: Act | None = None
+    ) -> UserReply:
+        said = _agent_said(transcript)
+        entry: str | UserRule | UserStep | None = None
+        if said is not None:
+            entry = next((r for m, r in self._rules if m is not None and m.ok(said)), None)
+        if entry is None:
+            entry = self._plain()
+        calls: list[UserToolCall] = []
+        while entry is not None:
+            if isinstance(entry, str):
+                return self._say(entry, calls)
+            if entry.call is not None:
+                calls.append(_run_call(act, self._tools, entry.call.tool, entry.call.args))
+            if entry.say is not None:
+                return self._say(entry.say, calls)
+            entry = self._plain()
+        return UserReply(
+            UserTurn(text=None, stop="script_end", source="script", calls=calls or None)
+        )
 
     @staticmethod
-    def _say(text: str) -> UserReply:
+    def _say(text: str, calls: list[UserToolCall]) -> UserReply:
         message, stop = split_stop(text)
-        return UserReply(UserTurn(text=message, stop=stop, source="script"))
+        return UserReply(UserTurn(text=message, stop=stop, source="script", calls=calls or None))
 
 
 class RecordedUser(SimUser):
@@ -179,7 +246,9 @@ class RecordedUser(SimUser):
         self._turns = list(turns)
         self._next = 0
 
-    async def reply(self, transcript: Sequence[Message], turn: int) -> UserReply:
+    async def reply(
+        self, transcript: Sequence[Message], turn: int, act: Act | None = None
+    ) -> UserReply:
         if self._next >= len(self._turns):
             return UserReply(
                 UserTurn(text=None, stop="script_end", source="replay"),
@@ -205,12 +274,22 @@ def scenario_text(user: SimulatedUser) -> str:
     return "\n".join(parts)
 
 
-def user_view(transcript: Sequence[Message], system: str) -> list[Message]:
+def user_view(
+    transcript: Sequence[Message],
+    system: str,
+    calls: Mapping[int, Sequence[Message]] | None = None,
+) -> list[Message]:
     """The conversation as the LLM user sees it: the agent's text as ``user`` turns, its
-    own messages as ``assistant`` turns; tool calls, results and the agent's system
-    prompt are not shown. It opens with :data:`GREETING` when the user speaks first."""
+    own messages as ``assistant`` turns; the agent's tool calls, results and system
+    prompt are not shown. It opens with :data:`GREETING` when the user speaks first.
+    ``calls``: the user's own tool calls and their results, by the transcript position
+    of the turn that made them, shown before that turn's message."""
     out: list[Message] = [Message(role="system", content=system)]
-    for message in transcript:
+    for index, message in enumerate(transcript):
+        if calls and index in calls:
+            if len(out) == 1:
+                out.append(Message(role="user", content=GREETING))
+            out.extend(calls[index])
         role: Role
         if message.role == "user" and message.content:
             role = "assistant"
@@ -242,7 +321,12 @@ CallUser = Callable[[ProviderRequest], Awaitable[tuple[Exchange, bool]]]
 
 
 class LlmUser(SimUser):
-    """A model plays the user: guidelines, then the scenario, then the conversation."""
+    """A model plays the user: guidelines, then the scenario, then the conversation.
+
+    With ``tools`` (the definitions of ``user.tools``), the user model may call
+    them: each call runs on the attempt's state, its result goes back to the user
+    model as a tool message, and the model is asked again, at most
+    :data:`MAX_USER_CALLS` calls a turn. Each exchange of a turn is kept."""
 
     def __init__(
         self,
@@ -254,6 +338,7 @@ class LlmUser(SimUser):
         settings: ModelSettings,
         case_id: str,
         attempt: int,
+        tools: Sequence[Tool] = (),
     ) -> None:
         self._call = call
         self.spec = spec
@@ -262,31 +347,81 @@ class LlmUser(SimUser):
         self._settings = settings
         self._case_id = case_id
         self._attempt = attempt
+        self._tools = list(tools)
+        #: The user's own calls and results so far, by the transcript position of their turn.
+        self._calls: dict[int, list[Message]] = {}
+        #: Requests that asked for a tool call so far: a request's step is the user turn
+        #: plus these (each request of the user model has its own step).
+        self._extra = 0
 
-    async def reply(self, transcript: Sequence[Message], turn: int) -> UserReply:
-        request = ProviderRequest.model_construct(
-            model=self._model,
-            messages=user_view(transcript, self._system),
-            tools=[],
-            settings=self._settings,
-            case_id=self._case_id,
-            attempt=self._attempt,
-            step=turn,
-        )
-        exchange, cached = await self._call(request)
-        response = exchange.response
-        usage = response.usage
-        used = None if usage is None else (usage.input_tokens or 0, usage.output_tokens or 0)
+    async def reply(
+        self, transcript: Sequence[Message], turn: int, act: Act | None = None
+    ) -> UserReply:
+        messages = user_view(transcript, self._system, self._calls)
+        allowed = [t.name for t in self._tools]
+        exchanges: list[dict[str, Any]] = []
+        calls: list[UserToolCall] = []
+        made: list[Message] = []
+        used_in = used_out = 0
+        counted = False
+        while True:
+            request = ProviderRequest.model_construct(
+                model=self._model,
+                messages=[*messages, *made],
+                tools=self._tools,
+                settings=self._settings,
+                case_id=self._case_id,
+                attempt=self._attempt,
+                step=turn + self._extra,
+            )
+            exchange, cached = await self._call(request)
+            response = exchange.response
+            if response.usage is not None:
+                counted = True
+                used_in += response.usage.input_tokens or 0
+                used_out += response.usage.output_tokens or 0
+            if not (response.tool_calls and self._tools) or len(calls) >= MAX_USER_CALLS:
+                break
+            exchanges.append(
+                {"request": exchange.request, "response": response.model_dump(mode="json")}
+            )
+            self._extra += 1
+            asked = [
+                c if c.id else c.model_copy(update={"id": f"user_{turn}_{len(calls) + i}"})
+                for i, c in enumerate(response.tool_calls)
+            ]
+            made.append(Message(role="assistant", content=response.text, tool_calls=asked))
+            for c in asked:
+                done = self._run(act, allowed, c)
+                calls.append(done)
+                made.append(
+                    Message(
+                        role="tool",
+                        tool_call_id=c.id,
+                        name=c.name,
+                        content=done.result,
+                        is_error=done.is_error,
+                    )
+                )
+        if made:
+            self._calls[len(transcript)] = made
+        used = (used_in, used_out) if counted else None
         raw_text = (response.text or "").strip()
         base: dict[str, Any] = {
             "source": "model",
             "request": exchange.request,
             "response": response.model_dump(mode="json"),
             "cached": cached,
+            "calls": calls or None,
+            "exchanges": exchanges or None,
         }
         cut = (response.stop_reason or "").lower() in ("length", "max_tokens")
         problem: str | None = None
-        if cut:
+        if response.tool_calls and self._tools:
+            problem = (
+                f"the simulated user asked for more than {MAX_USER_CALLS} tool calls in one turn"
+            )
+        elif cut:
             limit = self._settings.max_tokens
             problem = (
                 f"the simulated user's reply was cut at its output limit ({limit} tokens): "
@@ -299,6 +434,13 @@ class LlmUser(SimUser):
             return UserReply(turn_record, used, response.model, problem)
         text, stop = split_stop(raw_text)
         return UserReply(UserTurn(text=text, stop=stop, **base), used, response.model)
+
+    @staticmethod
+    def _run(act: Act | None, allowed: Sequence[str], call: ToolCall) -> UserToolCall:
+        if call.parse_error is not None or not isinstance(call.arguments, dict):
+            text = json.dumps({"error": f"the arguments of {call.name} are not a JSON object"})
+            return UserToolCall(tool=call.name, args=call.arguments, result=text, is_error=True)
+        return _run_call(act, allowed, call.name, call.arguments)
 
 
 # -- checking the simulator (pure) ------------------------------------------------------------
@@ -344,7 +486,8 @@ def user_problems(
 
     * it stated a fact of ``unknown`` (the item's ID-like values, or the whole item);
     * it gave an ID-like value (letters with 3 digits or more, a number of 5 digits or
-      more, an e-mail address) found in neither its scenario nor anything the agent said before;
+      more, an e-mail address) found in neither its scenario, nor anything the agent said
+      before, nor the results of its own tool calls;
     * it stopped (``###STOP###``) before the agent made any tool call, in a case whose
       contract needs one (``needs_call``);
     * it broke the one-message rule: a line such as ``Agent:`` or ``Customer:`` (it wrote
@@ -358,11 +501,14 @@ def user_problems(
     scenario = " ".join([user.instructions or "", *_items(user.known), user.persona or ""])
     base = _tokens(scenario)
     secret = [(item, _tokens(item) - base) for item in _items(user.unknown)]
+    results: set[str] = set()  # what the user's own tool calls showed it
     for number, turn in enumerate(turns, 1):
+        for done in turn.calls or ():
+            results |= _tokens(done.result)
         if turn.source != "model" or not turn.text:
             continue
         before = transcript[: turn.at if turn.at is not None else len(transcript)]
-        allowed = set(base)
+        allowed = base | results
         last_agent: str | None = None
         for message in before:
             if message.role == "assistant" and message.content:

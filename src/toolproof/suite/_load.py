@@ -771,8 +771,9 @@ def _case_functions(
     where: Locator,
     tools: set[str],
 ) -> None:
-    """Each function an ``end_state.assert`` names, and each ``setup`` call that names no
-    suite tool, is defined at the top of the tools file.
+    """Each function an ``end_state.assert`` names, each ``setup`` call that names no
+    suite tool, and each of a simulated user's ``tools``, is defined at the top of the
+    tools file (a user's tools need a Python environment).
 
     The file is parsed, never run (its names are read from the syntax tree).
     """
@@ -792,6 +793,25 @@ def _case_functions(
         for i, action in enumerate(case.setup or ())
         if action.tool not in tools
     ]
+    # a user tool runs on the state: a function of the tools file, suite tool or not
+    users = [
+        (at, (*prefix, "user", "tools", i), name, "user tool")
+        for (at, prefix), case in zip(origin.cases, cases, strict=False)
+        if case.user is not None
+        for i, name in enumerate(case.user.tools)
+    ]
+    if users and (env is None or env.tools is None):
+        kind = "an MCP environment" if env is not None else "no environment"
+        for at, field_, name, _ in users:
+            reader.add(
+                at.error(
+                    field_,
+                    f"user tool '{name}': a user's tools run on a Python environment (a "
+                    f"tools file and a state); this suite has {kind}",
+                )
+            )
+        return
+    wanted += users
     if not wanted or env is None or env.tools is None:
         return
     path = reader.path(where, ("environment", "tools"), env.tools)
@@ -831,6 +851,8 @@ def _case_functions(
                 f"unknown tool '{name}'{known}: neither a suite tool nor a function of the "
                 f"tools file '{env.tools}'"
             )
+        elif kind == "user tool":
+            message = f"user tool '{name}': the tools file '{env.tools}' has no function '{name}'"
         else:
             message = f"the tools file '{env.tools}' has no function '{name}'"
         reader.add(at.error(field_, message))

@@ -16,7 +16,9 @@ from toolproof.types._case import (
     SimulatedUser,
     ToolMock,
     Trajectory,
+    UserCall,
     UserRule,
+    UserStep,
 )
 from toolproof.types._judge import (
     ARGUMENT_RUBRIC,
@@ -40,6 +42,7 @@ from toolproof.types._record import (
     SetupCall,
     StateChange,
     StopReason,
+    UserToolCall,
     UserTurn,
 )
 from toolproof.types._response import Response, Usage
@@ -120,7 +123,10 @@ __all__ = [
     "ToolMock",
     "Trajectory",
     "Usage",
+    "UserCall",
     "UserRule",
+    "UserStep",
+    "UserToolCall",
     "UserTurn",
     "Verdict",
 ]

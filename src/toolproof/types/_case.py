@@ -211,15 +211,58 @@ class EndState(BaseModel):
         return self
 
 
+class UserCall(BaseModel):
+    """A call the simulated user makes to one of its own tools (``user.tools``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(description="A function of the tools file named in the user's 'tools'.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Its arguments.")
+
+
+class UserStep(BaseModel):
+    """One plain entry of a scripted user that calls a tool: ``{call: ..., say: ...}``.
+
+    The call runs on the attempt's state first; without ``say`` the turn goes on
+    with the next plain entry (a user may call several tools, then speak)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    call: UserCall | None = Field(default=None, description="A tool the user calls first.")
+    say: str | None = Field(
+        default=None, description="The user's reply (may be a stop token, e.g. ###STOP###)."
+    )
+
+    @model_validator(mode="after")
+    def _some(self) -> UserStep:
+        if self.call is None and self.say is None:
+            raise ValueError("give 'say', 'call' or both")
+        return self
+
+
 class UserRule(BaseModel):
-    """One rule of a scripted user: when the agent's last message matches, say this."""
+    """One rule of a scripted user: when the agent's last message matches, say this
+    (after calling a tool, with ``call``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     when: dict[str, Any] = Field(
         description="A matcher over the agent's last message, e.g. {regex: 'order number'}."
     )
-    say: str = Field(description="The user's reply (may be a stop token, e.g. ###STOP###).")
+    say: str | None = Field(
+        default=None, description="The user's reply (may be a stop token, e.g. ###STOP###)."
+    )
+    call: UserCall | None = Field(
+        default=None,
+        description="A tool the user calls first; without 'say' the turn goes on with the "
+        "next plain entry.",
+    )
+
+    @model_validator(mode="after")
+    def _some(self) -> UserRule:
+        if self.call is None and self.say is None:
+            raise ValueError("give 'say', 'call' or both")
+        return self
 
 
 class SimulatedUser(BaseModel):
@@ -244,8 +287,10 @@ class SimulatedUser(BaseModel):
         default=None, description="Facts the user does not know and must never state."
     )
     persona: str | None = Field(default=None, description="How the user talks.")
-    script: list[str | UserRule] | None = Field(
-        default=None, description="A scripted user: replies in order, or when/say rules."
+    script: list[str | UserRule | UserStep] | None = Field(
+        default=None,
+        description="A scripted user: replies in order, or when/say rules; an entry or "
+        "rule may call one of the user's tools ({call: {tool, args}, say: ...}).",
     )
     tools: list[str] = Field(
         default_factory=list,
@@ -256,6 +301,13 @@ class SimulatedUser(BaseModel):
     def _one_kind(self) -> SimulatedUser:
         if (self.instructions is None) == (self.script is None):
             raise ValueError("give exactly one of 'instructions' (an LLM user) and 'script'")
+        for i, entry in enumerate(self.script or ()):
+            call = entry.call if not isinstance(entry, str) else None
+            if call is not None and call.tool not in self.tools:
+                raise ValueError(
+                    f"script[{i}] calls '{call.tool}', which is not one of the user's tools "
+                    f"(user.tools: {', '.join(self.tools) or 'none'})"
+                )
         return self
 
 

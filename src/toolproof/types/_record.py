@@ -62,6 +62,17 @@ StopReason = Literal[
 ]
 
 
+class UserToolCall(BaseModel):
+    """A call the simulated user made to one of its own tools, on the attempt's state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    args: Any = None
+    result: str = Field(description="What the tool answered (the text the user read).")
+    is_error: bool = False
+
+
 class UserTurn(BaseModel):
     """One message of a conversation's simulated user, apart from the agent's steps."""
 
@@ -86,6 +97,15 @@ class UserTurn(BaseModel):
         default=None, description="An LLM user: its normalised response, raw payload kept."
     )
     cached: bool = False
+    calls: list[UserToolCall] | None = Field(
+        default=None,
+        description="The user's own tool calls in this turn, in order, before its message.",
+    )
+    exchanges: list[Any] | None = Field(
+        default=None,
+        description="An LLM user that called tools: each earlier exchange of this turn "
+        "({request, response}) that asked for a call; request/response are the last.",
+    )
 
 
 class AttemptError(BaseModel):
