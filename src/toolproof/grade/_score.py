@@ -163,18 +163,7 @@ class Scorer:
             if c.multistep
         }
         self._states = states
-        #: each multi-step case's data assertions over the end state (``end_state.assert``)
-        self._asserts: dict[str, tuple[CompiledAssert, ...]] = {}
-        #: cases whose function assertions no injected check runs: grading them is refused
-        self._functions_not_run: dict[str, str] = {}
-        injected = {getattr(check, "name", "") for check, _ in checks or ()}
-        for c in suite.cases:
-            specs = c.end_state.assertions if c.end_state is not None else None
-            if c.id not in self._multi or not specs:
-                continue
-            self._asserts[c.id], functions = compile_state_asserts(specs, ctx)
-            if functions and STATE_FUNCTIONS not in injected:
-                self._functions_not_run[c.id] = functions[0].function
+        self._compile_asserts(suite, checks, ctx)
         self._single: dict[str, tuple[CaseCheck, ...]] = {}
         self._multi_checks: dict[str, tuple[CaseCheck, ...]] = {}
         self._notes: dict[str, tuple[str, ...]] = {}
@@ -200,6 +189,25 @@ class Scorer:
         #: the passing verdict, built in advance, of each single-step case that has one
         #: (see ``_plan``)
         self._plans = self._make_plans()
+
+    def _compile_asserts(
+        self,
+        suite: Suite,
+        checks: Sequence[tuple[CaseCheck, frozenset[str] | None]] | None,
+        ctx: Any,
+    ) -> None:
+        #: each multi-step case's data assertions over the end state (``end_state.assert``)
+        self._asserts: dict[str, tuple[CompiledAssert, ...]] = {}
+        #: cases whose function assertions no injected check runs: grading them is refused
+        self._functions_not_run: dict[str, str] = {}
+        injected = {getattr(check, "name", "") for check, _ in checks or ()}
+        for c in suite.cases:
+            specs = c.end_state.assertions if c.end_state is not None else None
+            if c.id not in self._multi or not specs:
+                continue
+            self._asserts[c.id], functions = compile_state_asserts(specs, ctx)
+            if functions and STATE_FUNCTIONS not in injected:
+                self._functions_not_run[c.id] = functions[0].function
 
     def _make_plans(self) -> dict[str, Plan]:
         """The plan of each single-step case that has one: no check of the suite's own, and
