@@ -22,12 +22,16 @@ trajectory is run twice:
   grades the trajectory (the DB and ENV_ASSERTION parts of the reward; the
   NL_ASSERTION and COMMUNICATE parts are not run on either side).
 
-A domain graded by assertions alone (telecom: ENV_ASSERTION) is compared
-the same way, except toolproof's side: ``setup`` and ``end_state.assert`` are
-validated by this version of toolproof but not yet acted on by its grader, so
-the case's setup calls, the trajectory and its assertion functions run
-through the suite's tools file directly, and the figure is whether every
-assertion holds.
+A domain graded by assertions alone (telecom: ENV_ASSERTION), whose tasks
+have a simulated user with tools of its own, goes through the real runner and
+grader too, one run per trajectory kind: a scripted agent makes the
+trajectory's agent-side calls, and a scripted user (the case's ``user`` with
+its ``tools``) makes the user-side ones (the calls of the user's tools), turn
+by turn in the trajectory's order; the case's ``setup`` runs before, as in any
+run, and ``evaluate()`` grades the records, running the suite's
+``end_state.assert`` functions (``--allow-code``). The figure is whether no
+end-state assertion failed. An attempt whose calls are not the trajectory's
+(or that did not end with the user's stop) is counted as not checked.
 
 τ2 needs Python ≥3.12 and its LLM runtime to import whole; if it does not
 import here, give ``--tau2-python`` (a Python where it does) and its side runs
@@ -229,42 +233,139 @@ def toolproof_verdicts(
     return out
 
 
-def assertion_verdicts(
-    suite_dir: Path, plan: dict[str, dict[str, list[Call]]]
-) -> dict[tuple[str, str], bool | None]:
-    """(task id, variant) -> every ``end_state.assert`` function holds after the calls.
+def conversation(calls: list[Call], user_tools: set[str]) -> tuple[list[Any], list[Any]]:
+    """The agent's script steps and the simulated user's script that make ``calls`` in order.
 
-    For a domain graded by assertions (telecom): the case's ``setup`` and the
-    calls run through the suite's tools file, then its assertion functions;
-    the grader's own ``setup`` and ``assert`` are not used (see docs/tau2.md).
+    The calls are cut into turns: the agent's calls (one per step, then a text
+    answer), then the user's (its script's ``call`` entries, then what it says),
+    alternately; the user's last turn ends the conversation (``###STOP###``).
     """
-    from toolproof.run._env import _load_module, load_environment
+    turns: list[tuple[str, list[Call]]] = []
+    for call in calls:
+        side = "user" if call[0] in user_tools else "agent"
+        if turns and turns[-1][0] == side:
+            turns[-1][1].append(call)
+            continue
+        turns.append((side, [call]))
+    if not turns or turns[0][0] == "user":
+        turns.insert(0, ("agent", []))  # the agent speaks before the user acts
+    if turns[-1][0] == "agent":
+        turns.append(("user", []))
+    steps: list[Any] = []
+    script: list[Any] = []
+    for n, (side, made) in enumerate(turns):
+        last = n == len(turns) - 1
+        if side == "agent":
+            steps += [
+                {"tool_calls": [{"id": f"call_{len(steps)}_{i}", "name": c, "arguments": a}]}
+                for i, (c, a) in enumerate(made)
+            ]
+            steps.append({"text": "Done." if last else "Please go on."})
+            continue
+        say = "Thanks. ###STOP###" if last else "Done."
+        entries: list[Any] = [{"call": {"tool": c, "args": a}} for c, a in made]
+        if entries:
+            entries[-1]["say"] = say
+        else:
+            entries.append(say)
+        script += entries
+    return steps, script
+
+
+def conversation_verdicts(
+    suite_dir: Path, plan: dict[str, dict[str, list[Call]]], run_dir: Path
+) -> dict[tuple[str, str], bool | None]:
+    """(task id, variant) -> the verdict's end-state assertion checks passed (None: no verdict).
+
+    For a domain whose tasks have a simulated user with tools of its own
+    (telecom): per trajectory kind, one run of the real runner, in which a
+    scripted agent makes the trajectory's agent-side calls and a scripted user
+    (the case's ``user``, its ``tools`` kept) makes the user-side ones, in
+    order; the case's ``setup`` runs first, as in any run. ``evaluate()``
+    grades the records with the suite's ``end_state.assert`` functions
+    (``--allow-code``). The figure: no failed end-state assertion, and the end
+    state's own check (if any) not failed.
+    """
+    import yaml
+
+    from toolproof.evaluate import evaluate
+    from toolproof.run import RunOptions, Target, run_suite
     from toolproof.suite import load_suite
     from toolproof.trust import Trust
+    from toolproof.types import FailureClass, Outcome, SimulatedUser
 
     trust = Trust(allow_code=True)
     suite = load_suite(suite_dir, trust=trust)
-    env = load_environment(suite, trust)
-    assert env is not None and suite.environment is not None
-    tools_path = suite_dir / str(suite.environment.tools)
-    module = _load_module(tools_path, tools_path.read_bytes())
     domain = suite.name.removeprefix("tau2-")
     by_id = {f"{domain}-{'_'.join(t.split())}": t for t in plan}
     out: dict[tuple[str, str], bool | None] = {}
-    for case in suite.cases:
-        if case.id not in by_id or case.end_state is None or not case.end_state.assertions:
+    for variant in VARIANTS:
+        cases = []
+        agent: dict[str, Any] = {}
+        for case in suite.cases:
+            task_id = by_id.get(case.id)
+            calls = plan[task_id].get(variant) if task_id is not None else None
+            if calls is None or case.user is None:
+                continue
+            steps, script = conversation(calls, set(case.user.tools))
+            user = SimulatedUser.model_validate({"script": script, "tools": case.user.tools})
+            turns = sum(1 for e in script if isinstance(e, str) or "say" in e)
+            update = {
+                "prompt": f"(τ2 task {case.id})",
+                "user": user,
+                "max_turns": min(100, turns + 1),
+                "max_steps": min(100, max(case.max_steps or 0, len(steps) + 1)),
+            }
+            cases.append(case.model_copy(update=update))
+            agent[case.id] = {"steps": steps}
+        if not cases:
             continue
-        for variant, calls in plan[by_id[case.id]].items():
-            session = env.session()
-            for action in case.setup or []:
-                getattr(module, action.tool)(session.state, action.args)
-            for name, args in calls:
-                session.call(name, args)
-            out[(by_id[case.id], variant)] = all(
-                getattr(module, a["function"])(session.state, a.get("args") or {})
-                for a in case.end_state.assertions
-            )
-            session.close()
+        path = run_dir.parent / f"script-{variant}.yaml"
+        path.write_text(
+            yaml.safe_dump({"model": f"tau2-{variant}", "cases": agent}), encoding="utf-8"
+        )
+        variant_suite = suite.model_copy(update={"cases": cases})
+        variant_dir = run_dir / variant
+        done = run_suite(
+            variant_suite,
+            [Target(spec=f"scripted:{path}")],
+            RunOptions(out=variant_dir, cache=False, fsync=False, trust=trust, observer=None),
+        )
+        made_as_planned = set()
+        user_tools = {c.id: set(c.user.tools) for c in cases if c.user is not None}
+        for record in done.records:
+            calls = plan[by_id[record.case_id]][variant]
+            users = user_tools[record.case_id]
+            agent_made = [
+                (c.name, c.arguments)
+                for m in record.transcript or []
+                if m.role == "assistant"
+                for c in m.tool_calls
+            ]
+            user_made = [(c.tool, c.args) for t in record.user_turns or [] for c in t.calls or []]
+            if (
+                record.outcome is Outcome.ok
+                and record.stopped_by == "user_stop"
+                and agent_made == [c for c in calls if c[0] not in users]
+                and user_made == [c for c in calls if c[0] in users]
+            ):
+                made_as_planned.add(record.case_id)
+            else:  # counted as not checked: the attempt is not the trajectory
+                print(
+                    f"note: {variant} {record.case_id}: outcome {record.outcome.value}, "
+                    f"stopped by {record.stopped_by}, {len(agent_made)} agent and "
+                    f"{len(user_made)} user calls of {len(calls)}: {record.error}",
+                    file=sys.stderr,
+                )
+        ev = evaluate(variant_suite, [variant_dir / "records.jsonl"], trust=trust)
+        for summary in ev.targets.values():
+            for verdict in summary.verdicts:
+                ms = verdict.multistep
+                failed = any(c.failure is FailureClass.failed_assertion for c in verdict.checks)
+                ok = None if ms is None else not failed and ms.end_state_ok is not False
+                if verdict.case_id not in made_as_planned:
+                    ok = None
+                out[(by_id[verdict.case_id], variant)] = ok
     return out
 
 
@@ -304,7 +405,7 @@ def main() -> None:
             for t in tasks
         )
         if graded_by_assertions:
-            ours = assertion_verdicts(out / args.domain, plan)
+            ours = conversation_verdicts(out / args.domain, plan, run_dir)
         else:
             ours = toolproof_verdicts(out / args.domain, plan, run_dir)
         t2 = time.perf_counter()
