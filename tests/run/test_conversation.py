@@ -569,3 +569,22 @@ def test_the_user_shares_the_agents_provider_when_it_is_the_same_model(tmp_path:
     assert record.user_model == "scripted:same"
     assert [t.text for t in record.user_turns or []] == ["Cancel BK-4417.", "Yes."]
     assert record.stopped_by == "max_turns"
+
+
+@pytest.mark.parametrize(
+    "script",
+    [["###STOP###"], ["Cancel BK-4417. ###STOP###"]],
+    ids=["stop-first", "stop-in-the-opening-line"],
+)
+def test_a_user_that_ends_it_before_the_agent_answers_is_a_user_error(
+    tmp_path: Path, script: list[str]
+) -> None:
+    case = {**CANCEL_CASE, "user": {"script": script}, "expect": {"kind": "none"}}
+    case.pop("end_state")
+    suite = _write(tmp_path, [case])
+    (record,) = _run(suite, tmp_path, {"cancel": {"steps": [{"text": "Hello."}]}})
+    assert not record.steps  # the agent was never asked: nothing of its to grade
+    assert record.outcome is Outcome.user_error
+    assert record.user_problems == [
+        "the simulated user ended the conversation (user_stop) before the agent answered at all"
+    ]

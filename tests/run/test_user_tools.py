@@ -398,3 +398,27 @@ def test_the_example_records_the_users_calls_as_the_docs_show(tmp_path: Path) ->
     assert seen[-1] == '{"phone_seen_on_network": true, "status": "active"}'
     verdict = _scorer(suite).grade(record)
     assert verdict is not None and verdict.passed
+
+
+def test_one_reply_asking_for_too_many_calls_runs_none_of_them(tmp_path: Path) -> None:
+    case = {
+        "id": "no-signal",
+        "tools": ["check_network"],
+        "user": {"instructions": "No signal.", "tools": ["toggle_airplane_mode"]},
+        "end_state": {"state": FIXED},
+    }
+    suite = _write(tmp_path, [case])
+    many = [{"name": "toggle_airplane_mode", "raw_arguments": "{}"}] * (MAX_USER_CALLS + 1)
+    user = Target(
+        spec="scripted:user",
+        provider=ScriptedProvider.from_dict(
+            {"cases": {"no-signal": {"steps": [{"tool_calls": many}]}}}
+        ),
+    )
+    provider = ScriptedProvider.from_dict({"cases": {"no-signal": {"steps": [{"text": "Hi"}]}}})
+    opts = _opts(tmp_path, "run", user_model=user)
+    (record,) = run_suite(suite, [Target(spec="scripted:a", provider=provider)], opts).records
+    assert record.outcome is Outcome.user_error
+    (turn,) = record.user_turns or []
+    assert not turn.calls  # the cap holds per reply too: not one of them ran on the state
+    assert not record.state_changes

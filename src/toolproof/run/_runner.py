@@ -1428,6 +1428,13 @@ class _TargetRun:
             problems += user_problems(
                 case.user, run.transcript, run.user_turns, needs_call=_needs_call(case)
             )
+        if not run.steps and run.stopped_by in _USER_ENDS:
+            # nothing of the agent's to grade: the user (or its script) ended the conversation
+            # before the agent was asked anything
+            problems.append(
+                f"the simulated user ended the conversation ({run.stopped_by}) before the "
+                "agent answered at all"
+            )
         if problems:
             fields["user_problems"] = problems
             fields["outcome"] = Outcome.user_error
@@ -1500,6 +1507,10 @@ class _TargetRun:
             used = None if usage is None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
             self.pacer.settle(charged, used, estimate)
             return exchange
+
+
+#: The stops a simulated user makes (a stop token, or its script running out).
+_USER_ENDS = frozenset({"user_stop", "transfer", "out_of_scope", "script_end"})
 
 
 def _needs_call(case: Case) -> bool:

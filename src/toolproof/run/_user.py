@@ -380,8 +380,10 @@ class LlmUser(SimUser):
                 counted = True
                 used_in += response.usage.input_tokens or 0
                 used_out += response.usage.output_tokens or 0
-            if not (response.tool_calls and self._tools) or len(calls) >= MAX_USER_CALLS:
+            if not (response.tool_calls and self._tools):
                 break
+            if len(calls) + len(response.tool_calls) > MAX_USER_CALLS:
+                break  # none of them runs: the reply is the user's error (below)
             exchanges.append(
                 {"request": exchange.request, "response": response.model_dump(mode="json")}
             )
