@@ -142,3 +142,17 @@ def test_steps_without_deltas_are_left_as_they_are() -> None:
     assert expand_steps(steps) is steps
     with pytest.raises(BadSteps):
         expand_steps([{"request": {}, "request_delta": {}}, {"request_delta": {}}])
+
+
+def test_a_record_of_many_tiny_deltas_is_refused_before_it_rebuilds_to_its_square() -> None:
+    """A hostile line: one long list, then one delta per item, each adding one more. Rebuilt
+    whole it would hold the square of its size; it is refused once past the cap."""
+    from toolproof.records._steps import MAX_REBUILT_ITEMS, BadSteps, expand_steps
+
+    n = 3_000
+    first = {"request": {"messages": list(range(n))}, "response": {}}
+    deltas = [{"request_delta": {"append": {"messages": [i]}}, "response": {}} for i in range(n)]
+    assert n * n > MAX_REBUILT_ITEMS  # uncapped, this would rebuild past the cap
+    with pytest.raises(BadSteps) as caught:
+        expand_steps([first, *deltas])
+    assert "rebuild to more than" in str(caught.value)

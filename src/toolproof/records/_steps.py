@@ -94,6 +94,12 @@ def step_entry(
     return {"request": request, "response": response}
 
 
+#: The most list items the requests of one record's steps may hold, rebuilt, all together.
+#: A real attempt holds far fewer (100 steps at most, each with its conversation so far);
+#: a hostile record of many tiny deltas would otherwise rebuild to the square of its size.
+MAX_REBUILT_ITEMS = 2_000_000
+
+
 def _apply(previous: dict[str, Any], delta: Any, index: int) -> dict[str, Any]:
     if not isinstance(delta, dict) or set(delta) - {"append", "set", "keys"}:
         raise BadSteps(index, "request_delta", "not a delta (append, set, keys)")
@@ -133,6 +139,7 @@ def expand_steps(steps: Any) -> Any:
         return steps
     out: list[Any] = []
     previous: Any = None
+    rebuilt_items = 0
     for index, step in enumerate(steps):
         if isinstance(step, dict) and "request_delta" in step:
             if "request" in step:
@@ -142,6 +149,14 @@ def expand_steps(steps: Any) -> Any:
                     index, "request_delta", "a delta needs the step before it to hold a request"
                 )
             request = _apply(previous, step["request_delta"], index)
+            rebuilt_items += sum(len(v) for v in request.values() if type(v) is list)
+            if rebuilt_items > MAX_REBUILT_ITEMS:
+                raise BadSteps(
+                    index,
+                    "request_delta",
+                    f"the steps' requests rebuild to more than {MAX_REBUILT_ITEMS:,} list "
+                    "items: not a record toolproof wrote",
+                )
             rebuilt = {"request": request}
             rebuilt.update((k, v) for k, v in step.items() if k != "request_delta")
             out.append(rebuilt)
