@@ -247,3 +247,31 @@ def test_a_field_the_state_lacks_is_filled_and_kept(tmp_path: Path) -> None:
     assert state["user_db"]["surroundings"] == {"abroad": True}
     assert domain.check("airplane_mode_is", state, {"on": True}, "user", True) is True
     assert domain.check("airplane_mode_is", state, {"on": True}, "user", False) is False
+
+
+def test_a_task_id_is_never_a_path(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    tasks_path = root / "data" / "tau2" / "domains" / "shop" / "tasks.json"
+    tasks = json.loads(tasks_path.read_text())
+    tasks[2]["id"] = "a/../../../../escaped"  # the task with its own starting state
+    tasks_path.write_text(json.dumps(tasks))
+    out = tmp_path / "deep" / "out"
+    (out / "shop" / "state" / "shop-a").mkdir(parents=True)  # would let '..' resolve
+    write_tau2(import_tau2(root, ["shop"], package="minitau", allow_code=True), out)
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
+    assert [p for p in written if not p.startswith(("deep/out/", "checkout/"))] == []
+    assert (out / "shop" / "state" / "shop-a_____________escaped.json").is_file()
+    load_suite(out / "shop" / "suite.yaml", Trust(allow_code=True))  # and toolproof reads it
+
+
+def test_no_file_the_user_has_is_overwritten_without_force(tmp_path: Path) -> None:
+    result = import_tau2(MINI, ["shop"], package="minitau", allow_code=True)
+    mine = tmp_path / "shop" / "policy.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("MY OWN POLICY")
+    with pytest.raises(UserError, match=r"policy\.md: already exists"):
+        write_tau2(result, tmp_path)
+    assert mine.read_text() == "MY OWN POLICY"
+    assert not (tmp_path / "shop" / "env").exists()  # nothing written before the refusal
+    write_tau2(result, tmp_path, force=True)
+    assert mine.read_text() != "MY OWN POLICY"

@@ -309,6 +309,12 @@ def _domain(folder: Path, package: str) -> Tau2Domain:
     return domain
 
 
+def _file_stem(case_id: str) -> str:
+    """A file name for a case's state: its ID with anything but letters, digits, ``-``,
+    ``_`` and brackets replaced (a task ID is data: never a path)."""
+    return re.sub(r"[^\w\-\[\]]", "_", case_id, flags=re.ASCII)
+
+
 def _case_id(domain: str, task_id: Any) -> str:
     text = re.sub(r"\s+", "_", str(task_id).strip())
     return f"{domain}-{text}"
@@ -383,7 +389,7 @@ def _case(
         if data.get("user_data"):
             _merge(state.setdefault(USER_DB_KEY, {}), data["user_data"])
         domain.case_states[case_id] = state
-        case["state"] = f"state/{case_id}.json"
+        case["state"] = f"state/{_file_stem(case_id)}.json"
         domain.counts["state"] += 1
     setup = []
     for j, action in enumerate(initial.get("initialization_actions") or []):
@@ -572,11 +578,24 @@ def suite_yaml(domain: Tau2Domain, package: str, root: Path) -> str:
 def write_tau2(result: Tau2Import, out: Path, *, force: bool = False) -> list[Path]:
     """Write each domain as a suite folder ``OUT/<domain>/``; the suite files' paths."""
     written = []
+    for domain in result.domains:  # every file checked before any is written
+        folder = out / domain.name
+        stems = [_file_stem(c) for c in domain.case_states]
+        if len(set(stems)) != len(stems):
+            raise UserError(f"τ2 domain '{domain.name}': two task IDs give the same file name")
+        paths = [
+            folder / "suite.yaml",
+            folder / "policy.md",
+            folder / "env" / "state.json",
+            folder / "env" / "tools.py",
+            *(folder / "state" / f"{stem}.json" for stem in stems),
+        ]
+        there = next((p for p in paths if p.exists() or p.is_symlink()), None)
+        if there is not None and not force:
+            raise UserError(f"{there}: already exists (--force to overwrite)")
     for domain in result.domains:
         folder = out / domain.name
         suite = folder / "suite.yaml"
-        if suite.exists() and not force:
-            raise UserError(f"{suite}: already exists (--force to overwrite)")
         (folder / "env").mkdir(parents=True, exist_ok=True)
         (folder / "env" / "state.json").write_text(
             json.dumps(domain.state, ensure_ascii=False), encoding="utf-8"
@@ -586,7 +605,7 @@ def write_tau2(result: Tau2Import, out: Path, *, force: bool = False) -> list[Pa
         if domain.case_states:
             (folder / "state").mkdir(exist_ok=True)
             for case_id, state in domain.case_states.items():
-                (folder / "state" / f"{case_id}.json").write_text(
+                (folder / "state" / f"{_file_stem(case_id)}.json").write_text(
                     json.dumps(state, ensure_ascii=False), encoding="utf-8"
                 )
         suite.write_text(suite_yaml(domain, result.package, result.root), encoding="utf-8")
