@@ -20,7 +20,10 @@ The entries live in the user's cache folder, beside the response cache, never
 in the checkout (see :mod:`toolproof.run._cache`). They are still read as
 untrusted: each carries a digest of its key and content, checked on read; an
 entry that is damaged, for another key, or whose changes do not apply is
-recomputed and written again, so a bad entry can never change a verdict.
+recomputed and written again, so a damaged or misplaced entry never changes a
+verdict. The digest has no secret: whoever can write to the user's cache folder
+can forge an entry, as they could forge the response cache (pointing
+``TOOLPROOF_CACHE`` at a fresh folder recomputes every expected state).
 """
 
 from __future__ import annotations
