@@ -105,17 +105,18 @@ def test_user_model_names_the_llm_users_model_and_resume_takes_it_from_the_run(
     assert manifest["user_model"]["spec"] == f"scripted:{user}"
     records = read_records(out / "records.jsonl")
     assert {r.user_model for r in records} == {f"scripted:{user}"}
-    # stopping before the agent made a call is the simulator's error where the task needs
-    # one (an expected end state or call), and not where it does not (no-suite-free-llm)
+    # a user that stops before the agent is asked anything leaves nothing of the agent's
+    # to grade: the simulator's error in every case, whether or not the task needs a call
     erred = sorted(r.case_id for r in records if r.outcome is Outcome.user_error)
     assert erred == [
         "cancel-by-email-llm",
         "cancel-by-id-llm",
         "change-dates-llm",
         "new-booking-llm",
+        "no-suite-free-llm",
         "refund-transfer-llm",
     ]
-    assert code == 3 and "5 of them had a simulated user that erred (user_error)" in err
+    assert code == 3 and "6 of them had a simulated user that erred (user_error)" in err
     again = toolproof(monkeypatch, "run", "--resume", str(out), "--user-model", "local:")
     assert again == 2
     assert "--resume takes the user model from the run" in capsys.readouterr().err
