@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from toolproof._jsontext import dump_model, dumps, finite
+from toolproof._shared.json_text import dump_model, dumps, finite
 from toolproof.records._read import _parse_line
 from toolproof.report._escape import html_text, md_code_block, md_text, term_text, xml_text
 from toolproof.types import Record, Response

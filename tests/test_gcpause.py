@@ -1,11 +1,11 @@
-"""toolproof._gcpause: the collector is paused, frozen only when asked, and always restored."""
+"""toolproof._shared.gcpause: the collector is paused, frozen only when asked, and always restored."""
 
 from __future__ import annotations
 
 import gc
 
 from tests.subprocess_support import fresh_python
-from toolproof._gcpause import (
+from toolproof._shared.gcpause import (
     YOUNG_THRESHOLD,
     fewer_young_collections,
     freeze_standing,
@@ -62,7 +62,7 @@ def test_frozen_at_exit_freezes_what_stands_when_the_process_ends() -> None:
     code = (
         "import atexit, gc\n"
         "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
-        "from toolproof._gcpause import frozen_at_exit\n"
+        "from toolproof._shared.gcpause import frozen_at_exit\n"
         "frozen_at_exit(); frozen_at_exit()\n"
         "print('frozen before exit:', gc.get_freeze_count() > 0)\n"
     )

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from toolproof import _install
-from toolproof._install import install_hint, source_folder
+from toolproof._shared import install_hint as _install
+from toolproof._shared.install_hint import install_hint, source_folder
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""toolproof._jsonschema: no reference leaves the document; bad schemas are located problems."""
+"""toolproof._shared.schema_validators: no reference leaves the document; bad schemas are located problems."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.subprocess_support import fresh_python
-from toolproof._jsonschema import (
+from toolproof._shared.schema_validators import (
     _META_FORMAT_KEYS,
     check_value,
     rs_validator,
@@ -167,7 +167,7 @@ def test_the_fast_meta_check_leaves_what_it_cannot_know_to_jsonschema(schema: An
 
 
 def _slow_problems(schema: Any) -> list[Any]:
-    from toolproof import _jsonschema
+    from toolproof._shared import schema_validators as _jsonschema
 
     saved = _jsonschema.surely_meta_valid
     _jsonschema.surely_meta_valid = lambda schema: False  # type: ignore[assignment]
@@ -232,7 +232,7 @@ def test_the_regex_format_check_is_jsonschemas(pattern: object) -> None:
     """The fast check's own regex test agrees with jsonschema's format checker."""
     import jsonschema
 
-    from toolproof._jsonschema import _is_regex
+    from toolproof._shared.schema_validators import _is_regex
 
     checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
     assert _is_regex(pattern) is checker.conforms(pattern, "regex")
@@ -249,7 +249,7 @@ def test_plain_schemas_are_checked_without_importing_jsonschema(tmp_path: Path) 
     schema the fast check cannot vouch for still gets jsonschema's located problem."""
     code = (
         "import sys\n"
-        "from toolproof._jsonschema import schema_problems\n"
+        "from toolproof._shared.schema_validators import schema_problems\n"
         "plain = {'type': 'object', 'properties': {'id': {'type': 'string', "
         "'pattern': '^ORD-[0-9]{6}$'}}, 'required': ['id']}\n"
         "print(schema_problems(plain), 'jsonschema' in sys.modules, 'referencing' in sys.modules)\n"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolproof._jsontext import dump_model, dumps, finite
+from toolproof._shared.json_text import dump_model, dumps, finite
 from toolproof.types import Record, Response, Risk
 
 # every code point, lone surrogates included
@@ -98,7 +98,7 @@ def _reference(data: Any, indent: int) -> str:
     """What dumps wrote with the standard library alone, before its faster indented path."""
     from pydantic_core import to_jsonable_python
 
-    from toolproof._jsontext import _escape_surrogates, has_surrogates
+    from toolproof._shared.json_text import _escape_surrogates, has_surrogates
 
     text = json.dumps(
         finite(data), ensure_ascii=False, allow_nan=False, indent=indent,
@@ -158,7 +158,7 @@ def test_two_space_indented_text_is_the_standard_librarys_at_the_edges_of_orjson
 
 def test_plain_data_is_indented_by_orjson(monkeypatch: Any) -> None:
     """A summary.json's data is written by orjson, not by the pure-Python indenter."""
-    from toolproof import _jsontext
+    from toolproof._shared import json_text as _jsontext
 
     def refuse(*args: object) -> str:
         raise AssertionError("indented in pure Python")

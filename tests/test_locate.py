@@ -1,4 +1,4 @@
-"""toolproof._locate: JSON files are located exactly where the YAML reader located them."""
+"""toolproof._shared.locate: JSON files are located exactly where the YAML reader located them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from toolproof._locate import LazyLocator, json_positions
+from toolproof._shared.locate import LazyLocator, json_positions
 from toolproof.errors import SuiteError
 from toolproof.suite._yaml import load_yaml
 

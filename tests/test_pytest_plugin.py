@@ -212,6 +212,7 @@ def test_an_assert_tool_call_failure_shows_the_users_test_not_toolproofs_source(
     for source in ("calls = tool_calls_of(response)", "raise AssertionError(", "def _compile"):
         assert source not in text  # toolproof's own lines
     assert "toolproof/assertions.py" not in text
+    assert "toolproof/testing/assertions.py" not in text
 
 
 def test_assert_tool_call_reads_provider_payloads() -> None:

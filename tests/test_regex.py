@@ -1,10 +1,10 @@
-"""toolproof._regex: suite patterns on RE2."""
+"""toolproof._shared.suite_regex: suite patterns on RE2."""
 
 from __future__ import annotations
 
 import pytest
 
-from toolproof._regex import RegexError, compile_regex
+from toolproof._shared.suite_regex import RegexError, compile_regex
 
 
 def test_ordinary_patterns_match_like_python() -> None:

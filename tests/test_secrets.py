@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from toolproof._jsonescape import unescaped
-from toolproof._secrets import MIN_LENGTH, PLACEHOLDER, Redactor
+from toolproof._shared.json_escapes import unescaped
+from toolproof._shared.loaded_keys import MIN_LENGTH, PLACEHOLDER, Redactor
 from toolproof.types import AttemptError, Outcome, Record, Response
 
 KEY = "sk-proj-planted-0123456789abcdef"
@@ -64,7 +64,7 @@ def test_every_secret_shaped_variable_is_redacted_not_only_the_loaded_key(
 ) -> None:
     """Issue 24 item 5: an MCP server read ANTHROPIC_API_KEY and GITHUB_TOKEN from
     toolproof's /proc environ; they reached records.jsonl unredacted."""
-    from toolproof._secrets import environment_secrets
+    from toolproof._shared.loaded_keys import environment_secrets
     from toolproof.records import RecordWriter
 
     planted = {

@@ -35,7 +35,7 @@ from typing import Any
 
 import orjson
 
-from toolproof._safeio import UnsafePath, read_capped
+from toolproof._shared.safe_io import UnsafePath, read_capped
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -259,7 +259,7 @@ def loads_json(
     except RecursionError:
         raise TooDeep(f"nested deeper than {limit} levels") from None
     except ValueError as exc:
-        from toolproof._jsonnum import too_long_integer
+        from toolproof._shared.json_numbers import too_long_integer
 
         located = too_long_integer(text, exc)
         if located is None:
@@ -282,7 +282,7 @@ def has_long_digits(text: str | bytes) -> bool:
 
 def _unique(text: str | bytes) -> Any:
     """``json.loads``, refusing an object that names a key twice (a located error)."""
-    from toolproof._jsonnum import DuplicateKey, duplicate_key_error, no_duplicate_keys
+    from toolproof._shared.json_numbers import DuplicateKey, duplicate_key_error, no_duplicate_keys
 
     try:
         return json.loads(text, object_pairs_hook=no_duplicate_keys)

@@ -137,7 +137,7 @@ def test_no_model_without_the_local_extra_is_a_usage_error(
     monkeypatch.setattr(local, "local_model_available", lambda: False)
     assert toolproof(monkeypatch, "run", "suite", "-q") == 2
     err = capsys.readouterr().err
-    from toolproof._install import install_hint
+    from toolproof._shared.install_hint import install_hint
 
     assert install_hint("local") in err and "--model" in err
     assert "pip install 'toolproof[local]'" not in err  # not on PyPI: that cannot work

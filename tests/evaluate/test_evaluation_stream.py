@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from toolproof._jsontext import dumps
+from toolproof._shared.json_text import dumps
 from toolproof.errors import UserError
 from toolproof.evaluate import EvaluationStream, evaluate
 from toolproof.match import MissingEmbeddings

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof._jsontext import dumps
+from toolproof._shared.json_text import dumps
 from toolproof.errors import SuiteError
 from toolproof.evaluate import evaluate
 from toolproof.evaluate._failures import FailureLog

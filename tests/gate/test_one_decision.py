@@ -86,7 +86,7 @@ def test_the_five_callers_give_one_decision(tmp_path: Path) -> None:
     from toolproof.cli._report import report_gate
     from toolproof.trust import Trust
     from toolproof.web import FolderSource
-    from toolproof.web._index import RunCache
+    from toolproof.web._run_index import RunCache
 
     run = _complete_run(tmp_path)
 

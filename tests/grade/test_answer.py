@@ -1,7 +1,7 @@
 """How ``grade._answer.schema_failure`` words a schema violation: the tool, the JSON
 pointer of the first error (RFC 6901 escapes) and the validator's message."""
 
-from toolproof._jsonschema import rs_validator
+from toolproof._shared.schema_validators import rs_validator
 from toolproof.grade._answer import schema_failure
 
 SCHEMA = {

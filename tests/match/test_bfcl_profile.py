@@ -8,8 +8,8 @@ import pytest
 
 from toolproof.grade import Scorer
 from toolproof.match import SpecError, compile_value, profile_spec, standardize
-from toolproof.match._context import Context
 from toolproof.match._dates import zone
+from toolproof.match._expr_context import Context
 from toolproof.types import Response, Suite, ToolCall
 
 TOOL = {

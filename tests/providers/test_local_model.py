@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from toolproof._install import install_hint
+from toolproof._shared.install_hint import install_hint
 from toolproof.errors import UserError
 from toolproof.providers import HttpTransport, ModelSettings, ProviderRequest, create_provider
 from toolproof.providers._local import LocalProvider, local_model_available

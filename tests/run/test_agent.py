@@ -14,7 +14,7 @@ from toolproof.providers._scripted import ScriptedProvider
 from toolproof.records._steps import expand_steps
 from toolproof.run import RunOptions, Target, expected_states, load_initial_state, run_suite
 from toolproof.run._agent import ToolBox, run_agent
-from toolproof.run._limits import RetryPolicy
+from toolproof.run._pacing import RetryPolicy
 from toolproof.suite import load_suite
 from toolproof.trust import Trust
 from toolproof.types import Case, Message, Response, Suite, ToolCall, Usage

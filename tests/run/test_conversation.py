@@ -20,7 +20,7 @@ from toolproof.run import (
     read_manifest,
     run_suite,
 )
-from toolproof.run._limits import RetryPolicy
+from toolproof.run._pacing import RetryPolicy
 from toolproof.suite import load_suite
 from toolproof.testing import Reply, StubServer
 from toolproof.trust import Trust

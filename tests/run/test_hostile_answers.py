@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.run.conftest import write_suite
-from toolproof._jsontext import dump_model
+from toolproof._shared.json_text import dump_model
 from toolproof.cli._app import app
 from toolproof.providers import ModelSettings
 from toolproof.providers._transport import _json_bytes

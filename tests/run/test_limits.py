@@ -6,7 +6,7 @@ import pytest
 
 from toolproof.providers._base import Allowance, RateLimits
 from toolproof.run import Pacer, RetryPolicy
-from toolproof.run._limits import MARGIN
+from toolproof.run._pacing import MARGIN
 
 
 def test_retry_after_wins_over_back_off() -> None:

@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from tests.run.conftest import write_suite
-from toolproof._secrets import PLACEHOLDER
+from toolproof._shared.loaded_keys import PLACEHOLDER
 from toolproof.evaluate import evaluate
 from toolproof.gate import GateOptions, InfraAllowance, run_gate
 from toolproof.providers import ModelSettings
@@ -105,7 +105,7 @@ def test_an_echoed_key_is_redacted_everywhere(
 
 
 def test_a_loaded_key_in_the_manifest_is_redacted(tmp_path: Path) -> None:
-    from toolproof._secrets import remember_secret
+    from toolproof._shared.loaded_keys import remember_secret
     from toolproof.run import Manifest, TargetEntry, read_manifest
     from toolproof.run._manifest import now_utc, write_manifest
 

@@ -229,7 +229,7 @@ def test_a_run_folder_in_use_is_refused(suite: Suite, tmp_path: Path) -> None:
 
 
 def test_every_retry_is_recorded_with_its_reason(suite: Suite, tmp_path: Path) -> None:
-    from toolproof.run._limits import RetryPolicy
+    from toolproof.run._pacing import RetryPolicy
 
     fake = FakeProvider(failures={"case-1": [server_error(), rate_limited()]})
     opts = RunOptions(

@@ -14,7 +14,7 @@ from toolproof.grade import Scorer
 from toolproof.providers import ModelSettings
 from toolproof.providers._scripted import ScriptedProvider
 from toolproof.run import RunOptions, Target, expected_states, load_initial_state, run_suite
-from toolproof.run._limits import RetryPolicy
+from toolproof.run._pacing import RetryPolicy
 from toolproof.run._user import MAX_USER_CALLS
 from toolproof.suite import load_suite
 from toolproof.testing import Reply, StubServer

@@ -191,7 +191,7 @@ def test_calibration_judgements_and_labels_are_checked_like_suite_files(
     tmp_path: Path, kind: str
 ) -> None:
     from toolproof.judges import read_calibration, read_labels
-    from toolproof.judges._store import read_judgements
+    from toolproof.judges._file import read_judgements
 
     outside = tmp_path / "outside.json"
     outside.write_text("{}")
@@ -250,7 +250,13 @@ def test_a_records_file_that_is_not_regular_is_one_error(tmp_path: Path, kind: s
 
 
 def test_the_safe_open_module_refuses_what_it_should(tmp_path: Path) -> None:
-    from toolproof._safeio import UnsafePath, enter_folder, open_read, open_write, read_inside
+    from toolproof._shared.safe_io import (
+        UnsafePath,
+        enter_folder,
+        open_read,
+        open_write,
+        read_inside,
+    )
 
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -271,7 +271,7 @@ def test_a_card_number_under_a_key_named_id_is_redacted_and_hex_ids_are_kept() -
     ids=["at", "truncated-json", "quoted", "first-letter"],
 )
 def test_an_email_behind_json_escapes_in_plain_text_is_redacted(text: str) -> None:
-    from toolproof._jsonescape import unescaped
+    from toolproof._shared.json_escapes import unescaped
 
     red = Redactor()
     out = red.text(text)

@@ -4,7 +4,7 @@ import sys
 
 import typer
 
-from toolproof._gcpause import frozen_after_pauses, frozen_at_exit
+from toolproof._shared.gcpause import frozen_after_pauses, frozen_at_exit
 from toolproof._version import __version__
 from toolproof.cli._exit import ExitCode, leave
 from toolproof.errors import UserError
@@ -78,7 +78,7 @@ def main(*, at_once: bool = False) -> None:
         with frozen_after_pauses():  # a command ends soon: its suite need not be collected
             app()
     except UserError as exc:
-        from toolproof._secrets import redactor
+        from toolproof._shared.loaded_keys import redactor
         from toolproof.report._escape import visible
 
         print(f"error: {visible(redactor().text(str(exc)))}", file=sys.stderr)

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 
 import typer
 
-from toolproof._safeio import save
+from toolproof._shared.safe_io import save
 from toolproof.cli._exit import ExitCode
 from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
@@ -100,7 +100,7 @@ def score(
     trust, _ = trust_for(config, allow_code)
     s = load_suite(suite, trust)
     from toolproof.judges import JUDGEMENTS_FILE, read_judgements
-    from toolproof.judges._store import latest_judgements
+    from toolproof.judges._file import latest_judgements
 
     files = [records_path(p) for p in records]
     s = with_sent_tools(s, files, trust)  # a run made with --tools: the tools it sent

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from toolproof._safeio import save
+from toolproof._shared.safe_io import save
 from toolproof.cli._run import infra_allowance
 from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
@@ -43,7 +43,7 @@ def _write(path: Path | None, text: str) -> None:
 
 
 def _json(data: Any) -> str:
-    from toolproof._jsontext import dumps
+    from toolproof._shared.json_text import dumps
 
     return dumps(data, indent=2) + "\n"
 

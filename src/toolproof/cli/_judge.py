@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from toolproof._safeio import UnsafePath, read_inside, refused, save
+from toolproof._shared.safe_io import UnsafePath, read_inside, refused, save
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 from toolproof.errors import UserError
 
@@ -105,7 +105,7 @@ def judge_records(
 
 def show_judged(suite: Suite, judgements: list[Judgement], console: Console) -> list[RubricFigures]:
     from toolproof.judges import rubric_figures, suite_calibrations, suite_rubrics
-    from toolproof.judges._report import render_figures
+    from toolproof.judges._terminal import render_figures
     from toolproof.types import CalibrationPolicy
 
     figures = rubric_figures(judgements, suite_rubrics(suite))
@@ -143,7 +143,7 @@ def after_run(
     from toolproof.evaluate import evaluate
     from toolproof.grade import Scorer
     from toolproof.judges import JUDGEMENTS_FILE, read_judgements
-    from toolproof.judges._store import latest_judgements
+    from toolproof.judges._file import latest_judgements
     from toolproof.records import latest_records
     from toolproof.trust import DEFAULT_TRUST
 
@@ -372,7 +372,7 @@ def calibrate_command(
         rubric_named,
         write_calibration,
     )
-    from toolproof.judges._report import render_calibration
+    from toolproof.judges._terminal import render_calibration
     from toolproof.run import RichProgress
     from toolproof.run._runner import new_run_dir
     from toolproof.suite import load_suite

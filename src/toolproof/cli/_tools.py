@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from toolproof._safeio import save
+from toolproof._shared.safe_io import save
 
 tools_app = typer.Typer(
     name="tools",
@@ -79,7 +79,7 @@ def import_command(
 
 
 def _check(suite: Path, result: object) -> None:
-    from toolproof._locate import Locator
+    from toolproof._shared.locate import Locator
     from toolproof.importers import ImportResult, drift
     from toolproof.suite import load_suite_with_origin
 

@@ -26,7 +26,7 @@ from toolproof.judges import (
     read_judgements,
     suite_calibrations,
 )
-from toolproof.judges._store import latest_judgements
+from toolproof.judges._file import latest_judgements
 from toolproof.match import Embeddings, MissingEmbeddings
 from toolproof.providers import TextEmbedder, load_embedder
 from toolproof.records import iter_keys, iter_records

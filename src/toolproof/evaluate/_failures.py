@@ -21,7 +21,7 @@ from typing import Any, overload
 
 import orjson
 
-from toolproof._jsontext import dumps
+from toolproof._shared.json_text import dumps
 from toolproof.records import iter_records
 from toolproof.records._read import loads
 from toolproof.stats import FailureItem

@@ -24,7 +24,7 @@ from toolproof.gate._compare import (
     fingerprint_warnings,
     mcnemar,
 )
-from toolproof.gate._coverage import Coverage, check_coverage
+from toolproof.gate._complete import Coverage, check_coverage
 from toolproof.gate._findings import Finding
 from toolproof.gate._gate import (
     EXIT_GATE_FAILED,

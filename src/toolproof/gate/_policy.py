@@ -65,8 +65,8 @@ class GatePolicy(BaseModel):
 
 def read_policy(path: str | Path) -> GatePolicy:
     """The policy in ``path``: a located error (file, line, field) when it is not one."""
-    from toolproof._locate import Locator, first_error
-    from toolproof._safeio import UnsafePath, read_capped
+    from toolproof._shared.locate import Locator, first_error
+    from toolproof._shared.safe_io import UnsafePath, read_capped
     from toolproof.errors import SuiteError
     from toolproof.suite._yaml import load_yaml
     from toolproof.trust import DEFAULT_MAX_FILE_BYTES

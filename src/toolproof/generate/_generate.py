@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolproof._jsonschema import check_value
+from toolproof._shared.schema_validators import check_value
 from toolproof.errors import ProviderError, UserError
 from toolproof.generate._plan import Slot, plan_slots, slot_messages
 from toolproof.grade import ToolIndex, compile_expectations

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from toolproof._jsonschema import rs_validator
+from toolproof._shared.schema_validators import rs_validator
 from toolproof.grade._answer import (
     NO_CALL,
     CallInfo,

@@ -14,13 +14,13 @@ from toolproof.importers._bfcl import (
     write_bfcl,
 )
 from toolproof.importers._compat import anthropic_strict_problems, openai_strict_problems
-from toolproof.importers._drift import Drift, drift
 from toolproof.importers._formats import FILE_FORMATS, read_definitions
 from toolproof.importers._mcp import INSTALL_HINT, McpSource, list_mcp_tools, parse_mcp_source
 from toolproof.importers._model import ImportedTool, ImportResult, Level, Note
 from toolproof.importers._openapi import OperationFilter, read_openapi
 from toolproof.importers._source import FORMATS, import_tools
 from toolproof.importers._tau2 import Tau2Import, import_tau2, tau2_domains_dir, write_tau2
+from toolproof.importers._tool_drift import Drift, drift
 from toolproof.importers._write import tool_data, tools_file, tools_yaml
 
 __all__ = [

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from toolproof._jsonschema import check_value
+from toolproof._shared.schema_validators import check_value
 from toolproof.errors import UserError
 from toolproof.match import MISSING, literal_values, standardize
 

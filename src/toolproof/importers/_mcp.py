@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolproof._mcpsdk import ServerFault, ServerFaults, describe, quiet_sdk_log, until_fault
+from toolproof._shared.mcp_sdk import (
+    ServerFault,
+    ServerFaults,
+    describe,
+    quiet_sdk_log,
+    until_fault,
+)
 from toolproof.errors import UserError
 
 INSTALL_HINT = "listing an MCP server's tools needs the mcp SDK: pip install 'toolproof[mcp]'"

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from toolproof._visible import visible
+from toolproof._shared.visible import visible
 from toolproof.types import SuiteTool
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from toolproof._locate import Locator
+from toolproof._shared.locate import Locator
 from toolproof.errors import SuiteError, UserError
 from toolproof.importers._compat import check_compatibility
 from toolproof.importers._formats import FILE_FORMATS, read_definitions

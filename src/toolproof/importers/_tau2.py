@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolproof._locate import Locator, json_positions
+from toolproof._shared.locate import Locator, json_positions
 from toolproof.errors import SuiteError, UserError
 
 __all__ = [
@@ -539,7 +539,7 @@ def tools_py(domain: Tau2Domain, package: str) -> str:
 
 
 def suite_yaml(domain: Tau2Domain, package: str, root: Path) -> str:
-    from toolproof._visible import visible
+    from toolproof._shared.visible import visible
     from toolproof.importers._write import dump_yaml
 
     tools = []

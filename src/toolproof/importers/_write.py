@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from toolproof._visible import visible
+from toolproof._shared.visible import visible
 from toolproof.importers._model import ImportResult
 from toolproof.types import SuiteTool
 

@@ -20,6 +20,13 @@ from toolproof.judges._api import (
     suite_rubrics,
 )
 from toolproof.judges._batch import Item, JudgeRunOptions, judge_items, judge_items_async
+from toolproof.judges._blocking import (
+    JudgeGateCheck,
+    calibration_status,
+    family,
+    judge_gate,
+    self_preference,
+)
 from toolproof.judges._calibrate import (
     VARIANTS,
     Calibration,
@@ -35,13 +42,7 @@ from toolproof.judges._calibrate import (
 )
 from toolproof.judges._calibrations import suite_calibrations
 from toolproof.judges._figures import FieldFigure, RubricFigures, rubric_figures
-from toolproof.judges._gate import (
-    JudgeGateCheck,
-    calibration_status,
-    family,
-    judge_gate,
-    self_preference,
-)
+from toolproof.judges._file import JUDGEMENTS_FILE, append_judgements, read_judgements
 from toolproof.judges._judge import (
     JUDGE_DEFAULTS,
     WEAK_JUDGE_NOTE,
@@ -70,7 +71,6 @@ from toolproof.judges._prompt import (
     transcript_data,
 )
 from toolproof.judges._rubrics import builtin_rubric, case_rubrics, rubric_named
-from toolproof.judges._store import JUDGEMENTS_FILE, append_judgements, read_judgements
 
 __all__ = [
     "JUDGEMENTS_FILE",

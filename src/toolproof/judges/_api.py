@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from toolproof.judges._batch import Item, JudgeRunOptions, judge_items
+from toolproof.judges._file import append_judgements, latest_judgements, read_judgements
 from toolproof.judges._judge import Judge, Judgement, judge_settings, record_digest
 from toolproof.judges._rubrics import case_rubrics, rubric_named
-from toolproof.judges._store import append_judgements, latest_judgements, read_judgements
 from toolproof.match import Decisions, Question
 from toolproof.types import ARGUMENT_RUBRIC, Case, Outcome, Record, Rubric, Suite
 

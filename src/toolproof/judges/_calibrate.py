@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolproof._safeio import UnsafePath, read_inside, refused, replace_bytes
+from toolproof._shared.safe_io import UnsafePath, read_inside, refused, replace_bytes
 from toolproof._version import __version__
 from toolproof.errors import SuiteError, UserError
 from toolproof.judges._batch import Item, JudgeRunOptions, judge_items

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolproof._safeio import UnsafePath, open_write, read_inside, refused, write_bytes
+from toolproof._shared.safe_io import UnsafePath, open_write, read_inside, refused, write_bytes
 from toolproof.errors import SuiteError
 from toolproof.judges._parse import FieldValue, JudgeReplyError, check_value
 from toolproof.judges._prompt import ArgumentItem

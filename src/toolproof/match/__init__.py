@@ -6,8 +6,8 @@ A leaf package: it imports only ``toolproof.types`` and ``toolproof.errors``.
 """
 
 from toolproof.match._bfcl import PROFILES, profile_spec, standardize
-from toolproof.match._context import Context, context
 from toolproof.match._dates import resolve, zone
+from toolproof.match._expr_context import Context, context
 from toolproof.match._judged import Decisions, Question
 from toolproof.match._matchers import (
     MISSING,

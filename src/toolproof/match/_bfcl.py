@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolproof.match._context import Context
+from toolproof.match._expr_context import Context
 from toolproof.match._matchers import (
     MISSING,
     Matcher,

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from toolproof._regex import RegexError, compile_regex
+from toolproof._shared.suite_regex import RegexError, compile_regex
 from toolproof.match import _dates
-from toolproof.match._context import Context
+from toolproof.match._expr_context import Context
 from toolproof.match._judged import Decisions, Question
 from toolproof.match._semantic import Comparison, Embeddings, semantic_missing
 

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from toolproof.match._context import Context
+from toolproof.match._expr_context import Context
 from toolproof.match._matchers import Matcher, compile_value
 from toolproof.types import MockRule, ToolMock
 

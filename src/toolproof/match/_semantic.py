@@ -148,7 +148,7 @@ def _missing_packages() -> tuple[str, ...]:
 
 def semantic_missing() -> str | None:
     """Why the semantic matcher cannot run here (with the install command), or None."""
-    from toolproof._install import install_hint
+    from toolproof._shared.install_hint import install_hint
 
     gone = _missing_packages()
     if not gone:

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from toolproof._mcpsdk import ServerFaults, quiet_sdk_log, until_fault
+from toolproof._shared.mcp_sdk import ServerFaults, quiet_sdk_log, until_fault
 from toolproof.errors import UserError
 from toolproof.match import ToolResult
 from toolproof.mcpenv._sandbox import sandboxed

@@ -11,7 +11,7 @@ import os
 from abc import abstractmethod
 from typing import Any
 
-from toolproof._secrets import remember_secret
+from toolproof._shared.loaded_keys import remember_secret
 from toolproof.errors import UserError
 from toolproof.providers._base import (
     Exchange,
@@ -20,7 +20,7 @@ from toolproof.providers._base import (
     ProviderRequest,
     TransportError,
 )
-from toolproof.providers._settings import SettingsFormat, put_settings, refuse
+from toolproof.providers._request_fields import SettingsFormat, put_settings, refuse
 from toolproof.providers._transport import (
     RepeatedKeys,
     Transport,

@@ -29,7 +29,7 @@ from toolproof.providers._common import (
     system_text,
     unexpected_body,
 )
-from toolproof.providers._settings import TOOL_NAME, Put, Refusal, SettingsFormat
+from toolproof.providers._request_fields import TOOL_NAME, Put, Refusal, SettingsFormat
 from toolproof.providers._transport import Transport
 from toolproof.types import Message, Response, Tool, ToolCall, Usage
 

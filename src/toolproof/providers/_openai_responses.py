@@ -19,7 +19,7 @@ from toolproof.providers._common import (
     fill_call_ids,
     unexpected_body,
 )
-from toolproof.providers._settings import TOOL_NAME, Put, SettingsFormat
+from toolproof.providers._request_fields import TOOL_NAME, Put, SettingsFormat
 from toolproof.types import Message, Response, Tool, ToolCall, Usage
 
 __all__ = ["OpenAIResponsesProvider"]

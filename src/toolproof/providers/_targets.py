@@ -28,7 +28,7 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolproof._secrets import remember_secret
+from toolproof._shared.loaded_keys import remember_secret
 from toolproof.errors import UserError
 from toolproof.providers._base import (
     GENERATION_FIELDS,

@@ -14,14 +14,14 @@ import msgspec
 import orjson
 from pydantic import ValidationError
 
-from toolproof._jsonnum import (
+from toolproof._shared.json_numbers import (
     DuplicateKey,
     duplicate_key_error,
     no_duplicate_keys,
     too_long_integer,
 )
-from toolproof._locate import JsonLineLocator, first_error
-from toolproof._safeio import MAX_LINE_CHARS, UnsafePath, open_read
+from toolproof._shared.locate import JsonLineLocator, first_error
+from toolproof._shared.safe_io import MAX_LINE_CHARS, UnsafePath, open_read
 from toolproof.errors import SuiteError
 from toolproof.records._steps import BadSteps, expand_steps
 from toolproof.types import Record, Response, ToolCall

@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from toolproof._jsontext import dump_model
-from toolproof._safeio import UnsafePath, open_write, refused
-from toolproof._secrets import redactor
+from toolproof._shared.json_text import dump_model
+from toolproof._shared.loaded_keys import redactor
+from toolproof._shared.safe_io import UnsafePath, open_write, refused
 from toolproof.records._read import TornLineWarning
 from toolproof.types import Record
 

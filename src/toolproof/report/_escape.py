@@ -23,7 +23,7 @@ import re
 
 from rich.markup import escape as _rich_escape
 
-from toolproof._visible import visible
+from toolproof._shared.visible import visible
 
 __all__ = ["html_text", "md_code_block", "md_text", "term_text", "visible", "xml_text"]
 

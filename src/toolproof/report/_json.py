@@ -12,7 +12,7 @@ import orjson
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from toolproof._jsontext import _escape_surrogates, finite, has_surrogates, indented_pieces
+from toolproof._shared.json_text import _escape_surrogates, finite, has_surrogates, indented_pieces
 from toolproof._version import __version__
 from toolproof.stats import FailureItem, Summary
 

@@ -9,11 +9,10 @@ The library API behind ``toolproof run``::
 """
 
 from toolproof.run._cache import ResponseCache, fingerprint
-from toolproof.run._checks import load_checks
 from toolproof.run._context import AttemptInfo, current_attempt
 from toolproof.run._env import expected_states, gold_action_warnings, load_initial_state
-from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import MANIFEST_FORMAT, Manifest, TargetEntry, read_manifest
+from toolproof.run._pacing import Pacer, RetryPolicy
 from toolproof.run._pricing import Price, Pricing
 from toolproof.run._progress import RichProgress, RunObserver, SilentObserver
 from toolproof.run._runner import (
@@ -34,6 +33,7 @@ from toolproof.run._settings import (
     suite_models,
     trust_from,
 )
+from toolproof.run._suite_code import load_checks
 
 __all__ = [
     "MANIFEST_FORMAT",

@@ -30,8 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from toolproof._jsontext import dump_model
-from toolproof._secrets import redactor
+from toolproof._shared.json_text import dump_model
+from toolproof._shared.loaded_keys import redactor
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.providers._base import GENERATION_FIELDS
 from toolproof.types import Message, Response, Tool

@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolproof._jsontext import dump_model
-from toolproof._safeio import UnsafePath, read_inside, refused, replace_bytes, save
-from toolproof._secrets import redactor
+from toolproof._shared.json_text import dump_model
+from toolproof._shared.loaded_keys import redactor
+from toolproof._shared.safe_io import UnsafePath, read_inside, refused, replace_bytes, save
 from toolproof.errors import SuiteError
 from toolproof.providers import ModelSettings
 from toolproof.trust import Trust

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from toolproof._safeio import UnsafePath, open_write, refused
+from toolproof._shared.safe_io import UnsafePath, open_write, refused
 from toolproof._version import __version__
 from toolproof.adaptive import Bound, Plan, Seen, next_round
 from toolproof.errors import SuiteError, UserError
@@ -40,7 +40,6 @@ from toolproof.records import (
 )
 from toolproof.run._cache import Fingerprinter, ResponseCache, default_cache_dir
 from toolproof.run._context import ATTEMPT, AttemptInfo
-from toolproof.run._limits import Pacer, RetryPolicy
 from toolproof.run._manifest import (
     Manifest,
     Schedule,
@@ -56,6 +55,7 @@ from toolproof.run._manifest import (
     write_manifest,
     write_run_tools,
 )
+from toolproof.run._pacing import Pacer, RetryPolicy
 from toolproof.run._pricing import Pricing
 from toolproof.run._progress import RunObserver, SilentObserver
 from toolproof.run._shard import in_shard, parse_shard

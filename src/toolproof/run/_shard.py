@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from toolproof._safeio import (
+from toolproof._shared.safe_io import (
     MAX_RUN_FILE_BYTES,
     UnsafePath,
     open_write,

@@ -139,7 +139,7 @@ def _slug(text: str) -> str:
 
 
 def _write(path: Path, text: str) -> Path:
-    from toolproof._safeio import save
+    from toolproof._shared.safe_io import save
 
     save(path, text)
     return path

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlsplit
 
-from toolproof._safeio import UnsafePath, enter_folder
+from toolproof._shared.safe_io import UnsafePath, enter_folder
 from toolproof.errors import UserError
 
 #: Seconds a writer waits for another writer's lock before giving up (SQLite busy timeout).

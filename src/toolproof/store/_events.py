@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from toolproof._safeio import UnsafePath, open_read, open_write, refused
+from toolproof._shared.safe_io import UnsafePath, open_read, open_write, refused
 from toolproof.errors import SuiteError
 
 EVENTS_FILE = "events.jsonl"

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from toolproof._safeio import MAX_LINE_CHARS, open_read
+from toolproof._shared.safe_io import MAX_LINE_CHARS, open_read
 from toolproof.store._db import Database
 
 T = TypeVar("T")

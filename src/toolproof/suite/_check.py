@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from toolproof._gcpause import gc_paused
-from toolproof._jsonschema import schema_problems, value_checker
-from toolproof._locate import Locator, Path_
+from toolproof._shared.gcpause import gc_paused
+from toolproof._shared.locate import Locator, Path_
+from toolproof._shared.schema_validators import schema_problems, value_checker
 from toolproof.errors import SuiteError
 from toolproof.grade import (
     ArgMemo,

@@ -11,9 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolproof._gcpause import gc_paused
-from toolproof._jsonschema import schema_problems
-from toolproof._locate import (
+from toolproof._shared.gcpause import gc_paused
+from toolproof._shared.locate import (
     JsonLineLocator,
     LazyLocator,
     Locator,
@@ -22,6 +21,7 @@ from toolproof._locate import (
     all_errors,
     json_positions,
 )
+from toolproof._shared.schema_validators import schema_problems
 from toolproof.errors import SuiteError, SuiteProblems
 from toolproof.suite._yaml import load_yaml
 from toolproof.trust import (

@@ -38,7 +38,7 @@ from yaml.constructor import SafeConstructor
 from yaml.reader import ReaderError
 from yaml.resolver import Resolver
 
-from toolproof._locate import Path_, Positions
+from toolproof._shared.locate import Path_, Positions
 from toolproof.errors import SuiteError, UserError
 from toolproof.trust import DEFAULT_MAX_FILE_BYTES, DEFAULT_TRUST, Trust, UnsafePath, read_capped
 
@@ -345,7 +345,7 @@ class _Builder:
         except ValueError as exc:  # an integer beyond Python's digit limit
             if "digits" not in str(exc):
                 raise
-            from toolproof._jsonnum import LIMIT
+            from toolproof._shared.json_numbers import LIMIT
 
             raise self._error(
                 node, path, f"an integer with more than {LIMIT:,} digits (toolproof reads up "

@@ -104,7 +104,7 @@ def _share(verdicts: dict[str, bool]) -> dict[str, int]:
 
 def _selection_verdicts(run: Path, target: str | None) -> dict[str, bool]:
     """The selection judge's 'appropriate' per case, from a run folder's judgements."""
-    from toolproof.judges._store import JUDGEMENTS_FILE, read_judgements
+    from toolproof.judges._file import JUDGEMENTS_FILE, read_judgements
 
     folder = run if run.is_dir() else run.parent
     out: dict[str, bool] = {}

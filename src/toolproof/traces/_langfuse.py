@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from toolproof._secrets import remember_secret
+from toolproof._shared.loaded_keys import remember_secret
 from toolproof.errors import UserError
 
 __all__ = ["fetch_observations"]

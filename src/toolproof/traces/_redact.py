@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolproof._jsonescape import decode, unescaped
-from toolproof._regex import Pattern, RegexError, compile_regex
+from toolproof._shared.json_escapes import decode, unescaped
+from toolproof._shared.suite_regex import Pattern, RegexError, compile_regex
 from toolproof.errors import UserError
 
 __all__ = ["KINDS", "Redactor", "redactor_from_config"]

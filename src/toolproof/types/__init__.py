@@ -20,7 +20,7 @@ from toolproof.types._case import (
     UserRule,
     UserStep,
 )
-from toolproof.types._judge import (
+from toolproof.types._judging import (
     ARGUMENT_RUBRIC,
     BUILTIN_FIELDS,
     BUILTIN_RUBRICS,

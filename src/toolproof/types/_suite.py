@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolproof.types._case import Case, Order, ToolMock
-from toolproof.types._judge import SuiteJudge
+from toolproof.types._judging import SuiteJudge
 from toolproof.types._tool import SuiteTool, Tool
 
 SUITE_FORMAT = 1

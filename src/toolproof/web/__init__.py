@@ -15,7 +15,7 @@ opened). Read-only: GET routes only.
 """
 
 from toolproof.web._app import make_app, serve
-from toolproof.web._index import RunCache, RunIndex, build_index
+from toolproof.web._run_index import RunCache, RunIndex, build_index
 from toolproof.web._source import FolderSource, RunInfo, RunSource
 from toolproof.web._stored import StoredRun, StoreSource
 

@@ -15,8 +15,8 @@ from aiohttp import web
 from toolproof.errors import UserError
 from toolproof.report import render_page
 from toolproof.report._html import assets, environment
-from toolproof.web._index import RunCache
 from toolproof.web._pages import FILTERS, RunDiff, filter_entries, paginate, run_diff
+from toolproof.web._run_index import RunCache
 from toolproof.web._source import FolderSource, RunSource
 from toolproof.web._stored import StoreSource
 from toolproof.web._views import FolderPages, Opening, PageError, Pages, StorePages, blocking

@@ -20,7 +20,7 @@ from toolproof.report._escape import visible
 from toolproof.report._htmlview import LABELS, CaseEntry, RateView
 from toolproof.report._judged import comparison_legend, marked
 from toolproof.stats import RATE_NAMES, Summary
-from toolproof.web._index import RunIndex
+from toolproof.web._run_index import RunIndex
 from toolproof.web._stored import StoredRun, metric_view
 
 if TYPE_CHECKING:

@@ -22,7 +22,6 @@ from typing import Any, Protocol, TypeVar
 
 from toolproof.errors import UserError
 from toolproof.report._htmlview import CaseEntry, RateView, attempt_view, entry, rate_view
-from toolproof.web._index import RunCache, RunIndex
 from toolproof.web._pages import (
     TREND_METRICS,
     Compared,
@@ -35,6 +34,7 @@ from toolproof.web._pages import (
     stored_comparisons,
     trend,
 )
+from toolproof.web._run_index import RunCache, RunIndex
 from toolproof.web._stored import StoredRun, StoreSource, metric_view
 
 __all__ = [

@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from toolproof._install import install_hint
+from toolproof._shared.install_hint import install_hint
 from toolproof.errors import UserError
 from toolproof.providers._base import Exchange, ModelSettings, Provider, ProviderRequest
 from toolproof.providers._local._gguf import (

@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import BinaryIO
 
-from toolproof._install import install_hint
+from toolproof._shared.install_hint import install_hint
 from toolproof.errors import UserError
 
 __all__ = [

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from toolproof._safeio import UnsafePath, open_write, read_inside, refused
-from toolproof._secrets import redactor
+from toolproof._shared.loaded_keys import redactor
+from toolproof._shared.safe_io import UnsafePath, open_write, read_inside, refused
 from toolproof.errors import SuiteError
 from toolproof.judges._judge import Judgement
 from toolproof.trust import TooDeep, loads_json

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolproof._safeio import MAX_LINE_CHARS, open_read
+from toolproof._shared.safe_io import MAX_LINE_CHARS, open_read
 from toolproof.evaluate import Evaluation, TargetEvaluation
 from toolproof.gate import GateResult, run_gate
 from toolproof.records._steps import expand_steps

@@ -32,8 +32,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from toolproof._jsonescape import decode, unescaped
-from toolproof._jsontext import dump_model
+from toolproof._shared.json_escapes import decode, unescaped
+from toolproof._shared.json_text import dump_model
 
 __all__ = [
     "MIN_LENGTH",

@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from toolproof.judges._blocking import calibration_status
 from toolproof.judges._calibrate import Calibration
 from toolproof.judges._figures import RubricFigures
-from toolproof.judges._gate import calibration_status
 from toolproof.types import CalibrationPolicy
 
 JUDGE_MARK = "⚖"
