@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from toolproof.judges._calibrate import Calibration
-from toolproof.judges._terminal import render_calibration
+from toolproof.judges._printed import render_calibration
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "support" / "calibration-selection.json"
 

@@ -1,6 +1,6 @@
 """The one metric table agrees with the thresholds a suite can set, the gate and the reports."""
 
-from toolproof.gate._figures import LABELS
+from toolproof.gate._measured import LABELS
 from toolproof.stats import METRICS, RATE_NAMES
 from toolproof.types import Thresholds
 

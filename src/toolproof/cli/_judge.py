@@ -105,7 +105,7 @@ def judge_records(
 
 def show_judged(suite: Suite, judgements: list[Judgement], console: Console) -> list[RubricFigures]:
     from toolproof.judges import rubric_figures, suite_calibrations, suite_rubrics
-    from toolproof.judges._terminal import render_figures
+    from toolproof.judges._printed import render_figures
     from toolproof.types import CalibrationPolicy
 
     figures = rubric_figures(judgements, suite_rubrics(suite))
@@ -372,7 +372,7 @@ def calibrate_command(
         rubric_named,
         write_calibration,
     )
-    from toolproof.judges._terminal import render_calibration
+    from toolproof.judges._printed import render_calibration
     from toolproof.run import RichProgress
     from toolproof.run._runner import new_run_dir
     from toolproof.suite import load_suite

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.evaluate import Evaluation, TargetEvaluation
-from toolproof.gate._figures import case_outcomes, metric_rate, unsafe_calls
+from toolproof.gate._measured import case_outcomes, metric_rate, unsafe_calls
 from toolproof.judges import Judgement
 from toolproof.stats import Rate, pass_at_k, pass_hat_k
 from toolproof.stats._metrics import RATE_NAMES

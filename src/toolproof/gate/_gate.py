@@ -19,10 +19,10 @@ from toolproof.gate._compare import (
     pair_targets,
 )
 from toolproof.gate._complete import Coverage, check_coverage
-from toolproof.gate._figures import LABELS
 from toolproof.gate._findings import Finding
 from toolproof.gate._infra import InfraAllowance, check_infra, unscored
 from toolproof.gate._judged import judged_findings
+from toolproof.gate._measured import LABELS
 from toolproof.gate._schedule import ScheduleReport, compiled_cases, target_schedule
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
 from toolproof.judges import Calibration, calibration_status

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.adaptive import Bound, Seen, anytime_p_value
-from toolproof.gate._figures import LABELS
+from toolproof.gate._measured import LABELS
 from toolproof.gate._thresholds import ThresholdCheck, effective_thresholds
 from toolproof.stats._metrics import RATE_METRICS, RATE_NAMES, metric_rate
 from toolproof.trust import DEFAULT_TRUST, Trust

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from toolproof.gate._compare import judge_bound
-from toolproof.gate._figures import LABELS, failed_cases, metric_rate, unsafe_calls
+from toolproof.gate._measured import LABELS, failed_cases, metric_rate, unsafe_calls
 from toolproof.stats._metrics import RATE_NAMES
 from toolproof.types import Risk, Suite, Thresholds, Verdict
 

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolproof.gate import Comparison, GateResult, JudgeStatus, TargetGate
-from toolproof.gate._figures import LABELS
+from toolproof.gate._measured import LABELS
 from toolproof.report._escape import term_text
 from toolproof.report._judged import comparison_legend, judged_rates, legend, marked
 from toolproof.report._terminal import fmt_rate, render_terminal

@@ -87,7 +87,7 @@ def _comparison(c: Comparison, judges: Sequence[JudgeStatus] = ()) -> list[str]:
         "| metric | baseline | this run | Δ points | McNemar p |",
         "|---|---|---|---|---|",
     ]
-    from toolproof.gate._figures import LABELS
+    from toolproof.gate._measured import LABELS
 
     for m in [*c.metrics, *c.judged]:
         p = f"{m.test.p_value:.3g}" if m.test is not None else "–"

@@ -8,6 +8,7 @@ provider a :class:`MockTransport` whose function answers each request, with
 no socket at all.
 """
 
+from toolproof.testing._mock_transport import MockTransport
 from toolproof.testing._rate_limited import BucketLimitedStub, TokenLimitedStub, WindowLimitedStub
 from toolproof.testing._script import (
     Call,
@@ -20,7 +21,6 @@ from toolproof.testing._script import (
     Truncated,
 )
 from toolproof.testing._stub import StubRequest, StubServer
-from toolproof.testing._transport import MockTransport
 
 __all__ = [
     "BucketLimitedStub",
