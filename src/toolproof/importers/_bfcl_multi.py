@@ -12,7 +12,10 @@ An entry becomes one conversation case:
   suite's tools, and the case's ``tools`` names them;
 - the ground truth (a list per turn of call strings such as
   ``"cd(folder='document')"``) → ``end_state.actions``: every turn's calls in
-  order, replayed on the case's state for the expected end state. The strings
+  order, replayed on the case's state for the expected end state, and a
+  ``trajectory`` (``superset``: every ground-truth call made, in any order,
+  other calls allowed), the nearest toolproof check to BFCL's, which wants each
+  ground-truth call's *result* among the model's results. The strings
   are parsed with :mod:`ast` (a call of a name, literal arguments only), never
   evaluated.
 
@@ -220,6 +223,8 @@ def _case(
         "end_state": {"actions": actions},
         "tags": ["bfcl", cat.name],
     }
+    if actions:  # BFCL: every ground-truth call's result is among the model's, in any order
+        case["trajectory"] = {"mode": "superset", "steps": [actions]}
     return case, [str(c) for c in classes]
 
 
