@@ -16,11 +16,11 @@ entry, conversations are made from the ground truth (a list per turn of calls):
 conversation is scored twice, in this process:
 
 - by toolproof: the real runner runs the imported case, its scripted user
-  saying each turn, and a scripted model making the turn's calls (one per
-  step, then a text answer), on BFCL's classes through the suite's tools file
+  saying each turn, and a scripted model making the turn's calls (all in one
+  step, run in order, then a text answer), on BFCL's classes through the suite's tools file
   (``--allow-code``); ``evaluate()`` grades the records. The figure is whether
   the verdict passed (its end state equals the gold calls' end state);
-- by BFCL: the same calls, as call strings per turn and step, go to
+- by BFCL: the same calls, as call strings (one step per turn), go to
   ``multi_turn_checker`` (bfcl_eval's), which runs them on fresh instances of
   its classes and checks, after every turn with ground truth, the instances'
   state and that the turn's ground-truth results are among the model's results.
@@ -118,13 +118,13 @@ def bfcl_verdicts(
 
     out = []
     for n, (_, variant, entry, truth, turns) in enumerate(rows):
-        decoded = [[[call_text(c, a)] for c, a in turn] for turn in turns]
+        decoded = [[[call_text(c, a) for c, a in turn]] if turn else [] for turn in turns]
         model = f"tp{n}_{variant}"
         started = time.process_time()
         full = mtc.multi_turn_checker(decoded, truth, entry, entry["id"].rsplit("_", 1)[0], model)
         cpu = time.process_time() - started
         # the end state only: every turn's calls, then one state check after the last turn
-        flat_model = [[[call_text(c, a)] for turn in turns for c, a in turn]]
+        flat_model = [[[call_text(c, a) for turn in turns for c, a in turn]]]
         flat_truth = [[t for turn in truth for t in turn]]
         end_only = mtc.multi_turn_checker(
             flat_model if flat_truth[0] else [[]],
@@ -174,10 +174,12 @@ def toolproof_verdicts(
                 continue
             steps: list[dict[str, Any]] = []
             for t, turn in enumerate(turns):
-                steps += [
-                    {"tool_calls": [{"id": f"c{t}_{i}", "name": c, "arguments": a}]}
-                    for i, (c, a) in enumerate(turn)
-                ]
+                if turn:  # one step per turn: its calls, run in order
+                    calls = [
+                        {"id": f"c{t}_{i}", "name": c, "arguments": a}
+                        for i, (c, a) in enumerate(turn)
+                    ]
+                    steps.append({"tool_calls": calls})
                 steps.append({"text": "Done."})
             script[case_id] = {"steps": steps}
         cases = [c for c in suite.cases if c.id in script]

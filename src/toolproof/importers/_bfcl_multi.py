@@ -155,8 +155,10 @@ def _script(entry: dict[str, Any]) -> list[str]:
             n = len(turn) if isinstance(turn, list) else 0
             raise ValueError(f"turn {i} holds {n} messages; each turn needs one user message")
         m = turn[0]
-        if not isinstance(m, dict) or m.get("role") != "user" or not isinstance(
-            m.get("content"), str
+        if (
+            not isinstance(m, dict)
+            or m.get("role") != "user"
+            or not isinstance(m.get("content"), str)
         ):
             raise ValueError(f"turn {i}: the message is not a user message with text")
         script.append(m["content"])
@@ -288,7 +290,9 @@ def read_multi_turn(
             try:
                 tool = convert_function(doc, "python")
             except ValueError as exc:
-                raise UserError(f"{root / 'multi_turn_func_doc' / CLASS_DOCS[cls]}: {exc}") from None
+                raise UserError(
+                    f"{root / 'multi_turn_func_doc' / CLASS_DOCS[cls]}: {exc}"
+                ) from None
             tools.append(tool)
     suite: dict[str, Any] = {
         "format": 1,

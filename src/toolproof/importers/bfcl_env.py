@@ -33,7 +33,7 @@ import json
 import math
 from typing import Any
 
-from toolproof import ToolError
+from toolproof.errors import ToolError
 
 __all__ = ["BfclEnvironment", "BfclInstances", "encode"]
 
@@ -141,9 +141,7 @@ class BfclEnvironment:
         """A tool call as BFCL's executor makes it; the result as BFCL's model reads it."""
         method = obj.methods.get(name)
         if method is None:
-            raise ToolError(
-                f"Error during execution: no involved class of this case has '{name}'"
-            )
+            raise ToolError(f"Error during execution: no involved class of this case has '{name}'")
         arguments = _plain(args) if isinstance(args, dict) else {}
         try:
             value = method(**arguments)
