@@ -30,8 +30,12 @@ end state only, as toolproof does), to count the rows per-turn checking
 changes.
 
 Needs bfcl-eval (``pip install --no-deps bfcl-eval``) and mpmath (MathAPI).
+``--no-trajectory`` grades on the end state alone (the cases' superset
+trajectory of the ground-truth calls left out), to show what the trajectory
+adds.
+
 Usage: python bench/bfcl_multiturn_agreement.py [--entries N] [--category NAME ...]
-       [--keep DIR]
+       [--no-trajectory] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -100,6 +104,12 @@ def variants(gold: Turns) -> dict[str, Turns]:
     return out
 
 
+def _first_change(gold: Turns, turns: Turns) -> Call:
+    """The first call of ``turns`` that is not the gold call in its place."""
+    flat = [c for t in turns for c in t]
+    return next(c for c, g in zip(flat, [c for t in gold for c in t], strict=False) if c != g)
+
+
 def call_text(name: str, args: dict[str, Any]) -> str:
     """A call as the string BFCL's checker runs (Python literals)."""
     return f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
@@ -151,7 +161,7 @@ def bfcl_verdicts(
 
 
 def toolproof_verdicts(
-    suite_dir: Path, plan: dict[str, dict[str, Turns]], run_dir: Path
+    suite_dir: Path, plan: dict[str, dict[str, Turns]], run_dir: Path, trajectory: bool = True
 ) -> dict[tuple[str, str], tuple[bool | None, str]]:
     """(entry id, variant) -> (the verdict passed; its failure), None: not as planned."""
     import yaml
@@ -164,7 +174,10 @@ def toolproof_verdicts(
 
     trust = Trust(allow_code=True)
     suite = load_suite(suite_dir, trust=trust)
-    suite = suite.model_copy(update={"cases": [c for c in suite.cases if c.id in plan]})
+    cases = [c for c in suite.cases if c.id in plan]
+    if not trajectory:  # the end state alone
+        cases = [c.model_copy(update={"trajectory": None}) for c in cases]
+    suite = suite.model_copy(update={"cases": cases})
     out: dict[tuple[str, str], tuple[bool | None, str]] = {}
     for variant in VARIANTS:
         script: dict[str, Any] = {}
@@ -239,6 +252,11 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=0, help="First N entries (0: all).")
     parser.add_argument("--category", action="append", default=None)
     parser.add_argument("--keep", type=Path, default=None, help="Keep the suites and runs here.")
+    parser.add_argument(
+        "--no-trajectory",
+        action="store_true",
+        help="Grade on the end state alone (the cases' trajectory left out).",
+    )
     args = parser.parse_args()
 
     from toolproof.importers import import_bfcl, write_bfcl
@@ -254,6 +272,7 @@ def main() -> None:
         t1 = time.perf_counter()
         rows: list[tuple[str, str, dict[str, Any], list[list[str]], Turns]] = []
         ours: dict[tuple[str, str], tuple[bool | None, str]] = {}
+        golds: dict[str, Turns] = {}
         run_s = 0.0
         for s in result.suites:
             name = s.category.name
@@ -283,10 +302,13 @@ def main() -> None:
                 truth = truths[entry["id"]]
                 gold = [[parse_call(c, params) for c in turn] for turn in truth]
                 plan[entry["id"]] = variants(gold)
+                golds[entry["id"]] = gold
                 for v, turns in plan[entry["id"]].items():
                     rows.append((name, v, entry, truth, turns))
             started = time.perf_counter()
-            got = toolproof_verdicts(out / "suites" / name, plan, out / "runs" / name)
+            got = toolproof_verdicts(
+                out / "suites" / name, plan, out / "runs" / name, not args.no_trajectory
+            )
             run_s += time.perf_counter() - started
             ours.update(got)
         t2 = time.perf_counter()
@@ -297,7 +319,8 @@ def main() -> None:
     classes: Counter[str] = Counter()
     examples: dict[str, str] = {}
     per_turn = 0
-    for (cat, variant, entry, _, _), bfcl in zip(rows, theirs, strict=True):
+    changed_calls: Counter[str] = Counter()
+    for (cat, variant, entry, _, turns), bfcl in zip(rows, theirs, strict=True):
         ok, why = ours.get((entry["id"], variant), (None, "no verdict"))
         for key in ((cat, variant), (cat, "all"), ("all", "all")):
             table[(*key, "n")] += 1
@@ -310,6 +333,8 @@ def main() -> None:
             examples.setdefault(
                 cls, f"{entry['id']} {variant}: toolproof {why or 'pass'}; BFCL {bfcl['message']}"
             )
+            if variant == "change_arg" and ok is not None and not ok and bfcl["valid"]:
+                changed_calls[call_text(*_first_change(golds[entry["id"]], turns))] += 1
     print(f"{'category':<24} {'variant':<11} {'n':>5} {'agree':>6} {'BFCL valid':>11}")
     for cat in [*categories, "all"]:
         for v in [*VARIANTS, "all"]:
@@ -321,6 +346,8 @@ def main() -> None:
                 )
     for cls, count in classes.most_common():
         print(f"disagree: {count} {cls}; e.g. {' '.join(examples[cls].split())[:300]}")
+    for text, count in changed_calls.most_common(8):
+        print(f"changed call BFCL passes, toolproof's trajectory does not: {count} x {text}")
     print(f"rows whose BFCL verdict changes with the end state only: {per_turn} of {len(rows)}")
     cpu = sum(t["cpu"] for t in theirs) / max(1, len(theirs))
     print(
