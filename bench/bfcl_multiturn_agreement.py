@@ -151,6 +151,7 @@ def bfcl_verdicts(
                 "error_type": full.get("error_type", ""),
                 "message": full.get("error_message", ""),
                 "end_valid": bool(end_only["valid"]),
+                "end_error_type": end_only.get("error_type", ""),
                 "cpu": cpu,
             }
         )
@@ -241,7 +242,10 @@ def classify(variant: str, ours: bool | None, bfcl: dict[str, Any], why: str) ->
     if ours and not bfcl["valid"] and bfcl["end_valid"]:
         return f"per-turn check: end state right, BFCL fails a turn ({bfcl['error_type']})"
     if ours and not bfcl["valid"]:
-        return f"toolproof passes, BFCL fails ({bfcl['error_type']}, also at the end)"
+        return (
+            f"toolproof passes, BFCL fails ({bfcl['error_type']}; with the end state only: "
+            f"{bfcl['end_error_type']})"
+        )
     if not ours and bfcl["valid"]:
         return f"toolproof fails ({why}), BFCL passes"
     return f"other ({variant})"
