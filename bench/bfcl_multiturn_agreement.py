@@ -243,11 +243,11 @@ def classify(variant: str, ours: bool | None, bfcl: dict[str, Any], why: str) ->
         return f"per-turn check: end state right, BFCL fails a turn ({bfcl['error_type']})"
     if ours and not bfcl["valid"]:
         return (
-            f"toolproof passes, BFCL fails ({bfcl['error_type']}; with the end state only: "
+            f"{variant}: toolproof passes, BFCL fails ({bfcl['error_type']}; with the end state only: "
             f"{bfcl['end_error_type']})"
         )
     if not ours and bfcl["valid"]:
-        return f"toolproof fails ({why}), BFCL passes"
+        return f"{variant}: toolproof fails ({why}), BFCL passes"
     return f"other ({variant})"
 
 
