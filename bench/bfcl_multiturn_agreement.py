@@ -324,6 +324,7 @@ def main() -> None:
     examples: dict[str, str] = {}
     per_turn = 0
     changed_calls: Counter[str] = Counter()
+    passed_calls: Counter[tuple[str, str]] = Counter()
     for (cat, variant, entry, _, turns), bfcl in zip(rows, theirs, strict=True):
         ok, why = ours.get((entry["id"], variant), (None, "no verdict"))
         for key in ((cat, variant), (cat, "all"), ("all", "all")):
@@ -337,8 +338,15 @@ def main() -> None:
             examples.setdefault(
                 cls, f"{entry['id']} {variant}: toolproof {why or 'pass'}; BFCL {bfcl['message']}"
             )
+            gold = golds[entry["id"]]
             if variant == "change_arg" and ok is not None and not ok and bfcl["valid"]:
-                changed_calls[call_text(*_first_change(golds[entry["id"]], turns))] += 1
+                changed_calls[call_text(*_first_change(gold, turns))] += 1
+            if variant in ("change_arg", "drop_call") and ok and not bfcl["valid"]:
+                if variant == "change_arg":
+                    name = _first_change(gold, turns)[0]
+                else:
+                    name = [c for t in gold for c in t][-1][0]
+                passed_calls[(variant, name)] += 1
     print(f"{'category':<24} {'variant':<11} {'n':>5} {'agree':>6} {'BFCL valid':>11}")
     for cat in [*categories, "all"]:
         for v in [*VARIANTS, "all"]:
@@ -352,6 +360,11 @@ def main() -> None:
         print(f"disagree: {count} {cls}; e.g. {' '.join(examples[cls].split())[:300]}")
     for text, count in changed_calls.most_common(8):
         print(f"changed call BFCL passes, toolproof's trajectory does not: {count} x {text}")
+    for v in ("drop_call", "change_arg"):
+        top = [(n, c) for (w, n), c in passed_calls.most_common() if w == v][:10]
+        if top:
+            listed = ", ".join(f"{n} {c}" for n, c in top)
+            print(f"{v} rows toolproof passes and BFCL fails, by the call changed: {listed}")
     print(f"rows whose BFCL verdict changes with the end state only: {per_turn} of {len(rows)}")
     cpu = sum(t["cpu"] for t in theirs) / max(1, len(theirs))
     print(
