@@ -241,3 +241,50 @@ def test_a_failing_call_reads_as_bfcls_error_text(tmp_path: Path) -> None:
     assert result.content.startswith("Error during execution: ")
     assert "unexpected keyword argument 'nope'" in result.content
     assert not got["verdicts"]["multi_turn_base_0"].passed
+
+
+def test_a_missing_ground_truth_file_is_a_located_error(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    (data / "possible_answer" / "BFCL_v4_multi_turn_base.json").unlink()
+    with pytest.raises(UserError, match=r"BFCL_v4_multi_turn_base.json: missing \(the ground"):
+        import_bfcl(data)
+
+
+def test_turns_that_do_not_fit_are_counted_skips(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    path = data / "BFCL_v4_multi_turn_base.json"
+    first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    two = dict(first, id="multi_turn_base_8")
+    two["question"] = [first["question"][0] * 2, first["question"][1]]
+    short = dict(first, id="multi_turn_base_9", question=first["question"][:1])
+    path.write_text(json.dumps(two) + "\n" + json.dumps(short) + "\n", encoding="utf-8")
+    answers = data / "possible_answer" / "BFCL_v4_multi_turn_base.json"
+    truth = json.loads(answers.read_text(encoding="utf-8").splitlines()[0])["ground_truth"]
+    answers.write_text(
+        "".join(
+            json.dumps({"id": i, "ground_truth": truth}) + "\n"
+            for i in ("multi_turn_base_8", "multi_turn_base_9")
+        ),
+        encoding="utf-8",
+    )
+    result = import_bfcl(data)
+    assert result.suites[0].cases == []
+    reasons = [s.reason for s in result.skipped]
+    assert reasons == [
+        "multi_turn_base_8: turn 0 holds 2 messages; each turn needs one user message",
+        "multi_turn_base_9: the ground truth is not a list of 1 turns (one per question turn)",
+    ]
+
+
+def test_without_bfcl_eval_the_call_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolproof.importers import bfcl_env
+
+    def missing(name: str) -> Any:
+        raise ModuleNotFoundError(f"No module named '{name.split('.')[0]}'", name="bfcl_eval")
+
+    monkeypatch.setattr(bfcl_env.importlib, "import_module", missing)
+    state = {"bfcl": {"involved_classes": ["MathAPI"], "initial_config": {}}}
+    with pytest.raises(ModuleNotFoundError, match=r"pip install --no-deps bfcl-eval mpmath"):
+        bfcl_env.BfclEnvironment().setup(state)

@@ -105,12 +105,20 @@ class BfclEnvironment:
 
     def cls(self, name: str) -> type:
         if name not in self._classes:
-            config = importlib.import_module(_MODULES)
-            mapping: dict[str, str] = config.CLASS_FILE_PATH_MAPPING
-            self._stateless = set(config.STATELESS_CLASSES)
-            if name not in mapping:
-                raise ValueError(f"BFCL has no class '{name}' (it has: {', '.join(mapping)})")
-            self._classes[name] = getattr(importlib.import_module(mapping[name]), name)
+            try:
+                config = importlib.import_module(_MODULES)
+                mapping: dict[str, str] = config.CLASS_FILE_PATH_MAPPING
+                self._stateless = set(config.STATELESS_CLASSES)
+                if name not in mapping:
+                    raise ValueError(f"BFCL has no class '{name}' (it has: {', '.join(mapping)})")
+                self._classes[name] = getattr(importlib.import_module(mapping[name]), name)
+            except ModuleNotFoundError as exc:
+                raise ModuleNotFoundError(
+                    f"BFCL's class {name} cannot be imported ({exc}): its code comes from the "
+                    "bfcl-eval package installed beside toolproof: pip install 'toolproof[bfcl]' "
+                    "(or pip install --no-deps bfcl-eval mpmath)",
+                    name=exc.name,
+                ) from None
         return self._classes[name]
 
     def setup(self, state: Any) -> BfclInstances:
