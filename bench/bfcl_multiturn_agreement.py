@@ -240,7 +240,7 @@ def classify(variant: str, ours: bool | None, bfcl: dict[str, Any], why: str) ->
     if ours is None:
         return "toolproof did not run it as planned"
     if ours and not bfcl["valid"] and bfcl["end_valid"]:
-        return f"per-turn check: end state right, BFCL fails a turn ({bfcl['error_type']})"
+        return f"{variant}: BFCL fails a turn, on a check toolproof makes at the end ({bfcl['error_type']})"
     if ours and not bfcl["valid"]:
         return (
             f"{variant}: toolproof passes, BFCL fails ({bfcl['error_type']}; with the end state only: "

@@ -40,12 +40,18 @@ def _cases() -> dict[str, dict[str, Any]]:
 
 def test_an_entry_becomes_a_conversation_on_bfcls_state() -> None:
     case = _cases()["multi_turn_base_0"]
+
+    # before each next turn, the user keeps a digest of the state (BFCL checks it per turn)
+    def checkpoint(turn: int) -> dict[str, Any]:
+        return {"tool": "bfcl_turn_checkpoint", "args": {"turn": turn}}
+
     assert case["user"] == {
+        "tools": ["bfcl_turn_checkpoint"],
         "script": [
             "Go into docs and make a folder 'old'.",
-            "Now create notes.txt in old.",
-            "###STOP###",
-        ]
+            {"call": checkpoint(0), "say": "Now create notes.txt in old."},
+            {"call": checkpoint(1), "say": "###STOP###"},
+        ],
     }
     assert case["max_turns"] == 3 and case["max_steps"] == 40
     assert case["tools"] == ["cd", "mkdir", "ls", "touch"]
@@ -59,7 +65,8 @@ def test_an_entry_becomes_a_conversation_on_bfcls_state() -> None:
         {"tool": "cd", "args": {"folder": "old"}},
         {"tool": "touch", "args": {"file_name": "notes.txt"}},
     ]
-    assert case["end_state"] == {"actions": actions}
+    gold = [*actions[:2], checkpoint(0), *actions[2:], checkpoint(1)]
+    assert case["end_state"] == {"actions": gold}
     assert case["trajectory"] == {"mode": "superset", "steps": [actions]}
     # two classes: each one's functions, in the entry's order
     assert _cases()["multi_turn_base_1"]["tools"] == ["add", "cd", "mkdir", "ls", "touch"]
@@ -110,7 +117,8 @@ def test_the_suite_writes_validates_and_refuses_to_overwrite(tmp_path: Path) -> 
     assert "def touch(obj, args):" in tools_py and "def setup(state):" in tools_py
     head = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert head["environment"] == {"state": "env/state.json", "tools": "env/tools.py"}
-    assert [t["name"] for t in head["tools"]] == ["cd", "mkdir", "ls", "touch", "add"]
+    names = ["cd", "mkdir", "ls", "touch", "add", "bfcl_turn_checkpoint"]
+    assert [t["name"] for t in head["tools"]] == names
     assert head["tools"][4]["parameters"]["properties"]["a"]["type"] == "number"
     _, refused = load_suite_checked(folder)  # the tools file is suite code
     assert ["--allow-code" in str(e) for e in refused] == [True]
@@ -229,6 +237,44 @@ def test_conversations_run_on_bfcls_own_classes(tmp_path: Path) -> None:
     assert not verdict.passed
     assert verdict.multistep is not None and verdict.multistep.end_state_ok is False
     assert "notes.txt" in verdict.evidence.end_state_diff
+
+
+@needs_bfcl
+def test_the_state_is_checked_after_every_turn(tmp_path: Path) -> None:
+    (path,) = write_bfcl(import_bfcl(SAMPLE), tmp_path / "suites")
+    # mkdir one turn late: the same end state, another state after the first turn
+    late = _turns(
+        [("cd", {"folder": "docs"})],
+        [
+            ("mkdir", {"dir_name": "old"}),
+            ("cd", {"folder": "old"}),
+            ("touch", {"file_name": "notes.txt"}),
+        ],
+    )
+    # no call at all in the first turn: BFCL fails the turn whatever the state
+    idle = _turns(
+        [],
+        [
+            ("cd", {"folder": "docs"}),
+            ("mkdir", {"dir_name": "old"}),
+            ("cd", {"folder": "old"}),
+            ("touch", {"file_name": "notes.txt"}),
+        ],
+    )
+    for name, steps in (("late", late), ("idle", idle)):
+        got = _run(path.parent, {"multi_turn_base_0": steps}, tmp_path / name)
+        record = got["records"]["multi_turn_base_0"]
+        assert record.stopped_by == "user_stop"
+        assert [c.tool for t in record.user_turns for c in t.calls or ()] == [
+            "bfcl_turn_checkpoint",
+            "bfcl_turn_checkpoint",
+        ]
+        verdict = got["verdicts"]["multi_turn_base_0"]
+        assert not verdict.passed and verdict.multistep is not None
+        assert verdict.multistep.end_state_ok is False
+        diff = verdict.evidence.end_state_diff
+        assert "turns / 0 / state" in diff and "instances" not in diff, diff
+        assert ("turns / 0 / called: expected True, actual False" in diff) == (name == "idle")
 
 
 @needs_bfcl

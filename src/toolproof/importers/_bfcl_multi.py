@@ -62,7 +62,9 @@ MAX_STEPS_PER_TURN = 20
 MAX_STEPS = 100
 #: The longest ground-truth call string read (a longer one is a counted skip).
 _MAX_CALL_CHARS = 100_000
-_HOOKS = ("setup", "teardown")
+#: The tools-file function the scripted user calls at the end of a checked turn.
+CHECKPOINT = "bfcl_turn_checkpoint"
+_HOOKS = ("setup", "teardown", CHECKPOINT)
 STOP = "###STOP###"
 
 
@@ -199,6 +201,8 @@ def _case(
             f"the ground truth is not a list of {len(script) - 1} turns (one per question turn)"
         )
     actions = []
+    calls = []
+    user: list[Any] = [script[0]]
     for t, turn in enumerate(truth):
         if not isinstance(turn, list):
             raise ValueError(f"ground truth turn {t} is not a list of calls")
@@ -208,10 +212,16 @@ def _case(
             except ValueError as exc:
                 raise ValueError(f"ground truth turn {t} call {c}: {exc}") from None
             actions.append({"tool": name, "args": args})
+            calls.append({"tool": name, "args": args})
+        if turn:  # BFCL checks the state after every turn whose ground truth has calls
+            actions.append({"tool": CHECKPOINT, "args": {"turn": t}})
+            user.append({"call": {"tool": CHECKPOINT, "args": {"turn": t}}, "say": script[t + 1]})
+        else:
+            user.append(script[t + 1])
     turns = len(script) - 1
     case: dict[str, Any] = {
         "id": entry["id"],
-        "user": {"script": script},
+        "user": {"tools": [CHECKPOINT], "script": user},
         "max_turns": turns + 1,
         "max_steps": min(MAX_STEPS, MAX_STEPS_PER_TURN * turns),
         "tools": tools,
@@ -225,8 +235,8 @@ def _case(
         "end_state": {"actions": actions},
         "tags": ["bfcl", cat.name],
     }
-    if actions:  # BFCL: every ground-truth call's result is among the model's, in any order
-        case["trajectory"] = {"mode": "superset", "steps": [actions]}
+    if calls:  # BFCL: every ground-truth call's result is among the model's, in any order
+        case["trajectory"] = {"mode": "superset", "steps": [calls]}
     return case, [str(c) for c in classes]
 
 
@@ -235,7 +245,9 @@ _TOOLS_HEAD = '''"""BFCL's multi-turn classes, run on the attempt's state by BFC
 Written by `toolproof import bfcl`. BFCL's code is not copied here: its classes
 are imported from the bfcl_eval package installed beside toolproof. setup(state)
 builds the case's instances as BFCL does; each function below runs the method of
-that name; teardown(obj) gives the instances' public attributes as the state.
+that name; teardown(obj) gives the instances' public attributes as the state, and
+bfcl_turn_checkpoint (run by the case's scripted user between turns) keeps a
+digest of that state after each turn the case checks.
 This file is suite code: toolproof runs it only with --allow-code.
 """
 
@@ -250,6 +262,10 @@ def setup(state):
 
 def teardown(obj):
     return _BFCL.teardown(obj)
+
+
+def bfcl_turn_checkpoint(obj, args):
+    return _BFCL.checkpoint(obj, args)
 '''
 
 
@@ -294,6 +310,18 @@ def read_multi_turn(
                     f"{root / 'multi_turn_func_doc' / CLASS_DOCS[cls]}: {exc}"
                 ) from None
             tools.append(tool)
+    tools.append(
+        {
+            "name": CHECKPOINT,
+            "description": "Keeps a digest of BFCL's state at the end of a turn. Called by "
+            "the case's scripted user between turns; never offered to the model.",
+            "parameters": {
+                "type": "object",
+                "properties": {"turn": {"type": "integer", "description": "The turn, from 0."}},
+                "required": ["turn"],
+            },
+        }
+    )
     suite: dict[str, Any] = {
         "format": 1,
         "suite": f"bfcl-{cat.name}",
@@ -310,6 +338,6 @@ def read_multi_turn(
     empty = {"bfcl": {"involved_classes": [], "long_context": False, "initial_config": {}}}
     files = {
         "env/state.json": json.dumps(empty) + "\n",
-        "env/tools.py": tools_py([t["name"] for t in tools]),
+        "env/tools.py": tools_py([t["name"] for t in tools if t["name"] != CHECKPOINT]),
     }
     return BfclSuite(cat, suite, cases, files)

@@ -20,13 +20,19 @@ and returns what BFCL gives its model: text as it is, a dict as JSON, anything
 else as ``str()``; an exception becomes ``Error during execution: ...``.
 
 ``teardown(obj)`` gives the state toolproof compares: the ``bfcl`` entry as it
-was, and under ``instances`` each instance's public attributes (those BFCL's
-state checker compares), as JSON (:func:`encode`).
+was, under ``instances`` each instance's public attributes (those BFCL's
+state checker compares), as JSON (:func:`encode`), and under ``turns``, for
+each turn the case checks, a digest of that state and whether the model made
+a call in the turn: the case's scripted user runs
+:meth:`BfclEnvironment.checkpoint` (the tools file's ``bfcl_turn_checkpoint``)
+before it says the next turn, as BFCL checks both after every turn whose
+ground truth has calls.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib
 import inspect
 import json
@@ -83,12 +89,24 @@ def encode(value: Any, _stack: tuple[int, ...] = ()) -> Any:
     return repr(value)
 
 
+def _instances(obj: BfclInstances) -> dict[str, Any]:
+    """Each instance's public attributes (those BFCL's state checker compares), as JSON."""
+    return {
+        name: {k: encode(v) for k, v in vars(i).items() if not k.startswith("_")}
+        for name, i in obj.instances.items()
+    }
+
+
 class BfclInstances:
     """One attempt's instances of BFCL's classes, and the state they were built from."""
 
     def __init__(self, meta: dict[str, Any], instances: dict[str, Any]) -> None:
         self.meta = meta
         self.instances = instances
+        #: After each turn the case checks: a digest of the instances' state, and whether
+        #: the model made a call in that turn (see :meth:`BfclEnvironment.checkpoint`).
+        self.turns: dict[str, dict[str, Any]] = {}
+        self.calls_this_turn = 0
         self.methods: dict[str, Any] = {}
         for instance in instances.values():  # BFCL's mapping: the last class with it wins
             for name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
@@ -137,16 +155,24 @@ class BfclEnvironment:
         return BfclInstances(meta, instances)
 
     def teardown(self, obj: BfclInstances) -> dict[str, Any]:
-        return {
-            "bfcl": obj.meta,
-            "instances": {
-                name: {k: encode(v) for k, v in vars(i).items() if not k.startswith("_")}
-                for name, i in obj.instances.items()
-            },
-        }
+        return {"bfcl": obj.meta, "instances": _instances(obj), "turns": dict(obj.turns)}
+
+    def checkpoint(self, obj: BfclInstances, args: Any) -> str:
+        """The end of a turn BFCL checks (one whose ground truth has calls): kept under
+        ``turns``, by the turn's index (``args["turn"]``, counting from 0), a digest of the
+        instances' state and whether the model made a call in the turn, as BFCL checks both after such a turn. Called by the case's scripted
+        user, never by the model."""
+        data = json.dumps(_instances(obj), sort_keys=True, separators=(",", ":"))
+        digest = hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+        turn = args.get("turn") if isinstance(args, dict) else None
+        key = str(turn if turn is not None else len(obj.turns))
+        obj.turns[key] = {"state": digest, "called": obj.calls_this_turn > 0}
+        obj.calls_this_turn = 0
+        return f"state after this turn: {digest}"
 
     def call(self, name: str, obj: BfclInstances, args: Any) -> str:
         """A tool call as BFCL's executor makes it; the result as BFCL's model reads it."""
+        obj.calls_this_turn += 1
         method = obj.methods.get(name)
         if method is None:
             raise ToolError(f"Error during execution: no involved class of this case has '{name}'")
