@@ -158,10 +158,12 @@ class BfclEnvironment:
         return {"bfcl": obj.meta, "instances": _instances(obj), "turns": dict(obj.turns)}
 
     def checkpoint(self, obj: BfclInstances, args: Any) -> str:
-        """The end of a turn BFCL checks (one whose ground truth has calls): kept under
-        ``turns``, by the turn's index (``args["turn"]``, counting from 0), a digest of the
-        instances' state and whether the model made a call in the turn, as BFCL checks both after such a turn. Called by the case's scripted
-        user, never by the model."""
+        """The end of a turn BFCL checks (one whose ground truth has calls).
+
+        Kept under ``turns``, by the turn's index (``args["turn"]``, from 0): a digest
+        of the instances' state, and whether the model made a call in the turn, as BFCL
+        checks both after such a turn. Called by the case's scripted user, never by the
+        model."""
         data = json.dumps(_instances(obj), sort_keys=True, separators=(",", ":"))
         digest = hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
         turn = args.get("turn") if isinstance(args, dict) else None
