@@ -19,15 +19,17 @@ conversation is scored twice, in this process:
   saying each turn, and a scripted model making the turn's calls (all in one
   step, run in order, then a text answer), on BFCL's classes through the suite's tools file
   (``--allow-code``); ``evaluate()`` grades the records. The figure is whether
-  the verdict passed (its end state equals the gold calls' end state);
+  the verdict passed: every ground-truth call made (the trajectory), and the
+  end state, with its digest of the state after each checked turn and whether
+  the model called anything in it, equal to the gold calls';
 - by BFCL: the same calls, as call strings (one step per turn), go to
   ``multi_turn_checker`` (bfcl_eval's), which runs them on fresh instances of
   its classes and checks, after every turn with ground truth, the instances'
   state and that the turn's ground-truth results are among the model's results.
 
-The BFCL checker is also run with only the last turn's state compared (the
-end state only, as toolproof does), to count the rows per-turn checking
-changes.
+The BFCL checker is also run on the whole conversation as one turn (its
+state and results compared once, at the end), to count the rows its
+per-turn checks decide.
 
 Needs bfcl-eval (``pip install --no-deps bfcl-eval``) and mpmath (MathAPI).
 ``--no-trajectory`` grades on the end state alone (the cases' superset
@@ -341,11 +343,14 @@ def main() -> None:
             gold = golds[entry["id"]]
             if variant == "change_arg" and ok is not None and not ok and bfcl["valid"]:
                 changed_calls[call_text(*_first_change(gold, turns))] += 1
-            if variant in ("change_arg", "drop_call") and ok and not bfcl["valid"]:
+            if ok and not bfcl["valid"]:
                 if variant == "change_arg":
                     name = _first_change(gold, turns)[0]
-                else:
+                elif variant == "drop_call":
                     name = [c for t in gold for c in t][-1][0]
+                else:  # shift_call: the call made a turn late
+                    moved = next(t for t, turn in enumerate(gold) if turn and t + 1 < len(gold))
+                    name = gold[moved][-1][0]
                 passed_calls[(variant, name)] += 1
     print(f"{'category':<24} {'variant':<11} {'n':>5} {'agree':>6} {'BFCL valid':>11}")
     for cat in [*categories, "all"]:
@@ -360,7 +365,7 @@ def main() -> None:
         print(f"disagree: {count} {cls}; e.g. {' '.join(examples[cls].split())[:300]}")
     for text, count in changed_calls.most_common(8):
         print(f"changed call BFCL passes, toolproof's trajectory does not: {count} x {text}")
-    for v in ("drop_call", "change_arg"):
+    for v in ("drop_call", "change_arg", "shift_call"):
         top = [(n, c) for (w, n), c in passed_calls.most_common() if w == v][:10]
         if top:
             listed = ", ".join(f"{n} {c}" for n, c in top)
