@@ -334,3 +334,47 @@ def test_without_bfcl_eval_the_call_says_what_to_install(monkeypatch: pytest.Mon
     state = {"bfcl": {"involved_classes": ["MathAPI"], "initial_config": {}}}
     with pytest.raises(ModuleNotFoundError, match=r"pip install --no-deps bfcl-eval mpmath"):
         bfcl_env.BfclEnvironment().setup(state)
+
+
+def _with_unchecked_turn(tmp_path: Path) -> Path:
+    """The sample with one more entry whose first turn has no ground-truth calls."""
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    path = data / "BFCL_v4_multi_turn_base.json"
+    first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    entry = dict(first, id="multi_turn_base_7")
+    entry["question"] = [
+        [{"role": "user", "content": "Go into the folder."}],
+        [{"role": "user", "content": "It is docs."}],
+    ]
+    path.write_text(json.dumps(entry) + "\n", encoding="utf-8")
+    answer = {"id": "multi_turn_base_7", "ground_truth": [[], ["cd(folder='docs')"]]}
+    (data / "possible_answer" / path.name).write_text(json.dumps(answer) + "\n", "utf-8")
+    return data
+
+
+def test_a_turn_with_no_ground_truth_calls_is_not_checked(tmp_path: Path) -> None:
+    (case,) = import_bfcl(_with_unchecked_turn(tmp_path)).suites[0].cases
+    unchecked = {"tool": "bfcl_turn_checkpoint", "args": {"turn": 0, "checked": False}}
+    checked = {"tool": "bfcl_turn_checkpoint", "args": {"turn": 1}}
+    assert case["user"]["script"] == [
+        "Go into the folder.",
+        {"call": unchecked, "say": "It is docs."},
+        {"call": checked, "say": "###STOP###"},
+    ]
+    cd = {"tool": "cd", "args": {"folder": "docs"}}
+    assert case["end_state"] == {"actions": [unchecked, cd, checked]}
+
+
+@needs_bfcl
+def test_calls_in_an_unchecked_turn_count_for_no_other(tmp_path: Path) -> None:
+    (path,) = write_bfcl(import_bfcl(_with_unchecked_turn(tmp_path)), tmp_path / "suites")
+    cd = ("cd", {"folder": "docs"})
+    right = _turns([], [cd])
+    early = _turns([cd], [])  # BFCL: no call in turn 1, whose ground truth has one
+    got = _run(path.parent, {"multi_turn_base_7": right}, tmp_path / "right")
+    assert got["verdicts"]["multi_turn_base_7"].passed
+    got = _run(path.parent, {"multi_turn_base_7": early}, tmp_path / "early")
+    verdict = got["verdicts"]["multi_turn_base_7"]
+    assert not verdict.passed
+    assert "turns / 1 / called: expected True, actual False" in verdict.evidence.end_state_diff

@@ -213,11 +213,10 @@ def _case(
                 raise ValueError(f"ground truth turn {t} call {c}: {exc}") from None
             actions.append({"tool": name, "args": args})
             calls.append({"tool": name, "args": args})
-        if turn:  # BFCL checks the state after every turn whose ground truth has calls
-            actions.append({"tool": CHECKPOINT, "args": {"turn": t}})
-            user.append({"call": {"tool": CHECKPOINT, "args": {"turn": t}}, "say": script[t + 1]})
-        else:
-            user.append(script[t + 1])
+        # BFCL checks the state after every turn whose ground truth has calls
+        mark = {"turn": t} if turn else {"turn": t, "checked": False}
+        actions.append({"tool": CHECKPOINT, "args": mark})
+        user.append({"call": {"tool": CHECKPOINT, "args": mark}, "say": script[t + 1]})
     turns = len(script) - 1
     case: dict[str, Any] = {
         "id": entry["id"],
@@ -317,7 +316,13 @@ def read_multi_turn(
             "the case's scripted user between turns; never offered to the model.",
             "parameters": {
                 "type": "object",
-                "properties": {"turn": {"type": "integer", "description": "The turn, from 0."}},
+                "properties": {
+                    "turn": {"type": "integer", "description": "The turn, from 0."},
+                    "checked": {
+                        "type": "boolean",
+                        "description": "false: a turn BFCL does not check (no calls expected).",
+                    },
+                },
                 "required": ["turn"],
             },
         }

@@ -162,8 +162,12 @@ class BfclEnvironment:
 
         Kept under ``turns``, by the turn's index (``args["turn"]``, from 0): a digest
         of the instances' state, and whether the model made a call in the turn, as BFCL
-        checks both after such a turn. Called by the case's scripted user, never by the
-        model."""
+        checks both after such a turn. ``args["checked"]`` false: a turn BFCL does not
+        check (no ground-truth calls); nothing is kept, and the calls of that turn count
+        for no other. Called by the case's scripted user, never by the model."""
+        if isinstance(args, dict) and args.get("checked") is False:
+            obj.calls_this_turn = 0  # a turn BFCL does not check: its calls count for none
+            return "turn not checked"
         data = json.dumps(_instances(obj), sort_keys=True, separators=(",", ":"))
         digest = hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
         turn = args.get("turn") if isinstance(args, dict) else None
