@@ -378,3 +378,12 @@ def test_calls_in_an_unchecked_turn_count_for_no_other(tmp_path: Path) -> None:
     verdict = got["verdicts"]["multi_turn_base_7"]
     assert not verdict.passed
     assert "turns / 1 / called: expected True, actual False" in verdict.evidence.end_state_diff
+
+
+def test_a_state_may_name_only_the_multi_turn_classes() -> None:
+    from toolproof.importers.bfcl_env import BfclEnvironment
+
+    for name in ("MemoryAPI_vector", "WebSearchAPI", "os"):
+        state = {"bfcl": {"involved_classes": [name], "initial_config": {}}}
+        with pytest.raises(ValueError, match="not a class of BFCL's multi-turn categories"):
+            BfclEnvironment().setup(state)

@@ -41,9 +41,21 @@ from typing import Any
 
 from toolproof.errors import ToolError
 
-__all__ = ["BfclEnvironment", "BfclInstances", "encode"]
+__all__ = ["CLASSES", "BfclEnvironment", "BfclInstances", "encode"]
 
 _MODULES = "bfcl_eval.constants.executable_backend_config"
+#: The classes of BFCL's multi-turn categories: the only ones a case's state may name
+#: (BFCL's table also holds its memory and web-search backends, which are not run here).
+CLASSES = (
+    "GorillaFileSystem",
+    "MathAPI",
+    "MessageAPI",
+    "TwitterAPI",
+    "TicketAPI",
+    "TradingBot",
+    "TravelAPI",
+    "VehicleControlAPI",
+)
 
 
 def _plain(value: Any) -> Any:
@@ -122,6 +134,8 @@ class BfclEnvironment:
         self._stateless: set[str] = set()
 
     def cls(self, name: str) -> type:
+        if name not in CLASSES:
+            raise ValueError(f"'{name}' is not a class of BFCL's multi-turn categories")
         if name not in self._classes:
             try:
                 config = importlib.import_module(_MODULES)
