@@ -3,7 +3,8 @@
 An entry becomes one conversation case:
 
 - ``question`` (a list of turns, each a list of user messages) → a scripted
-  user (``user.script``) that says each turn in order, then ``###STOP###``;
+  user (``user.script``) that says each turn in order, then ``###STOP###``,
+  marking the end of each turn (below);
 - ``involved_classes`` and ``initial_config`` → the case's ``state``
   (``{"bfcl": {...}}``), from which the suite's tools file builds BFCL's own
   instances (:mod:`toolproof.importers.bfcl_env`: imported from the installed
@@ -19,9 +20,14 @@ An entry becomes one conversation case:
   are parsed with :mod:`ast` (a call of a name, literal arguments only), never
   evaluated.
 
-BFCL checks the state after every turn (and that each turn's results appear
-among the model's); toolproof compares the end state once, after the last
-turn. docs/bfcl.md measures what that changes.
+BFCL checks, after every turn whose ground truth has calls, the state and
+that the model made a call in the turn. So does the case: at the end of each
+turn its scripted user calls the tools file's ``bfcl_turn_checkpoint``
+(``CHECKPOINT``; offered to the user, never to the model), which keeps a digest
+of the state and whether the model called anything in the turn, under
+``turns`` in the state; the gold actions call it at the same places. BFCL
+also wants each turn's ground-truth results among the model's results so far;
+toolproof compares no results (docs/bfcl.md measures what that changes).
 """
 
 from __future__ import annotations
