@@ -29,7 +29,7 @@ def _has_bfcl_classes() -> bool:
 
 needs_bfcl = pytest.mark.skipif(
     not _has_bfcl_classes(),
-    reason="bfcl_eval (the bfcl extra) and mpmath are not installed: BFCL's classes cannot run",
+    reason="bfcl_eval or mpmath (the bfcl extra) is not installed: BFCL's classes cannot run",
 )
 
 
