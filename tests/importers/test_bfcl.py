@@ -24,7 +24,7 @@ def _cases(result: object, category: str) -> dict[str, dict[str, object]]:
     return {c["id"]: c for c in suites[category].cases}
 
 
-def test_one_suite_per_category_and_multi_turn_said_missing() -> None:
+def test_one_suite_per_category_and_miss_func_said_missing() -> None:
     result = import_bfcl(SAMPLE)
     names = sorted(s.category.name for s in result.suites)
     assert names == ["irrelevance", "parallel", "simple_java", "simple_python"]
@@ -35,8 +35,9 @@ def test_one_suite_per_category_and_multi_turn_said_missing() -> None:
         3,
     ]
     (skip,) = result.categories_skipped
-    assert skip.where.endswith("BFCL_v4_multi_turn_base.json")
-    assert "multi-turn" in skip.reason and "environment classes" in skip.reason
+    assert skip.where.endswith("BFCL_v4_multi_turn_miss_func.json")
+    assert "in the middle of the conversation" in skip.reason
+    assert skip.reason.endswith("(1 entries)")
     assert result.skipped == []
 
 

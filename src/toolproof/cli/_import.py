@@ -41,7 +41,8 @@ def bfcl_command(
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite suite files that exist."),
 ) -> None:
-    """Write BFCL's single-turn categories as suites, one per category."""
+    """Write BFCL's categories as suites, one per category (multi-turn ones run BFCL's own
+    classes from the installed bfcl-eval, with --allow-code)."""
     from toolproof.importers import import_bfcl, write_bfcl
     from toolproof.report._escape import visible
 
@@ -51,6 +52,11 @@ def bfcl_command(
     written = write_bfcl(result, out, force=force)
     for s, path in zip(result.suites, written, strict=True):
         typer.echo(f"{path}: {len(s.cases)} cases ({s.category.kind}, {s.category.language})")
+    if any(s.category.kind == "multi_turn" for s in result.suites):
+        typer.echo(
+            "multi-turn suites run BFCL's classes from the installed bfcl-eval package "
+            "(env/tools.py): run them with --allow-code"
+        )
     for skip in result.categories_skipped:
         typer.echo(f"not imported: {visible(skip.where)}: {visible(skip.reason)}")
     for skip in result.skipped[:20]:

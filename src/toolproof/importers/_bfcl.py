@@ -16,8 +16,12 @@ returns one suite per category, as data ready to write:
 - the suites opt in to the ``bfcl`` matcher profile (``defaults.matching``),
   which compares text and numbers as BFCL's checker does.
 
-Categories BFCL scores another way (multi-turn, memory, web search, format
-sensitivity) are skipped and counted, with the reason. Entries that cannot be
+The multi-turn categories (``multi_turn_base``, ``multi_turn_miss_param``,
+``multi_turn_long_context``) become conversation cases run on BFCL's own
+classes: see :mod:`toolproof.importers._bfcl_multi`. ``multi_turn_miss_func``
+(functions that appear in the middle of a conversation) and the categories BFCL
+scores another way (memory, web search, format sensitivity) are skipped and
+counted, with the reason. Entries that cannot be
 read (a line that is not JSON, a missing answer, an unknown shape) are skipped
 and counted with their file and line.
 """
@@ -51,7 +55,9 @@ __all__ = [
     "write_bfcl",
 ]
 
-Kind = Literal["simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "relevance"]
+Kind = Literal[
+    "simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "relevance", "multi_turn"
+]
 Language = Literal["python", "java", "javascript"]
 
 
@@ -79,15 +85,17 @@ CATEGORIES: dict[str, BfclCategory] = {
         BfclCategory("live_parallel_multiple", "parallel_multiple"),
         BfclCategory("live_irrelevance", "irrelevance"),
         BfclCategory("live_relevance", "relevance"),
+        BfclCategory("multi_turn_base", "multi_turn"),
+        BfclCategory("multi_turn_miss_param", "multi_turn"),
+        BfclCategory("multi_turn_long_context", "multi_turn"),
     )
 }
 
 #: Categories BFCL scores with something other than its AST checker, and what is missing.
 NOT_IMPORTED: dict[str, str] = {
-    "multi_turn": "multi-turn: not imported yet; they need conversation cases (several user "
-    "turns, each answered by calls) run against BFCL's own environment classes (file "
-    "system, trading, travel...) and scored on their state, which toolproof's suites "
-    "cannot hold yet",
+    "multi_turn_miss_func": "multi-turn, missing functions: BFCL adds functions to the "
+    "model's tools in the middle of the conversation, and a toolproof case offers the same "
+    "tools from its first turn to its last",
     "memory": "memory: needs BFCL's memory backends and prerequisite conversations",
     "web_search": "web search: needs a live search backend and BFCL's agentic checker",
     "format_sensitivity": "format sensitivity: prompting-format variants of other "
@@ -150,6 +158,8 @@ class BfclSuite:
     category: BfclCategory
     suite: dict[str, Any]
     cases: list[dict[str, Any]]
+    files: dict[str, str] = field(default_factory=dict)
+    """Other files of the suite's folder, by path inside it (a multi-turn suite's env/)."""
 
 
 @dataclass
@@ -651,7 +661,7 @@ def import_bfcl(
         for name in wanted:
             if name not in CATEGORIES and not any(name.startswith(p) for p in NOT_IMPORTED):
                 known = ", ".join(CATEGORIES)
-                raise UserError(f"unknown BFCL category '{name}' (single-turn ones: {known})")
+                raise UserError(f"unknown BFCL category '{name}' (those imported: {known})")
     files = sorted(root.glob(f"{_PREFIX}*.json"))
     if not files:
         raise UserError(f"{root}: no {_PREFIX}*.json files (is this BFCL's data folder?)")
@@ -665,7 +675,14 @@ def import_bfcl(
                 (r for p, r in NOT_IMPORTED.items() if name.startswith(p)),
                 "an unknown category: not imported",
             )
-            result.categories_skipped.append(BfclSkip(str(path), reason))
+            entries = sum(1 for line in path.read_bytes().splitlines() if line.strip())
+            result.categories_skipped.append(BfclSkip(str(path), f"{reason} ({entries} entries)"))
+            continue
+        if cat.kind == "multi_turn":
+            from toolproof.importers._bfcl_multi import read_multi_turn
+
+            made = read_multi_turn(path, root, cat, profile, result)
+            result.suites.append(made)
             continue
         made = _read_category(path, root, cat, profile, result)
         if underscore_names:
@@ -738,8 +755,8 @@ def write_bfcl(result: BfclImport, out: Path, force: bool = False) -> list[Path]
     targets = []
     for s in result.suites:
         folder = out / s.category.name
-        for name in ("suite.yaml", "cases.jsonl"):
-            if (folder / name).exists() and not force:
+        for name in ("suite.yaml", "cases.jsonl", *s.files):
+            if ((folder / name).exists() or (folder / name).is_symlink()) and not force:
                 raise UserError(f"{folder / name}: exists (--force to overwrite)")
         targets.append((folder, s))
     written = []
@@ -750,5 +767,8 @@ def write_bfcl(result: BfclImport, out: Path, force: bool = False) -> list[Path]
         with (folder / "cases.jsonl").open("w", encoding="utf-8") as fh:
             for case in s.cases:
                 fh.write(json.dumps(case, ensure_ascii=False) + "\n")
+        for name, text in s.files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text, encoding="utf-8")
         written.append(folder / "suite.yaml")
     return written

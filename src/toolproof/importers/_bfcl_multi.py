@@ -1,0 +1,354 @@
+"""BFCL's multi-turn categories as conversation suites run on BFCL's own classes.
+
+An entry becomes one conversation case:
+
+- ``question`` (a list of turns, each a list of user messages) → a scripted
+  user (``user.script``) that says each turn in order, then ``###STOP###``,
+  marking the end of each turn (below);
+- ``involved_classes`` and ``initial_config`` → the case's ``state``
+  (``{"bfcl": {...}}``), from which the suite's tools file builds BFCL's own
+  instances (:mod:`toolproof.importers.bfcl_env`: imported from the installed
+  ``bfcl_eval`` at run time, with ``--allow-code``; never copied);
+- the function docs of the involved classes (``multi_turn_func_doc/``) → the
+  suite's tools, and the case's ``tools`` names them;
+- the ground truth (a list per turn of call strings such as
+  ``"cd(folder='document')"``) → ``end_state.actions``: every turn's calls in
+  order, replayed on the case's state for the expected end state, and a
+  ``trajectory`` (``superset``: every ground-truth call made, in any order,
+  other calls allowed), the nearest toolproof check to BFCL's, which wants each
+  ground-truth call's *result* among the model's results. The strings
+  are parsed with :mod:`ast` (a call of a name, literal arguments only), never
+  evaluated.
+
+BFCL checks, after every turn whose ground truth has calls, the state and
+that the model made a call in the turn. So does the case: at the end of each
+turn its scripted user calls the tools file's ``bfcl_turn_checkpoint``
+(``CHECKPOINT``; offered to the user, never to the model), which keeps a digest
+of the state and whether the model called anything in the turn, under
+``turns`` in the state; the gold actions call it at the same places. BFCL
+also wants each turn's ground-truth results among the model's results so far;
+toolproof compares no results (docs/bfcl.md measures what that changes).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import keyword
+import math
+from pathlib import Path
+from typing import Any
+
+from toolproof.errors import UserError
+from toolproof.importers._bfcl import (
+    BfclCategory,
+    BfclImport,
+    BfclSkip,
+    BfclSuite,
+    _lines,
+    convert_function,
+)
+
+__all__ = ["CLASS_DOCS", "MAX_STEPS_PER_TURN", "parse_call", "read_multi_turn", "tools_py"]
+
+#: BFCL's multi-turn classes and the file of their function docs (multi_turn_func_doc/).
+CLASS_DOCS = {
+    "GorillaFileSystem": "gorilla_file_system.json",
+    "MathAPI": "math_api.json",
+    "MessageAPI": "message_api.json",
+    "TwitterAPI": "posting_api.json",
+    "TicketAPI": "ticket_api.json",
+    "TradingBot": "trading_bot.json",
+    "TravelAPI": "travel_booking.json",
+    "VehicleControlAPI": "vehicle_control.json",
+}
+#: BFCL's limit of model steps in one turn (MAXIMUM_STEP_LIMIT).
+MAX_STEPS_PER_TURN = 20
+#: toolproof's limit of model calls in one attempt (a case's max_steps).
+MAX_STEPS = 100
+#: The longest ground-truth call string read (a longer one is a counted skip).
+_MAX_CALL_CHARS = 100_000
+#: The tools-file function the scripted user calls at the end of a checked turn.
+CHECKPOINT = "bfcl_turn_checkpoint"
+_HOOKS = ("setup", "teardown", CHECKPOINT)
+STOP = "###STOP###"
+
+
+def parse_call(text: Any, params: dict[str, list[str]]) -> tuple[str, dict[str, Any]]:
+    """One ground-truth call string as (function name, arguments), by its syntax tree.
+
+    ``params``: each known function's parameter names in order (positional
+    arguments take them). Only a call of a plain name with literal arguments is
+    read; anything else is a ValueError. Nothing is evaluated.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"a ground-truth call is {type(text).__name__}, not text")
+    if len(text) > _MAX_CALL_CHARS:
+        raise ValueError(f"a ground-truth call is longer than {_MAX_CALL_CHARS} characters")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise ValueError(f"{text[:80]!r} is not a function call") from None
+    node = tree.body
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        raise ValueError(f"{text[:80]!r} is not a call of a function name")
+    name = node.func.id
+    if name not in params:
+        raise ValueError(f"{text[:80]!r} calls '{name}', which no involved class has")
+    order = params[name]
+    args: dict[str, Any] = {}
+    if len(node.args) > len(order):
+        raise ValueError(f"{text[:80]!r}: more positional arguments than '{name}' has")
+    try:
+        for param, value in zip(order, node.args, strict=False):
+            args[param] = ast.literal_eval(value)
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise ValueError("**")
+            if kw.arg in args:
+                raise ValueError(f"'{kw.arg}' given twice")
+            args[kw.arg] = ast.literal_eval(kw.value)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError) as exc:
+        raise ValueError(f"{text[:80]!r}: an argument is not a literal ({exc})") from None
+    return name, _jsonable(args, text)
+
+
+def _jsonable(value: Any, text: str) -> Any:
+    """A literal as JSON data (a tuple becomes a list, as a model's JSON arguments are)."""
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise ValueError(f"{text[:80]!r}: a dict argument with keys that are not text")
+        return {k: _jsonable(v, text) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v, text) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{text[:80]!r}: a number JSON cannot hold")
+        return value
+    raise ValueError(f"{text[:80]!r}: a {type(value).__name__} argument has no JSON form")
+
+
+def _docs(root: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each class's function docs, as BFCL ships them."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for cls, name in CLASS_DOCS.items():
+        path = root / "multi_turn_func_doc" / name
+        if not path.is_file():
+            continue
+        docs = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                doc = json.loads(line)
+            except ValueError as exc:
+                raise UserError(f"{path}:{number}: not JSON ({exc}); truncated?") from None
+            if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
+                raise UserError(f"{path}:{number}: a function doc needs a string 'name'")
+            name_ = doc["name"]
+            if not name_.isidentifier() or keyword.iskeyword(name_) or name_ in _HOOKS:
+                raise UserError(f"{path}:{number}: '{name_}' cannot be a tools-file function")
+            docs.append(doc)
+        out[cls] = docs
+    return out
+
+
+def _script(entry: dict[str, Any]) -> list[str]:
+    turns = entry.get("question")
+    if not isinstance(turns, list) or not turns:
+        raise ValueError("no 'question' (a list of turns)")
+    script = []
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, list) or len(turn) != 1:
+            n = len(turn) if isinstance(turn, list) else 0
+            raise ValueError(f"turn {i} holds {n} messages; each turn needs one user message")
+        m = turn[0]
+        if (
+            not isinstance(m, dict)
+            or m.get("role") != "user"
+            or not isinstance(m.get("content"), str)
+        ):
+            raise ValueError(f"turn {i}: the message is not a user message with text")
+        script.append(m["content"])
+    return [*script, STOP]
+
+
+def _case(
+    entry: dict[str, Any],
+    answer: dict[str, Any] | None,
+    cat: BfclCategory,
+    docs: dict[str, list[dict[str, Any]]],
+) -> tuple[dict[str, Any], list[str]]:
+    """One entry as a case, and the classes it involves (raises ValueError)."""
+    script = _script(entry)
+    classes = entry.get("involved_classes")
+    if not isinstance(classes, list) or not classes:
+        raise ValueError("'involved_classes' is not a non-empty list")
+    for cls in classes:
+        if cls not in docs:
+            known = ", ".join(CLASS_DOCS)
+            raise ValueError(f"unknown class '{cls}' (BFCL's multi-turn classes: {known})")
+    config = entry.get("initial_config", {})
+    if not isinstance(config, dict):
+        raise ValueError("'initial_config' is not an object")
+    tools: list[str] = []
+    params: dict[str, list[str]] = {}
+    for cls in classes:
+        for doc in docs[cls]:
+            if doc["name"] not in params:
+                tools.append(doc["name"])
+            props = (doc.get("parameters") or {}).get("properties") or {}
+            params[doc["name"]] = list(props) if isinstance(props, dict) else []
+    if answer is None:
+        raise ValueError("no ground truth for this id")
+    truth = answer.get("ground_truth")
+    if not isinstance(truth, list) or len(truth) != len(script) - 1:
+        raise ValueError(
+            f"the ground truth is not a list of {len(script) - 1} turns (one per question turn)"
+        )
+    actions = []
+    calls = []
+    user: list[Any] = [script[0]]
+    for t, turn in enumerate(truth):
+        if not isinstance(turn, list):
+            raise ValueError(f"ground truth turn {t} is not a list of calls")
+        for c, text in enumerate(turn):
+            try:
+                name, args = parse_call(text, params)
+            except ValueError as exc:
+                raise ValueError(f"ground truth turn {t} call {c}: {exc}") from None
+            actions.append({"tool": name, "args": args})
+            calls.append({"tool": name, "args": args})
+        # BFCL checks the state after every turn whose ground truth has calls
+        mark = {"turn": t} if turn else {"turn": t, "checked": False}
+        actions.append({"tool": CHECKPOINT, "args": mark})
+        user.append({"call": {"tool": CHECKPOINT, "args": mark}, "say": script[t + 1]})
+    turns = len(script) - 1
+    case: dict[str, Any] = {
+        "id": entry["id"],
+        "user": {"tools": [CHECKPOINT], "script": user},
+        "max_turns": turns + 1,
+        "max_steps": min(MAX_STEPS, MAX_STEPS_PER_TURN * turns),
+        "tools": tools,
+        "state": {
+            "bfcl": {
+                "involved_classes": [str(c) for c in classes],
+                "long_context": "long_context" in cat.name,
+                "initial_config": config,
+            }
+        },
+        "end_state": {"actions": actions},
+        "tags": ["bfcl", cat.name],
+    }
+    if calls:  # BFCL: every ground-truth call's result is among the model's, in any order
+        case["trajectory"] = {"mode": "superset", "steps": [calls]}
+    return case, [str(c) for c in classes]
+
+
+_TOOLS_HEAD = '''"""BFCL's multi-turn classes, run on the attempt's state by BFCL's own code.
+
+Written by `toolproof import bfcl`. BFCL's code is not copied here: its classes
+are imported from the bfcl_eval package installed beside toolproof. setup(state)
+builds the case's instances as BFCL does; each function below runs the method of
+that name; teardown(obj) gives the instances' public attributes as the state, and
+bfcl_turn_checkpoint (run by the case's scripted user between turns) keeps a
+digest of that state after each turn the case checks.
+This file is suite code: toolproof runs it only with --allow-code.
+"""
+
+from toolproof.importers.bfcl_env import BfclEnvironment
+
+_BFCL = BfclEnvironment()
+
+
+def setup(state):
+    return _BFCL.setup(state)
+
+
+def teardown(obj):
+    return _BFCL.teardown(obj)
+
+
+def bfcl_turn_checkpoint(obj, args):
+    return _BFCL.checkpoint(obj, args)
+'''
+
+
+def tools_py(names: list[str]) -> str:
+    """The tools file: the hooks, and one function per BFCL function."""
+    body = "".join(
+        f"\n\ndef {n}(obj, args):\n    return _BFCL.call({n!r}, obj, args)\n" for n in names
+    )
+    return _TOOLS_HEAD + body
+
+
+def read_multi_turn(
+    path: Path, root: Path, cat: BfclCategory, profile: str, result: BfclImport
+) -> BfclSuite:
+    """One multi-turn category as a suite (entries that cannot be read: counted skips)."""
+    docs = _docs(root)
+    answer_path = root / "possible_answer" / path.name
+    if not answer_path.is_file():
+        raise UserError(f"{answer_path}: missing (the ground truth of {path.name})")
+    answers = {e["id"]: e for _, e in _lines(answer_path, result.skipped)}
+    cases = []
+    used: list[str] = []
+    for number, entry in _lines(path, result.skipped):
+        try:
+            case, classes = _case(entry, answers.get(entry["id"]), cat, docs)
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            result.skipped.append(BfclSkip(f"{path}:{number}", f"{entry['id']}: {exc}"))
+            continue
+        cases.append(case)
+        used += [c for c in classes if c not in used]
+    tools: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for cls in (c for c in CLASS_DOCS if c in used):
+        for doc in docs[cls]:
+            if doc["name"] in seen:
+                continue
+            seen.add(doc["name"])
+            try:
+                tool = convert_function(doc, "python")
+            except ValueError as exc:
+                raise UserError(
+                    f"{root / 'multi_turn_func_doc' / CLASS_DOCS[cls]}: {exc}"
+                ) from None
+            tools.append(tool)
+    tools.append(
+        {
+            "name": CHECKPOINT,
+            "description": "Keeps a digest of BFCL's state at the end of a turn. Called by "
+            "the case's scripted user between turns; never offered to the model.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "turn": {"type": "integer", "description": "The turn, from 0."},
+                    "checked": {
+                        "type": "boolean",
+                        "description": "false: a turn BFCL does not check (no calls expected).",
+                    },
+                },
+                "required": ["turn"],
+            },
+        }
+    )
+    suite: dict[str, Any] = {
+        "format": 1,
+        "suite": f"bfcl-{cat.name}",
+        "description": f"BFCL category {cat.name} (multi-turn conversations on BFCL's own "
+        f"classes), imported from {path.name}. Run with --allow-code: env/tools.py runs "
+        "BFCL's classes from the installed bfcl_eval package.",
+        "defaults": {"matching": profile} if profile != "strict" else {},
+        "tools": tools,
+        "environment": {"state": "env/state.json", "tools": "env/tools.py"},
+        "cases_from": "cases.jsonl",
+    }
+    if not suite["defaults"]:
+        del suite["defaults"]
+    empty = {"bfcl": {"involved_classes": [], "long_context": False, "initial_config": {}}}
+    files = {
+        "env/state.json": json.dumps(empty) + "\n",
+        "env/tools.py": tools_py([t["name"] for t in tools if t["name"] != CHECKPOINT]),
+    }
+    return BfclSuite(cat, suite, cases, files)
