@@ -362,9 +362,16 @@ def match_set(
 
 def _right_tools(expected: list[CompiledCall], calls: list[CallInfo], order: Order) -> bool:
     """Each expected call's tool is called, and (unless superset) no other tool is."""
-    names = {i.call.name for i in calls}
-    every_expected_called = all(names.intersection(e.tools) for e in expected)
-    allowed = {t for e in expected for t in e.tools}
+    # (loops, not comprehensions: each comprehension is a call of its own)
+    names = set()
+    for i in calls:
+        names.add(i.call.name)
+    every_expected_called = True
+    allowed: set[str] = set()
+    for e in expected:
+        if every_expected_called and names.isdisjoint(e.tools):
+            every_expected_called = False
+        allowed.update(e.tools)
     only_expected = order is Order.superset or names <= allowed
     if order is Order.subset:
         return only_expected

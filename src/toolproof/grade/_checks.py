@@ -127,7 +127,10 @@ class Selection:
         best = answer.best
         if best is not None and best.selection_ok is not False:
             return ()
-        unknown = [i.call.name for i in answer.infos if not i.known]
+        unknown = []
+        for i in answer.infos:  # (a loop: a comprehension is a call of its own)
+            if not i.known:
+                unknown.append(i.call.name)
         if best is not None:
             failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
             why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"

@@ -407,7 +407,9 @@ class Scorer:
         """The general path of a single-step answer: analyse it, run the checks, assemble."""
         cc, validators, checks, notes = self._routes[case_id]
         offered = cc.offered
-        infos = [inspect_call(call, offered, validators) for call in response.tool_calls]
+        infos = []
+        for call in response.tool_calls:  # (a loop: a comprehension is a call of its own)
+            infos.append(inspect_call(call, offered, validators))
         answer = analyse(cc, response, infos)
         findings = run_checks(checks, cc, answer)
         if self._noting:  # the schema broken where the profile does not let it decide
