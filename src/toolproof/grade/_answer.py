@@ -217,7 +217,11 @@ def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> Sing
     best: SetResult | None = None
     if cc.kind is Kind.call and infos:
         if len(cc.call_sets) == 1:
-            best = match_set(0, cc.call_sets[0], infos, cc.order, False)
+            expected = cc.call_sets[0]
+            if len(expected) == 1 and len(infos) == 1:  # (match_set's own first step)
+                best = _match_one(expected[0], infos[0], 0, False)
+            else:
+                best = match_set(0, expected, infos, cc.order, False)
         else:
             best = max(
                 (match_set(i, s, infos, cc.order, True) for i, s in enumerate(cc.call_sets)),
