@@ -186,18 +186,7 @@ class Scorer:
             )
             if skipped:
                 self._notes[case.id] = tuple(skipped)
-        #: what the general path reads of each single-step case, in one look-up: the case,
-        #: its validators, the checks that can find something in an answer to it, its notes
-        self._routes: dict[str, tuple[CompiledCase, Any, tuple[CaseCheck, ...], tuple[str, ...]]]
-        self._routes = {
-            case_id: (
-                self.cases[case_id],
-                self._case_validators.get(case_id, self._validators),
-                those_that_apply(case_checks, self.cases[case_id]),
-                self._notes.get(case_id, ()),
-            )
-            for case_id, case_checks in self._single.items()
-        }
+        self._routes = self._make_routes()
         #: the passing verdict, built in advance, of each single-step case that has one
         #: (see ``_plan``)
         self._plans = self._make_plans()
@@ -220,6 +209,21 @@ class Scorer:
             self._asserts[c.id], functions = compile_state_asserts(specs, ctx)
             if functions and STATE_FUNCTIONS not in injected:
                 self._functions_not_run[c.id] = functions[0].function
+
+    def _make_routes(
+        self,
+    ) -> dict[str, tuple[CompiledCase, Any, tuple[CaseCheck, ...], tuple[str, ...]]]:
+        """What the general path reads of each single-step case, in one look-up: the case,
+        its validators, the checks that can find something in an answer to it, its notes."""
+        return {
+            case_id: (
+                self.cases[case_id],
+                self._case_validators.get(case_id, self._validators),
+                those_that_apply(case_checks, self.cases[case_id]),
+                self._notes.get(case_id, ()),
+            )
+            for case_id, case_checks in self._single.items()
+        }
 
     def _make_plans(self) -> dict[str, Plan]:
         """The plan of each single-step case that has one: no check of the suite's own, and
