@@ -6,12 +6,14 @@ from typing import Any
 
 import pytest
 
+from tests.grade.conftest import make_suite
 from toolproof.grade import Scorer
 from toolproof.grade._compile import (
     ArgMemo,
     ToolIndex,
     compile_case,
     compile_expectations,
+    describe_calls,
     value_key,
 )
 from toolproof.match import SpecError, context
@@ -148,3 +150,18 @@ def test_a_memo_made_for_other_tools_or_context_is_not_used() -> None:
 def test_values_written_differently_have_different_keys(a: Any, b: Any) -> None:
     assert value_key(a) != value_key(b)
     assert value_key(a) == value_key(a if not isinstance(a, dict | list) else type(a)(a))
+
+
+def test_a_call_sets_description_is_worked_out_once_and_is_describe_calls() -> None:
+    expect = {
+        "alternatives": [
+            [{"tool": "lookup_order", "args": {"order_id": "ORD-123456"}}],
+            [{"tool": "search", "args": {"q": "x"}}, {"tool": "search"}],
+        ]
+    }
+    cc = Scorer(make_suite([{"id": "a", "prompt": "p", "expect": expect}])).cases["a"]
+    for i, calls in enumerate(cc.call_sets):
+        first = cc.describe_set(i)
+        assert first == describe_calls(calls)
+        assert cc.describe_set(i) is first  # (kept, not made again)
+    assert cc.describe_set(0) != cc.describe_set(1)

@@ -217,7 +217,11 @@ def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> Sing
     best: SetResult | None = None
     if cc.kind is Kind.call and infos:
         if len(cc.call_sets) == 1:
-            best = match_set(0, cc.call_sets[0], infos, cc.order, False)
+            expected = cc.call_sets[0]
+            if len(expected) == 1 and len(infos) == 1:  # (match_set's own first step)
+                best = _match_one(expected[0], infos[0], 0, False)
+            else:
+                best = match_set(0, expected, infos, cc.order, False)
         else:
             best = max(
                 (match_set(i, s, infos, cc.order, True) for i, s in enumerate(cc.call_sets)),
@@ -362,9 +366,16 @@ def match_set(
 
 def _right_tools(expected: list[CompiledCall], calls: list[CallInfo], order: Order) -> bool:
     """Each expected call's tool is called, and (unless superset) no other tool is."""
-    names = {i.call.name for i in calls}
-    every_expected_called = all(names.intersection(e.tools) for e in expected)
-    allowed = {t for e in expected for t in e.tools}
+    # (loops, not comprehensions: each comprehension is a call of its own)
+    names = set()
+    for i in calls:
+        names.add(i.call.name)
+    every_expected_called = True
+    allowed: set[str] = set()
+    for e in expected:
+        if every_expected_called and names.isdisjoint(e.tools):
+            every_expected_called = False
+        allowed.update(e.tools)
     only_expected = order is Order.superset or names <= allowed
     if order is Order.subset:
         return only_expected

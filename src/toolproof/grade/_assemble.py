@@ -76,7 +76,8 @@ def assemble(
                 reply_ok = False
     else:
         checks, evidence = (), NO_EVIDENCE
-    return build_verdict(
+    return _new_tuple(  # (build_verdict, without a call of its own: the scorer's hot path)
+        Verdict,
         verdict_head(
             case_id=cc.case.id,
             kind=facts.kind,
@@ -92,8 +93,8 @@ def assemble(
             contract_ok=contract_ok,
             reply_ok=reply_ok,
             expected_tools=facts.expected_tools,
-        ),
-        verdict_tail(
+        )
+        + verdict_tail(
             actual_tools=facts.actual_tools,
             pairs=facts.pairs,
             calls_checked=facts.calls_checked,
@@ -266,19 +267,32 @@ def _set_pairs(
     """The paired calls, then each unpaired expected call against an unpaired call in their
     orders (a wrong tool), then what is left of either against no call, unless the order
     allows it (as ``order_pairs`` would make of them)."""
+    # (loops, not comprehensions: each comprehension is a call of its own, and this runs
+    # for every failing answer of more than one call)
     pairs = best.pairs
-    kept = [(actual[j], actual[j]) for _, j in pairs]
+    kept = []
+    paired_e = set()
+    paired_a = set()
+    for i, j in pairs:
+        kept.append((actual[j], actual[j]))
+        paired_e.add(i)
+        paired_a.add(j)
     if len(pairs) == len(best.expected) and NO_CALL not in actual:
         if len(pairs) == len(actual) or order is Order.superset:
             return tuple(kept)  # every call paired, or the calls left over allowed
         # every expected call paired: the calls left over, each against no call
-        paired_a = {j for _, j in pairs}
-        kept += [(NO_CALL, a) for j, a in enumerate(actual) if j not in paired_a]
+        for j, a in enumerate(actual):
+            if j not in paired_a:
+                kept.append((NO_CALL, a))
         return tuple(kept)
-    paired_e = {i for i, _ in pairs}
-    paired_a = {j for _, j in pairs}
-    missing = [e.tools[0] for i, e in enumerate(best.expected) if i not in paired_e]
-    extra = [name for j, name in enumerate(actual) if j not in paired_a]
+    missing = []
+    for i, e in enumerate(best.expected):
+        if i not in paired_e:
+            missing.append(e.tools[0])
+    extra = []
+    for j, name in enumerate(actual):
+        if j not in paired_a:
+            extra.append(name)
     if NO_CALL in actual or NO_CALL in missing:
         # a tool named like the label of no call: as order_pairs reads it
         return tuple(order_pairs(kept, missing, extra, order))

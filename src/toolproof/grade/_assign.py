@@ -23,6 +23,9 @@ def assign(cost: list[list[int]]) -> Pairs:
         return [(0, min(range(cols), key=row.__getitem__))]
     if cols == 1:
         return [(min(range(rows), key=lambda r: cost[r][0]), 0)]
+    if rows == cols == 2:  # the two pairings, in ``permutations`` order (as ``_brute``)
+        (a, b), (c, d) = cost
+        return [(0, 0), (1, 1)] if a + d <= b + c else [(0, 1), (1, 0)]
     if max(rows, cols) <= 6:
         return _unique(cost, rows, cols) or _brute(cost, rows, cols)
     return _hungarian(cost)

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from toolproof.grade._answer import SingleAnswer
 from toolproof.grade._behaviour import asks
-from toolproof.grade._compile import CompiledCase, describe_calls
+from toolproof.grade._compile import CompiledCase
 from toolproof.types import Check, FailureClass, Kind, Message, Response, Stage, ToolCall
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "Values",
     "reply_findings",
     "run_checks",
+    "those_that_apply",
 ]
 
 _REFUSAL = re.compile(
@@ -71,6 +72,17 @@ class CaseCheck(Protocol):
     def evaluate(self, case: CompiledCase, answer: Any) -> Sequence[Check]: ...
 
 
+def those_that_apply(checks: Sequence[CaseCheck], case: CompiledCase) -> tuple[CaseCheck, ...]:
+    """The checks that can find something in some answer to ``case``: a check with an
+    ``applies(case)`` method that says no finds nothing in any answer to it, so it is not
+    run (a suite's own checks, which have no such method, are always run)."""
+    return tuple(
+        check
+        for check in checks
+        if (applies := getattr(check, "applies", None)) is None or applies(case)
+    )
+
+
 def run_checks(checks: Sequence[CaseCheck], case: CompiledCase, answer: Any) -> list[Check]:
     out: list[Check] = []
     for check in checks:  # (a loop: most checks find nothing, and make no list to join)
@@ -78,6 +90,13 @@ def run_checks(checks: Sequence[CaseCheck], case: CompiledCase, answer: Any) -> 
         if found:
             out.extend(found)
     return out
+
+
+#: Findings whose words never change, made once (a Check is immutable).
+_MISSED = (Check(Stage.decision, FailureClass.missed_call, "expected a tool call, got none"),)
+_WRONG_ORDER = Check(
+    Stage.contract, FailureClass.wrong_order, "the right calls, in the wrong order (order: strict)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +111,7 @@ class Decision:
         if bool(calls) == wants_call:
             return ()
         if wants_call:
-            return (
-                Check(Stage.decision, FailureClass.missed_call, "expected a tool call, got none"),
-            )
+            return _MISSED
         got = ", ".join(i.call.name for i in calls)
         what = "no tool call" if case.kind is Kind.none else f"{case.kind.value} with no tool call"
         return (Check(Stage.decision, FailureClass.unwanted_call, f"expected {what}, got {got}"),)
@@ -110,11 +127,14 @@ class Selection:
         best = answer.best
         if best is not None and best.selection_ok is not False:
             return ()
-        unknown = [i.call.name for i in answer.infos if not i.known]
+        unknown = []
+        for i in answer.infos:  # (a loop: a comprehension is a call of its own)
+            if not i.known:
+                unknown.append(i.call.name)
         if best is not None:
             failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
             why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"
-            reason = f"{why}: expected {describe_calls(best.expected)}"
+            reason = f"{why}: expected {case.describe_set(best.index)}"
             return (Check(Stage.selection, failure, reason),)
         if unknown:
             reason = f"called unknown tool {', '.join(unknown)}"
@@ -142,6 +162,9 @@ class Values:
 
     name: str = "values"
 
+    def applies(self, case: CompiledCase) -> bool:
+        return case.kind is Kind.call  # (else no call set is judged: ``best`` is None)
+
     def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
         best = answer.best
         if best is None or best.values_ok is not False or not best.value_reasons:
@@ -155,6 +178,10 @@ class Contract:
     """Forbidden tools, call count and order."""
 
     name: str = "contract"
+
+    def applies(self, case: CompiledCase) -> bool:
+        # (no call set is judged unless a call is expected: nothing else can fail then)
+        return case.kind is Kind.call or bool(case.forbidden) or case.count is not None
 
     def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
         calls, best = answer.infos, answer.best
@@ -173,7 +200,7 @@ class Contract:
         if case.count is None and best is not None and not best.count_ok:
             reason = (
                 f"the right tools, called {len(calls)} times; expected {len(best.expected)} "
-                f"calls: {describe_calls(best.expected)}"
+                f"calls: {case.describe_set(best.index)}"
             )
             out.append(Check(Stage.contract, FailureClass.wrong_count, reason))
         if case.count is not None:
@@ -185,8 +212,7 @@ class Contract:
                 reason = f"expected {want} calls, got {n}"
                 out.append(Check(Stage.contract, FailureClass.wrong_count, reason))
         if best is not None and not best.order_ok:
-            reason = "the right calls, in the wrong order (order: strict)"
-            out.append(Check(Stage.contract, FailureClass.wrong_order, reason))
+            out.append(_WRONG_ORDER)
         return out
 
 
@@ -222,6 +248,9 @@ class Reply:
     """For text answers: the reply asks, confirms or refuses as expected."""
 
     name: str = "reply"
+
+    def applies(self, case: CompiledCase) -> bool:
+        return case.reply_judged
 
     def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
         return reply_findings(case, answer.response) if case.reply_judged else ()

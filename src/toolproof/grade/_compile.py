@@ -47,6 +47,15 @@ class CompiledCase:
     """The one expected call, when nothing else constrains the case (fast path)."""
     reply_judged: bool = False
     """The final reply is judged: a reply matcher is given, or the kind asks for a reply."""
+    described: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
+    """``describe_calls`` of each call set, by index, once it has been asked for."""
+
+    def describe_set(self, index: int) -> str:
+        """``describe_calls(self.call_sets[index])``, worked out once."""
+        found = self.described.get(index)
+        if found is None:
+            found = self.described[index] = describe_calls(self.call_sets[index])
+        return found
 
 
 class ToolIndex(dict[str, SuiteTool]):

@@ -161,6 +161,8 @@ class Plan:
             valid = self._valid
             seen = 0
             in_order = True
+            # the tools first (a failing answer is mostly let go here, before any argument
+            # is compared or validated), then the arguments
             for position, call in enumerate(calls):
                 i = index.get(call.name)
                 if i is None or call.parse_error is not None or seen >> i & 1:
@@ -170,6 +172,8 @@ class Plan:
                         return None
                     in_order = False
                 seen |= 1 << i
+            for call in calls:
+                i = index[call.name]
                 args = call.arguments
                 kinds = self._kinds[i]
                 if not (

@@ -32,7 +32,7 @@ from toolproof.grade._answer import (
     profile_note,
 )
 from toolproof.grade._assemble import assemble, single_facts
-from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks
+from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks, those_that_apply
 from toolproof.grade._compile import CompiledCase, ToolIndex, compile_case
 from toolproof.grade._diff import render_diff
 from toolproof.grade._multistep import (
@@ -186,6 +186,7 @@ class Scorer:
             )
             if skipped:
                 self._notes[case.id] = tuple(skipped)
+        self._routes = self._make_routes()
         #: the passing verdict, built in advance, of each single-step case that has one
         #: (see ``_plan``)
         self._plans = self._make_plans()
@@ -208,6 +209,21 @@ class Scorer:
             self._asserts[c.id], functions = compile_state_asserts(specs, ctx)
             if functions and STATE_FUNCTIONS not in injected:
                 self._functions_not_run[c.id] = functions[0].function
+
+    def _make_routes(
+        self,
+    ) -> dict[str, tuple[CompiledCase, Any, tuple[CaseCheck, ...], tuple[str, ...]]]:
+        """What the general path reads of each single-step case, in one look-up: the case,
+        its validators, the checks that can find something in an answer to it, its notes."""
+        return {
+            case_id: (
+                self.cases[case_id],
+                self._case_validators.get(case_id, self._validators),
+                those_that_apply(case_checks, self.cases[case_id]),
+                self._notes.get(case_id, ()),
+            )
+            for case_id, case_checks in self._single.items()
+        }
 
     def _make_plans(self) -> dict[str, Plan]:
         """The plan of each single-step case that has one: no check of the suite's own, and
@@ -393,13 +409,13 @@ class Scorer:
 
     def _analysed(self, case_id: str, response: Response, record: Record | None) -> Verdict:
         """The general path of a single-step answer: analyse it, run the checks, assemble."""
-        cc = self.cases[case_id]
+        cc, validators, checks, notes = self._routes[case_id]
         offered = cc.offered
-        validators = self._case_validators.get(case_id, self._validators)
-        infos = [inspect_call(call, offered, validators) for call in response.tool_calls]
+        infos = []
+        for call in response.tool_calls:  # (a loop: a comprehension is a call of its own)
+            infos.append(inspect_call(call, offered, validators))
         answer = analyse(cc, response, infos)
-        findings = run_checks(self._single[case_id], cc, answer)
-        notes = self._notes.get(case_id, ())
+        findings = run_checks(checks, cc, answer)
         if self._noting:  # the schema broken where the profile does not let it decide
             for i in infos:
                 if i.failure is None and i.message:
