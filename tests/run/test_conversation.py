@@ -268,6 +268,26 @@ def test_an_llm_user_gets_guidelines_scenario_and_the_conversation_flipped(
     assert record.response is not None and record.response.usage is None
 
 
+def test_the_user_models_requests_are_written_as_deltas_and_read_back_whole(
+    tmp_path: Path,
+) -> None:
+    from toolproof.records import read_records
+
+    steps = [{"text": "Cancel BK-4417, please."}, {"text": "Yes."}, {"text": "Bye ###STOP###"}]
+    record = _llm_run(tmp_path, steps)
+    (line,) = (tmp_path / "run" / "records.jsonl").read_text().splitlines()
+    written = json.loads(line)["user_turns"]
+    assert "request" in written[0]
+    assert [set(t) & {"request", "request_delta"} for t in written[1:]] == [
+        {"request_delta"},
+        {"request_delta"},
+    ]
+    (read,) = read_records(tmp_path / "run" / "records.jsonl")
+    sent = [t.request for t in record.user_turns or ()]  # as the user model received them
+    assert len(sent) == 3 and all(isinstance(r, dict) for r in sent)
+    assert json.dumps([t.request for t in read.user_turns or ()]) == json.dumps(sent)
+
+
 def test_the_user_models_cost_is_apart_from_the_agents(tmp_path: Path) -> None:
     from toolproof.run import Pricing
 
