@@ -56,3 +56,15 @@ def test_each_planted_fault_is_labelled_and_nothing_else_is() -> None:
         assert fields[planted] is True, (variant, case_id)
         assert fields["faithful"] is False
         assert [k for k, v in fields.items() if v] == [planted], (variant, case_id)
+
+
+def test_the_shipped_calibration_record_is_of_these_labels() -> None:
+    import hashlib
+    import json
+
+    record = json.loads((FOLDER / "calibration-user_fidelity.json").read_text(encoding="utf-8"))
+    labels = (FOLDER / "labels-user_fidelity.jsonl").read_bytes()
+    assert record["rubric"] == "user_fidelity" and record["judge"] == "local:"
+    assert record["labels_sha256"] == hashlib.sha256(labels).hexdigest()
+    assert record["judged"] == 26 and record["judge_errors"] == 0
+    assert not any(record["calibrated"].values())  # the bundled judge stays advisory
