@@ -65,3 +65,11 @@ def test_judged_facts_and_nl_assertions_go_to_the_judge_not_the_verdict(
 def test_a_case_without_judged_statements_opts_into_no_judge(tmp_path: Path) -> None:
     suite = _write(tmp_path, [CANCEL_CASE])
     assert case_rubrics(suite, suite.cases[0]) == []
+
+
+def test_nl_assertions_leave_the_suite_fingerprint_as_it_was(tmp_path: Path) -> None:
+    """They are checked by a judge, never asked of the model: runs stay comparable."""
+    plain = _write(tmp_path / "a", [CANCEL_CASE])
+    asserted = _write(tmp_path / "b", [{**CANCEL_CASE, "nl_assertions": ["No voucher."]}])
+    assert asserted.cases[0].nl_assertions == ["No voucher."]
+    assert plain.fingerprint() == asserted.fingerprint()

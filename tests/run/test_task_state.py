@@ -468,6 +468,7 @@ def test_unused_conversation_fields_leave_the_fingerprint_as_it_was() -> None:
     for case in payload["cases"]:
         case.pop("judge", None)
         case.pop("generated", None)
+        assert case.pop("nl_assertions") is None  # never hashed: a judge checks it
         for key in ("mocks", "trajectory", "end_state"):
             if not case.get(key):
                 case.pop(key, None)
