@@ -234,8 +234,9 @@ class Record(BaseModel):
         default=None,
         description="Multi-step: the per-attempt budget that ended the attempt before the "
         "model stopped calling tools (max_steps, attempt_tokens, attempt_seconds); in a "
-        "conversation, also what ended it (the user's stop token, max_turns, the script's "
-        "end, a failed simulator).",
+        "conversation, what ended it (a budget, checked before each agent step and each "
+        "user turn, the user's tokens counted; the user's stop token, max_turns, the "
+        "script's end, a failed simulator).",
     )
     user_turns: list[UserTurn] | None = Field(
         default=None,
