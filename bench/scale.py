@@ -22,7 +22,7 @@ to last line, with its peak RSS:
 
 Records are generated one line at a time (1,000,000 records make a 1.36 GB
 file, 840 MB with ``--layout dumps``, and take a few minutes). By default each line is what toolproof's own
-writer makes of the record (``toolproof.record/2``, compact, the parsed
+writer makes of the record (``toolproof.record/3``, compact, the parsed
 arguments beside their text), as a run folder holds them; ``--layout dumps``
 writes them as ``json.dumps`` does, in format ``/1`` with the argument text
 alone (what this benchmark wrote before), for comparison.

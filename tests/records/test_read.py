@@ -65,8 +65,14 @@ def test_complete_last_line_without_newline_is_read(tmp_path: Path) -> None:
         ),
         (
             '{"format": "toolproof.record/9", "case_id": "a"}\n',
-            "r.jsonl:1:1: format: unknown records format 'toolproof.record/9' (this toolproof reads "
-            "toolproof.record/1, toolproof.record/2)",
+            "r.jsonl:1:1: format: records format 'toolproof.record/9' is newer than this "
+            "toolproof reads (up to toolproof.record/3): read it with the toolproof that "
+            "wrote it, or upgrade",
+        ),
+        (
+            '{"format": "other/1", "case_id": "a"}\n',
+            "r.jsonl:1:1: format: unknown records format 'other/1' (this toolproof reads "
+            "toolproof.record/1, toolproof.record/2, toolproof.record/3)",
         ),
         ("[1, 2]\n", "r.jsonl:1:1: expected a JSON object (one record per line)"),
         (

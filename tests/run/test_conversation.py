@@ -268,6 +268,26 @@ def test_an_llm_user_gets_guidelines_scenario_and_the_conversation_flipped(
     assert record.response is not None and record.response.usage is None
 
 
+def test_the_user_models_requests_are_written_as_deltas_and_read_back_whole(
+    tmp_path: Path,
+) -> None:
+    from toolproof.records import read_records
+
+    steps = [{"text": "Cancel BK-4417, please."}, {"text": "Yes."}, {"text": "Bye ###STOP###"}]
+    record = _llm_run(tmp_path, steps)
+    (line,) = (tmp_path / "run" / "records.jsonl").read_text().splitlines()
+    written = json.loads(line)["user_turns"]
+    assert "request" in written[0]
+    assert [set(t) & {"request", "request_delta"} for t in written[1:]] == [
+        {"request_delta"},
+        {"request_delta"},
+    ]
+    (read,) = read_records(tmp_path / "run" / "records.jsonl")
+    sent = [t.request for t in record.user_turns or ()]  # as the user model received them
+    assert len(sent) == 3 and all(isinstance(r, dict) for r in sent)
+    assert json.dumps([t.request for t in read.user_turns or ()]) == json.dumps(sent)
+
+
 def test_the_user_models_cost_is_apart_from_the_agents(tmp_path: Path) -> None:
     from toolproof.run import Pricing
 
@@ -588,3 +608,75 @@ def test_a_user_that_ends_it_before_the_agent_answers_is_a_user_error(
     assert record.user_problems == [
         "the simulated user ended the conversation (user_stop) before the agent answered at all"
     ]
+
+
+def _budget_run(
+    tmp_path: Path,
+    agent_steps: list[dict[str, Any]],
+    user_steps: list[dict[str, Any]],
+    tokens: int,
+    out: str = "run",
+) -> Record:
+    if (tmp_path / "suite").exists():
+        suite = load_suite(tmp_path / "suite" / "suite.yaml", CODE)
+    else:
+        suite = _write(tmp_path, [LLM_CASE])
+    provider = ScriptedProvider.from_dict({"cases": {"cancel": {"steps": agent_steps}}})
+    opts = RunOptions(
+        trust=CODE,
+        out=tmp_path / out,
+        cache=False,
+        fsync=False,
+        retry=RetryPolicy(0.001, 0.01),
+        user_model=_user_model({"cancel": {"steps": user_steps}}),
+    )
+    settings = ModelSettings(attempt_tokens=tokens)
+    target = Target(spec="scripted:x", provider=provider, settings=settings)
+    (record,) = run_suite(suite, [target], opts).records
+    return record
+
+
+def _said(text: str, tokens: int) -> dict[str, Any]:
+    return {"text": text, "usage": {"input_tokens": tokens, "output_tokens": 0}}
+
+
+def test_the_token_budget_holds_after_the_agents_text_turns(tmp_path: Path) -> None:
+    """The agent only talks (no tool call): its tokens still end the conversation, before
+    the user is asked again, with stopped_by: tokens."""
+    agent = [_said("Which booking?", 60), _said("Please confirm.", 60), _said("Done.", 60)]
+    user = [{"text": "Cancel BK-4417."}, {"text": "Yes."}, {"text": "Bye ###STOP###"}]
+    record = _budget_run(tmp_path, agent, user, tokens=100)
+    assert record.stopped_by == "tokens"
+    assert len(record.steps or []) == 2  # 120 tokens after the second text turn
+    # the user spoke first, answered once, and was not asked a third time
+    assert [t.text for t in record.user_turns or ()] == ["Cancel BK-4417.", "Yes."]
+    # no budget given: the same conversation runs to the user's stop
+    unbounded = _budget_run(tmp_path, agent, user, tokens=10_000, out="unbounded")
+    assert unbounded.stopped_by == "user_stop" and len(unbounded.user_turns or ()) == 3
+
+
+def test_the_user_models_tokens_count_against_the_conversations_budget(tmp_path: Path) -> None:
+    agent = [_said("Which booking?", 10), _said("Please confirm.", 10), _said("Done.", 10)]
+    user = [_said("Cancel BK-4417.", 30), _said("Yes.", 200), _said("Bye ###STOP###", 5)]
+    record = _budget_run(tmp_path, agent, user, tokens=150)
+    # 30 (user) + 10 (agent) + 200 (user) >= 150: stopped before the agent's second step
+    assert record.stopped_by == "tokens"
+    assert len(record.steps or []) == 1
+    assert [t.text for t in record.user_turns or ()] == ["Cancel BK-4417.", "Yes."]
+    assert record.user_usage is not None and record.user_usage.input_tokens == 230
+    # the agent's own usage stays its own
+    assert record.response is not None and record.response.usage is not None
+    assert record.response.usage.input_tokens == 10
+    # a replay counts the recorded user tokens again: it stops at the same place, asks nothing
+    suite = load_suite(tmp_path / "suite" / "suite.yaml", CODE)
+    opts = RunOptions(
+        trust=CODE,
+        out=tmp_path / "replayed",
+        cache=False,
+        fsync=False,
+        user_model=_user_model({}),
+    )
+    target = Target(spec=f"replay:{tmp_path / 'run'}", settings=ModelSettings(attempt_tokens=150))
+    (again,) = run_suite(suite, [target], opts).records
+    assert again.outcome is Outcome.ok and again.stopped_by == "tokens"
+    assert again.transcript == record.transcript

@@ -112,7 +112,7 @@ def test_a_record_stores_the_changes_not_the_whole_state(tmp_path: Path) -> None
     state_size = len(json.dumps(_state()))
     for line in lines:
         data = json.loads(line)
-        assert data["format"] == "toolproof.record/2"
+        assert data["format"] == "toolproof.record/3"
         assert "end_state" not in data
         assert "O0299" not in line  # an order no attempt touched
         assert len(line) < state_size / 2

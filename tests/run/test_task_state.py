@@ -437,12 +437,6 @@ def test_a_passing_attempt_passes_every_assertion(suite: Suite, tmp_path: Path) 
             "cases[3].history[1].tool_calls[0].name",
             "unknown tool 'reactivate'",
         ),
-        (
-            "{text: U1, match: substring}",
-            "{text: U1, match: judged}",
-            "cases[5].communicate[1].match",
-            "'judged' facts are not graded yet",
-        ),
     ],
 )
 def test_bad_assertions_are_located_errors(
@@ -474,6 +468,7 @@ def test_unused_conversation_fields_leave_the_fingerprint_as_it_was() -> None:
     for case in payload["cases"]:
         case.pop("judge", None)
         case.pop("generated", None)
+        assert case.pop("nl_assertions") is None  # never hashed: a judge checks it
         for key in ("mocks", "trajectory", "end_state"):
             if not case.get(key):
                 case.pop(key, None)

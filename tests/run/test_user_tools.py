@@ -422,3 +422,57 @@ def test_one_reply_asking_for_too_many_calls_runs_none_of_them(tmp_path: Path) -
     (turn,) = record.user_turns or []
     assert not turn.calls  # the cap holds per reply too: not one of them ran on the state
     assert not record.state_changes
+
+
+def test_the_users_tool_calls_are_shown_escaped_in_the_terminal_and_html_failure_views(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from toolproof.cli import main
+
+    hostile = "<img src=x onerror=alert(1)> [bold red]loud[/bold red] \x1b[31mred"
+    folder = tmp_path / "suite"
+    case = {
+        **SCRIPTED,
+        "user": {
+            "tools": ["toggle_airplane_mode", "shout"],
+            "script": [
+                "My phone has no signal.",
+                {
+                    "when": {"contains": "airplane", "ignore_case": True},
+                    "call": {"tool": "toggle_airplane_mode"},
+                    "say": "I turned airplane mode off.",
+                },
+                {"call": {"tool": "shout", "args": {"n": 1}}, "say": "Thanks! ###STOP###"},
+            ],
+        },
+        # the agent never resets the line: the case fails on its end state
+        "end_state": {"state": {"phone": {"airplane_mode": False, "network_resets": 1}}},
+    }
+    path = write_suite(folder, _suite_data([case]))
+    (folder / "state.json").write_text(
+        json.dumps({"phone": {"airplane_mode": True, "network_resets": 0}})
+    )
+    (folder / "tools.py").write_text(
+        TOOLS_PY + f"\ndef shout(state, args):\n    return {hostile!r}\n"
+    )
+    (tmp_path / "agent.yaml").write_text(json.dumps({"cases": {"no-signal": AGENT}}))
+    html = tmp_path / "report.html"
+    argv = ["toolproof", "run", str(path), "-m", f"scripted:{tmp_path / 'agent.yaml'}"]
+    argv += ["--allow-code", "-q", "--no-store", "-o", str(tmp_path / "run"), "--html", str(html)]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit):
+        main()
+    out = " ".join(capsys.readouterr().out.split())
+    assert "wrong_end_state" in out
+    # each call in its place: after the agent's question, before the user's message
+    toggled = 'user→ toggle_airplane_mode() result: {"airplane_mode": false}'
+    assert f"{toggled} user I turned airplane mode off." in out
+    assert "user→ shout(n=1) result: <img src=x onerror=alert(1)>" in out
+    assert "[bold red]loud[/bold red]" in out  # markup shown as written, not applied
+    assert "\x1b[31m" not in out and "\\x1b[31mred" in out  # a control shown escaped
+    page = html.read_text()
+    assert "user tool" in page and "toggle_airplane_mode({})" in page
+    assert "shout({&#34;n&#34;: 1})" in page or "shout({&quot;n&quot;: 1})" in page
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page

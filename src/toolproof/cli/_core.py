@@ -37,7 +37,7 @@ def validate(
         _problems(exc.errors, str(suite))
     from toolproof.run._runner import suite_problems
 
-    errors = [*errors, *suite_problems(loaded.suite, trust)]  # what run would refuse too
+    errors = [*errors, *suite_problems(loaded.suite, trust, loaded.origin)]  # as run refuses
     if errors:
         _problems(errors, loaded.suite.source or str(suite))
     s = loaded.suite

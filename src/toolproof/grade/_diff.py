@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from toolproof.grade._compile import CompiledCase, describe_calls
 from toolproof.match import show
-from toolproof.types import Kind, Message, ToolCall, Verdict
+from toolproof.types import Kind, Message, ToolCall, UserToolCall, Verdict
 
-__all__ = ["render_call", "render_diff"]
+__all__ = ["render_call", "render_diff", "render_user_call"]
 
 
 def render_call(call: ToolCall) -> str:
@@ -27,7 +27,8 @@ def render_diff(
     if verdict.passed:
         return ""
     if verdict.multistep is not None:
-        return _transcript_diff(verdict.evidence.transcript, verdict.evidence.end_state_diff)
+        evidence = verdict.evidence
+        return _transcript_diff(evidence.transcript, evidence.end_state_diff, evidence.user_calls)
     response = verdict.evidence.answer
     key = (cc.case.id, verdict.evidence.closest)
     exp = expected.get(key) if expected is not None else None
@@ -59,9 +60,26 @@ def _expected(cc: CompiledCase, closest: int) -> str:
     return f"no call; reply: {cc.kind.value}"
 
 
-def _transcript_diff(messages: tuple[Message, ...], end_diff: str) -> str:
+def render_user_call(call: UserToolCall) -> str:
+    """A simulated user's tool call and what it answered, on one line."""
+    if isinstance(call.args, dict):
+        inner = ", ".join([f"{k}={show(v, 40)}" for k, v in call.args.items()])
+    else:
+        inner = "" if call.args is None else show(call.args, 80)
+    mark = "error" if call.is_error else "result"
+    return f"{call.tool}({inner}) {mark}: {' '.join(call.result.split())[:100]}"
+
+
+def _transcript_diff(
+    messages: tuple[Message, ...],
+    end_diff: str,
+    user_calls: tuple[tuple[int, UserToolCall], ...] = (),
+) -> str:
     lines = ["trajectory:"]
-    for m in messages:
+    pending = list(user_calls)
+    for index, m in enumerate(messages):
+        while pending and pending[0][0] <= index:  # the user's own calls, before its message
+            lines.append(f"  user→  {render_user_call(pending.pop(0)[1])}")
         if m.role == "assistant":
             for c in m.tool_calls:
                 lines.append(f"  call   {render_call(c)}")
@@ -72,6 +90,7 @@ def _transcript_diff(messages: tuple[Message, ...], end_diff: str) -> str:
             lines.append(f"  {mark} {' '.join((m.content or '').split())[:100]}")
         elif m.role == "user" and m.content:  # a conversation's simulated user
             lines.append(f"  user   {' '.join(m.content.split())[:120]}")
+    lines.extend(f"  user→  {render_user_call(call)}" for _, call in pending)
     if end_diff:
         lines += [
             "end state (expected against actual):",

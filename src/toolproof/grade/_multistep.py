@@ -36,6 +36,7 @@ from toolproof.types import (
     Response,
     Stage,
     ToolCall,
+    UserToolCall,
 )
 
 __all__ = [
@@ -111,6 +112,8 @@ class MultiAnswer:
     """Why each failed ``end_state.assert`` data assertion failed; None: the case has none."""
     missing_facts: tuple[str, ...] | None = None
     """``communicate`` facts no assistant message said; None: the case lists none."""
+    user_calls: tuple[tuple[int, UserToolCall], ...] = ()
+    """The simulated user's own tool calls, by their place in :attr:`messages`."""
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -211,6 +214,20 @@ def analyse_multi(
         expects_call=ms.expects_call,
         assert_failures=failures,
         missing_facts=missing,
+        user_calls=_user_calls(record, start),
+    )
+
+
+def _user_calls(record: Record, start: int) -> tuple[tuple[int, UserToolCall], ...]:
+    """The user's tool calls of a conversation, each placed before the message of its turn
+    (its ``at``, counted from the model's part of the transcript)."""
+    if not record.user_turns or record.transcript is None:
+        return ()
+    return tuple(
+        (max(turn.at - start, 0), call)
+        for turn in record.user_turns
+        if turn.calls and turn.at is not None
+        for call in turn.calls
     )
 
 
@@ -421,7 +438,8 @@ def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...
         unsafe_calls=unsafe,
         multistep=multistep,
     )
-    return facts, notes, Evidence(transcript=a.messages, end_state_diff=end_diff)
+    evidence = Evidence(transcript=a.messages, end_state_diff=end_diff, user_calls=a.user_calls)
+    return facts, notes, evidence
 
 
 def _end_state_ok(a: MultiAnswer) -> bool | None:

@@ -22,9 +22,9 @@ task's ``initialization_data`` merged in), ``setup`` (its
 ``reward_basis``: DB → ``end_state.actions`` (the gold actions), COMMUNICATE →
 ``communicate``, ENV_ASSERTION → ``end_state.assert`` (a function of the tools
 file), ACTION → a ``trajectory`` (every gold action, in any order, other calls
-allowed, arguments compared on τ2's ``compare_args``). NL_ASSERTION needs an
-LLM judge over the transcript: it is left out, counted, and each assertion is
-kept as a comment above its case.
+allowed, arguments compared on τ2's ``compare_args``), NL_ASSERTION → the
+case's ``nl_assertions``, checked by the ``nl_assertion`` judge (an LLM judge
+over the transcript, with ``--judge``; advisory unless calibrated).
 """
 
 from __future__ import annotations
@@ -465,11 +465,13 @@ def _case(
         case["trajectory"] = {"mode": "superset", "steps": [calls]}
     else:
         case["expect"] = {"kind": "text"}
-    comments = []
+    comments: list[str] = []
     if "NL_ASSERTION" in basis:
         nl = criteria.get("nl_assertions") or []
-        domain.counts["nl_assertions left out"] += len(nl)
-        comments = [f"NL_ASSERTION (not imported: needs a judge): {t}" for t in nl]
+        judged = [t for t in nl if isinstance(t, str)] if isinstance(nl, list) else []
+        if judged:  # checked by the nl_assertion judge (with --judge): advisory until calibrated
+            case["nl_assertions"] = judged
+        domain.counts["nl_assertions (judged)"] += len(judged)
     domain.comments[case_id] = comments
     purpose = (task.get("description") or {}).get("purpose")
     if purpose:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolproof.judges._rubrics import judged_statements
 from toolproof.match import Question
 from toolproof.types import Case, Message, Record, Rubric, RubricField, Suite
 
@@ -112,6 +113,9 @@ def transcript_data(suite: Suite, case: Case, record: Record) -> dict[str, Any]:
         data["end_state"] = record.end_state
     if record.state_changes is not None:  # what the attempt changed in the initial state
         data["end_state_changes"] = [list(c) for c in record.state_changes]
+    statements = judged_statements(case)
+    if statements:  # for the nl_assertion rubric (communicate: judged, nl_assertions)
+        data["nl_assertions_to_check"] = statements
     if case.user is not None:  # a conversation: the user's hidden scenario and its turns
         user = case.user
         scenario = {

@@ -1,7 +1,7 @@
 """Records files: the one place that reads, writes and versions them.
 
 A records file holds one JSON object per line, one line per attempt
-(``toolproof.record/2``; ``toolproof.record/1`` lines, which hold a multi-step
+(``toolproof.record/3``; ``/2`` lines, and ``/1`` lines, which hold a multi-step
 attempt's whole end state rather than its changes, are still read). Writing
 is append-only and durable; reading streams, skips a torn last line with a
 warning and refuses any other damage with a located error;

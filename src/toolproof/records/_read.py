@@ -23,13 +23,26 @@ from toolproof._shared.json_numbers import (
 from toolproof._shared.locate import JsonLineLocator, first_error
 from toolproof._shared.safe_io import MAX_LINE_CHARS, UnsafePath, open_read
 from toolproof.errors import SuiteError
-from toolproof.records._steps import BadSteps, expand_steps
+from toolproof.records._steps import BadSteps, expand_requests
 from toolproof.types import Record, Response, ToolCall
 from toolproof.types._record import RECORD_FORMAT, RECORD_FORMATS
 
 _KNOWN_FORMATS = RECORD_FORMATS
 #: Fields a format does not have: a line of that format that carries one is refused.
 _NOT_IN = {"toolproof.record/1": ("state_changes", "state_base")}
+_FORMAT_NUMBER = re.compile(r"toolproof\.record/([0-9]{1,6})")
+
+
+def _newer_format(fmt: Any) -> int | None:
+    """The version of a ``toolproof.record/N`` newer than this toolproof writes, or None."""
+    if not isinstance(fmt, str):
+        return None
+    match = _FORMAT_NUMBER.fullmatch(fmt)
+    latest = _FORMAT_NUMBER.fullmatch(RECORD_FORMAT)
+    assert latest is not None
+    if match is None or int(match.group(1)) <= int(latest.group(1)):
+        return None
+    return int(match.group(1))
 
 
 #: Every ASCII digit to "0", every other byte to "a": a run of 19 digits becomes 19 zeros.
@@ -383,6 +396,16 @@ def _refuse_repeated_key(file: str, number: int, line: str) -> None:
 def _record(file: str, number: int, line: str, data: dict[str, Any], *, plain: bool) -> Record:
     """The record a line's data makes, its format checked (see :func:`_normalise_calls`)."""
     fmt = data.get("format", RECORD_FORMAT)
+    newer = _newer_format(fmt)
+    if newer is not None:
+        raise SuiteError(
+            file,
+            f"records format {fmt!r} is newer than this toolproof reads (up to "
+            f"{RECORD_FORMAT}): read it with the toolproof that wrote it, or upgrade",
+            line=number,
+            column=1,
+            path=("format",),
+        )
     if fmt not in _KNOWN_FORMATS:
         raise SuiteError(
             file,
@@ -401,17 +424,12 @@ def _record(file: str, number: int, line: str, data: dict[str, Any], *, plain: b
                 path=(name,),
             )
     _normalise_calls(data, plain=plain)
-    if data.get("steps"):  # each request stored as a delta: whole again, byte for byte
-        try:
-            data["steps"] = expand_steps(data["steps"])
-        except BadSteps as exc:
-            raise SuiteError(
-                file,
-                f"steps[{exc.index}].{exc.field}: {exc}",
-                line=number,
-                column=1,
-                path=("steps", exc.index, *exc.field.split(".")),
-            ) from None
+    try:  # each request stored as a delta: whole again, byte for byte
+        expand_requests(data, fmt)
+    except BadSteps as exc:
+        raise SuiteError(
+            file, f"{exc.where}: {exc}", line=number, column=1, path=exc.path
+        ) from None
     try:
         return Record.model_validate(data)
     except ValidationError as exc:

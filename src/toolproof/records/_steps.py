@@ -20,6 +20,12 @@ JSON: values are compared by type as well as value (``1`` is not ``1.0`` or
 ``true``) and mappings by key order too, so a reader rebuilds each request
 byte for byte (:func:`expand_steps`). A request that is not a JSON object is
 stored whole.
+
+A conversation's simulated-user requests (records format ``/3``) are stored the
+same way: the user model's requests, in the order they were sent (each turn's
+``exchanges``, then the turn's own ``request``), each after the first as a
+``request_delta`` against the one before (:func:`compact_user_turns`,
+:func:`expand_user_turns`).
 """
 
 from __future__ import annotations
@@ -27,16 +33,36 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["BadSteps", "expand_steps", "step_entry"]
+__all__ = [
+    "BadSteps",
+    "compact_user_turns",
+    "expand_requests",
+    "expand_steps",
+    "expand_user_turns",
+    "step_entry",
+]
 
 
 class BadSteps(ValueError):
-    """A stored delta that cannot be applied; ``index`` is the step, ``field`` what is wrong."""
+    """A stored delta that cannot be applied; ``index`` is the step (or user turn),
+    ``field`` what is wrong, ``list_name`` the record's field that holds it."""
 
-    def __init__(self, index: int, field: str, message: str) -> None:
+    def __init__(self, index: int, field: str, message: str, list_name: str = "steps") -> None:
         super().__init__(message)
         self.index = index
         self.field = field
+        self.list_name = list_name
+
+    @property
+    def where(self) -> str:
+        """The place, as a reader names it: ``steps[2].request_delta``."""
+        return f"{self.list_name}[{self.index}].{self.field}"
+
+    @property
+    def path(self) -> tuple[str | int, ...]:
+        """The place as a path of keys and indices from the record's top."""
+        parts = [int(p) if p.isdigit() else p for p in self.field.split(".")]
+        return (self.list_name, self.index, *parts)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -93,6 +119,9 @@ def step_entry(
         return {"request_delta": _delta(previous, request), "response": response}
     return {"request": request, "response": response}
 
+
+#: The records formats whose user turns may hold a request as a delta.
+_USER_DELTAS = ("toolproof.record/3",)
 
 #: The most list items the requests of one record's steps may hold, rebuilt, all together.
 #: A real attempt holds far fewer (100 steps at most, each with its conversation so far);
@@ -165,3 +194,146 @@ def expand_steps(steps: Any) -> Any:
             out.append(step)
             previous = step.get("request") if isinstance(step, dict) else None
     return out
+
+
+def _turn_requests(turn: Any) -> list[tuple[Any, str]]:
+    """Where a stored user turn (a dict) holds requests, in the order they were sent:
+    (the dict that holds one, its place in the turn)."""
+    out: list[tuple[Any, str]] = []
+    exchanges = turn.get("exchanges")
+    if isinstance(exchanges, list):
+        out.extend((e, f"exchanges.{j}.") for j, e in enumerate(exchanges))
+    out.append((turn, ""))
+    return out
+
+
+def compact_user_turns(turns: list[Any]) -> list[Any]:
+    """A conversation's user turns with each user-model request after the first stored
+    as a delta against the one sent before it (turns of a script or a replay that hold
+    no request are left as they are; a request that is not a JSON object stays whole)."""
+    from toolproof.types._record import UserTurn
+
+    out: list[Any] = []
+    previous: Any = None
+    sent = 0
+
+    def entry(request: Any) -> dict[str, Any]:
+        nonlocal previous, sent
+        if request is None:
+            return {}
+        delta = sent > 0 and type(previous) is dict and type(request) is dict
+        stored = {"request_delta": _delta(previous, request)} if delta else {"request": request}
+        previous, sent = request, sent + 1
+        return stored
+
+    for turn in turns:
+        if not isinstance(turn, UserTurn) or (turn.request is None and not turn.exchanges):
+            out.append(turn)
+            continue
+        update: dict[str, Any] = {}
+        if turn.exchanges:
+            exchanges: list[Any] = []
+            for exchange in turn.exchanges:
+                if isinstance(exchange, dict) and "request" in exchange:
+                    stored = entry(exchange["request"])
+                    rest = {k: v for k, v in exchange.items() if k != "request"}
+                    exchanges.append({**stored, **rest} if stored else exchange)
+                else:
+                    exchanges.append(exchange)
+            update["exchanges"] = exchanges
+        stored = entry(turn.request)
+        if "request_delta" in stored:
+            update["request"] = None
+            update["request_delta"] = stored["request_delta"]
+        out.append(turn.model_copy(update=update))
+    return out
+
+
+def expand_user_turns(turns: Any) -> Any:
+    """The stored user turns (dicts, as read) with every request whole again; a list that
+    holds no delta is returned as is."""
+    if not isinstance(turns, list):
+        return turns
+    places = [
+        (i, holder, where)
+        for i, turn in enumerate(turns)
+        if isinstance(turn, dict)
+        for holder, where in _turn_requests(turn)
+        if isinstance(holder, dict)
+    ]
+    if not any("request_delta" in holder for _, holder, _ in places):
+        return turns
+    out = [dict(t) if isinstance(t, dict) else t for t in turns]
+    for turn in out:
+        if isinstance(turn, dict) and isinstance(turn.get("exchanges"), list):
+            turn["exchanges"] = [dict(e) if isinstance(e, dict) else e for e in turn["exchanges"]]
+    previous: Any = None
+    rebuilt_items = 0
+    for i, turn in enumerate(out):
+        if not isinstance(turn, dict):
+            continue
+        for holder, where in _turn_requests(turn):
+            if not isinstance(holder, dict):
+                continue
+            if "request_delta" in holder:
+                if holder.get("request") is not None:
+                    raise BadSteps(
+                        i,
+                        f"{where}request",
+                        "has both 'request' and 'request_delta'",
+                        "user_turns",
+                    )
+                if not isinstance(previous, dict):
+                    raise BadSteps(
+                        i,
+                        f"{where}request_delta",
+                        "a delta needs a user-model request before it",
+                        "user_turns",
+                    )
+                try:
+                    request = _apply(previous, holder["request_delta"], i)
+                except BadSteps as exc:
+                    raise BadSteps(i, where + exc.field, str(exc), "user_turns") from None
+                rebuilt_items += sum(len(v) for v in request.values() if type(v) is list)
+                if rebuilt_items > MAX_REBUILT_ITEMS:
+                    raise BadSteps(
+                        i,
+                        f"{where}request_delta",
+                        f"the user turns' requests rebuild to more than {MAX_REBUILT_ITEMS:,} "
+                        "list items: not a record toolproof wrote",
+                        "user_turns",
+                    )
+                rebuilt = {"request": request}
+                skip = ("request", "request_delta")
+                rebuilt.update((k, v) for k, v in holder.items() if k not in skip)
+                holder.clear()
+                holder.update(rebuilt)
+                previous = request
+            elif holder.get("request") is not None:
+                previous = holder["request"]
+    return out
+
+
+def expand_requests(data: dict[str, Any], fmt: Any = "toolproof.record/3") -> None:
+    """A record's data (as read) with every request stored as a delta whole again, in place:
+    its steps', and (format /3) its user turns'. Raises :class:`BadSteps`, located."""
+    if data.get("steps"):
+        data["steps"] = expand_steps(data["steps"])
+    turns = data.get("user_turns")
+    if not isinstance(turns, list) or not turns:
+        return
+    if fmt in _USER_DELTAS:
+        data["user_turns"] = expand_user_turns(turns)
+        return
+    for i, turn in enumerate(turns):  # an older format never stored a user turn's delta
+        if not isinstance(turn, dict):
+            continue
+        exchanges = turn.get("exchanges")
+        held = [("", turn)]
+        if isinstance(exchanges, list):
+            held += [(f"exchanges.{j}.", e) for j, e in enumerate(exchanges) if isinstance(e, dict)]
+        for where, holder in held:
+            if "request_delta" in holder:
+                raise BadSteps(
+                    i, f"{where}request_delta", f"not a field of records format {fmt}", "user_turns"
+                )

@@ -23,6 +23,7 @@ from toolproof._shared.json_text import dump_model
 from toolproof._shared.loaded_keys import redactor
 from toolproof._shared.safe_io import UnsafePath, open_write, refused
 from toolproof.records._read import TornLineWarning
+from toolproof.records._steps import compact_user_turns
 from toolproof.types import Record
 
 __all__ = ["RecordWriter", "RecordsWriteError", "latest_records"]
@@ -136,15 +137,24 @@ def record_line(record: Record) -> tuple[Record, bytes]:
     """A record as a JSON line, and the record that line holds.
 
     Every loaded API key is redacted, lone surrogates are escaped, and NaN and
-    Infinity are written as null.
+    Infinity are written as null. A conversation's user-model requests after the first
+    are written as what each adds to the one before (the record returned holds them whole,
+    as a reader rebuilds them).
     """
-    text = dump_model(record, exclude_none=True)
+    text = _text(record)
     secrets = redactor()
     if secrets and secrets.found_in(text):
         redacted = secrets.model(record)
         if redacted is not record:
-            record, text = redacted, dump_model(redacted, exclude_none=True)
+            record, text = redacted, _text(redacted)
     return record, text.encode() + b"\n"
+
+
+def _text(record: Record) -> str:
+    if record.user_turns:
+        compact = compact_user_turns(record.user_turns)
+        return dump_model(record.model_copy(update={"user_turns": compact}), exclude_none=True)
+    return dump_model(record, exclude_none=True)
 
 
 def _repair_tail(path: Path, fd: int) -> None:

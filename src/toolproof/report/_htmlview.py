@@ -571,6 +571,19 @@ def attempt_view(
         )
         for m in record.transcript or []
     ]
+    for turn in reversed(record.user_turns or ()):  # the user's own calls, before its message
+        if turn.calls and turn.at is not None:
+            made = [
+                MessageView(
+                    role="user tool",
+                    text=c.result,
+                    calls=[_call_text(c.tool, None, c.args)],
+                    name=c.tool,
+                    is_error=c.is_error,
+                )
+                for c in turn.calls
+            ]
+            transcript[turn.at : turn.at] = made
     notes = list(verdict.notes) if verdict is not None else []
     if record.user_turns is not None:
         last = record.user_turns[-1] if record.user_turns else None

@@ -8,8 +8,10 @@ message, which each provider adapter translates into its own wire format.
 The loop ends when the model answers without a call (in a conversation, the
 simulated user then replies, see :mod:`toolproof.run._user`), or when the attempt's
 budget is spent: ``max_steps`` model calls, ``attempt_tokens`` tokens (input
-and output, all steps), or ``attempt_seconds`` of wall time (checked before
-each step; a step in flight is bounded by the request timeout). The budget that
+and output, all steps; in a conversation, the user model's too), or
+``attempt_seconds`` of wall time (checked before each step and, in a
+conversation, before each user turn; a step in flight is bounded by the request
+timeout). The budget that
 ended an attempt is kept as ``stopped_by``: it is model behaviour (a loop that
 did not finish), not an infrastructure failure. Nothing real is executed,
 except on an MCP environment, whose server really runs each call.
@@ -262,6 +264,11 @@ async def run_agent(
     replies: list[UserReply] = []
     sent: Any = None
 
+    def spent() -> int:
+        """Tokens of the conversation so far: the agent's steps and the user model's turns."""
+        used = _tokens(steps)
+        return used + sum(r.usage[0] + r.usage[1] for r in replies if r.usage is not None)
+
     async def user_says() -> bool:
         """The user's next message, appended; False when it stopped the conversation."""
         nonlocal stopped_by
@@ -283,6 +290,9 @@ async def run_agent(
             talking = await user_says()
         step = 0
         while talking:
+            if budget.tokens is not None and spent() >= budget.tokens:
+                stopped_by = "tokens"
+                break
             if step >= budget.steps:
                 stopped_by = "steps"
                 break
@@ -313,14 +323,15 @@ async def run_agent(
             if calls:
                 for c in calls:
                     transcript.append(await _answer(toolbox, c))
-                if budget.tokens is not None and _tokens(steps) >= budget.tokens:
-                    stopped_by = "tokens"
-                    break
-                continue
+                continue  # the budget is checked before the next step
             if user is None:
                 break
             if len(replies) >= turn_limit:
                 stopped_by = "max_turns"
+                break
+            # the agent answered in text: the budget holds before the user is asked too
+            if budget.tokens is not None and spent() >= budget.tokens:
+                stopped_by = "tokens"
                 break
             if budget.seconds is not None and time.monotonic() - started >= budget.seconds:
                 stopped_by = "seconds"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import json
 import os
 import re
@@ -19,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -61,6 +62,9 @@ from toolproof.run._progress import RunObserver, SilentObserver
 from toolproof.run._shard import in_shard, parse_shard
 from toolproof.trust import DEFAULT_TRUST, Trust
 from toolproof.types import AttemptError, Case, Outcome, Record, Suite, Tool
+
+if TYPE_CHECKING:
+    from toolproof.suite._load import Origin
 
 __all__ = [
     "RunOptions",
@@ -223,14 +227,20 @@ def check_fresh_folder(run_dir: Path) -> None:
         )
 
 
-def suite_problems(suite: Suite, trust: Trust) -> list[SuiteError]:
+def suite_problems(
+    suite: Suite, trust: Trust, origin: Origin | None = None
+) -> list[SuiteError]:
     """What ``run`` would refuse in a suite before asking any model, beyond what loading it
     checks: its ``settings:`` (every layer checked as a run resolves it), and with leave
     to run code, its MCP environment (command, folder). ``validate`` reports these, so it
-    refuses everything ``run`` refuses; ``run`` meets the same checks on its way."""
+    refuses everything ``run`` refuses; ``run`` meets the same checks on its way. With
+    ``origin`` (and leave to run code), the names a case calls in the tools file that the
+    file binds otherwise than by ``def`` are checked to hold functions, by running it."""
     from toolproof.run._settings import suite_models
 
     problems: list[SuiteError] = []
+    if origin is not None and origin.code_names and trust.allow_code:
+        problems.extend(_code_name_problems(suite, origin, trust))
     try:
         suite_models(suite.settings, suite.source or "suite")
     except SuiteError as exc:
@@ -246,6 +256,38 @@ def suite_problems(suite: Suite, trust: Trust) -> list[SuiteError]:
         except UserError:  # the mcp SDK is not installed: a matter of this machine
             pass
     return problems
+
+
+def _code_name_problems(suite: Suite, origin: Origin, trust: Trust) -> list[SuiteError]:
+    """Each name a case calls in the tools file (setup, user tool, assert function) that
+    the file binds by an import, an assignment or a class holds a function (the file is
+    run: only with leave to run code)."""
+    from toolproof.run._env import load_environment
+
+    env = suite.environment
+    first_at, first_field, _, _ = origin.code_names[0]
+    try:
+        loaded = load_environment(suite, trust, why="checking the tools file's names")
+    except SuiteError as exc:
+        return [exc]
+    except Exception as exc:  # the suite's own code failed: say so, located, no traceback
+        return [first_at.error(first_field, f"running the tools file failed: {exc!r}")]
+    module = loaded.module if loaded is not None else None
+    if module is None or env is None:
+        return []
+    out: list[SuiteError] = []
+    for at, field_, name, kind in origin.code_names:
+        value = getattr(module, name, None)
+        if callable(value) and not inspect.isclass(value):
+            continue
+        what = "a class" if inspect.isclass(value) else f"a value of type {type(value).__name__}"
+        out.append(
+            at.error(
+                field_,
+                f"{kind} '{name}' of the tools file '{env.tools}' is {what}, not a function",
+            )
+        )
+    return out
 
 
 def _check_users(suite: Suite, opts: RunOptions) -> None:

@@ -256,7 +256,30 @@ class RecordedUser(SimUser):
             )
         recorded = self._turns[self._next]
         self._next += 1
-        return UserReply(recorded.model_copy(update={"at": None}))
+        # the recorded user model's tokens count against the conversation's budget again
+        return UserReply(recorded.model_copy(update={"at": None}), recorded_usage(recorded))
+
+
+def recorded_usage(turn: UserTurn) -> tuple[int, int] | None:
+    """The tokens a recorded LLM-user turn used (its exchanges' and its own response's);
+    None when it holds none (a script's turn)."""
+    responses = [e.get("response") for e in turn.exchanges or () if isinstance(e, dict)]
+    usages = [
+        r["usage"]
+        for r in (*responses, turn.response)
+        if isinstance(r, dict) and isinstance(r.get("usage"), dict)
+    ]
+    if not usages:
+        return None
+
+    def count(u: dict[str, Any], key: str) -> int:
+        value = u.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    return (
+        sum(count(u, "input_tokens") for u in usages),
+        sum(count(u, "output_tokens") for u in usages),
+    )
 
 
 def scenario_text(user: SimulatedUser) -> str:

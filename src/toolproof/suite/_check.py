@@ -29,7 +29,7 @@ from toolproof.match import (
 )
 from toolproof.suite._load import LoadedSuite
 from toolproof.trust import Trust
-from toolproof.types import Case, Communicate, Suite, SuiteTool
+from toolproof.types import Case, Suite, SuiteTool
 
 
 def check_suite(loaded: LoadedSuite, trust: Trust | None = None) -> list[SuiteError]:
@@ -181,13 +181,7 @@ def _check_asserts(case: Case, suite: Suite, graded: Any, report: Any) -> None:
                     "a function assertion calls a function of a Python environment's tools "
                     "file: the suite has " + ("an MCP environment" if env else "no 'environment'"),
                 )
-    for i, fact in enumerate(case.communicate or ()):
-        if isinstance(fact, Communicate) and fact.match == "judged":
-            report(
-                case,
-                ("communicate", i, "match"),
-                "'judged' facts are not graded yet: use 'substring' or 'normalised'",
-            )
+    # 'judged' facts are left to the nl_assertion judge (with --judge), like nl_assertions
 
 
 def _check_state(case: Case, suite: Suite, by_name: dict[str, SuiteTool], report: Any) -> None:

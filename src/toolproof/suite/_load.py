@@ -103,6 +103,10 @@ class Origin:
     cases: list[tuple[Locator, Path_]] = field(default_factory=list)
     tools: dict[str, tuple[Locator, Path_]] = field(default_factory=dict)
     suite: Locator | None = None
+    code_names: list[tuple[Locator, Path_, str, str]] = field(default_factory=list)
+    """Names a case calls in the tools file that are bound there otherwise than by a
+    ``def`` (an import, an assignment, a class): accepted when loading with leave to run
+    code, and checked to hold a function by running the file (``validate``)."""
 
 
 @dataclass
@@ -822,28 +826,22 @@ def _case_functions(
         tree = ast.parse(text, env.tools)
     except (SyntaxError, ValueError):
         return  # reported when the tools are loaded, with the line
-    defined = {
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    }
-    defined |= {
-        t.id
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        for t in node.targets
-        if isinstance(t, ast.Name)
-    }
-    defined |= {
-        (a.asname or a.name).split(".")[0]
-        for node in tree.body
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for a in node.names
-    }
+    functions, others = tools_file_names(tree)
     for at, field_, name, kind in wanted:
-        if name in defined:
+        if name in functions:
             continue
-        if kind == "tool":
+        if name in others:
+            how, line = others[name]
+            if reader.trust.allow_code:  # checked by running the file (validate)
+                origin.code_names.append((at, field_, name, kind))
+                continue
+            message = (
+                f"{kind} '{name}' is bound by {how} at line {line} of the tools file "
+                f"'{env.tools}', not defined there as a function (def): without "
+                "--allow-code the file is read, never run, so what it holds cannot be "
+                "checked (give --allow-code, or define it with def)"
+            )
+        elif kind == "tool":
             from toolproof.match import did_you_mean
 
             known = did_you_mean(name, sorted(tools))
@@ -856,6 +854,33 @@ def _case_functions(
         else:
             message = f"the tools file '{env.tools}' has no function '{name}'"
         reader.add(at.error(field_, message))
+
+
+def tools_file_names(tree: Any) -> tuple[set[str], dict[str, tuple[str, int]]]:
+    """The names a tools file binds at its top level, read from its syntax tree (never
+    run): its functions (``def``, ``async def``), and every other name with how it is
+    bound and the line (an import, an assignment, a class). A name bound twice holds what
+    its last binding gives."""
+    import ast
+
+    last: dict[str, tuple[str, int]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            last[node.name] = ("def", node.lineno)
+        elif isinstance(node, ast.ClassDef):
+            last[node.name] = ("a class", node.lineno)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for a in node.names:
+                last[(a.asname or a.name).split(".")[0]] = ("an import", node.lineno)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name):
+                        last[sub.id] = ("an assignment", node.lineno)
+    functions = {name for name, (how, _) in last.items() if how == "def"}
+    others = {name: bound for name, bound in last.items() if bound[0] != "def"}
+    return functions, others
 
 
 def _mcp_files(env: Environment, mcp: str, reader: _Reader, where: Locator) -> list[bytes]:

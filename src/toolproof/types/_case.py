@@ -450,6 +450,12 @@ class Case(BaseModel):
     communicate: list[str | Communicate] | None = Field(
         default=None, description="Facts the agent must have told the user."
     )
+    nl_assertions: list[str] | None = Field(
+        default=None,
+        description="Statements about the conversation that a judge checks (rubric "
+        "nl_assertion, with --judge; τ2's NL_ASSERTION): advisory unless the judge is "
+        "calibrated, like every judge.",
+    )
 
     @property
     def tool_names(self) -> list[str] | None:

@@ -7,7 +7,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: Names of the rubrics toolproof ships.
-BUILTIN_RUBRICS = ("trajectory", "selection", "reply", "argument_meaning", "user_fidelity")
+BUILTIN_RUBRICS = (
+    "trajectory",
+    "selection",
+    "reply",
+    "argument_meaning",
+    "user_fidelity",
+    "nl_assertion",
+)
+#: The rubric that checks a case's ``nl_assertions`` and its ``communicate: judged`` facts.
+NL_ASSERTION_RUBRIC = "nl_assertion"
 #: The rubric that decides ``{semantic: TEXT, judge: true}`` arguments, one argument at a time.
 ARGUMENT_RUBRIC = "argument_meaning"
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
@@ -199,6 +208,12 @@ BUILTIN_FIELDS: dict[str, dict[str, RubricField]] = {
             type="bool",
             description="The user wrote more than one turn in a message, played the agent, "
             "or gave everything at once instead of answering what was asked.",
+        ),
+    },
+    "nl_assertion": {
+        "holds": RubricField(
+            type="bool",
+            description="Every statement in nl_assertions_to_check holds of the conversation.",
         ),
     },
     "argument_meaning": {

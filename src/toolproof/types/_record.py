@@ -9,10 +9,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from toolproof.types._message import Message
 from toolproof.types._response import Response, Usage
 
-RECORD_FORMAT = "toolproof.record/2"
+RECORD_FORMAT = "toolproof.record/3"
 #: Every records format this toolproof reads. ``/1`` stores a multi-step attempt's whole
-#: end state (``end_state``); ``/2`` stores its changes (``state_changes``).
-RECORD_FORMATS = ("toolproof.record/1", RECORD_FORMAT)
+#: end state (``end_state``); ``/2`` stores its changes (``state_changes``), and may store
+#: each step's request after the first as a delta (``request_delta``); ``/3`` also stores
+#: each simulated-user request after a conversation's first as a delta.
+RECORD_FORMATS = ("toolproof.record/1", "toolproof.record/2", RECORD_FORMAT)
 
 StatePath = list[StrictStr | StrictInt]
 #: One change of the environment's state: ``["set", path, value]`` or ``["remove", path]``;
@@ -92,6 +94,11 @@ class UserTurn(BaseModel):
     )
     request: Any = Field(
         default=None, description="An LLM user: the exact payload sent to the user model."
+    )
+    request_delta: Any = Field(
+        default=None,
+        description="Records format /3: the request stored as what it adds to the user "
+        "model's request before it (append, set, keys); a reader rebuilds ``request``.",
     )
     response: Any = Field(
         default=None, description="An LLM user: its normalised response, raw payload kept."
@@ -179,7 +186,9 @@ class Record(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal["toolproof.record/1", "toolproof.record/2"] = "toolproof.record/2"
+    format: Literal["toolproof.record/1", "toolproof.record/2", "toolproof.record/3"] = (
+        "toolproof.record/3"
+    )
     case_id: str
     target: str | None = None
     attempt: int = Field(default=0, ge=0)
@@ -225,8 +234,9 @@ class Record(BaseModel):
         default=None,
         description="Multi-step: the per-attempt budget that ended the attempt before the "
         "model stopped calling tools (max_steps, attempt_tokens, attempt_seconds); in a "
-        "conversation, also what ended it (the user's stop token, max_turns, the script's "
-        "end, a failed simulator).",
+        "conversation, what ended it (a budget, checked before each agent step and each "
+        "user turn, the user's tokens counted; the user's stop token, max_turns, the "
+        "script's end, a failed simulator).",
     )
     user_turns: list[UserTurn] | None = Field(
         default=None,

@@ -225,6 +225,7 @@ class Suite(BaseModel):
             payload["defaults"].pop("matching")
         for case in payload["cases"]:  # multi-step fields change the hash only when used
             case.pop("judge", None)
+            case.pop("nl_assertions", None)  # checked by a judge, never asked of the model
             case.pop("generated", None)  # reviewing a case does not change what is asked
             _drop_unset(
                 case,

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from toolproof.types._case import Kind
 from toolproof.types._message import Message, ToolCall
+from toolproof.types._record import UserToolCall
 from toolproof.types._response import Response
 from toolproof.types._tool import Risk
 
@@ -136,6 +137,9 @@ class Evidence(NamedTuple):
     end_state_diff: str = ""
     recovered: tuple[ToolCall, ...] = ()
     """A raw verdict's calls the model printed as text: left out of it, shown beside it."""
+    user_calls: tuple[tuple[int, UserToolCall], ...] = ()
+    """A conversation's simulated-user tool calls, each with its place in ``transcript``
+    (the index of the message it came before; ``len(transcript)``: after the last)."""
 
 
 NO_EVIDENCE = Evidence()

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from toolproof._shared.safe_io import MAX_LINE_CHARS, open_read
 from toolproof.evaluate import Evaluation, TargetEvaluation
 from toolproof.gate import GateResult, run_gate
-from toolproof.records._steps import expand_steps
+from toolproof.records._steps import expand_requests
 from toolproof.report import RunView, run_view
-from toolproof.types import Record, Verdict
+from toolproof.types import RECORD_FORMAT, Record, Verdict
 from toolproof.web._source import RunInfo, RunSource
 
 if TYPE_CHECKING:
@@ -54,9 +54,10 @@ class RunIndex:
         with open_read(self.info.records_file) as fh:
             fh.seek(offset)
             line = fh.readline(MAX_LINE_CHARS + 1)
-        rec = Record.model_validate_json(line)
-        if rec.steps:  # each request after the first is stored as a delta: whole again
-            rec.steps = expand_steps(rec.steps)
+        data = json.loads(line)
+        if isinstance(data, dict):  # each request stored as a delta: whole again
+            expand_requests(data, data.get("format", RECORD_FORMAT))
+        rec = Record.model_validate(data)
         if rec.target is None:
             rec = rec.model_copy(update={"target": self.info.records_file.stem})
         return rec

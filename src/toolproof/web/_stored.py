@@ -387,7 +387,7 @@ class StoreSource:
         return page.total, [self._attempt(run, a) for a in page.items]
 
     def _attempt(self, run: StoredRun, a: AttemptRow) -> AttemptView:
-        from toolproof.records._steps import expand_steps
+        from toolproof.records._steps import expand_requests
         from toolproof.store import Store
         from toolproof.types import Record
 
@@ -395,8 +395,9 @@ class StoreSource:
         record = None
         if raw is not None:
             try:
-                if isinstance(raw, dict) and raw.get("steps"):  # requests whole again
-                    raw = {**raw, "steps": expand_steps(raw["steps"])}
+                if isinstance(raw, dict):  # requests stored as deltas: whole again
+                    raw = dict(raw)
+                    expand_requests(raw, raw.get("format", "toolproof.record/3"))
                 record = Record.model_validate(raw)
             except ValueError:  # BadSteps too
                 record = None
