@@ -24,8 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from toolproof.errors import UserError
 from toolproof.stats._rates import wilson_interval
+from toolproof.traces._read import has_long_number
 
 __all__ = [
     "NO_CALL",
@@ -87,7 +90,7 @@ def _from_decisions(path: Path, shown: str) -> Window:
             if not line.strip():
                 continue
             try:
-                d = json.loads(line)
+                d = _loads(line)
                 calls = d["calls"]
                 tools = {str(c["tool"]) for c in calls}
                 outcomes = [c.get("outcome") for c in calls]
@@ -97,6 +100,16 @@ def _from_decisions(path: Path, shown: str) -> Window:
                 raise UserError(f"{path}:{number}: not a decision line ({exc})") from None
             count_decision(w, tools, len(calls), outcomes)
     return w
+
+
+def _loads(line: bytes) -> Any:
+    """``json.loads`` (its values and its errors), by orjson where that reads the same."""
+    if not has_long_number(line):
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(line)
 
 
 def _count_args(w: Window, tool: str, values: Any, optional: Any) -> None:

@@ -237,9 +237,9 @@ class _Selector:
     def _write(self, stratum: str, parts: tuple[Any, Any, Any]) -> None:
         data, rec, prov = parts
         r = self.redactor
-        self.out.cases.write(_dumps(r.value(data, "cases")) + "\n")
-        self.out.records.write(_dumps(r.value(rec, "records")) + "\n")
-        self.out.provenance.write(_dumps(r.value(prov, "provenance")) + "\n")
+        self.out.cases.write(r.line(data, "cases") + "\n")
+        self.out.records.write(r.line(rec, "records") + "\n")
+        self.out.provenance.write(r.line(prov, "provenance") + "\n")
         self.kept[stratum] += 1
         self.report.cases += 1
 
@@ -600,7 +600,7 @@ def _decision_line(
         "calls": calls,
         "feedback": info.feedback,
     }
-    sink.decisions.write(_dumps(redactor.value(line, "decisions")) + "\n")
+    sink.decisions.write(redactor.line(line, "decisions") + "\n")
 
 
 def _arg_summary(call: ToolCall, schema: Any) -> dict[str, Any]:
