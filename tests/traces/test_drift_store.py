@@ -95,3 +95,36 @@ def test_store_windows_fail_clearly(gated: tuple[Path, Path, Path], tmp_path: Pa
     )
     assert isinstance(result.exception, UserError)  # the entry point prints it, exit 2
     assert "history store is off" in str(result.exception)
+
+
+def test_store_windows_read_arguments_from_each_runs_records(
+    gated: tuple[Path, Path, Path],
+) -> None:
+    """The store keeps no arguments: a store window reads them from the records in the
+    run's folder, and counts the same values as that run folder read directly."""
+    from toolproof.traces import read_window
+
+    store, tmp, _ = gated
+    w = read_store_window("last-gated", store=str(store))
+    direct = read_window(tmp / "gated-run")
+    assert w.arguments_unread == 0
+    assert w.values and w.values == direct.values and w.optional == direct.optional
+    assert w.values[("search_orders", "status")]["shipped"] >= 1
+
+
+def test_a_store_window_whose_records_are_gone_says_so(tmp_path: Path) -> None:
+    store = tmp_path / "history.db"
+    script = f"scripted:{SUITE / 'script.yaml'}"
+    run = tmp_path / "run"
+    _ok(["run", str(SUITE), "-m", script, "-o", str(run), "--no-cache", "--allow-code", "-q",
+         "--store", str(store)])  # fmt: skip
+    (run / "records.jsonl").unlink()
+    w = read_store_window("store:..", store=str(store))
+    assert w.decisions == 80 and w.arguments_unread == 80 and w.values == {}
+    out = _ok(["drift", "--baseline", "store:..", "--current", "store:..", "--store", str(store)])
+    assert "(80 of its attempts' records are not in their run folders" in out
+    data = json.loads(
+        _ok(["drift", "--baseline", "store:..", "--current", "store:..", "--store", str(store),
+             "-f", "json"])  # fmt: skip
+    )
+    assert data["baseline"]["arguments_unread"] == 80

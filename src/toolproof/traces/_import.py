@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolproof.errors import UserError
+from toolproof.traces._drift import argument_summary
 from toolproof.traces._index import Index, IndexedSpan, TraceInfo
 from toolproof.traces._read import SHAPE_ERRORS, Problem, iter_rows, source_files
 from toolproof.traces._redact import Redactor
@@ -588,7 +589,7 @@ def _decision_line(
             "error_type": run.error_type if run else None,
             "http_status": run.http_status if run else None,
         }
-        entry.update(_arg_summary(call, schemas.get(call.name)))
+        entry.update(argument_summary(call.arguments, schemas.get(call.name)))
         calls.append(entry)
     report.decisions["call" if d.calls else "no call"] += 1
     line = {
@@ -601,29 +602,6 @@ def _decision_line(
         "feedback": info.feedback,
     }
     sink.decisions.write(redactor.line(line, "decisions") + "\n")
-
-
-def _arg_summary(call: ToolCall, schema: Any) -> dict[str, Any]:
-    """What argument drift reads: boolean and enum values, and which optional
-    parameters were given (only with the tool's schema and an object of arguments)."""
-    if not isinstance(schema, dict) or not isinstance(call.arguments, dict):
-        return {}
-    props = schema.get("properties")
-    if not isinstance(props, dict):
-        return {}
-    required = set(schema.get("required") or [])
-    values: dict[str, Any] = {}
-    for name, value in call.arguments.items():
-        spec = props.get(name)
-        if isinstance(value, bool) or (
-            isinstance(spec, dict)
-            and isinstance(spec.get("enum"), list)
-            and isinstance(value, str | int)
-            and value in spec["enum"]
-        ):
-            values[name] = value
-    optional = {n: n in call.arguments for n in props if n not in required}
-    return {"categorical": values, "optional_given": optional}
 
 
 def _case(
