@@ -123,8 +123,6 @@ def test_a_store_window_whose_records_are_gone_says_so(tmp_path: Path) -> None:
     assert w.decisions == 80 and w.arguments_unread == 80 and w.values == {}
     out = _ok(["drift", "--baseline", "store:..", "--current", "store:..", "--store", str(store)])
     assert "(80 of its attempts' records are not in their run folders" in out
-    data = json.loads(
-        _ok(["drift", "--baseline", "store:..", "--current", "store:..", "--store", str(store),
-             "-f", "json"])  # fmt: skip
-    )
+    args = ["drift", "--baseline", "store:..", "--current", "store:..", "--store", str(store)]
+    data = json.loads(_ok([*args, "-f", "json"]))
     assert data["baseline"]["arguments_unread"] == 80
