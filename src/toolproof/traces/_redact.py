@@ -215,8 +215,6 @@ class Redactor:
     #: Findings of the strings being redacted now (what the memo stores for each).
     _trail: list[tuple[str, str]] = field(default_factory=list)
     _depth: int = 0
-    #: field -> (lines, lines written without the walk), for :meth:`line`
-    _skips: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def pseudonym(self, kind: str, original: str) -> str:
         key = (kind, original)
@@ -382,24 +380,10 @@ class Redactor:
     def line(self, data: Any, where: str) -> str:
         """``data`` redacted, as one line of JSON (``json.dumps``, ``ensure_ascii=False``).
 
-        The JSON is written first: when it holds no backslash (so every string
-        stands in it as it is) and :data:`_MAY_HOLD` finds nothing in it (keys,
-        strings and whole numbers alike), no detector can find anything in any
-        of its strings, and the walk is skipped. User rules always walk.
+        (Writing the JSON first and skipping the walk when one scan of it finds
+        nothing was measured and left out: a regular expression over a whole line
+        costs more than walking it, since most of its strings are known clean.)
         """
-        if self.rules:
-            return _dumps(self.value(data, where))
-        # where nearly every line has something to redact, the first JSON is wasted: such
-        # a field tries again only every 32nd line (the bytes are the same either way)
-        tried, skipped = self._skips.get(where, (0, 0))
-        if tried >= 64 and skipped * 4 < tried and tried % 32:
-            self._skips[where] = (tried + 1, skipped)
-            return _dumps(self.value(data, where))
-        text = _dumps(data)
-        if "\\" not in text and _MAY_HOLD.search(text) is None:
-            self._skips[where] = (tried + 1, skipped + 1)
-            return text
-        self._skips[where] = (tried + 1, skipped)
         return _dumps(self.value(data, where))
 
     def report(self) -> dict[str, Any]:
