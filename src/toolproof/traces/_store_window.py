@@ -161,10 +161,10 @@ def _arguments(w: Window, attempt: Any) -> None:
     from toolproof.store._read import read_raw
     from toolproof.types import Record
 
-    raw = read_raw(attempt)
-    try:
+    try:  # the line is untrusted: nested past the parser's depth is a record not found
+        raw = read_raw(attempt)
         record = None if raw is None else Record.model_validate(raw)
-    except (ValidationError, ValueError, TypeError):
+    except (ValidationError, ValueError, TypeError, RecursionError):
         record = None
     if record is None:
         w.arguments_unread += 1
