@@ -130,3 +130,62 @@ def test_argument_drift_for_enums_booleans_and_left_out_optionals(tmp_path: Path
     assert "refund.priority: JS" in text and "refund.notify: 10% → 70%" in text
     same = drift(read_window(base), read_window(base))
     assert same.alerts == []
+
+
+def _run_folder(folder: Path, priority_high: int, n: int, notify_given: int, shape: str) -> Path:
+    """A run folder whose n attempts each called refund: 'priority' (enum) high in
+    priority_high of them, 'notify' (optional boolean) given in notify_given. The tools
+    are those the recorded request offered, in toolproof's own shape or, in a multi-step
+    attempt's first step, OpenAI's or Anthropic's."""
+    schema = {"type": "object", "required": ["order_id"], "properties": {
+        "order_id": {"type": "string"}, "priority": {"type": "string", "enum": ["low", "high"]},
+        "notify": {"type": "boolean"}}}  # fmt: skip
+    tools = {
+        "toolproof": [{"name": "refund", "parameters": schema}],
+        "openai": [{"type": "function", "function": {"name": "refund", "parameters": schema}}],
+        "anthropic": [{"name": "refund", "input_schema": schema}],
+    }[shape]
+    folder.mkdir(parents=True)
+    lines = []
+    for i in range(n):
+        args: dict = {"order_id": f"A-{i}", "priority": "high" if i < priority_high else "low"}
+        if i < notify_given:
+            args["notify"] = True
+        record: dict = {"format": "toolproof.record/2", "case_id": f"c{i}", "target": "m",
+                        "outcome": "ok",
+                        "response": {"tool_calls": [{"name": "refund", "arguments": args}]}}  # fmt: skip
+        if shape == "toolproof":
+            record["request"] = {"messages": [], "tools": tools}
+        else:
+            record["steps"] = [{"request": {"messages": [], "tools": tools}}]
+        lines.append(json.dumps(record))
+    (folder / "records.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+@pytest.mark.parametrize("shape", ["toolproof", "openai", "anthropic"])
+def test_argument_drift_from_run_folders(tmp_path: Path, shape: str) -> None:
+    base = _run_folder(tmp_path / "a", priority_high=20, n=200, notify_given=180, shape=shape)
+    cur = _run_folder(tmp_path / "b", priority_high=120, n=200, notify_given=60, shape=shape)
+    d = drift(read_window(base), read_window(cur))
+    (priority,) = [a for a in d.arguments if a[0] == "refund.priority"]
+    assert priority[3] == {"high": 0.1, "low": 0.9} and priority[4] == {"high": 0.6, "low": 0.4}
+    assert any("argument refund.priority drifted" in a for a in d.alerts)
+    assert ("refund.notify", 0.1, 0.7) in [(n, round(b, 3), round(c, 3)) for n, b, c in d.absent]
+
+
+def test_argument_drift_between_an_import_and_a_run_folder(tmp_path: Path) -> None:
+    """The import's decisions and a run's records count arguments the same way."""
+    prod = _args_window(tmp_path / "prod", priority_high=20, n=200, notify_given=180)
+    run = _run_folder(tmp_path / "run", priority_high=20, n=200, notify_given=180, shape="openai")
+    a, b = read_window(prod), read_window(run)
+    assert a.values == b.values and a.optional == b.optional
+    assert drift(a, b).arguments[0][1] == 0.0
+
+
+def test_a_run_folder_without_offered_tools_counts_no_arguments(tmp_path: Path) -> None:
+    run = _run_folder(tmp_path / "run", priority_high=20, n=10, notify_given=5, shape="openai")
+    text = (run / "records.jsonl").read_text().replace('"tools"', '"other"')
+    (run / "records.jsonl").write_text(text)
+    w = read_window(run)
+    assert w.decisions == 10 and w.values == {} and w.optional == {}

@@ -95,3 +95,56 @@ def test_store_windows_fail_clearly(gated: tuple[Path, Path, Path], tmp_path: Pa
     )
     assert isinstance(result.exception, UserError)  # the entry point prints it, exit 2
     assert "history store is off" in str(result.exception)
+
+
+def test_store_windows_read_arguments_from_each_runs_records(
+    gated: tuple[Path, Path, Path],
+) -> None:
+    """The store keeps no arguments: a store window reads them from the records in the
+    run's folder, and counts the same values as that run folder read directly."""
+    from toolproof.traces import read_window
+
+    store, tmp, _ = gated
+    w = read_store_window("last-gated", store=str(store))
+    direct = read_window(tmp / "gated-run")
+    assert w.arguments_unread == 0
+    assert w.values and w.values == direct.values and w.optional == direct.optional
+    assert w.values[("search_orders", "status")]["shipped"] >= 1
+
+
+def test_a_store_window_whose_records_are_gone_says_so(tmp_path: Path) -> None:
+    store = tmp_path / "history.db"
+    script = f"scripted:{SUITE / 'script.yaml'}"
+    run = tmp_path / "run"
+    _ok(["run", str(SUITE), "-m", script, "-o", str(run), "--no-cache", "--allow-code", "-q",
+         "--store", str(store)])  # fmt: skip
+    (run / "records.jsonl").unlink()
+    w = read_store_window("store:..", store=str(store))
+    assert w.decisions == 80 and w.arguments_unread == 80 and w.values == {}
+    out = _ok(["drift", "--baseline", "store:..", "--current", "store:..", "--store", str(store)])
+    assert "(80 of its attempts' records are not in their run folders" in out
+    args = ["drift", "--baseline", "store:..", "--current", "store:..", "--store", str(store)]
+    data = json.loads(_ok([*args, "-f", "json"]))
+    assert data["baseline"]["arguments_unread"] == 80
+
+
+def test_a_hostile_record_line_is_a_record_not_found(tmp_path: Path) -> None:
+    """A records line nested far past the parser's depth, or of the wrong shape, where the
+    store says an attempt is: counted as unread, never a traceback."""
+    store = tmp_path / "history.db"
+    script = f"scripted:{SUITE / 'script.yaml'}"
+    run = tmp_path / "run"
+    _ok(["run", str(SUITE), "-m", script, "-o", str(run), "--no-cache", "--allow-code", "-q",
+         "--store", str(store)])  # fmt: skip
+    lines = (run / "records.jsonl").read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    deep = "[" * 100_000 + "]" * 100_000
+    # the same byte length keeps every later line at the offset the store recorded
+    pad = len(lines[0].encode()) - 1
+    lines[0] = (deep[: pad // 2] + deep[-(pad - pad // 2) :])[:pad] + "\n"
+    lines[1] = json.dumps({"case_id": json.loads(lines[1])["case_id"], "attempt": 0,
+                           "response": 5}).ljust(len(lines[1].encode()) - 1) + "\n"  # fmt: skip
+    (run / "records.jsonl").write_text("".join(lines))
+    w = read_store_window("store:..", store=str(store))
+    assert w.decisions == 80 and w.arguments_unread == 2
+    assert first["case_id"]  # the damaged lines were real attempts

@@ -287,3 +287,91 @@ def test_an_email_behind_json_escapes_in_plain_text_is_redacted(text: str) -> No
 def test_escapes_without_personal_data_are_kept() -> None:
     text = 'caf\\u00e9 \\"ok\\" {"a": "\\u0041"}'
     assert Redactor().text(text) == text
+
+
+def _fresh_text(self: Redactor, value: str, where: str = "text") -> str:
+    """Redaction of one string with no memo: every occurrence scanned again."""
+    return value if value in self._clean else self._text(value, where)
+
+
+class _Fresh(Redactor):
+    text = _fresh_text  # type: ignore[assignment]
+
+    def line(self, data: object, where: str) -> str:
+        return json.dumps(self.value(data, where), ensure_ascii=False)
+
+
+def _corpus() -> list[object]:
+    """Values as an import writes them: planted findings in every language, clean text,
+    JSON inside strings, escapes, IDs and whole numbers, each met more than once."""
+    import random
+
+    rng = random.Random(7)
+    values = [v for vs in PLANTED.values() for v in vs]
+    out: list[object] = []
+    for i in range(400):
+        v = rng.choice(values)
+        text = TEMPLATES[rng.choice(list(TEMPLATES))].format(v=v)
+        out.append(
+            {
+                "id": rng.choice([T, "4111111111111111", f"call_{i}"]),
+                "messages": [
+                    {"role": "user", "content": text},
+                    {"role": "tool", "content": json.dumps({"to": v, "n": i})},
+                ],
+                "args": {
+                    "to": v,
+                    "note": "ordinary text",
+                    "count": rng.choice([3, 4111111111111111]),
+                },
+                "raw": json.dumps({"to": v}).replace("@", "\\u0040"),
+                "time": "2026-12-04T07:06:40.011000Z",
+                v if i % 50 == 0 else "key": "value",
+            }
+        )
+    return out
+
+
+@pytest.mark.parametrize("rules", [None, {"rules": [{"name": "order", "regex": "objedn"}]}])
+def test_the_memo_gives_what_a_fresh_scan_gives(rules: dict | None) -> None:
+    """The memo of redacted strings changes nothing: the same bytes and the same counts
+    as scanning every string of every line again."""
+    fast = redactor_from_config(rules, "t")
+    slow = redactor_from_config(rules, "t")
+    slow.__class__ = _Fresh
+    for where in ("cases", "records", "provenance"):  # the same strings in three fields
+        for item in _corpus():
+            assert fast.line(item, where) == slow.line(item, where)
+    assert fast.report() == slow.report()
+    assert sum(fast.by_kind.values()) > 1000  # the corpus had findings to count
+
+
+def test_the_pre_scan_misses_nothing_a_detector_finds() -> None:
+    """Every string in which any built-in detector finds something is one the combined
+    pre-scan lets through (random strings of the characters the patterns use)."""
+    import random
+
+    from toolproof.traces._redact import _DETECTORS, _MAY_HOLD, _valid
+
+    rng = random.Random(11)
+    pieces = ["0", "7", "12", "345", "2001", "1234", " ", ".", "-", ":", "::", "+", "+4", "00",
+              "(", ")", "@", "a", "x.cz", "DE", "GB29", "eyJ", "AbC", "Bearer ", "bEaReR ",
+              "sk-", "AKIA", "ghp_", "hf_", "_", "fe80", "ff", "Z", "T"]  # fmt: skip
+    found = 0
+    for _ in range(20_000):
+        s = "".join(rng.choice(pieces) for _ in range(rng.randint(3, 30)))
+        hit = any(_valid(k, m.group(0)) for k, p in _DETECTORS for m in p.finditer(s))
+        if hit:
+            found += 1
+            assert _MAY_HOLD.search(s) is not None, s
+    assert found > 500
+    full_ipv6 = ["2001:0db8:85a3:0000:0000:8a2e:0370:7334", "1:2:3:4:5:6:7:8"]
+    for v in [*(v for values in PLANTED.values() for v in values), *full_ipv6]:
+        assert _MAY_HOLD.search(v) is not None
+        assert Redactor().text(f"at {v} now", "t") != f"at {v} now"
+
+
+def test_a_bearer_token_in_any_case_is_found() -> None:
+    r = Redactor()
+    assert "abcDEF123456" not in r.text("Authorization: BeArEr abcDEF123456ghi", "t")
+    assert r.by_kind["bearer"] == 1

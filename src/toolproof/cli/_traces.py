@@ -67,6 +67,13 @@ def import_command(
     dedup: bool = typer.Option(
         False, "--dedup", help="Drop replay cases whose normalised conversation repeats."
     ),
+    dedup_similar: float | None = typer.Option(
+        None,
+        "--dedup-similar",
+        help="Also drop replay cases whose user turns mean the same as a kept case's with the "
+        "same tools: sentence embeddings at least this cosine similarity, e.g. 0.95 (needs the "
+        "semantic extra).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     config: Path | None = CONFIG,
 ) -> None:
@@ -87,7 +94,7 @@ def import_command(
         from toolproof.suite import load_tools_file
 
         tool_list = load_tools_file(tools)
-    selection = _selection(since, until, only_feedback, sample, seed, dedup)
+    selection = _selection(since, until, only_feedback, sample, seed, dedup, dedup_similar)
     if not sources and langfuse is None:
         raise UserError("give trace files or folders, or --langfuse URL")
     with tempfile.TemporaryDirectory(prefix="toolproof-langfuse-") as tmp:
@@ -148,12 +155,14 @@ def _when(value: str | None, flag: str) -> datetime | None:
 
 def _selection(
     since: str | None, until: str | None, only_feedback: str | None, sample: str | None,
-    seed: int, dedup: bool,
+    seed: int, dedup: bool, similar: float | None = None,
 ) -> Selection:  # fmt: skip
     from toolproof.traces import Selection
 
     if only_feedback not in (None, "negative"):
         raise UserError(f"--only-feedback {only_feedback!r}: the one choice is 'negative'")
+    if similar is not None and not 0 < similar <= 1:
+        raise UserError(f"--dedup-similar {similar}: give a cosine similarity in (0, 1], e.g. 0.95")
     share = None
     if sample is not None:
         text = sample.strip()
@@ -166,6 +175,7 @@ def _selection(
     return Selection(
         since=_when(since, "--since"), until=_when(until, "--until"),
         only_negative=only_feedback == "negative", sample=share, seed=seed, dedup=dedup,
+        similar=similar,
     )  # fmt: skip
 
 

@@ -24,8 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from toolproof.errors import UserError
 from toolproof.stats._rates import wilson_interval
+from toolproof.traces._read import has_long_number
 
 __all__ = [
     "NO_CALL",
@@ -53,6 +56,8 @@ class Window:
     values: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
     #: (tool, parameter) -> [calls without it, calls that could have given it]
     optional: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    #: store windows: attempts whose raw record (their arguments) was not found
+    arguments_unread: int = 0
 
     def call_rate(self) -> float | None:
         """The share of decisions that called at least one tool."""
@@ -87,7 +92,7 @@ def _from_decisions(path: Path, shown: str) -> Window:
             if not line.strip():
                 continue
             try:
-                d = json.loads(line)
+                d = _loads(line)
                 calls = d["calls"]
                 tools = {str(c["tool"]) for c in calls}
                 outcomes = [c.get("outcome") for c in calls]
@@ -97,6 +102,72 @@ def _from_decisions(path: Path, shown: str) -> Window:
                 raise UserError(f"{path}:{number}: not a decision line ({exc})") from None
             count_decision(w, tools, len(calls), outcomes)
     return w
+
+
+def _loads(line: bytes) -> Any:
+    """``json.loads`` (its values and its errors), by orjson where that reads the same."""
+    if not has_long_number(line):
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(line)
+
+
+def argument_summary(arguments: Any, schema: Any) -> dict[str, Any]:
+    """What argument drift reads of one call: its boolean and enum values, and which
+    optional parameters it gave (only with the tool's schema and an object of arguments)."""
+    if not isinstance(schema, dict) or not isinstance(arguments, dict):
+        return {}
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return {}
+    required = set(r for r in schema.get("required") or [] if isinstance(r, str))
+    values: dict[str, Any] = {}
+    for name, value in arguments.items():
+        spec = props.get(name)
+        if isinstance(value, bool) or (
+            isinstance(spec, dict)
+            and isinstance(spec.get("enum"), list)
+            and isinstance(value, str | int)
+            and value in spec["enum"]
+        ):
+            values[name] = value
+    optional = {n: n in arguments for n in props if n not in required}
+    return {"categorical": values, "optional_given": optional}
+
+
+def request_schemas(request: Any) -> dict[str, Any]:
+    """Tool name -> parameters schema, from the tools a recorded request offered: toolproof's
+    own request ({name, parameters}), OpenAI's ({function: {name, parameters}}) or
+    Anthropic's ({name, input_schema}). Anything else gives nothing (records are untrusted)."""
+    tools = request.get("tools") if isinstance(request, dict) else None
+    out: dict[str, Any] = {}
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, dict):
+            continue
+        function = tool.get("function")
+        inner: dict[str, Any] = function if isinstance(function, dict) else tool
+        name = inner.get("name")
+        schema = inner.get("parameters", inner.get("input_schema"))
+        if isinstance(name, str) and isinstance(schema, dict):
+            out.setdefault(name, schema)
+    return out
+
+
+def record_schemas(request: Any, steps: Any) -> dict[str, Any]:
+    """The tools an attempt was offered: its request's, else its first step's request's."""
+    found = request_schemas(request)
+    if not found and isinstance(steps, list) and steps and isinstance(steps[0], dict):
+        found = request_schemas(steps[0].get("request"))
+    return found
+
+
+def count_arguments(w: Window, calls: list[tuple[str, Any]], schemas: dict[str, Any]) -> None:
+    """Each (tool, arguments) of a decision into the window's argument counts."""
+    for tool, arguments in calls:
+        summary = argument_summary(arguments, schemas.get(tool))
+        _count_args(w, tool, summary.get("categorical"), summary.get("optional_given"))
 
 
 def _count_args(w: Window, tool: str, values: Any, optional: Any) -> None:
@@ -131,26 +202,36 @@ def _from_records(path: Path, shown: str) -> Window:
     for _, record in iter_records(path):
         if record.outcome is not Outcome.ok or (record.target or "").startswith("prod:"):
             continue
-        first: list[Any] = []
-        outcomes: list[Any] = []
-        if record.transcript is not None:
-            seen_assistant = False
-            for m in record.transcript[_start(record) :]:
-                if m.role == "assistant" and not seen_assistant:
-                    seen_assistant, first = True, list(m.tool_calls)
-                elif m.role == "tool":
-                    outcomes.append("error" if m.is_error else "ok")
-            if not seen_assistant and record.response:
-                first = list(record.response.tool_calls)
-        elif record.response is not None:
-            first = list(record.response.tool_calls)
-        calls = sum(
-            len(m.tool_calls)
-            for m in (record.transcript or [])[_start(record) :]
-            if m.role == "assistant"
+        first, calls, outcomes = record_decision(record)
+        count_decision(w, {c.name for c in first}, calls, outcomes)
+        count_arguments(
+            w, [(c.name, c.arguments) for c in first], record_schemas(record.request, record.steps)
         )
-        count_decision(w, {c.name for c in first}, calls or len(first), outcomes)
     return w
+
+
+def record_decision(record: Any) -> tuple[list[Any], int, list[Any]]:
+    """An attempt's first answer's calls, how many calls it made in all, and the outcome of
+    each tool result its transcript holds."""
+    first: list[Any] = []
+    outcomes: list[Any] = []
+    if record.transcript is not None:
+        seen_assistant = False
+        for m in record.transcript[_start(record) :]:
+            if m.role == "assistant" and not seen_assistant:
+                seen_assistant, first = True, list(m.tool_calls)
+            elif m.role == "tool":
+                outcomes.append("error" if m.is_error else "ok")
+        if not seen_assistant and record.response:
+            first = list(record.response.tool_calls)
+    elif record.response is not None:
+        first = list(record.response.tool_calls)
+    calls = sum(
+        len(m.tool_calls)
+        for m in (record.transcript or [])[_start(record) :]
+        if m.role == "assistant"
+    )
+    return first, calls or len(first), outcomes
 
 
 def _start(record: Any) -> int:
@@ -198,6 +279,7 @@ class Drift:
                 "call_errors": w.call_errors,
                 "tool_call_error_rate": rate,
                 "interval95": ci,
+                **({"arguments_unread": w.arguments_unread} if w.kind == "store" else {}),
             }
 
         return {
@@ -327,6 +409,11 @@ def render_drift(d: Drift, fmt: str = "terminal") -> str:
             f"{'- ' if md else '  '}{label}: {w.decisions} decisions, {w.calls} calls, "
             f"tool_call_error_rate {err}"
         )
+        if w.arguments_unread:
+            lines.append(
+                f"{'  ' if md else '    '}({w.arguments_unread} of its attempts' records are not "
+                "in their run folders: their arguments are not counted)"
+            )
     lines.append("")
     rb, rc = d.baseline.call_rate(), d.current.call_rate()
     if rb is not None and rc is not None:

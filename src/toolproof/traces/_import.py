@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolproof.errors import UserError
+from toolproof.traces._drift import argument_summary
 from toolproof.traces._index import Index, IndexedSpan, TraceInfo
 from toolproof.traces._read import SHAPE_ERRORS, Problem, iter_rows, source_files
 from toolproof.traces._redact import Redactor
@@ -76,6 +77,8 @@ class ImportReport:
     out: str | None = None
     target: str = ""
     duplicates: int = 0
+    similar_duplicates: int = 0
+    similar_threshold: float | None = None
     unoffered_calls: int = 0
     outside_window: int = 0
     not_negative: int = 0
@@ -106,7 +109,20 @@ class ImportReport:
             "call_errors": self.call_errors,
             "outside_time_window": self.outside_window,
             "without_negative_feedback": self.not_negative,
-            "near_duplicates_removed": self.duplicates,
+            "near_duplicates_removed": self.duplicates + self.similar_duplicates,
+            # only with --dedup-similar: how each method removed them
+            **(
+                {
+                    "near_duplicates_by": {
+                        "normalised text": self.duplicates,
+                        f"embeddings (cosine >= {self.similar_threshold:g})": (
+                            self.similar_duplicates
+                        ),
+                    }
+                }
+                if self.similar_threshold is not None
+                else {}
+            ),
             "cases_calling_an_unoffered_tool": self.unoffered_calls,
             # only where an instrumentation dropped them (openlit): absent otherwise
             **({"assistant_turns_restored": self.restored_calls} if self.restored_calls else {}),
@@ -155,6 +171,9 @@ class Selection:
     under the share, and a stratum that would keep none keeps its lowest hash.
     ``dedup``: drop replay cases whose normalised conversation and called tools repeat
     an earlier case's (rapidfuzz's default normalisation, digits folded).
+    ``similar``: also drop a replay case whose user turns' sentence embedding (the
+    ``semantic`` extra's model) has at least this cosine similarity to one of the
+    last :data:`SIMILAR_WINDOW` kept cases that called the same tools.
     """
 
     since: datetime | None = None
@@ -163,6 +182,7 @@ class Selection:
     sample: float | None = None
     seed: int = 0
     dedup: bool = False
+    similar: float | None = None
 
 
 _NEGATIVE = frozenset({"negative", "thumbs_down", "thumbs-down", "down", "bad", "escalated"})
@@ -193,11 +213,66 @@ def _dedup_key(d: Decision) -> bytes:
     return hashlib.sha256(f"{folded}\0{calls}".encode()).digest()[:16]
 
 
+#: How many kept cases of the same tools a new case is compared with (--dedup-similar):
+#: memory and time stay bounded however many cases stream past.
+SIMILAR_WINDOW = 5000
+#: Cases embedded at once (--dedup-similar).
+_SIMILAR_BATCH = 64
+
+
+def _similar_text(d: Decision) -> str:
+    """What --dedup-similar compares: the conversation's user turns, the last first (the
+    model reads a bounded number of tokens; a shared system prompt would make every
+    conversation look alike)."""
+    users = [m.content for m in d.messages if m.role == "user" and m.content]
+    return "\n".join(reversed(users))
+
+
+class _Similar:
+    """The embeddings of the last :data:`SIMILAR_WINDOW` kept cases, by production's tools."""
+
+    def __init__(self, threshold: float) -> None:
+        from toolproof.providers import load_embedder
+
+        self.threshold = threshold
+        self.embedder = load_embedder()
+        self.kept: dict[str, Any] = {}
+
+    def duplicates(self, items: list[tuple[str, str]]) -> list[bool]:
+        """For each (stratum, text) in order: whether it repeats a kept case (or an earlier
+        item of the same list that was kept)."""
+        import numpy as np
+
+        texts = [t for _, t in items if t]
+        vectors = iter(self.embedder.encode_once(texts))
+        out = []
+        for stratum, text in items:
+            if not text:
+                out.append(False)
+                continue
+            v = np.asarray(next(vectors), dtype=np.float32)
+            kept = self.kept.get(stratum)
+            if kept is not None and float((kept @ v).max()) >= self.threshold:
+                out.append(True)
+                continue
+            row = v[None, :]
+            kept = row if kept is None else np.concatenate([kept[-(SIMILAR_WINDOW - 1) :], row])
+            self.kept[stratum] = kept
+            out.append(False)
+        return out
+
+
 class _Selector:
     """Writes the kept replay cases (redacted); sampling and de-duplication decide which."""
 
     def __init__(
-        self, out: _Out, selection: Selection, redactor: Redactor, report: ImportReport, db: Any
+        self,
+        out: _Out,
+        selection: Selection,
+        redactor: Redactor,
+        report: ImportReport,
+        db: Any,
+        similar: _Similar | None = None,
     ) -> None:
         self.out, self.sel, self.redactor, self.report, self.db = (
             out,
@@ -207,6 +282,10 @@ class _Selector:
             db,
         )
         self.dedup = selection.dedup
+        self.similar = similar
+        self.pending: list[tuple[str, str, str, tuple[Any, Any, Any]]] = []
+        if selection.similar is not None:
+            report.similar_threshold = selection.similar
         self.kept: Counter[str] = Counter()
         self.seen: Counter[str] = Counter()
         self.fallback: dict[str, tuple[float, tuple[Any, Any, Any]]] = {}
@@ -214,13 +293,38 @@ class _Selector:
             db.execute("CREATE TABLE IF NOT EXISTS seen (h BLOB PRIMARY KEY)")
 
     def offer(
-        self, case_id: str, stratum: str, key: bytes | None, parts: tuple[Any, Any, Any]
+        self,
+        case_id: str,
+        stratum: str,
+        key: bytes | None,
+        parts: tuple[Any, Any, Any],
+        text: str = "",
     ) -> None:
         if key is not None:
             cur = self.db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (key,))
             if cur.rowcount == 0:
                 self.report.duplicates += 1
                 return
+        if self.similar is not None:
+            self.pending.append((case_id, stratum, text, parts))
+            if len(self.pending) >= _SIMILAR_BATCH:
+                self._flush()
+            return
+        self._admit(case_id, stratum, parts)
+
+    def _flush(self) -> None:
+        """Decide the pending cases, in the order they came (embedded as one batch)."""
+        if self.similar is None or not self.pending:
+            return
+        pending, self.pending = self.pending, []
+        repeats = self.similar.duplicates([(s, t) for _, s, t, _ in pending])
+        for (case_id, stratum, _, parts), repeat in zip(pending, repeats, strict=True):
+            if repeat:
+                self.report.similar_duplicates += 1
+            else:
+                self._admit(case_id, stratum, parts)
+
+    def _admit(self, case_id: str, stratum: str, parts: tuple[Any, Any, Any]) -> None:
         self.seen[stratum] += 1
         if self.sel.sample is None:
             self._write(stratum, parts)
@@ -237,13 +341,14 @@ class _Selector:
     def _write(self, stratum: str, parts: tuple[Any, Any, Any]) -> None:
         data, rec, prov = parts
         r = self.redactor
-        self.out.cases.write(_dumps(r.value(data, "cases")) + "\n")
-        self.out.records.write(_dumps(r.value(rec, "records")) + "\n")
-        self.out.provenance.write(_dumps(r.value(prov, "provenance")) + "\n")
+        self.out.cases.write(r.line(data, "cases") + "\n")
+        self.out.records.write(r.line(rec, "records") + "\n")
+        self.out.provenance.write(r.line(prov, "provenance") + "\n")
         self.kept[stratum] += 1
         self.report.cases += 1
 
     def finish(self) -> None:
+        self._flush()
         for stratum, (_, parts) in sorted(self.fallback.items()):
             if not self.kept[stratum]:
                 self._write(stratum, parts)
@@ -274,6 +379,9 @@ def import_traces(
 ) -> ImportReport:
     """Import ``sources`` into the folder ``out`` (None: a dry run that writes nothing)."""
     report = ImportReport(target=f"prod:{label}")
+    sel = selection or Selection()
+    # the model is loaded (or its absence said) before any file is read
+    similar = _Similar(sel.similar) if sel.similar is not None else None
     files = source_files(sources)
     report.files = len(files)
     if out is not None:
@@ -295,8 +403,7 @@ def import_traces(
                 (staging / "records.jsonl").open("w", encoding="utf-8") as records,
             ):
                 sink = _Out(cases, prov, decisions, records)
-                sel = selection or Selection()
-                sink.selector = _Selector(sink, sel, redactor, report, index.db)
+                sink.selector = _Selector(sink, sel, redactor, report, index.db, similar)
                 for trace, spans in index.traces():
                     report.traces += len({s.trace for s in spans})
                     _trace(
@@ -588,7 +695,7 @@ def _decision_line(
             "error_type": run.error_type if run else None,
             "http_status": run.http_status if run else None,
         }
-        entry.update(_arg_summary(call, schemas.get(call.name)))
+        entry.update(argument_summary(call.arguments, schemas.get(call.name)))
         calls.append(entry)
     report.decisions["call" if d.calls else "no call"] += 1
     line = {
@@ -600,30 +707,7 @@ def _decision_line(
         "calls": calls,
         "feedback": info.feedback,
     }
-    sink.decisions.write(_dumps(redactor.value(line, "decisions")) + "\n")
-
-
-def _arg_summary(call: ToolCall, schema: Any) -> dict[str, Any]:
-    """What argument drift reads: boolean and enum values, and which optional
-    parameters were given (only with the tool's schema and an object of arguments)."""
-    if not isinstance(schema, dict) or not isinstance(call.arguments, dict):
-        return {}
-    props = schema.get("properties")
-    if not isinstance(props, dict):
-        return {}
-    required = set(schema.get("required") or [])
-    values: dict[str, Any] = {}
-    for name, value in call.arguments.items():
-        spec = props.get(name)
-        if isinstance(value, bool) or (
-            isinstance(spec, dict)
-            and isinstance(spec.get("enum"), list)
-            and isinstance(value, str | int)
-            and value in spec["enum"]
-        ):
-            values[name] = value
-    optional = {n: n in call.arguments for n in props if n not in required}
-    return {"categorical": values, "optional_given": optional}
+    sink.decisions.write(redactor.line(line, "decisions") + "\n")
 
 
 def _case(
@@ -738,7 +822,8 @@ def _case(
     }
     stratum = ",".join(sorted({c.name for c in d.calls})) or "(no call)"
     key = _dedup_key(d) if sink.selector.dedup else None
-    sink.selector.offer(case_id, stratum, key, (data, rec, prov))
+    text = _similar_text(d) if sink.selector.similar is not None else ""
+    sink.selector.offer(case_id, stratum, key, (data, rec, prov), text)
 
 
 def _transcript(

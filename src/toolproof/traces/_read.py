@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,9 +143,21 @@ def _lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, bytes]]:
         raise UserError(f"{shown}: cannot read: {exc.strerror or exc}") from None
 
 
-#: A run of 19 or more digits that may be a JSON number (one right after a '"' is the
-#: start of a string, never a number): orjson would read such an integer as a float.
-_NUMBER_DIGITS = re.compile(rb'(?<!["0-9])[0-9]{19}')
+#: The bytes of a line seen as "may precede a digit of a number" (x), digits (0) and
+#: anything else (space): a run of 19 or more digits right after an x may be a JSON
+#: number, which orjson would read as a float past 64 bits. Every digit run inside a
+#: number starts after one of ``: , [``, JSON whitespace, ``+ - . e E`` (or at the start
+#: of the text); a run right after a '"' is the start of a string, never a number.
+_NUMBER_VIEW = bytes(
+    0x30 if 0x30 <= b <= 0x39 else (0x78 if b in b":,[ \t\n\r+-.eE" else 0x20) for b in range(256)
+)
+_NUMBER_START = b"x" + b"0" * 19
+
+
+def has_long_number(blob: bytes) -> bool:
+    """Whether ``blob`` may hold an integer of 19 or more digits (a translate and a find:
+    far cheaper than a regular expression over a line of many nanosecond times)."""
+    return blob[:19].isdigit() or _NUMBER_START in blob.translate(_NUMBER_VIEW)
 
 
 def _parse(blob: bytes) -> Any:
@@ -157,7 +168,7 @@ def _parse(blob: bytes) -> Any:
     numbers and sends to the slower parser. Anything orjson refuses goes to
     ``loads_json`` for its values and its error message.
     """
-    if _NUMBER_DIGITS.search(blob) is None:
+    if not has_long_number(blob):
         try:
             value = orjson.loads(blob)
         except orjson.JSONDecodeError:

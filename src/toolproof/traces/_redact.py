@@ -76,6 +76,9 @@ _PATTERNS = [
     ),
     ("ipv6", r"(?<![0-9A-Za-z:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Za-z:])"),
 ]
+#: ``json.dumps(value, ensure_ascii=False)``, with one encoder made once.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
 _DETECTORS = [(kind, re.compile(pattern, re.ASCII)) for kind, pattern in _PATTERNS]
 _ORDER = {kind: i for i, (kind, _) in enumerate(_DETECTORS)}
 
@@ -85,13 +88,26 @@ _DIGIT = re.compile(r"[0-9]")
 _KEY_HINT = re.compile(r"sk-|pk-|_live_|_test_|AKIA|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_")
 
 
+#: One scan that every finding of a built-in detector needs (a necessary condition of
+#: each pattern, joined): a string it does not match skips all nine detectors. (An
+#: IPv6 address the detector accepts has '::' or eight groups: a time of day does not.)
+_MAY_HOLD = re.compile(
+    r"@|eyJ|(?i:bearer)|sk-|pk-|_live_|_test_|AKIA|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_"
+    r"|\+[1-9]|00[1-9]|[A-Z]{2}\d\d|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d|\d(?:[ -]?\d){12}"
+    r"|::|(?:[0-9A-Fa-f]{1,4}:){7}",
+    re.ASCII,
+)
+#: The most characters of strings the redaction memo holds (as keys) before it starts over.
+MEMO_CHARS = 4_000_000
+
+
 def _could_hold(kind: str, value: str, digit: bool) -> bool:
     if kind == "email":
         return "@" in value
     if kind == "jwt":
         return "eyJ" in value
     if kind == "bearer":
-        return "earer" in value or "EARER" in value
+        return "bearer" in value.lower()
     if kind == "api_key":
         return _KEY_HINT.search(value) is not None
     if kind == "ipv6":
@@ -173,8 +189,6 @@ def _placeholder(kind: str, n: int, original: str) -> str:
     return f"[{kind.upper()}-{n}]"
 
 
-#: Values never redacted as they are (a whole number is checked as a card number).
-_SCALARS = (bool, float)
 _ID_KEYS = frozenset({"trace_id", "span_id", "parent_span_id", "case_id", "id"})
 _HEX_ID = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}|[0-9a-f]{12}-[0-9a-f]{16}|t[0-9a-f]{20}")
 
@@ -192,6 +206,15 @@ class Redactor:
     _count: Counter[str] = field(default_factory=Counter)
     #: Short strings already found clean (keys, roles, repeated values): bounded.
     _clean: set[str] = field(default_factory=set)
+    #: string -> (its redacted form, the (kind, field below the string's own) of each
+    #: finding): a string met again (a conversation in each of its cases and records, a
+    #: tool's definition in every span) costs a look-up, and its findings are counted
+    #: again under the field where it is met. Bounded by :data:`MEMO_CHARS`.
+    _memo: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
+    _memo_chars: int = 0
+    #: Findings of the strings being redacted now (what the memo stores for each).
+    _trail: list[tuple[str, str]] = field(default_factory=list)
+    _depth: int = 0
 
     def pseudonym(self, kind: str, original: str) -> str:
         key = (kind, original)
@@ -206,10 +229,42 @@ class Redactor:
             self._names[key] = found
         return found
 
+    def _found(self, kind: str, where: str) -> None:
+        self.by_kind[kind] += 1
+        self.by_field[where] += 1
+        if self._depth:
+            self._trail.append((kind, where))
+
     def text(self, value: str, where: str = "text") -> str:
         """``value`` with every finding replaced (JSON inside is decoded and redacted too)."""
         if value in self._clean:
             return value
+        if not where:  # a field's path below "" is not a suffix of it: no memo
+            return self._text(value, where)
+        known = self._memo.get(value)
+        if known is not None:
+            for kind, below in known[1]:
+                self._found(kind, where + below)
+            return known[0]
+        mark = len(self._trail)
+        self._depth += 1
+        try:
+            result = self._text(value, where)
+        finally:
+            self._depth -= 1
+        # every finding's field is ``where`` or a field inside it (JSON in the string)
+        hits = tuple((kind, fld[len(where) :]) for kind, fld in self._trail[mark:])
+        if not self._depth:
+            self._trail.clear()
+        if hits or value not in self._clean:
+            self._memo_chars += len(value)
+            if self._memo_chars > MEMO_CHARS:
+                self._memo.clear()
+                self._memo_chars = len(value)
+            self._memo[value] = (result, hits)
+        return result
+
+    def _text(self, value: str, where: str) -> str:
         stripped = value.lstrip()
         if stripped[:1] in ("{", "[") and len(value) < (8 << 20):
             try:
@@ -227,13 +282,14 @@ class Redactor:
     def _spans(self, value: str) -> list[tuple[int, int, str, str]]:
         """(start, end, kind, text) of every finding of ``value``."""
         spans: list[tuple[int, int, str, str]] = []
-        digit = _DIGIT.search(value) is not None
-        for kind, pattern in _DETECTORS:
-            if not _could_hold(kind, value, digit):
-                continue
-            for m in pattern.finditer(value):
-                if _valid(kind, m.group(0)):
-                    spans.append((m.start(), m.end(), kind, m.group(0)))
+        if _MAY_HOLD.search(value) is not None:
+            digit = _DIGIT.search(value) is not None
+            for kind, pattern in _DETECTORS:
+                if not _could_hold(kind, value, digit):
+                    continue
+                for m in pattern.finditer(value):
+                    if _valid(kind, m.group(0)):
+                        spans.append((m.start(), m.end(), kind, m.group(0)))
         for name, rule in self.rules:
             for m in getattr(rule, "finditer")(value):  # noqa: B009 - re2's compiled pattern
                 if m.end() > m.start():
@@ -268,8 +324,7 @@ class Redactor:
                 continue
             out.append(value[pos:start])
             out.append(self.pseudonym(kind, found))
-            self.by_kind[kind] += 1
-            self.by_field[where] += 1
+            self._found(kind, where)
             pos = end
         out.append(value[pos:])
         return "".join(out)
@@ -280,35 +335,56 @@ class Redactor:
         Trace and span IDs (hex) are kept: they link a case to its trace. A whole
         number with a card's length that passes Luhn is redacted as a card.
         """
+        cls = data.__class__
+        if cls is dict:
+            return self._dict(data, where)
+        if cls is list:
+            return [self.value(v, where) for v in data]
         if isinstance(data, str):
-            # an ID of digits alone may be a card number under a key named "id"
-            if (
-                where.rsplit(".", 1)[-1] in _ID_KEYS
-                and _HEX_ID.fullmatch(data)
-                and not data.isdigit()
-            ):
-                return data
-            return self.text(data, where or "text")
+            return self._string(data, where)
         if isinstance(data, int) and not isinstance(data, bool) and 10**12 <= abs(data) < 10**19:
             if _luhn(str(abs(data))) and str(data) not in self.allow:
-                self.by_kind["card"] += 1
-                self.by_field[where] += 1
+                self._found("card", where)
                 return int(self.pseudonym("card", str(abs(data))))
             return data
         if isinstance(data, list):
             return [self.value(v, where) for v in data]
         if isinstance(data, dict):
-            clean = self._clean
-            out: dict[Any, Any] = {}
-            for k, v in data.items():
-                if isinstance(k, str) and k not in clean:
-                    k = self.text(k, where)
-                if v is None or v.__class__ in _SCALARS or (v.__class__ is str and v in clean):
-                    out[k] = v
-                else:
-                    out[k] = self.value(v, f"{where}.{k}" if where else str(k))
-            return out
+            return self._dict(data, where)
         return data
+
+    def _string(self, data: str, where: str) -> str:
+        # an ID of digits alone may be a card number under a key named "id"
+        if _HEX_ID.fullmatch(data) and not data.isdigit() and where.rsplit(".", 1)[-1] in _ID_KEYS:
+            return data
+        return self.text(data, where or "text")
+
+    def _dict(self, data: dict[Any, Any], where: str) -> dict[Any, Any]:
+        clean = self._clean
+        out: dict[Any, Any] = {}
+        for k, v in data.items():
+            if isinstance(k, str) and k not in clean:
+                k = self.text(k, where)
+            cls = v.__class__
+            if v is None or cls is bool or cls is float:
+                out[k] = v
+            elif cls is str:
+                # the same answer value() gives, without its calls (most values are strings)
+                out[k] = v if v in clean else self._string(v, f"{where}.{k}" if where else str(k))
+            elif cls is int and not 10**12 <= abs(v) < 10**19:
+                out[k] = v
+            else:
+                out[k] = self.value(v, f"{where}.{k}" if where else str(k))
+        return out
+
+    def line(self, data: Any, where: str) -> str:
+        """``data`` redacted, as one line of JSON (``json.dumps``, ``ensure_ascii=False``).
+
+        (Writing the JSON first and skipping the walk when one scan of it finds
+        nothing was measured and left out: a regular expression over a whole line
+        costs more than walking it, since most of its strings are known clean.)
+        """
+        return _dumps(self.value(data, where))
 
     def report(self) -> dict[str, Any]:
         return {

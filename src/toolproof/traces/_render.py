@@ -39,8 +39,10 @@ def render_import(data: dict[str, Any], *, dry_run: bool = False) -> str:
             f"assistant turns restored: {data['assistant_turns_restored']} (tool calls missing "
             "from a later input history, put back from the span that recorded them)"
         )
-    if data.get("near_duplicates_removed"):
-        lines.append(f"near-duplicates removed: {data['near_duplicates_removed']}")
+    if data.get("near_duplicates_removed") or data.get("near_duplicates_by"):
+        by = data.get("near_duplicates_by")
+        shown = f" ({', '.join(f'{k} {v}' for k, v in by.items())})" if by else ""
+        lines.append(f"near-duplicates removed: {data['near_duplicates_removed']}{shown}")
     if data.get("sampled_by_stratum"):
         lines.append(
             "sampled (kept/of, by production's tools): "

@@ -10,7 +10,9 @@ whether the gated suite still resembles traffic.
 
 Each scored attempt (outcome ``ok``) counts as one decision: the distinct tools
 it called, or ``(no call)``. The store keeps no tool results, so a store window
-has no ``tool_call_error_rate`` of its own. Production's replay targets
+has no ``tool_call_error_rate`` of its own. The store keeps no arguments either:
+argument drift reads each attempt's raw record from its run folder (only inside
+that folder), and counts the attempts whose record is not there. Production's replay targets
 (``prod:…``) are never counted as a candidate's.
 """
 
@@ -21,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from toolproof.errors import UserError
-from toolproof.traces._drift import Window, count_decision
+from toolproof.traces._drift import (
+    Window,
+    count_arguments,
+    count_decision,
+    record_decision,
+    record_schemas,
+)
 
 __all__ = ["LAST_GATED", "is_store_window", "read_store_window"]
 
@@ -139,6 +147,29 @@ def _attempts(db: Any, run: Any, targets: list[str], w: Window) -> None:
             page = db.attempts(run.id, target=t, outcome="ok", offset=offset, limit=_PAGE)
             for a in page.items:
                 count_decision(w, set(a.actual_tools), len(a.actual_tools), [])
+                _arguments(w, a)
             offset += len(page.items)
             if not page.items or offset >= page.total:
                 break
+
+
+def _arguments(w: Window, attempt: Any) -> None:
+    """The attempt's arguments into the window, read from its raw record in its run folder
+    (the store keeps none): counted as unread when that record is not there."""
+    from pydantic import ValidationError
+
+    from toolproof.store._read import read_raw
+    from toolproof.types import Record
+
+    try:  # the line is untrusted: nested past the parser's depth is a record not found
+        raw = read_raw(attempt)
+        record = None if raw is None else Record.model_validate(raw)
+    except (ValidationError, ValueError, TypeError, RecursionError):
+        record = None
+    if record is None:
+        w.arguments_unread += 1
+        return
+    first, _, _ = record_decision(record)
+    count_arguments(
+        w, [(c.name, c.arguments) for c in first], record_schemas(record.request, record.steps)
+    )

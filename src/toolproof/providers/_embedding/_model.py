@@ -154,6 +154,18 @@ class TextEmbedder:
             self.encoded += len(pending)
         return [self._cache[text_key(t)] for t in texts]
 
+    def encode_once(self, texts: Sequence[str]) -> list[array[float]]:
+        """Unit vectors of ``texts``, in order, kept nowhere (a stream of texts that are
+        each seen once, e.g. a million imported conversations: the cache would only grow)."""
+        started = time.perf_counter()
+        out: list[array[float]] = []
+        for i in range(0, len(texts), _BATCH):
+            out.extend(self._run(list(texts[i : i + _BATCH])))
+        if texts:
+            self.encode_s += time.perf_counter() - started
+            self.encoded += len(texts)
+        return out
+
     def fill(self, table: Embeddings, texts: Iterable[str]) -> None:
         """Add the vectors of ``texts`` that ``table`` lacks."""
         wanted = table.absent(texts)
