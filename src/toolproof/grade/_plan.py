@@ -210,20 +210,21 @@ class Plan:
             target=target, attempt=attempt, calls_schema_valid=0, notes=(profile_note(message),)
         )
 
-    def _fits(self, i: int, args: Any) -> bool:
-        """The arguments of a call match expected call ``i`` and validate."""
+    def _matches(self, i: int, args: Any) -> bool:
+        """The arguments of a call match expected call ``i`` (validity not asked)."""
         kinds = self._kinds[i]
         return bool(
             (
-                (
-                    type(args) is dict
-                    and args == self._canons[i]
-                    and not (kinds and kinds_differ(args, kinds))
-                )
-                or self._oks[i](args)
+                type(args) is dict
+                and args == self._canons[i]
+                and not (kinds and kinds_differ(args, kinds))
             )
-            and self._valid[i](args)
+            or self._oks[i](args)
         )
+
+    def _fits(self, i: int, args: Any) -> bool:
+        """The arguments of a call match expected call ``i`` and validate."""
+        return self._matches(i, args) and bool(self._valid[i](args))
 
     def _passed_grouped(
         self, calls: list[ToolCall], target: str | None, attempt: int
@@ -241,19 +242,21 @@ class Plan:
                 if call.parse_error is not None or not self._fits(i, call.arguments):
                     return None
             return self._passes.get((target, attempt)) or self._build((target, attempt), ())
-        # the calls each expected call could be paired with
+        # the tools first (a failing answer is mostly let go here, before any argument is
+        # compared or validated), then the calls each expected call could be paired with
+        for call in calls:
+            if call.name not in groups or call.parse_error is not None:
+                return None
         fits: list[list[int]] = [[] for _ in range(self._n)]
         for j, call in enumerate(calls):
-            at = groups.get(call.name)
-            if at is None or call.parse_error is not None:
-                return None
             args = call.arguments
             found = False
-            for i in at:
-                if self._fits(i, args):
+            for i in groups[call.name]:
+                if self._matches(i, args):
                     fits[i].append(j)
                     found = True
-            if not found:
+            # (the calls of one tool share its schema: validated once, not once per pair)
+            if not found or not self._valid[groups[call.name][0]](args):
                 return None
         paired: dict[int, int] = {}  # call -> expected call
 
