@@ -1,4 +1,4 @@
-"""The check interface, and the six built-in stages of a one-turn answer.
+"""The check interface, and the built-in check of a one-turn answer (its six stages).
 
 A check is a small object with a ``name`` and ``evaluate(case, answer)``
 returning its findings (``Check``: stage, failure class, reason). An empty
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from toolproof.grade._answer import SingleAnswer
+from toolproof.grade._answer import CallInfo, SingleAnswer
 from toolproof.grade._behaviour import asks
 from toolproof.grade._compile import CompiledCase
 from toolproof.types import Check, FailureClass, Kind, Message, Response, Stage, ToolCall
@@ -24,12 +24,8 @@ __all__ = [
     "SINGLE_STEP_CHECKS",
     "AnswerView",
     "CaseCheck",
-    "Contract",
-    "Decision",
-    "Reply",
-    "Selection",
-    "Structure",
-    "Values",
+    "OneTurn",
+    "one_turn",
     "reply_findings",
     "run_checks",
     "those_that_apply",
@@ -93,127 +89,109 @@ def run_checks(checks: Sequence[CaseCheck], case: CompiledCase, answer: Any) -> 
 
 
 #: Findings whose words never change, made once (a Check is immutable).
-_MISSED = (Check(Stage.decision, FailureClass.missed_call, "expected a tool call, got none"),)
+_MISSED = Check(Stage.decision, FailureClass.missed_call, "expected a tool call, got none")
 _WRONG_ORDER = Check(
     Stage.contract, FailureClass.wrong_order, "the right calls, in the wrong order (order: strict)"
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """A call was made when one was required, and none otherwise."""
-
-    name: str = "decision"
-
-    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        calls = answer.infos
-        wants_call = case.kind is Kind.call
-        if bool(calls) == wants_call:
-            return ()
-        if wants_call:
-            return _MISSED
-        got = ", ".join(i.call.name for i in calls)
-        what = "no tool call" if case.kind is Kind.none else f"{case.kind.value} with no tool call"
-        return (Check(Stage.decision, FailureClass.unwanted_call, f"expected {what}, got {got}"),)
+def _unwanted(case: CompiledCase, calls: list[CallInfo]) -> Check:
+    """The decision stage's finding of calls made where none was asked for."""
+    got = ", ".join([i.call.name for i in calls])
+    what = "no tool call" if case.kind is Kind.none else f"{case.kind.value} with no tool call"
+    return Check(Stage.decision, FailureClass.unwanted_call, f"expected {what}, got {got}")
 
 
-@dataclass(frozen=True, slots=True)
-class Selection:
-    """The calls name the right tools (optimal pairing over the whole array)."""
-
-    name: str = "selection"
-
-    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        best = answer.best
-        if best is not None and best.selection_ok is not False:
-            return ()
-        unknown = []
-        for i in answer.infos:  # (a loop: a comprehension is a call of its own)
-            if not i.known:
-                unknown.append(i.call.name)
-        if best is not None:
-            failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
-            why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"
-            reason = f"{why}: expected {case.describe_set(best.index)}"
-            return (Check(Stage.selection, failure, reason),)
-        if unknown:
-            reason = f"called unknown tool {', '.join(unknown)}"
-            return (Check(Stage.selection, FailureClass.unknown_tool, reason),)
-        return ()
+def _selection(case: CompiledCase, answer: SingleAnswer, out: list[Check]) -> None:
+    """The selection stage's finding, added to ``out``; asked where the best call set's
+    tools are wrong or no call set is judged (then only unknown tools are a finding)."""
+    unknown = []
+    for i in answer.infos:  # (a loop: a comprehension is a call of its own)
+        if not i.known:
+            unknown.append(i.call.name)
+    best = answer.best
+    if best is not None:
+        failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
+        why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"
+        reason = f"{why}: expected {case.describe_set(best.index)}"
+        out.append(Check(Stage.selection, failure, reason))
+    elif unknown:
+        reason = f"called unknown tool {', '.join(unknown)}"
+        out.append(Check(Stage.selection, FailureClass.unknown_tool, reason))
 
 
-@dataclass(frozen=True, slots=True)
-class Structure:
-    """Raw arguments parse, and validate against the schema the model was given."""
-
-    name: str = "structure"
-
-    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        out: tuple[Check, ...] = ()
-        for i in answer.infos:
-            if i.failure is not None:
-                out += (Check(Stage.structure, i.failure, i.message),)
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class Values:
-    """Argument by argument, only where the tool was right."""
-
-    name: str = "values"
-
-    def applies(self, case: CompiledCase) -> bool:
-        return case.kind is Kind.call  # (else no call set is judged: ``best`` is None)
-
-    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        best = answer.best
-        if best is None or best.values_ok is not False or not best.value_reasons:
-            return ()
-        reason = "; ".join(best.value_reasons)
-        return (Check(Stage.values, FailureClass.wrong_arguments, reason),)
-
-
-@dataclass(frozen=True, slots=True)
-class Contract:
-    """Forbidden tools, call count and order."""
-
-    name: str = "contract"
-
-    def applies(self, case: CompiledCase) -> bool:
-        # (no call set is judged unless a call is expected: nothing else can fail then)
-        return case.kind is Kind.call or bool(case.forbidden) or case.count is not None
-
-    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        calls, best = answer.infos, answer.best
-        if (
-            not case.forbidden
-            and case.count is None
-            and (best is None or (best.count_ok and best.order_ok))
-        ):
-            return ()  # nothing of the contract to check, or all of it met
-        out: list[Check] = []
-        if case.forbidden:
-            bad = [i.call.name for i in calls if i.call.name in case.forbidden]
-            if bad:
-                reason = f"called forbidden tool {', '.join(dict.fromkeys(bad))}"
-                out.append(Check(Stage.contract, FailureClass.forbidden_tool, reason))
-        if case.count is None and best is not None and not best.count_ok:
-            reason = (
-                f"the right tools, called {len(calls)} times; expected {len(best.expected)} "
-                f"calls: {case.describe_set(best.index)}"
-            )
+def _contract(case: CompiledCase, answer: SingleAnswer, out: list[Check]) -> None:
+    """The contract stage's findings (forbidden tools, call count, order), added to ``out``;
+    asked where the case has a contract of its own or the best call set breaks one."""
+    calls, best = answer.infos, answer.best
+    if case.forbidden:
+        bad = [i.call.name for i in calls if i.call.name in case.forbidden]
+        if bad:
+            reason = f"called forbidden tool {', '.join(dict.fromkeys(bad))}"
+            out.append(Check(Stage.contract, FailureClass.forbidden_tool, reason))
+    if case.count is None and best is not None and not best.count_ok:
+        reason = (
+            f"the right tools, called {len(calls)} times; expected {len(best.expected)} "
+            f"calls: {case.describe_set(best.index)}"
+        )
+        out.append(Check(Stage.contract, FailureClass.wrong_count, reason))
+    if case.count is not None:
+        low, high = case.count
+        n = len(calls)
+        if (low is not None and n < low) or (high is not None and n > high):
+            lo = "0" if low is None else str(low)
+            want = lo if low == high else f"{lo}..{'∞' if high is None else high}"
+            reason = f"expected {want} calls, got {n}"
             out.append(Check(Stage.contract, FailureClass.wrong_count, reason))
-        if case.count is not None:
-            low, high = case.count
-            n = len(calls)
-            if (low is not None and n < low) or (high is not None and n > high):
-                lo = "0" if low is None else str(low)
-                want = lo if low == high else f"{lo}..{'∞' if high is None else high}"
-                reason = f"expected {want} calls, got {n}"
-                out.append(Check(Stage.contract, FailureClass.wrong_count, reason))
-        if best is not None and not best.order_ok:
-            out.append(_WRONG_ORDER)
-        return out
+    if best is not None and not best.order_ok:
+        out.append(_WRONG_ORDER)
+
+
+def one_turn(case: CompiledCase, answer: SingleAnswer) -> list[Check]:
+    """The findings of the six stages of a one-turn answer, in one pass, in stage order.
+
+    1. decision   a call was made when one was required, and none otherwise;
+    2. selection  the calls name the right tools (optimal pairing over the whole array);
+    3. structure  raw arguments parse, and validate against the schema the model was given;
+    4. values     argument by argument, only where the tool was right;
+    5. contract   forbidden tools, call count and order;
+    6. reply      for text answers: the reply asks, confirms or refuses as expected.
+
+    A stage that needs more than a few lines has a function of its own, asked only when
+    the analysis says the stage can find something (most stages find nothing in most
+    answers, and then cost no call).
+    """
+    calls, best = answer.infos, answer.best
+    out: list[Check] = []
+    if bool(calls) != (case.kind is Kind.call):  # decision
+        out.append(_unwanted(case, calls) if calls else _MISSED)
+    if best is None or best.selection_ok is False:  # selection
+        _selection(case, answer, out)
+    for i in calls:  # structure
+        if i.failure is not None:
+            out.append(Check(Stage.structure, i.failure, i.message))
+    if best is not None and best.values_ok is False and best.value_reasons:  # values
+        reason = "; ".join(best.value_reasons)
+        out.append(Check(Stage.values, FailureClass.wrong_arguments, reason))
+    if (  # contract
+        case.forbidden
+        or case.count is not None
+        or (best is not None and not (best.count_ok and best.order_ok))
+    ):
+        _contract(case, answer, out)
+    if case.reply_judged:  # reply
+        out += reply_findings(case, answer.response)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class OneTurn:
+    """The built-in check of a one-turn answer: its six stages (:func:`one_turn`)."""
+
+    name: str = "one_turn"
+
+    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
+        return one_turn(case, answer)
 
 
 def reply_applies(case: CompiledCase, kind: Kind | None = None) -> bool:
@@ -243,25 +221,6 @@ def reply_findings(case: CompiledCase, response: Response, kind: Kind | None = N
     return [Check(Stage.reply, FailureClass.wrong_reply, p) for p in problems]
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """For text answers: the reply asks, confirms or refuses as expected."""
-
-    name: str = "reply"
-
-    def applies(self, case: CompiledCase) -> bool:
-        return case.reply_judged
-
-    def evaluate(self, case: CompiledCase, answer: SingleAnswer) -> Sequence[Check]:
-        return reply_findings(case, answer.response) if case.reply_judged else ()
-
-
-#: The stages of a one-turn answer, in order.
-SINGLE_STEP_CHECKS: tuple[CaseCheck, ...] = (
-    Decision(),
-    Selection(),
-    Structure(),
-    Values(),
-    Contract(),
-    Reply(),
-)
+#: The built-in checks of a one-turn answer: its six stages, in one pass. (The scorer's
+#: general path calls :func:`one_turn` itself, and a suite's own checks after it.)
+SINGLE_STEP_CHECKS: tuple[CaseCheck, ...] = (OneTurn(),)

@@ -127,8 +127,9 @@ class Plan:
     def passed(self, calls: list[ToolCall], target: str | None, attempt: int) -> Verdict | None:
         """The verdict of an answer making ``calls``, if it passes; else None.
 
-        Per call: the tool, then whether the arguments match, then whether they validate
-        (a failing answer is let go at the first look that fails). Written out with no call
+        Per call: the tool, then whether the arguments validate, then whether they match
+        (a failing answer is let go at the first look that fails: a schema check costs
+        less than a matcher's). Written out with no call
         per argument: this is the scorer's hot path.
         """
         n = self._n
@@ -140,6 +141,9 @@ class Plan:
                 if call.name != self._name or call.parse_error is not None:
                     return None
                 args = call.arguments
+                valid = self._valid[0](args)
+                if not valid and self._profile is None:
+                    return None  # (a break of the schema fails it: no matcher is asked)
                 kinds = self._kinds[0]
                 if not (
                     (
@@ -150,7 +154,7 @@ class Plan:
                     or self._oks[0](args)
                 ):
                     return None
-                if not self._valid[0](args):
+                if not valid:
                     return self._noted(call, target, attempt)
                 return self._passes.get((target, attempt)) or self._build((target, attempt), ())
             if self._groups is not None:
@@ -176,14 +180,14 @@ class Plan:
                 i = index[call.name]
                 args = call.arguments
                 kinds = self._kinds[i]
-                if not (
+                if not valid[i](args) or not (
                     (
                         type(args) is dict
                         and args == canons[i]
                         and not (kinds and kinds_differ(args, kinds))
                     )
                     or oks[i](args)
-                ) or not valid[i](args):
+                ):
                     return None
         except (ValueError, RecursionError):  # too deep to read here: not a plain pass
             return None
@@ -210,20 +214,21 @@ class Plan:
             target=target, attempt=attempt, calls_schema_valid=0, notes=(profile_note(message),)
         )
 
-    def _fits(self, i: int, args: Any) -> bool:
-        """The arguments of a call match expected call ``i`` and validate."""
+    def _matches(self, i: int, args: Any) -> bool:
+        """The arguments of a call match expected call ``i`` (validity not asked)."""
         kinds = self._kinds[i]
         return bool(
             (
-                (
-                    type(args) is dict
-                    and args == self._canons[i]
-                    and not (kinds and kinds_differ(args, kinds))
-                )
-                or self._oks[i](args)
+                type(args) is dict
+                and args == self._canons[i]
+                and not (kinds and kinds_differ(args, kinds))
             )
-            and self._valid[i](args)
+            or self._oks[i](args)
         )
+
+    def _fits(self, i: int, args: Any) -> bool:
+        """The arguments of a call match expected call ``i`` and validate."""
+        return self._matches(i, args) and bool(self._valid[i](args))
 
     def _passed_grouped(
         self, calls: list[ToolCall], target: str | None, attempt: int
@@ -241,16 +246,21 @@ class Plan:
                 if call.parse_error is not None or not self._fits(i, call.arguments):
                     return None
             return self._passes.get((target, attempt)) or self._build((target, attempt), ())
-        # the calls each expected call could be paired with
+        # the tools first (a failing answer is mostly let go here, before any argument is
+        # compared or validated), then the calls each expected call could be paired with
+        for call in calls:
+            if call.name not in groups or call.parse_error is not None:
+                return None
         fits: list[list[int]] = [[] for _ in range(self._n)]
         for j, call in enumerate(calls):
-            at = groups.get(call.name)
-            if at is None or call.parse_error is not None:
-                return None
             args = call.arguments
+            at = groups[call.name]
+            # (the calls of one tool share its schema: validated once, not once per pair)
+            if not self._valid[at[0]](args):
+                return None
             found = False
             for i in at:
-                if self._fits(i, args):
+                if self._matches(i, args):
                     fits[i].append(j)
                     found = True
             if not found:

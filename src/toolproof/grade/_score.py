@@ -32,7 +32,13 @@ from toolproof.grade._answer import (
     profile_note,
 )
 from toolproof.grade._assemble import assemble, single_facts
-from toolproof.grade._checks import SINGLE_STEP_CHECKS, CaseCheck, run_checks, those_that_apply
+from toolproof.grade._checks import (
+    SINGLE_STEP_CHECKS,
+    CaseCheck,
+    one_turn,
+    run_checks,
+    those_that_apply,
+)
 from toolproof.grade._compile import CompiledCase, ToolIndex, compile_case
 from toolproof.grade._diff import render_diff
 from toolproof.grade._multistep import (
@@ -214,12 +220,13 @@ class Scorer:
         self,
     ) -> dict[str, tuple[CompiledCase, Any, tuple[CaseCheck, ...], tuple[str, ...]]]:
         """What the general path reads of each single-step case, in one look-up: the case,
-        its validators, the checks that can find something in an answer to it, its notes."""
+        its validators, the suite's own checks that can find something in an answer to it
+        (the built-in stages are :func:`one_turn`, run first), its notes."""
         return {
             case_id: (
                 self.cases[case_id],
                 self._case_validators.get(case_id, self._validators),
-                those_that_apply(case_checks, self.cases[case_id]),
+                those_that_apply(case_checks[len(SINGLE_STEP_CHECKS) :], self.cases[case_id]),
                 self._notes.get(case_id, ()),
             )
             for case_id, case_checks in self._single.items()
@@ -415,7 +422,9 @@ class Scorer:
         for call in response.tool_calls:  # (a loop: a comprehension is a call of its own)
             infos.append(inspect_call(call, offered, validators))
         answer = analyse(cc, response, infos)
-        findings = run_checks(checks, cc, answer)
+        findings = one_turn(cc, answer)  # the built-in stages (SINGLE_STEP_CHECKS), in one pass
+        if checks:  # the suite's own
+            findings += run_checks(checks, cc, answer)
         if self._noting:  # the schema broken where the profile does not let it decide
             for i in infos:
                 if i.failure is None and i.message:
