@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -387,3 +388,53 @@ def test_a_state_may_name_only_the_multi_turn_classes() -> None:
         state = {"bfcl": {"involved_classes": [name], "initial_config": {}}}
         with pytest.raises(ValueError, match="not a class of BFCL's multi-turn categories"):
             BfclEnvironment().setup(state)
+
+
+def _toolproof(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    """The program as a user runs it (a UserError: one line on stderr, exit 2)."""
+    from toolproof.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["toolproof", *args])
+    try:
+        main()
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def _with_doc_line(tmp_path: Path, line: bytes) -> Path:
+    """The sample with ``line`` appended to the file system's function docs (line 5)."""
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    doc = data / "multi_turn_func_doc" / "gorilla_file_system.json"
+    doc.write_bytes(doc.read_bytes().rstrip(b"\n") + b"\n" + line + b"\n")
+    return data
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b'{"name": "cd2", "description": "x", "parameters": [1]}', "'parameters' is not an"),
+        (b'{"name": "cd2", "description": "x", "parameters": "abc"}', "'parameters' is not an"),
+        (
+            b'{"name": "cd2", "parameters": {"type": "dict", "properties": [1]}}',
+            "'properties' is not an",
+        ),
+        (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 100 levels"),
+        (b'{"name": "cd2", "x": ' + b"[" * 150 + b"]" * 150 + b"}", "nested deeper than"),
+        (b'{"name": "cd2", "description": "\xff\xfe\x00"}', "not UTF-8"),
+    ],
+)
+def test_a_hostile_function_doc_is_a_located_error(
+    tmp_path: Path,
+    line: bytes,
+    why: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = _with_doc_line(tmp_path, line)
+    code = _toolproof(monkeypatch, "import", "bfcl", "--data", str(data), "-o", str(tmp_path / "o"))
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("error: ") and "gorilla_file_system.json:5: " in err and why in err, err
+    assert not (tmp_path / "o").exists()

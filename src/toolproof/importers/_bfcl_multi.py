@@ -36,6 +36,8 @@ import ast
 import json
 import keyword
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,7 @@ from toolproof.importers._bfcl import (
     _lines,
     convert_function,
 )
+from toolproof.trust import MAX_DEPTH, TooDeep, loads_json
 
 __all__ = ["CLASS_DOCS", "MAX_STEPS_PER_TURN", "parse_call", "read_multi_turn", "tools_py"]
 
@@ -128,27 +131,63 @@ def _jsonable(value: Any, text: str) -> Any:
     raise ValueError(f"{text[:80]!r}: a {type(value).__name__} argument has no JSON form")
 
 
-def _docs(root: Path) -> dict[str, list[dict[str, Any]]]:
-    """Each class's function docs, as BFCL ships them."""
-    out: dict[str, list[dict[str, Any]]] = {}
+@dataclass(frozen=True)
+class _Doc:
+    """One BFCL function doc: where it is, as BFCL ships it, and as a suite tool."""
+
+    where: str
+    raw: dict[str, Any]
+    tool: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.tool["name"])
+
+
+def _doc_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """The lines of a function doc file, by number (a UserError naming the line if not UTF-8)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc}") from None
+    for number, raw in enumerate(data.splitlines(), 1):
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UserError(
+                f"{path}:{number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                f"{exc.start + 1})"
+            ) from None
+
+
+def _docs(root: Path) -> dict[str, list[_Doc]]:
+    """Each class's function docs, as BFCL ships them, each checked to make a suite tool."""
+    out: dict[str, list[_Doc]] = {}
     for cls, name in CLASS_DOCS.items():
         path = root / "multi_turn_func_doc" / name
         if not path.is_file():
             continue
         docs = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for number, line in _doc_lines(path):
             if not line.strip():
                 continue
+            where = f"{path}:{number}"
             try:
-                doc = json.loads(line)
+                doc = loads_json(line, MAX_DEPTH)
+            except TooDeep as exc:
+                raise UserError(f"{where}: not accepted: {exc}") from None
             except ValueError as exc:
-                raise UserError(f"{path}:{number}: not JSON ({exc}); truncated?") from None
+                raise UserError(f"{where}: not JSON ({exc}); truncated?") from None
             if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
-                raise UserError(f"{path}:{number}: a function doc needs a string 'name'")
+                raise UserError(f"{where}: a function doc needs a string 'name'")
             name_ = doc["name"]
             if not name_.isidentifier() or keyword.iskeyword(name_) or name_ in _HOOKS:
-                raise UserError(f"{path}:{number}: '{name_}' cannot be a tools-file function")
-            docs.append(doc)
+                raise UserError(f"{where}: '{name_}' cannot be a tools-file function")
+            try:
+                tool = convert_function(doc, "python")
+            except (ValueError, RecursionError) as exc:
+                raise UserError(f"{where}: {exc}") from None
+            docs.append(_Doc(where, doc, tool))
         out[cls] = docs
     return out
 
@@ -177,7 +216,7 @@ def _case(
     entry: dict[str, Any],
     answer: dict[str, Any] | None,
     cat: BfclCategory,
-    docs: dict[str, list[dict[str, Any]]],
+    docs: dict[str, list[_Doc]],
 ) -> tuple[dict[str, Any], list[str]]:
     """One entry as a case, and the classes it involves (raises ValueError)."""
     script = _script(entry)
@@ -195,10 +234,9 @@ def _case(
     params: dict[str, list[str]] = {}
     for cls in classes:
         for doc in docs[cls]:
-            if doc["name"] not in params:
-                tools.append(doc["name"])
-            props = (doc.get("parameters") or {}).get("properties") or {}
-            params[doc["name"]] = list(props) if isinstance(props, dict) else []
+            if doc.name not in params:
+                tools.append(doc.name)
+            params[doc.name] = list(doc.tool["parameters"]["properties"])
     if answer is None:
         raise ValueError("no ground truth for this id")
     truth = answer.get("ground_truth")
@@ -305,16 +343,10 @@ def read_multi_turn(
     seen: set[str] = set()
     for cls in (c for c in CLASS_DOCS if c in used):
         for doc in docs[cls]:
-            if doc["name"] in seen:
+            if doc.name in seen:
                 continue
-            seen.add(doc["name"])
-            try:
-                tool = convert_function(doc, "python")
-            except ValueError as exc:
-                raise UserError(
-                    f"{root / 'multi_turn_func_doc' / CLASS_DOCS[cls]}: {exc}"
-                ) from None
-            tools.append(tool)
+            seen.add(doc.name)
+            tools.append(doc.tool)
     tools.append(
         {
             "name": CHECKPOINT,
