@@ -438,3 +438,80 @@ def test_a_hostile_function_doc_is_a_located_error(
     assert code == 2, err
     assert err.startswith("error: ") and "gorilla_file_system.json:5: " in err and why in err, err
     assert not (tmp_path / "o").exists()
+
+
+def _with_entries(tmp_path: Path, *entries: dict[str, Any]) -> Path:
+    """The sample with more entries: each the first entry's ground truth, and ``entries``'s
+    keys in place of the first entry's."""
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    path = data / "BFCL_v4_multi_turn_base.json"
+    answers = data / "possible_answer" / path.name
+    first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    truth = json.loads(answers.read_text(encoding="utf-8").splitlines()[0])
+    with path.open("a", encoding="utf-8") as fh, answers.open("a", encoding="utf-8") as ah:
+        for entry in entries:
+            fh.write(json.dumps({**first, **entry}) + "\n")
+            ah.write(json.dumps({**truth, "id": entry["id"]}) + "\n")
+    return data
+
+
+def _deep(levels: int) -> Any:
+    value: Any = {}
+    for _ in range(levels):
+        value = {"d": value}
+    return value
+
+
+def test_entries_the_suite_loader_refuses_are_counted_skips(tmp_path: Path) -> None:
+    config = {"GorillaFileSystem": {"root": {"alice": _deep(300)}}}
+    data = _with_entries(
+        tmp_path,
+        {"id": "../../etc\n<b>x"},
+        {"id": "multi_turn_base_deep", "initial_config": config},
+    )
+    result = import_bfcl(data, categories=["multi_turn_base"])
+    (suite,) = result.suites
+    assert [c["id"] for c in suite.cases] == ["multi_turn_base_0", "multi_turn_base_1"]
+    reasons = {s.where.rsplit(":", 1)[1]: s.reason for s in result.skipped}
+    assert reasons["6"].startswith("../../etc\n<b>x: id: String should match pattern"), reasons
+    assert reasons["7"] == (
+        "multi_turn_base_deep: the case is not accepted: nested deeper than 100 levels"
+    )
+    (path,) = write_bfcl(result, tmp_path / "out")
+    loaded, errors = load_suite_checked(path.parent, trust=Trust(allow_code=True))
+    assert errors == [], errors
+    assert len(loaded.suite.cases) == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        # a fullwidth s: Python would read `def ｓetup` as `def setup` (NFKC)
+        ("\uff53etup", "name: String should match pattern"),
+        ("setup", "one of the tools file's own names"),
+        ("bfcl_turn_checkpoint", "one of the tools file's own names"),
+        ("BfclEnvironment", "one of the tools file's own names"),
+        ("_BFCL", "starts with an underscore"),
+        ("_private", "starts with an underscore"),
+        ("a.b", "cannot be a tools-file function"),
+        ("None", "cannot be a tools-file function"),
+        ("x" * 129, "name: String should match pattern"),
+    ],
+)
+def test_a_function_doc_name_the_suite_cannot_hold_is_a_located_error(
+    tmp_path: Path, name: str, why: str
+) -> None:
+    doc = {"name": name, "description": "x", "parameters": {"type": "dict", "properties": {}}}
+    data = _with_doc_line(tmp_path, json.dumps(doc).encode())
+    with pytest.raises(UserError, match=r"gorilla_file_system.json:5: ") as exc:
+        import_bfcl(data, categories=["multi_turn_base"])
+    assert why in str(exc.value), exc.value
+
+
+def test_a_function_doc_whose_schema_the_suite_refuses_is_a_located_error(tmp_path: Path) -> None:
+    props = {"mode": {"type": "string", "enum": 5}}
+    doc = {"name": "chmod", "parameters": {"type": "dict", "properties": props}}
+    data = _with_doc_line(tmp_path, json.dumps(doc).encode())
+    with pytest.raises(UserError, match=r"gorilla_file_system.json:5: 'chmod': parameters\."):
+        import_bfcl(data, categories=["multi_turn_base"])

@@ -33,6 +33,7 @@ toolproof compares no results (docs/bfcl.md measures what that changes).
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import keyword
 import math
@@ -41,6 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from toolproof._shared.schema_validators import schema_problems
 from toolproof.errors import UserError
 from toolproof.importers._bfcl import (
     BfclCategory,
@@ -50,7 +54,9 @@ from toolproof.importers._bfcl import (
     _lines,
     convert_function,
 )
-from toolproof.trust import MAX_DEPTH, TooDeep, loads_json
+from toolproof.suite._load import tools_file_names
+from toolproof.trust import MAX_DEPTH, TooDeep, check_depth, loads_json
+from toolproof.types import Case, SuiteTool
 
 __all__ = ["CLASS_DOCS", "MAX_STEPS_PER_TURN", "parse_call", "read_multi_turn", "tools_py"]
 
@@ -73,7 +79,6 @@ MAX_STEPS = 100
 _MAX_CALL_CHARS = 100_000
 #: The tools-file function the scripted user calls at the end of a checked turn.
 CHECKPOINT = "bfcl_turn_checkpoint"
-_HOOKS = ("setup", "teardown", CHECKPOINT)
 STOP = "###STOP###"
 
 
@@ -180,13 +185,13 @@ def _docs(root: Path) -> dict[str, list[_Doc]]:
                 raise UserError(f"{where}: not JSON ({exc}); truncated?") from None
             if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
                 raise UserError(f"{where}: a function doc needs a string 'name'")
-            name_ = doc["name"]
-            if not name_.isidentifier() or keyword.iskeyword(name_) or name_ in _HOOKS:
-                raise UserError(f"{where}: '{name_}' cannot be a tools-file function")
             try:
                 tool = convert_function(doc, "python")
             except (ValueError, RecursionError) as exc:
                 raise UserError(f"{where}: {exc}") from None
+            problem = _tool_problem(tool)
+            if problem is not None:
+                raise UserError(f"{where}: {problem}")
             docs.append(_Doc(where, doc, tool))
         out[cls] = docs
     return out
@@ -280,7 +285,59 @@ def _case(
     }
     if calls:  # BFCL: every ground-truth call's result is among the model's, in any order
         case["trajectory"] = {"mode": "superset", "steps": [calls]}
+    problem = _case_problem(case)
+    if problem is not None:
+        raise ValueError(problem)
     return case, [str(c) for c in classes]
+
+
+def _errors(exc: ValidationError) -> str:
+    """A validation error's first problems, each with the field it is at."""
+    parts = [
+        f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()[:3]
+    ]
+    return "; ".join(parts)
+
+
+def _case_problem(case: dict[str, Any]) -> str | None:
+    """Why the suite loader would refuse ``case`` as a line of cases.jsonl (its depth limit,
+    then the case model), or None."""
+    try:
+        check_depth(case, MAX_DEPTH)
+    except TooDeep as exc:
+        return f"the case is not accepted: {exc}"
+    try:
+        Case.__pydantic_validator__.validate_python(case)
+    except ValidationError as exc:
+        return _errors(exc)
+    return None
+
+
+def _tool_problem(tool: dict[str, Any]) -> str | None:
+    """Why ``tool`` cannot be one of the suite's tools and a function of its tools file:
+    the suite loader's rules (the tool model, its schema check, the depth limit as the tool
+    sits in suite.yaml), a Python name of the tools file's own, or one starting with an
+    underscore (kept for the file itself); or None."""
+    name = tool["name"]
+    try:
+        SuiteTool.__pydantic_validator__.validate_python(tool)
+    except ValidationError as exc:
+        return f"'{name}' is not accepted as a suite tool: {_errors(exc)}"
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return f"'{name}' cannot be a tools-file function (not a Python name)"
+    if name.startswith("_"):
+        return f"'{name}' starts with an underscore (names the tools file keeps for itself)"
+    if name in _own_names():
+        own = ", ".join(sorted(_own_names()))
+        return f"'{name}' is one of the tools file's own names ({own})"
+    for where, message in schema_problems(tool["parameters"]):
+        at = ".".join(str(w) for w in where)
+        return f"'{name}': parameters{'.' + at if at else ''}: {message}"
+    try:
+        check_depth({"tools": [tool]}, MAX_DEPTH)  # as it sits in suite.yaml
+    except TooDeep as exc:
+        return f"'{name}' is not accepted as a suite tool: {exc}"
+    return None
 
 
 _TOOLS_HEAD = '''"""BFCL's multi-turn classes, run on the attempt's state by BFCL's own code.
@@ -310,6 +367,14 @@ def teardown(obj):
 def bfcl_turn_checkpoint(obj, args):
     return _BFCL.checkpoint(obj, args)
 '''
+
+
+@functools.cache
+def _own_names() -> frozenset[str]:
+    """The names the tools file binds itself (its hooks, its import, its BFCL object), read
+    from its syntax tree as the suite loader reads a tools file's names."""
+    functions, others = tools_file_names(ast.parse(_TOOLS_HEAD))
+    return frozenset(functions | set(others))
 
 
 def tools_py(names: list[str]) -> str:
