@@ -141,7 +141,10 @@ def test_missing_function_docs_skip_every_entry_with_the_class(tmp_path: Path) -
     (data / "multi_turn_func_doc" / "math_api.json").unlink()
     result = import_bfcl(data)
     assert [c["id"] for c in result.suites[0].cases] == ["multi_turn_base_0"]
-    assert any("unknown class 'MathAPI'" in s.reason for s in result.skipped)
+    why = "the function docs of class 'MathAPI' are missing (multi_turn_func_doc/math_api.json)"
+    assert [s.reason for s in result.skipped if "are missing" in s.reason] == [
+        f"multi_turn_base_1: {why}"
+    ]
 
 
 def test_a_truncated_function_doc_is_a_located_error(tmp_path: Path) -> None:
@@ -515,3 +518,19 @@ def test_a_function_doc_whose_schema_the_suite_refuses_is_a_located_error(tmp_pa
     data = _with_doc_line(tmp_path, json.dumps(doc).encode())
     with pytest.raises(UserError, match=r"gorilla_file_system.json:5: 'chmod': parameters\."):
         import_bfcl(data, categories=["multi_turn_base"])
+
+
+def test_a_category_left_with_no_case_by_a_missing_doc_file_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    (data / "multi_turn_func_doc" / "gorilla_file_system.json").unlink()
+    out = tmp_path / "o"
+    code = _toolproof(monkeypatch, "import", "bfcl", "--data", str(data), "-o", str(out))
+    err = capsys.readouterr().err
+    assert code == 2, err
+    missing = data / "multi_turn_func_doc" / "gorilla_file_system.json"
+    assert err.startswith("error: ") and f"{missing}: missing" in err, err
+    assert "BFCL_v4_multi_turn_base.json" in err, err
+    assert not out.exists()

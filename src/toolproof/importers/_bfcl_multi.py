@@ -217,6 +217,14 @@ def _script(entry: dict[str, Any]) -> list[str]:
     return [*script, STOP]
 
 
+class _MissingDocs(ValueError):
+    """An entry involves a class whose function doc file is not in the data folder."""
+
+    def __init__(self, cls: str) -> None:
+        self.file = f"multi_turn_func_doc/{CLASS_DOCS[cls]}"
+        super().__init__(f"the function docs of class '{cls}' are missing ({self.file})")
+
+
 def _case(
     entry: dict[str, Any],
     answer: dict[str, Any] | None,
@@ -229,6 +237,8 @@ def _case(
     if not isinstance(classes, list) or not classes:
         raise ValueError("'involved_classes' is not a non-empty list")
     for cls in classes:
+        if isinstance(cls, str) and cls in CLASS_DOCS and cls not in docs:
+            raise _MissingDocs(cls)
         if cls not in docs:
             known = ", ".join(CLASS_DOCS)
             raise ValueError(f"unknown class '{cls}' (BFCL's multi-turn classes: {known})")
@@ -396,14 +406,20 @@ def read_multi_turn(
     answers = {e["id"]: e for _, e in _lines(answer_path, result.skipped)}
     cases = []
     used: list[str] = []
+    missing: dict[str, int] = {}  # a missing doc file: the entries it leaves out
     for number, entry in _lines(path, result.skipped):
         try:
             case, classes = _case(entry, answers.get(entry["id"]), cat, docs)
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            if isinstance(exc, _MissingDocs):
+                missing[exc.file] = missing.get(exc.file, 0) + 1
             result.skipped.append(BfclSkip(f"{path}:{number}", f"{entry['id']}: {exc}"))
             continue
         cases.append(case)
         used += [c for c in classes if c not in used]
+    if not cases and missing:
+        needed = "; ".join(f"{root / f}: missing ({n} entries need it)" for f, n in missing.items())
+        raise UserError(f"{needed}; so no entry of {path.name} can be imported")
     tools: list[dict[str, Any]] = []
     seen: set[str] = set()
     for cls in (c for c in CLASS_DOCS if c in used):
