@@ -534,3 +534,14 @@ def test_a_category_left_with_no_case_by_a_missing_doc_file_is_an_error(
     assert err.startswith("error: ") and f"{missing}: missing" in err, err
     assert "BFCL_v4_multi_turn_base.json" in err, err
     assert not out.exists()
+
+
+def test_an_entry_whose_id_is_taken_is_a_counted_skip(tmp_path: Path) -> None:
+    data = _with_entries(tmp_path, {"id": "multi_turn_base_0"})
+    result = import_bfcl(data, categories=["multi_turn_base"])
+    assert [c["id"] for c in result.suites[0].cases] == ["multi_turn_base_0", "multi_turn_base_1"]
+    (dup,) = [s for s in result.skipped if s.where.endswith(":6")]
+    assert dup.reason == "multi_turn_base_0: the id of the case at line 1 too"
+    (path,) = write_bfcl(result, tmp_path / "out")
+    _, errors = load_suite_checked(path.parent, trust=Trust(allow_code=True))
+    assert errors == [], errors

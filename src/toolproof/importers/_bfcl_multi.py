@@ -407,7 +407,12 @@ def read_multi_turn(
     cases = []
     used: list[str] = []
     missing: dict[str, int] = {}  # a missing doc file: the entries it leaves out
+    taken: dict[str, int] = {}  # the id of each case imported: its line
     for number, entry in _lines(path, result.skipped):
+        if entry["id"] in taken:  # the suite loader refuses a case id given twice
+            why = f"{entry['id']}: the id of the case at line {taken[entry['id']]} too"
+            result.skipped.append(BfclSkip(f"{path}:{number}", why))
+            continue
         try:
             case, classes = _case(entry, answers.get(entry["id"]), cat, docs)
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
@@ -416,6 +421,7 @@ def read_multi_turn(
             result.skipped.append(BfclSkip(f"{path}:{number}", f"{entry['id']}: {exc}"))
             continue
         cases.append(case)
+        taken[entry["id"]] = number
         used += [c for c in classes if c not in used]
     if not cases and missing:
         needed = "; ".join(f"{root / f}: missing ({n} entries need it)" for f, n in missing.items())
