@@ -472,6 +472,7 @@ def test_entries_the_suite_loader_refuses_are_counted_skips(tmp_path: Path) -> N
         tmp_path,
         {"id": "../../etc\n<b>x"},
         {"id": "multi_turn_base_deep", "initial_config": config},
+        {"id": "multi_turn_base_nan", "initial_config": {"MathAPI": {"x": float("nan")}}},
     )
     result = import_bfcl(data, categories=["multi_turn_base"])
     (suite,) = result.suites
@@ -481,6 +482,7 @@ def test_entries_the_suite_loader_refuses_are_counted_skips(tmp_path: Path) -> N
     assert reasons["7"] == (
         "multi_turn_base_deep: the case is not accepted: nested deeper than 100 levels"
     )
+    assert reasons["8"] == "multi_turn_base_nan: 'initial_config': a number JSON cannot hold"
     (path,) = write_bfcl(result, tmp_path / "out")
     loaded, errors = load_suite_checked(path.parent, trust=Trust(allow_code=True))
     assert errors == [], errors

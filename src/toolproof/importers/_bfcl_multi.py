@@ -316,6 +316,10 @@ def _case_problem(case: dict[str, Any]) -> str | None:
         check_depth(case, MAX_DEPTH)
     except TooDeep as exc:
         return f"the case is not accepted: {exc}"
+    try:  # JSON has no NaN or Infinity (Python's reader takes them): no state could hold one
+        _jsonable(case["state"]["bfcl"]["initial_config"], "initial_config")
+    except ValueError as exc:
+        return str(exc)
     try:
         Case.__pydantic_validator__.validate_python(case)
     except ValidationError as exc:
