@@ -138,10 +138,9 @@ def _jsonable(value: Any, text: str) -> Any:
 
 @dataclass(frozen=True)
 class _Doc:
-    """One BFCL function doc: where it is, as BFCL ships it, and as a suite tool."""
+    """One BFCL function doc: where it is (file:line), and as a suite tool."""
 
     where: str
-    raw: dict[str, Any]
     tool: dict[str, Any]
 
     @property
@@ -192,7 +191,7 @@ def _docs(root: Path) -> dict[str, list[_Doc]]:
             problem = _tool_problem(tool)
             if problem is not None:
                 raise UserError(f"{where}: {problem}")
-            docs.append(_Doc(where, doc, tool))
+            docs.append(_Doc(where, tool))
         out[cls] = docs
     return out
 
