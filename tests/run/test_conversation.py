@@ -21,6 +21,7 @@ from toolproof.run import (
     run_suite,
 )
 from toolproof.run._limits import RetryPolicy
+from toolproof.stats._conversation import ConversationCounts
 from toolproof.suite import load_suite
 from toolproof.testing import Reply, StubServer
 from toolproof.trust import Trust
@@ -538,6 +539,11 @@ def test_a_user_that_repeats_the_agent_is_asked_once_more_and_both_replies_are_k
     # both asks are the user model's tokens
     assert record.user_usage is not None
     assert (record.user_usage.input_tokens, record.user_usage.output_tokens) == (325, 28)
+    # the report counts the turn as asked again
+    counts = ConversationCounts()
+    counts.add_record(record)
+    stats = counts.stats()
+    assert stats is not None and stats.user_turns_nudged == 1
     # the next turn's request does not show the discarded reply or the nudge
     third = turns[2].request["messages"]
     assert [m["content"] for m in third if m["role"] == "assistant"] == [
