@@ -8,6 +8,7 @@ import asyncio
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
 from toolproof.providers._scripted import ScriptedProvider
 from toolproof.run._user import (
+    FIRST_LINE,
     GREETING,
     NEXT_LINE,
     SHORT_GUIDELINES,
@@ -42,12 +43,11 @@ def test_a_local_user_model_gets_the_transcript_view_and_the_others_the_chat_vie
 
 
 def test_the_transcript_view_is_one_message_with_the_request_last() -> None:
-    messages = transcript_view(TRANSCRIPT, SHORT_GUIDELINES, "# Your scenario\nX", known=True)
+    messages = transcript_view(TRANSCRIPT, SHORT_GUIDELINES, "# Your scenario\nX")
     assert [m.role for m in messages] == ["system", "user"]
     body = messages[1].content or ""
     assert body.startswith("# Your scenario\nX\n\n# The conversation so far\n")
-    assert body.index("# The conversation so far") < body.index(NEXT_LINE)
-    assert body.endswith("answer it with the facts under 'What you know'.")
+    assert body.endswith(f"\n\n{NEXT_LINE}")  # the user has spoken: its next message
     lines = body.split("# The conversation so far\n")[1].split("\n\n")[0].splitlines()
     assert lines == [
         f"Agent: {GREETING}",  # the user spoke first: the greeting opens the conversation
@@ -58,9 +58,9 @@ def test_the_transcript_view_is_one_message_with_the_request_last() -> None:
     assert "bookings agent" not in body
 
 
-def test_the_transcript_view_of_a_first_turn_and_without_known_facts() -> None:
-    (_, body) = transcript_view([], SHORT_GUIDELINES, "S", known=False)
-    assert body.content == f"S\n\n# The conversation so far\nAgent: {GREETING}\n\n{NEXT_LINE}"
+def test_the_transcript_view_of_a_first_turn_asks_for_the_first_message() -> None:
+    (_, body) = transcript_view(TRANSCRIPT[:1], SHORT_GUIDELINES, "S")
+    assert body.content == f"S\n\n# The conversation so far\nAgent: {GREETING}\n\n{FIRST_LINE}"
 
 
 def test_a_label_line_with_the_views_own_label_is_still_flagged() -> None:

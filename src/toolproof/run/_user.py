@@ -124,22 +124,23 @@ the customer: you never play the agent, never offer help, never ask the agent fo
 Give a piece of information only when the agent asks for it, and only if your scenario gives \
 it to you. Never invent names, numbers, IDs or dates.
 Example of the customer's part (a different customer):
-Agent: Hi! How can I help you today?
-Customer: Hi, I want to return a lamp I bought.
 Agent: Sure. Could you tell me your name and zip code?
-Customer: My name is Ann Lee, and my zip code is the one on my account.
+Customer: My name is Ann Lee, and my zip code is 12345.
 When the agent has done everything your scenario asks for, your last message is ###STOP###. \
 If the agent hands you over to a human, write ###TRANSFER###. If the agent says your request \
 is outside what it can do, write ###OUT-OF-SCOPE###.
 """
 
-#: The request at the end of the transcript view's message.
-NEXT_LINE = (
-    'Now write your next message as the customer, in the first person ("I ..."), without a label.'
+#: The request at the end of the transcript view's message, for the user's first message.
+FIRST_LINE = (
+    "Now write your first message as the customer: say what you want, in the first "
+    'person ("I ..."), without a label.'
 )
-#: Added to :data:`NEXT_LINE` when the scenario gives facts the user knows.
-ANSWER_FROM_KNOWN = (
-    " If the agent asked you something, answer it with the facts under 'What you know'."
+#: The request at the end of the transcript view's message, for the user's later messages.
+NEXT_LINE = (
+    'Now write your next message as the customer, in the first person ("I am ...", '
+    '"My ..."), without a label. If the agent asked you something, answer it from your '
+    "scenario."
 )
 
 #: What the user model is told after a reply that repeated the agent or wrote a label,
@@ -165,7 +166,7 @@ def view_for(spec: str) -> UserView:
 def user_prompts(view: UserView) -> str:
     """Every fixed text a user model of a view is shown (part of the user's fingerprint)."""
     if view == "transcript":
-        return "\n".join([SHORT_GUIDELINES, NEXT_LINE, ANSWER_FROM_KNOWN, NUDGE])
+        return "\n".join([SHORT_GUIDELINES, FIRST_LINE, NEXT_LINE, NUDGE])
     return "\n".join([GUIDELINES, NUDGE])
 
 
@@ -376,14 +377,13 @@ def transcript_view(
     transcript: Sequence[Message],
     system: str,
     scenario: str,
-    *,
-    known: bool,
     calls: Mapping[int, Sequence[Message]] | None = None,
 ) -> list[Message]:
     """The conversation as a small user model reads it best: the guidelines, then one
     message with the scenario, the conversation as text (``Agent:`` and ``Customer
     (you):`` lines, opening with :data:`GREETING` when the user speaks first), and last
-    the request for the customer's next message (:data:`NEXT_LINE`). The agent's tool
+    the request for the customer's message (:data:`FIRST_LINE` before its first one,
+    :data:`NEXT_LINE` after). The agent's tool
     calls, results and system prompt are not shown; the user's own tool calls (``calls``,
     by the transcript position of the turn that made them) are, as lines before that
     turn's message."""
@@ -403,7 +403,8 @@ def transcript_view(
             lines.append(f"Agent: {message.content}")
     if not lines:
         lines.append(f"Agent: {GREETING}")
-    ask = NEXT_LINE + (ANSWER_FROM_KNOWN if known else "")
+    spoke = any(m.role == "user" and m.content for m in transcript)
+    ask = NEXT_LINE if spoke else FIRST_LINE
     body = f"{scenario}\n\n# The conversation so far\n" + "\n".join(lines) + f"\n\n{ask}"
     return [Message(role="system", content=system), Message(role="user", content=body)]
 
@@ -460,7 +461,6 @@ class LlmUser(SimUser):
         self._model = model
         self._view = view
         self._scenario = scenario_text(user)
-        self._known = bool(user.known)
         self._system = (
             SHORT_GUIDELINES if view == "transcript" else f"{GUIDELINES}\n{self._scenario}"
         )
@@ -478,9 +478,7 @@ class LlmUser(SimUser):
         self, transcript: Sequence[Message], turn: int, act: Act | None = None
     ) -> UserReply:
         if self._view == "transcript":
-            messages = transcript_view(
-                transcript, self._system, self._scenario, known=self._known, calls=self._calls
-            )
+            messages = transcript_view(transcript, self._system, self._scenario, self._calls)
         else:
             messages = user_view(transcript, self._system, self._calls)
         agent_said = _agent_said(transcript)
