@@ -120,3 +120,19 @@ def test_a_transcript_user_writing_a_label_is_nudged_once_and_flagged_if_it_pers
     )
     assert any("wrote a 'Agent:' line" in p for p in problems)
     assert any("repeated the agent's message" in p for p in problems)
+
+
+def test_an_echo_with_contractions_written_out_is_still_an_echo() -> None:
+    """Seen live: the agent said "I'm Chen Smith, a retail agent located in Jacksonville,
+    Florida." and the bundled model, as the user, said it back with "I am"."""
+    agent = "I'm Chen Smith, a retail agent located in Jacksonville, Florida."
+    transcript = [*TRANSCRIPT, Message(role="assistant", content=agent)]
+    said = "I am Chen Smith, a retail agent located in Jacksonville, Florida."
+    turn = UserTurn(text=said, source="model", at=len(transcript))
+    assert user_problems(USER, transcript, [turn], needs_call=False) == [
+        "user turn 1: repeated the agent's message (it played the agent, not the user): the "
+        "one-message rule"
+    ]
+    # a short answer that shares words with the agent's question is no echo
+    other = UserTurn(text="I'm not sure, I don't know it.", source="model", at=len(transcript))
+    assert user_problems(USER, transcript, [other], needs_call=False) == []

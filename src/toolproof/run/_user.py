@@ -675,10 +675,31 @@ def user_problems(
     return problems
 
 
+#: English contractions written out, so that "I'm Chen Smith, a retail agent" repeated as
+#: "I am Chen Smith, a retail agent" is the same text to the echo check.
+_CONTRACTIONS = (
+    (re.compile(r"(?i)\bcan[’']t\b"), "can not"),
+    (re.compile(r"(?i)\bwon[’']t\b"), "will not"),
+    (re.compile(r"(?i)n[’']t\b"), " not"),
+    (re.compile(r"(?i)[’']m\b"), " am"),
+    (re.compile(r"(?i)[’']re\b"), " are"),
+    (re.compile(r"(?i)[’']ll\b"), " will"),
+    (re.compile(r"(?i)[’']ve\b"), " have"),
+    (re.compile(r"(?i)[’']d\b"), " would"),
+)
+
+
+def _expanded(text: str) -> str:
+    for pattern, full in _CONTRACTIONS:
+        text = pattern.sub(full, text)
+    return text
+
+
 def _echoes(said: str, agent: str) -> bool:
     """The user's message is the agent's last one again (or holds it, or is held in it,
-    when 30 characters or more long): the simulator answered as the agent."""
-    mine, theirs = _norm(said), _norm(agent)
+    when 30 characters or more long), contractions written out ("I'm" is "I am"): the
+    simulator answered as the agent."""
+    mine, theirs = _norm(_expanded(said)), _norm(_expanded(agent))
     if not mine or not theirs:
         return False
     if mine == theirs:
