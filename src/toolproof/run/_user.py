@@ -124,8 +124,8 @@ the customer: you never play the agent, never offer help, never ask the agent fo
 Give a piece of information only when the agent asks for it, and only if your scenario gives \
 it to you. Never invent names, numbers, IDs or dates.
 Example of the customer's part (a different customer):
-Agent: Sure. Could you tell me your name and zip code?
-Customer: My name is Ann Lee, and my zip code is 12345.
+Agent: Sure. Could you tell me the booking's number?
+Customer: Sorry, I do not have it. Can you find it another way?
 When the agent has done everything your scenario asks for, your last message is ###STOP###. \
 If the agent hands you over to a human, write ###TRANSFER###. If the agent says your request \
 is outside what it can do, write ###OUT-OF-SCOPE###.
