@@ -280,3 +280,56 @@ def test_no_file_the_user_has_is_overwritten_without_force(tmp_path: Path) -> No
     assert not (tmp_path / "shop" / "env").exists()  # nothing written before the refusal
     write_tau2(result, tmp_path, force=True)
     assert mine.read_text() != "MY OWN POLICY"
+
+
+@pytest.mark.parametrize("name", ["policy.md", "db.json", "tasks.json"])
+def test_a_symlink_out_of_the_checkout_is_refused_and_named(tmp_path: Path, name: str) -> None:
+    root = _copy(tmp_path)
+    shop = root / "data" / "tau2" / "domains" / "shop"
+    outside = tmp_path / "elsewhere" / name
+    outside.parent.mkdir()
+    shutil.copy(shop / name, outside)
+    (shop / name).unlink()
+    (shop / name).symlink_to(outside)
+    with pytest.raises(UserError) as info:
+        import_tau2(root, ["shop"], package="minitau", allow_code=True)
+    message = str(info.value)
+    assert message.startswith(f"{shop / name}: leads out of the τ2 checkout")
+    assert f"to {outside.resolve()}: not read" in message
+
+
+def test_a_domain_folder_linked_out_of_the_checkout_is_refused(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    domains = root / "data" / "tau2" / "domains"
+    shutil.move(domains / "shop", tmp_path / "shop")
+    (domains / "shop").symlink_to(tmp_path / "shop")
+    with pytest.raises(UserError, match=r"shop: leads out of the τ2 checkout"):
+        import_tau2(root, ["shop"], package="minitau", allow_code=True)
+    # through the CLI: the same error (a UserError: exit 2), and nothing written
+    result = CliRunner().invoke(
+        app,
+        [
+            "import",
+            "tau2",
+            str(root),
+            "-d",
+            "shop",
+            "--package",
+            "minitau",
+            "--allow-code",
+            "-o",
+            str(tmp_path / "out"),
+        ],
+    )
+    assert isinstance(result.exception, UserError)
+    assert "leads out of the τ2 checkout" in str(result.exception)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_symlink_inside_the_checkout_is_followed(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    shop = root / "data" / "tau2" / "domains" / "shop"
+    (shop / "policy.md").rename(root / "policy.md")
+    (shop / "policy.md").symlink_to(Path("..", "..", "..", "..", "policy.md"))
+    result = import_tau2(root, ["shop"], package="minitau", allow_code=True)
+    assert result.domains[0].policy == (root / "policy.md").read_text(encoding="utf-8")

@@ -21,6 +21,7 @@ from toolproof.run import (
     run_suite,
 )
 from toolproof.run._pacing import RetryPolicy
+from toolproof.stats._conversation import ConversationCounts
 from toolproof.suite import load_suite
 from toolproof.testing import Reply, StubServer
 from toolproof.trust import Trust
@@ -360,7 +361,8 @@ def test_an_endless_user_reply_is_cut_and_recorded_as_a_user_error(tmp_path: Pat
 def test_the_simulator_checks_make_an_erring_user_a_user_error(
     tmp_path: Path, said: str, problem: str
 ) -> None:
-    record = _llm_run(tmp_path, [{"text": said}, {"text": "###STOP###"}])
+    # said twice: the reply that breaks the one-message rule is asked again once (nudged)
+    record = _llm_run(tmp_path, [{"text": said}, {"text": said}, {"text": "###STOP###"}])
     assert record.outcome is Outcome.user_error
     assert record.user_problems is not None
     assert any(problem in p for p in record.user_problems), record.user_problems
@@ -512,6 +514,7 @@ def test_a_user_that_repeats_the_agent_is_a_user_error(tmp_path: Path) -> None:
         [
             {"text": "I need to cancel BK-4417."},
             {"text": "I will cancel BK-4417 for good. Please confirm?"},
+            {"text": "I will cancel BK-4417 for good. Please confirm?"},  # asked again: same
             {"text": "###STOP###"},
         ],
     )
@@ -520,6 +523,54 @@ def test_a_user_that_repeats_the_agent_is_a_user_error(tmp_path: Path) -> None:
         "user turn 2: repeated the agent's message (it played the agent, not the user): the "
         "one-message rule"
     ]
+    second = (record.user_turns or [])[1]
+    assert second.nudged == "it repeated the agent's last message"
+
+
+def test_a_user_that_repeats_the_agent_is_asked_once_more_and_both_replies_are_kept(
+    tmp_path: Path,
+) -> None:
+    echo = "I will cancel BK-4417 for good. Please confirm?"
+    record = _llm_run(
+        tmp_path,
+        [
+            {
+                "text": "I need to cancel BK-4417.",
+                "usage": {"input_tokens": 50, "output_tokens": 9},
+            },
+            {"text": echo, "usage": {"input_tokens": 70, "output_tokens": 12}},
+            {"text": "Yes, go ahead.", "usage": {"input_tokens": 95, "output_tokens": 4}},
+            {"text": "###STOP###", "usage": {"input_tokens": 110, "output_tokens": 3}},
+        ],
+    )
+    assert record.outcome is Outcome.ok, record.user_problems
+    turns = record.user_turns or []
+    assert [t.text for t in turns] == ["I need to cancel BK-4417.", "Yes, go ahead.", None]
+    assert [t.nudged for t in turns] == [None, "it repeated the agent's last message", None]
+    # the first reply and its request are kept, and the second request shows it, then the nudge
+    (first,) = turns[1].exchanges or []
+    assert first["nudged"] == "it repeated the agent's last message"
+    assert first["response"]["text"] == echo
+    asked_again = turns[1].request["messages"]
+    assert asked_again[: len(first["request"]["messages"])] == first["request"]["messages"]
+    assert (asked_again[-2]["role"], asked_again[-2]["content"]) == ("assistant", echo)
+    assert asked_again[-1]["role"] == "user"
+    assert "repeated the agent's last message" in asked_again[-1]["content"]
+    # both asks are the user model's tokens
+    assert record.user_usage is not None
+    assert (record.user_usage.input_tokens, record.user_usage.output_tokens) == (325, 28)
+    # the report counts the turn as asked again
+    counts = ConversationCounts()
+    counts.add_record(record)
+    stats = counts.stats()
+    assert stats is not None and stats.user_turns_nudged == 1
+    # the next turn's request does not show the discarded reply or the nudge
+    third = turns[2].request["messages"]
+    assert [m["content"] for m in third if m["role"] == "assistant"] == [
+        "I need to cancel BK-4417.",
+        "Yes, go ahead.",
+    ]
+    assert not any("not the customer's message" in (m["content"] or "") for m in third)
 
 
 def test_a_replayed_user_error_is_a_user_error_again_with_no_model_call(tmp_path: Path) -> None:

@@ -40,3 +40,14 @@ def test_a_bad_pricing_entry_is_a_clear_error(tmp_path: Path) -> None:
     path.write_text("models:\n  x: {input: 1.0}\n")
     with pytest.raises(SuiteError, match="output"):
         Pricing.default().with_file(path)
+
+
+def test_a_local_model_costs_nothing_unless_the_table_prices_it(tmp_path: Path) -> None:
+    pricing = Pricing.default()
+    used = Usage(input_tokens=50_000, output_tokens=300)
+    assert pricing.cost("local:", used) == 0.0
+    assert pricing.cost("local:/models/m.gguf", used) == 0.0
+    assert pricing.cost("local:", None) is None  # no usage: still unknown
+    path = tmp_path / "prices.yaml"
+    path.write_text("models:\n  local:: {input: 1.0, output: 1.0}\n")
+    assert pricing.with_file(path).cost("local:", used) == pytest.approx(50_300 / 1e6)

@@ -106,18 +106,7 @@ def tau2_domains_dir(path: Path | None) -> Path:
     itself. Without it: ``TAU2_DATA_DIR``, else the checkout the installed
     ``tau2`` package was installed from (editable installs).
     """
-    if path is None:
-        env = os.environ.get("TAU2_DATA_DIR")
-        if env:
-            path = Path(env)
-        else:
-            spec = importlib.util.find_spec("tau2")
-            if spec is None or spec.origin is None:
-                raise UserError(
-                    "no τ2-bench checkout given and no installed τ2 found: "
-                    "give the checkout's folder (toolproof import tau2 CHECKOUT)"
-                )
-            path = Path(spec.origin).parents[2]  # src/tau2/__init__.py → the checkout
+    path = _checkout(path)
     if not path.is_dir():
         raise UserError(f"{path}: no such folder")
     for inner in (("data", "tau2", "domains"), ("tau2", "domains"), ()):
@@ -131,6 +120,36 @@ def tau2_domains_dir(path: Path | None) -> Path:
     raise UserError(
         f"{path}: not a τ2-bench checkout: no data/tau2/domains/<domain>/tasks.json in it"
     )
+
+
+def _checkout(path: Path | None) -> Path:
+    """The folder the import reads: ``path``, else ``TAU2_DATA_DIR``, else the checkout
+    the installed ``tau2`` package was installed from."""
+    if path is not None:
+        return path
+    env = os.environ.get("TAU2_DATA_DIR")
+    if env:
+        return Path(env)
+    spec = importlib.util.find_spec("tau2")
+    if spec is None or spec.origin is None:
+        raise UserError(
+            "no τ2-bench checkout given and no installed τ2 found: "
+            "give the checkout's folder (toolproof import tau2 CHECKOUT)"
+        )
+    return Path(spec.origin).parents[2]  # src/tau2/__init__.py → the checkout
+
+
+def _inside(path: Path, base: Path) -> Path:
+    """``path``, when it is inside the checkout once its symbolic links are followed; a
+    link that leads out of the checkout is refused, naming the file and where it leads
+    (the checkout comes from whoever wrote it: it never makes the import read elsewhere)."""
+    target = path.resolve()
+    if not target.is_relative_to(base):
+        raise UserError(
+            f"{path}: leads out of the τ2 checkout ({base}) through a symbolic link, to "
+            f"{target}: not read"
+        )
+    return path
 
 
 def _read_json(path: Path) -> Any:
@@ -185,8 +204,9 @@ def _as_model(db_cls: Any, data: dict[str, Any], path: Path) -> dict[str, Any]:
     return dumped
 
 
-def _first(folder: Path, names: tuple[str, ...]) -> Path | None:
-    return next((folder / n for n in names if (folder / n).is_file()), None)
+def _first(folder: Path, names: tuple[str, ...], base: Path) -> Path | None:
+    found = next((folder / n for n in names if (folder / n).is_file()), None)
+    return None if found is None else _inside(found, base)
 
 
 def _schemas(package: str, domain: str) -> tuple[list[Tau2Tool], dict[str, Any]]:
@@ -230,7 +250,8 @@ def import_tau2(
             "Python environment to read its tools, and the suite it writes runs τ2's tools "
             "(suite code) on the database"
         )
-    root = tau2_domains_dir(path)
+    base = _checkout(path).resolve()
+    root = _inside(tau2_domains_dir(path), base)
     names = domains or [d for d in DOMAINS if (root / d).is_dir()]
     if not names:  # a checkout of other domains: every one it has
         names = sorted(d.name for d in root.iterdir() if (d / "policy.md").is_file())
@@ -240,33 +261,33 @@ def import_tau2(
         if not folder.is_dir():
             have = ", ".join(sorted(d.name for d in root.iterdir() if d.is_dir()))
             raise UserError(f"{root}: no domain '{name}' (it has: {have})")
-        out.append(_domain(folder, package))
+        out.append(_domain(_inside(folder, base), package, base))
     return Tau2Import(package, root, out)
 
 
-def _domain(folder: Path, package: str) -> Tau2Domain:
+def _domain(folder: Path, package: str, base: Path) -> Tau2Domain:
     name = folder.name
     notes: list[str] = []
-    tasks_path = _first(folder, ("tasks.json", "tasks_small.json"))
+    tasks_path = _first(folder, ("tasks.json", "tasks_small.json"), base)
     if tasks_path is None:
         raise UserError(f"{folder}: no tasks.json")
     if tasks_path.name != "tasks.json":
         notes.append(f"no tasks.json: imported {tasks_path.name}")
-    policy_path = _first(folder, ("policy.md", "main_policy.md"))
+    policy_path = _first(folder, ("policy.md", "main_policy.md"), base)
     if policy_path is None:
         raise UserError(f"{folder}: no policy.md")
     policy = policy_path.read_text(encoding="utf-8")
     manual = folder / "tech_support_manual.md"
-    if policy_path.name == "main_policy.md" and manual.is_file():
+    if policy_path.name == "main_policy.md" and manual.is_file() and _inside(manual, base):
         policy = (
             f"<main_policy>\n{policy}\n</main_policy>\n"
             f"<tech_support_policy>\n{manual.read_text(encoding='utf-8')}\n</tech_support_policy>"
         )
-    db_path = _first(folder, ("db.json", "db.toml"))
+    db_path = _first(folder, ("db.json", "db.toml"), base)
     if db_path is None:
         raise UserError(f"{folder}: no db.json or db.toml (the domain's database)")
     state = _read_db(db_path)
-    user_db_path = _first(folder, ("user_db.json", "user_db.toml"))
+    user_db_path = _first(folder, ("user_db.json", "user_db.toml"), base)
     if user_db_path is not None:
         if USER_DB_KEY in state:
             raise UserError(f"{db_path}: has a table '{USER_DB_KEY}', the user database's key")

@@ -234,6 +234,7 @@ _CONV_ROWS: list[tuple[str, Callable[[ConversationStats, RateFormat], str]]] = [
         lambda c, r: f"{c.user_input_tokens} / {c.user_output_tokens}",
     ),
     ("user model cost USD", lambda c, r: _cost(c.user_cost_usd)),
+    ("user turns asked again", lambda c, r: str(c.user_turns_nudged)),
 ]
 
 

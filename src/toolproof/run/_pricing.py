@@ -3,7 +3,8 @@
 The shipped table (``pricing.json``) lists public list prices for common
 models. Users extend or override it (``--pricing FILE`` or ``pricing:`` in
 the config file). A model that is not in the table costs ``None``: a price is
-never guessed.
+never guessed. A model run on this machine (``local:``) has no per-token price:
+it costs 0 USD unless the table gives it one (its cost is the machine's time).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ class Price(BaseModel):
     output: float = Field(ge=0)
 
 
+#: A model run on this machine: no price per token.
+_LOCAL = Price(input=0.0, output=0.0)
+
+
 class Pricing:
     """A price table: model name or full spec -> :class:`Price`."""
 
@@ -64,6 +69,8 @@ class Pricing:
             for candidate in (name, _DATE_SUFFIX.sub("", name)):
                 if candidate in self.prices:
                     return self.prices[candidate]
+        if ":" in spec and split_spec(spec)[0] == "local":
+            return _LOCAL
         return None
 
     def cost(

@@ -333,9 +333,7 @@ def _check_code(suite: Suite, opts: RunOptions) -> None:
         return
     wanted = set(opts.tags)
     need = [
-        c.id
-        for c in suite.cases
-        if c.multistep and (not wanted or wanted.intersection(c.tags))
+        c.id for c in suite.cases if c.multistep and (not wanted or wanted.intersection(c.tags))
     ]
     if need:
         from toolproof.run._env import code_not_allowed
@@ -455,12 +453,13 @@ def _user_entry(suite: Suite, opts: RunOptions) -> dict[str, Any]:
     if not _llm_users(suite, opts):
         return {}
     from toolproof.run._manifest import user_fingerprint
-    from toolproof.run._user import GUIDELINES
+    from toolproof.run._user import user_prompts, view_for
 
     target = user_target(opts)
+    prompts = user_prompts(view_for(target.spec))
     return {
         "user_model": TargetEntry(spec=target.spec, settings=target.settings),
-        "user_fingerprint": user_fingerprint(target.spec, target.settings, GUIDELINES),
+        "user_fingerprint": user_fingerprint(target.spec, target.settings, prompts),
     }
 
 
@@ -1140,9 +1139,7 @@ class _AdaptiveRun:
         attempts = ran = 0
         done = 0
         while True:
-            step = next_round(
-                history, done, self.plan, bounds=self.bounds, repeatable=repeatable
-            )
+            step = next_round(history, done, self.plan, bounds=self.bounds, repeatable=repeatable)
             self.results[spec] = self._result(spec, step, history, attempts)
             if not step.cases:
                 # the progress bar counted the fixed plan's attempts: it ran these
@@ -1405,12 +1402,10 @@ class _TargetRun:
             update.update(self._user_fields(case, run, recorded))
         return record.model_copy(update=update)
 
-    def _user(
-        self, case: Case, attempt: int, recorded: Record | None, retries: list[str]
-    ) -> Any:
+    def _user(self, case: Case, attempt: int, recorded: Record | None, retries: list[str]) -> Any:
         """The simulated user of a conversation case (None for other cases): the
         recording's on a replay, the script, or the user model."""
-        from toolproof.run._user import LlmUser, RecordedUser, ScriptedUser
+        from toolproof.run._user import LlmUser, RecordedUser, ScriptedUser, view_for
 
         if case.user is None:
             return None
@@ -1434,6 +1429,7 @@ class _TargetRun:
             case_id=case.id,
             attempt=attempt,
             tools=[_user_tool(self.session.suite, n) for n in case.user.tools],
+            view=view_for(run.target.spec),
         )
 
     def _user_fields(self, case: Case, run: Any, recorded: Record | None) -> dict[str, Any]:

@@ -34,7 +34,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from toolproof.match import Matcher, ToolResult
 from toolproof.providers import Exchange, ModelSettings, ProviderRequest
@@ -57,6 +57,8 @@ __all__ = [
     "GREETING",
     "GUIDELINES",
     "MAX_USER_CALLS",
+    "NUDGE",
+    "SHORT_GUIDELINES",
     "STOP_TOKENS",
     "USER_MAX_TOKENS",
     "Act",
@@ -65,9 +67,13 @@ __all__ = [
     "ScriptedUser",
     "SimUser",
     "UserReply",
+    "UserView",
     "split_stop",
+    "transcript_view",
     "user_problems",
+    "user_prompts",
     "user_settings",
+    "view_for",
 ]
 
 #: The most user turns of a conversation when its case gives no ``max_turns``.
@@ -107,8 +113,66 @@ or after a short last sentence). If the agent hands you over to a human, write \
 ###OUT-OF-SCOPE###.
 """
 
+#: The guidelines of the transcript view (:func:`transcript_view`), for small models: they
+#: read the conversation as text in one message, and are asked for the customer's next line
+#: at its end, near where they write. Measured with the bundled 0.5B model: in the chat
+#: view it answers as the agent from its first turn; told about the stop token next to the
+#: request, it writes only ``###STOP###``; so the stop rule is here, apart from the request.
+SHORT_GUIDELINES = """\
+You play a customer in a chat with a support agent, so that the agent can be tested. You are \
+the customer: you never play the agent, never offer help, never ask the agent for its details.
+Give a piece of information only when the agent asks for it, and only if your scenario gives \
+it to you. Never invent names, numbers, IDs or dates.
+Example of the customer's part (a different customer):
+Agent: Sure. Could you tell me the booking's number?
+Customer: Sorry, I do not have it. Can you find it another way?
+When the agent has done everything your scenario asks for, your last message is ###STOP###. \
+If the agent hands you over to a human, write ###TRANSFER###. If the agent says your request \
+is outside what it can do, write ###OUT-OF-SCOPE###.
+"""
+
+#: The request at the end of the transcript view's message, for the user's first message.
+FIRST_LINE = (
+    "Now write your first message as the customer: say what you want, in the first "
+    'person ("I ..."), without a label.'
+)
+#: The request at the end of the transcript view's message, for the user's later messages.
+NEXT_LINE = (
+    'Now write your next message as the customer, in the first person ("I am ...", '
+    '"My ..."), without a label. If the agent asked you something, answer it from your '
+    "scenario."
+)
+
+#: What the user model is told after a reply that repeated the agent or wrote a label,
+#: before it is asked once more (the first reply is kept in the turn's ``exchanges``).
+NUDGE = (
+    "That was not the customer's message: {why}. Write your own next message as the "
+    "customer, in the first person, without a label."
+)
+
+#: How the conversation is shown to a user model: ``chat`` (the agent's messages as
+#: ``user`` turns, the user's own as ``assistant`` turns, after :data:`GUIDELINES`), or
+#: ``transcript`` (one message: the scenario, the conversation as text, the request for
+#: the next line, after :data:`SHORT_GUIDELINES`).
+UserView = Literal["chat", "transcript"]
+
+
+def view_for(spec: str) -> UserView:
+    """The view a user model gets: ``transcript`` for a local model (``local:``, small
+    models that follow it better), ``chat`` for the others."""
+    return "transcript" if spec.strip().startswith("local:") else "chat"
+
+
+def user_prompts(view: UserView) -> str:
+    """Every fixed text a user model of a view is shown (part of the user's fingerprint)."""
+    if view == "transcript":
+        return "\n".join([SHORT_GUIDELINES, FIRST_LINE, NEXT_LINE, NUDGE])
+    return "\n".join([GUIDELINES, NUDGE])
+
+
 _LABEL = re.compile(
-    r"(?im)^\s*\**\s*(agent|assistant|user|customer|support|representative|human)\s*\**\s*:"
+    r"(?im)^\s*\**\s*(agent|assistant|user|customer|support|representative|human)"
+    r"\s*(?:\([^)\n]{0,20}\))?\s*\**\s*:"
 )
 _WORD = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
@@ -332,12 +396,63 @@ def user_view(
     return out
 
 
+def transcript_view(
+    transcript: Sequence[Message],
+    system: str,
+    scenario: str,
+    calls: Mapping[int, Sequence[Message]] | None = None,
+) -> list[Message]:
+    """The conversation as a small user model reads it best: the guidelines, then one
+    message with the scenario, the conversation as text (``Agent:`` and ``Customer
+    (you):`` lines, opening with :data:`GREETING` when the user speaks first), and last
+    the request for the customer's message (:data:`FIRST_LINE` before its first one,
+    :data:`NEXT_LINE` after). The agent's tool
+    calls, results and system prompt are not shown; the user's own tool calls (``calls``,
+    by the transcript position of the turn that made them) are, as lines before that
+    turn's message."""
+    lines: list[str] = []
+    for index, message in enumerate(transcript):
+        for made in (calls or {}).get(index, ()):
+            if made.role == "tool":
+                lines.append(f"(result of your {made.name}: {made.content})")
+            for call in made.tool_calls or ():
+                args = json.dumps(call.arguments, ensure_ascii=False)
+                lines.append(f"(you called {call.name} with {args})")
+        if message.role == "user" and message.content:
+            if not lines:
+                lines.append(f"Agent: {GREETING}")
+            lines.append(f"Customer (you): {message.content}")
+        elif message.role == "assistant" and message.content:
+            lines.append(f"Agent: {message.content}")
+    if not lines:
+        lines.append(f"Agent: {GREETING}")
+    spoke = any(m.role == "user" and m.content for m in transcript)
+    ask = NEXT_LINE if spoke else FIRST_LINE
+    body = f"{scenario}\n\n# The conversation so far\n" + "\n".join(lines) + f"\n\n{ask}"
+    return [Message(role="system", content=system), Message(role="user", content=body)]
+
+
 def user_settings(settings: ModelSettings) -> ModelSettings:
     """The user model's settings: its output capped (:data:`USER_MAX_TOKENS` unless set),
     so an endless reply is cut and recorded, never waited for."""
     if settings.max_tokens is not None:
         return settings
     return settings.model_copy(update={"max_tokens": USER_MAX_TOKENS})
+
+
+def _nudge_reason(response: Any, agent_said: str | None) -> str | None:
+    """Why a user model's reply breaks the one-message rule, so that it is asked once more
+    (None: it does not, or it is cut, empty or a tool call, which are not asked again).
+    The checks of :func:`user_problems` still read the reply the turn keeps."""
+    text = (response.text or "").strip()
+    if not text or (response.stop_reason or "").lower() in ("length", "max_tokens"):
+        return None
+    if agent_said is not None and _echoes(text, agent_said):
+        return "it repeated the agent's last message"
+    label = _LABEL.search(text)
+    if label is not None:
+        return f"it wrote a '{label.group(1)}:' line"
+    return None
 
 
 CallUser = Callable[[ProviderRequest], Awaitable[tuple[Exchange, bool]]]
@@ -362,11 +477,16 @@ class LlmUser(SimUser):
         case_id: str,
         attempt: int,
         tools: Sequence[Tool] = (),
+        view: UserView = "chat",
     ) -> None:
         self._call = call
         self.spec = spec
         self._model = model
-        self._system = f"{GUIDELINES}\n{scenario_text(user)}"
+        self._view = view
+        self._scenario = scenario_text(user)
+        self._system = (
+            SHORT_GUIDELINES if view == "transcript" else f"{GUIDELINES}\n{self._scenario}"
+        )
         self._settings = settings
         self._case_id = case_id
         self._attempt = attempt
@@ -380,7 +500,12 @@ class LlmUser(SimUser):
     async def reply(
         self, transcript: Sequence[Message], turn: int, act: Act | None = None
     ) -> UserReply:
-        messages = user_view(transcript, self._system, self._calls)
+        if self._view == "transcript":
+            messages = transcript_view(transcript, self._system, self._scenario, self._calls)
+        else:
+            messages = user_view(transcript, self._system, self._calls)
+        agent_said = _agent_said(transcript)
+        nudged: str | None = None
         allowed = [t.name for t in self._tools]
         exchanges: list[dict[str, Any]] = []
         calls: list[UserToolCall] = []
@@ -404,7 +529,22 @@ class LlmUser(SimUser):
                 used_in += response.usage.input_tokens or 0
                 used_out += response.usage.output_tokens or 0
             if not (response.tool_calls and self._tools):
-                break
+                why = None if nudged is not None else _nudge_reason(response, agent_said)
+                if why is None:
+                    break
+                # one more ask, said why; the first reply is kept in the turn's exchanges
+                nudged = why
+                exchanges.append(
+                    {
+                        "request": exchange.request,
+                        "response": response.model_dump(mode="json"),
+                        "nudged": why,
+                    }
+                )
+                self._extra += 1
+                made.append(Message(role="assistant", content=response.text))
+                made.append(Message(role="user", content=NUDGE.format(why=why)))
+                continue
             if len(calls) + len(response.tool_calls) > MAX_USER_CALLS:
                 break  # none of them runs: the reply is the user's error (below)
             exchanges.append(
@@ -428,8 +568,9 @@ class LlmUser(SimUser):
                         is_error=done.is_error,
                     )
                 )
-        if made:
-            self._calls[len(transcript)] = made
+        shown = [m for m in made if m.role == "tool" or m.tool_calls]
+        if shown:
+            self._calls[len(transcript)] = shown
         used = (used_in, used_out) if counted else None
         raw_text = (response.text or "").strip()
         base: dict[str, Any] = {
@@ -439,6 +580,7 @@ class LlmUser(SimUser):
             "cached": cached,
             "calls": calls or None,
             "exchanges": exchanges or None,
+            "nudged": nudged,
         }
         cut = (response.stop_reason or "").lower() in ("length", "max_tokens")
         problem: str | None = None
@@ -556,10 +698,31 @@ def user_problems(
     return problems
 
 
+#: English contractions written out, so that "I'm Chen Smith, a retail agent" repeated as
+#: "I am Chen Smith, a retail agent" is the same text to the echo check.
+_CONTRACTIONS = (
+    (re.compile(r"(?i)\bcan[’']t\b"), "can not"),
+    (re.compile(r"(?i)\bwon[’']t\b"), "will not"),
+    (re.compile(r"(?i)n[’']t\b"), " not"),
+    (re.compile(r"(?i)[’']m\b"), " am"),
+    (re.compile(r"(?i)[’']re\b"), " are"),
+    (re.compile(r"(?i)[’']ll\b"), " will"),
+    (re.compile(r"(?i)[’']ve\b"), " have"),
+    (re.compile(r"(?i)[’']d\b"), " would"),
+)
+
+
+def _expanded(text: str) -> str:
+    for pattern, full in _CONTRACTIONS:
+        text = pattern.sub(full, text)
+    return text
+
+
 def _echoes(said: str, agent: str) -> bool:
     """The user's message is the agent's last one again (or holds it, or is held in it,
-    when 30 characters or more long): the simulator answered as the agent."""
-    mine, theirs = _norm(said), _norm(agent)
+    when 30 characters or more long), contractions written out ("I'm" is "I am"): the
+    simulator answered as the agent."""
+    mine, theirs = _norm(_expanded(said)), _norm(_expanded(agent))
     if not mine or not theirs:
         return False
     if mine == theirs:

@@ -14,6 +14,8 @@ A conversation is an attempt of a case with a simulated user (its record has
   conversations, divided by the passing ones.
 * **stopped by**: what ended each conversation (``user_stop``, ``transfer``,
   ``out_of_scope``, ``max_turns``, ``script_end``, ``user_error``, ``steps``...).
+* **user turns asked again**: turns whose first reply repeated the agent or wrote a
+  label line, so the user model was asked once more (``UserTurn.nudged``).
 * the simulated user's tokens and cost, apart from the agent's.
 
 Pure: it reads records and verdicts, one at a time, and keeps a few numbers
@@ -60,6 +62,11 @@ class ConversationStats(BaseModel):
         "passing conversation."
     )
     stopped_by: dict[str, int] = Field(description="What ended the conversations.")
+    user_turns_nudged: int = Field(
+        default=0,
+        description="User turns whose first reply broke the one-message rule, so the user "
+        "model was asked once more (UserTurn.nudged).",
+    )
     user_input_tokens: int = 0
     user_output_tokens: int = 0
     user_cost_usd: float | None = Field(
@@ -95,6 +102,7 @@ class ConversationCounts:
         self._conversations = 0
         self._user_errors = 0
         self._user_turns = 0
+        self._nudged = 0
         self._questions = 0
         self._stops: Counter[str] = Counter()
         self._tokens = [0, 0]
@@ -110,6 +118,7 @@ class ConversationCounts:
         self._conversations += 1
         said = sum(1 for t in r.user_turns if t.text)
         self._user_turns += said
+        self._nudged += sum(1 for t in r.user_turns if t.nudged)
         self._questions += agent_questions(r)
         self._stops[r.stopped_by or "agent"] += 1
         if r.outcome is Outcome.user_error:
@@ -155,6 +164,7 @@ class ConversationCounts:
             agent_questions_mean=self._questions / n,
             turns_per_success=self._scored_turns / self._passed if self._passed else None,
             stopped_by=dict(self._stops.most_common()),
+            user_turns_nudged=self._nudged,
             user_input_tokens=self._tokens[0],
             user_output_tokens=self._tokens[1],
             user_cost_usd=self._cost if self._priced else None,

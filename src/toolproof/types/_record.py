@@ -111,7 +111,14 @@ class UserTurn(BaseModel):
     exchanges: list[Any] | None = Field(
         default=None,
         description="An LLM user that called tools: each earlier exchange of this turn "
-        "({request, response}) that asked for a call; request/response are the last.",
+        "({request, response}) that asked for a call, or that was asked again "
+        "(``nudged``); request/response are the last.",
+    )
+    nudged: str | None = Field(
+        default=None,
+        description="An LLM user asked once more in this turn, and why: its first reply "
+        "broke the one-message rule (it repeated the agent, or wrote a label line). That "
+        "reply is kept in exchanges; the simulator checks read the kept text.",
     )
 
 
