@@ -122,7 +122,10 @@ def argument_summary(arguments: Any, schema: Any) -> dict[str, Any]:
     props = schema.get("properties")
     if not isinstance(props, dict):
         return {}
-    required = set(r for r in schema.get("required") or [] if isinstance(r, str))
+    required = schema.get("required", [])
+    # untrusted: a `required` that is not a list says nothing of which parameters are optional
+    trusted = isinstance(required, list)
+    required = {r for r in required if isinstance(r, str)} if trusted else set()
     values: dict[str, Any] = {}
     for name, value in arguments.items():
         spec = props.get(name)
@@ -133,7 +136,7 @@ def argument_summary(arguments: Any, schema: Any) -> dict[str, Any]:
             and value in spec["enum"]
         ):
             values[name] = value
-    optional = {n: n in arguments for n in props if n not in required}
+    optional = {n: n in arguments for n in props if n not in required} if trusted else {}
     return {"categorical": values, "optional_given": optional}
 
 

@@ -1,0 +1,49 @@
+"""Hostile windows: drift and traces import give a located error (exit 2) or count what
+they could not read, never a traceback (exit 1 of drift means an alert fired)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tests.traces.test_drift import FIXTURES, _run_folder
+from toolproof.cli._app import app
+from toolproof.traces import read_window
+
+runner = CliRunner()
+
+
+def test_a_recorded_schema_whose_required_is_not_a_list_is_not_trusted(tmp_path: Path) -> None:
+    """`required: 5` in the tools a run's request offered: the enum values still count, the
+    optional parameters are not guessed (the schema does not say which are required)."""
+    base = _run_folder(tmp_path / "a", priority_high=20, n=40, notify_given=30, shape="openai")
+    cur = _run_folder(tmp_path / "b", priority_high=20, n=40, notify_given=30, shape="openai")
+    text = (cur / "records.jsonl").read_text()
+    (cur / "records.jsonl").write_text(text.replace('"required": ["order_id"]', '"required": 5'))
+    w = read_window(cur)
+    assert w.decisions == 40 and w.values[("refund", "priority")] == {"high": 20, "low": 20}
+    assert w.optional == {}
+    result = runner.invoke(app, ["drift", "--baseline", str(base), "--current", str(cur)])
+    assert result.exit_code == 0, result.output
+    assert "refund.priority: JS 0.000" in result.output
+
+
+def test_an_imported_schema_whose_required_is_not_a_list_is_not_trusted(tmp_path: Path) -> None:
+    """An OpenInference trace whose tool schema says `"required": 5`: imported, with no
+    optional parameters guessed for that tool."""
+    text = (FIXTURES / "openinference.spans.jsonl").read_text()
+    hostile = text.replace('\\"required\\": [\\"city\\"]', '\\"required\\": 5')
+    assert hostile != text
+    src = tmp_path / "req5.spans.jsonl"
+    src.write_text(hostile)
+    out = tmp_path / "imp"
+    result = runner.invoke(app, ["traces", "import", str(src), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    decisions = [json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()]
+    weather = [c for d in decisions for c in d["calls"] if c["tool"] == "get_weather"]
+    assert weather and all(c.get("optional_given", {}) == {} for c in weather)
+    args = ["drift", "--baseline", str(out), "--current", str(out), "--threshold", "0.99"]
+    drifted = runner.invoke(app, args)
+    assert drifted.exit_code == 0, drifted.output
