@@ -168,7 +168,7 @@ def _arguments(w: Window, attempt: Any) -> None:
             first, _, _ = record_decision(record)
             calls = [(c.name, c.arguments) for c in first]
             schemas = record_schemas(record.request, record.steps)
-    except (ValidationError, ValueError, TypeError, RecursionError):
+    except (ValidationError, ValueError, TypeError, RecursionError, OverflowError):
         record = None
     if record is None:
         w.arguments_unread += 1

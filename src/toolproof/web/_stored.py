@@ -399,7 +399,7 @@ class StoreSource:
                     raw = dict(raw)
                     expand_requests(raw, raw.get("format", "toolproof.record/3"))
                 record = Record.model_validate(raw)
-            except ValueError:  # BadSteps too
+            except (ValueError, TypeError, RecursionError):  # BadSteps too; untrusted lines
                 record = None
         if record is None:
             where = f"{a.records_path}:{a.records_line}" if a.records_path else "the run folder"
