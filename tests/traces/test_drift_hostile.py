@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from tests.cli.cli_support import toolproof
 from tests.traces.test_drift import FIXTURES, _run_folder
 from toolproof.cli._app import app
+from toolproof.errors import UserError
 from toolproof.traces import read_window
 
 runner = CliRunner()
@@ -47,3 +50,25 @@ def test_an_imported_schema_whose_required_is_not_a_list_is_not_trusted(tmp_path
     args = ["drift", "--baseline", str(out), "--current", str(out), "--threshold", "0.99"]
     drifted = runner.invoke(app, args)
     assert drifted.exit_code == 0, drifted.output
+
+
+def test_a_decision_line_nested_too_deeply_is_located(tmp_path: Path) -> None:
+    """A decisions.jsonl line of 100,000 [ then ]: exit 2 naming the file and line."""
+    folder = tmp_path / "imp_deep"
+    folder.mkdir()
+    deep = "[" * 100_000 + "]" * 100_000
+    (folder / "decisions.jsonl").write_text('{"calls": []}\n' + deep + "\n")
+    done = toolproof("drift", "--baseline", str(folder), "--current", str(folder), timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{folder / 'decisions.jsonl'}:2: not a decision line (nested too deeply)" in (
+        done.stderr
+    )
+
+
+def test_a_decision_line_that_is_not_utf8_is_located(tmp_path: Path) -> None:
+    folder = tmp_path / "imp_bytes"
+    folder.mkdir()
+    (folder / "decisions.jsonl").write_bytes(b'{"calls": []}\n{"calls": "\xff\xfe"}\n')
+    with pytest.raises(UserError, match=r"decisions.jsonl:2: not a decision line"):
+        read_window(folder)

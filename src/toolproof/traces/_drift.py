@@ -98,7 +98,11 @@ def _from_decisions(path: Path, shown: str) -> Window:
                 outcomes = [c.get("outcome") for c in calls]
                 for c in calls:
                     _count_args(w, str(c["tool"]), c.get("categorical"), c.get("optional_given"))
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            except RecursionError:  # the line is untrusted: nested past any parser's depth
+                raise UserError(
+                    f"{path}:{number}: not a decision line (nested too deeply)"
+                ) from None
+            except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
                 raise UserError(f"{path}:{number}: not a decision line ({exc})") from None
             count_decision(w, tools, len(calls), outcomes)
     return w
