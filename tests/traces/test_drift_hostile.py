@@ -72,3 +72,23 @@ def test_a_decision_line_that_is_not_utf8_is_located(tmp_path: Path) -> None:
     (folder / "decisions.jsonl").write_bytes(b'{"calls": []}\n{"calls": "\xff\xfe"}\n')
     with pytest.raises(UserError, match=r"decisions.jsonl:2: not a decision line"):
         read_window(folder)
+
+
+def test_drift_markdown_escapes_as_the_reports_do(tmp_path: Path) -> None:
+    """Enum values `<script>x</script>` and `@everyone` from a run's records: the markdown
+    report shows them through the reports' md_text (no HTML, no mention), and the
+    terminal report shows them as they are."""
+    from toolproof.report._escape import md_text
+
+    base = _run_folder(tmp_path / "a", priority_high=20, n=40, notify_given=30, shape="openai")
+    cur = _run_folder(tmp_path / "b", priority_high=20, n=40, notify_given=30, shape="openai")
+    text = (cur / "records.jsonl").read_text()
+    text = text.replace('"high"', '"<script>x</script>"').replace('"low"', '"@everyone"')
+    (cur / "records.jsonl").write_text(text)
+    args = ["drift", "--baseline", str(base), "--current", str(cur), "--format", "markdown"]
+    out = runner.invoke(app, args).output
+    assert "priority" in out
+    assert "<script>" not in out and "@everyone" not in out, out
+    assert md_text("<script>x</script>") in out and md_text("@everyone") in out
+    terminal = runner.invoke(app, args[:-2]).output
+    assert "<script>x</script>" in terminal and "@everyone" in terminal

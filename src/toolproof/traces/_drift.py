@@ -392,13 +392,13 @@ def _argument_drift(
 
 
 def render_drift(d: Drift, fmt: str = "terminal") -> str:
-    from toolproof.report._escape import visible
+    from toolproof.report._escape import md_text, visible
 
     md = fmt == "markdown"
 
     def esc(text: str) -> str:
-        shown = visible(text)
-        return shown.replace("|", "\\|").replace("`", "\\`") if md else shown
+        # markdown as the reports escape it (no HTML, no formatting, no mentions), one line
+        return md_text(text, limit=1000) if md else visible(text)
 
     lines: list[str] = []
     head = "## Drift" if md else "drift"
