@@ -92,3 +92,46 @@ def test_drift_markdown_escapes_as_the_reports_do(tmp_path: Path) -> None:
     assert md_text("<script>x</script>") in out and md_text("@everyone") in out
     terminal = runner.invoke(app, args[:-2]).output
     assert "<script>x</script>" in terminal and "@everyone" in terminal
+
+
+def test_a_failed_tool_result_nested_too_deeply_is_kept_as_text(tmp_path: Path) -> None:
+    """A failed tool span whose result reads `{"error": [[[[…` (100,000 deep): imported,
+    its result kept as the error's text, not a RecursionError."""
+    src = FIXTURES / "otelv2-latest-content.spans.jsonl"
+    lines, hit = [], 0
+    for line in src.read_text().splitlines():
+        obj = json.loads(line)
+        for rs in obj.get("resourceSpans", []):
+            for ss in rs.get("scopeSpans", []):
+                for sp in ss.get("spans", []):
+                    if (sp.get("status") or {}).get("code") not in (2, "STATUS_CODE_ERROR"):
+                        continue
+                    for a in sp.get("attributes", []):
+                        if a["key"] == "gen_ai.tool.call.result":
+                            a["value"] = {"stringValue": '{"error": ' + "[" * 100_000}
+                            hit += 1
+        lines.append(json.dumps(obj))
+    assert hit == 1
+    hostile = tmp_path / "deep-result.spans.jsonl"
+    hostile.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "imp"
+    result = runner.invoke(app, ["traces", "import", str(hostile), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "decisions.jsonl").is_file() and (out / "cases.jsonl").is_file()
+    assert '{\\"error\\": [[[' in (out / "cases.jsonl").read_text()
+
+
+def test_provenance_and_review_lines_nested_too_deeply(tmp_path: Path) -> None:
+    """An import folder's provenance.jsonl and a promote reviews file are untrusted: a line
+    nested too deeply is skipped (provenance, as any damaged line) or located (reviews)."""
+    from toolproof.traces import provenance_ids
+    from toolproof.traces._promote import _reviews
+
+    deep = "[" * 100_000 + "]" * 100_000
+    good = '{"case_id": "c1", "trace_id": "t", "span_id": "s"}'
+    (tmp_path / "provenance.jsonl").write_text(f"{deep}\n{good}\n")
+    assert provenance_ids(tmp_path) == {"c1": ("t", "s")}
+    reviews = tmp_path / "reviews.jsonl"
+    reviews.write_text(f'{{"case_id": "c1"}}\n{deep}\n')
+    with pytest.raises(UserError, match=r"reviews.jsonl:2: not a review line"):
+        _reviews(reviews)
