@@ -135,3 +135,11 @@ def test_provenance_and_review_lines_nested_too_deeply(tmp_path: Path) -> None:
     reviews.write_text(f'{{"case_id": "c1"}}\n{deep}\n')
     with pytest.raises(UserError, match=r"reviews.jsonl:2: not a review line"):
         _reviews(reviews)
+
+
+@pytest.mark.parametrize("window", ["1e999m", "nanm", "infs", "0s"])
+def test_a_follow_window_with_no_finite_duration_is_refused(window: str) -> None:
+    from toolproof.traces._follow import parse_window
+
+    with pytest.raises(UserError, match="must be a finite duration above zero"):
+        parse_window(window)
