@@ -148,3 +148,21 @@ def test_a_hostile_record_line_is_a_record_not_found(tmp_path: Path) -> None:
     w = read_store_window("store:..", store=str(store))
     assert w.decisions == 80 and w.arguments_unread == 2
     assert first["case_id"]  # the damaged lines were real attempts
+
+
+def test_a_record_whose_attempt_is_past_any_integer_is_counted_unread(tmp_path: Path) -> None:
+    """`"attempt": 1e999` in the line the store points at: counted under arguments_unread
+    and named in the report, never an OverflowError."""
+    store = tmp_path / "history.db"
+    script = f"scripted:{SUITE / 'script.yaml'}"
+    run = tmp_path / "run"
+    _ok(["run", str(SUITE), "-m", script, "-o", str(run), "--no-cache", "--allow-code", "-q",
+         "--store", str(store)])  # fmt: skip
+    lines = (run / "records.jsonl").read_text().splitlines()
+    lines[-1] = re.sub(r'"attempt": *\d+', '"attempt": 1e999', lines[-1])  # offsets unchanged
+    assert "1e999" in lines[-1]
+    (run / "records.jsonl").write_text("\n".join(lines) + "\n")
+    w = read_store_window("store:..", store=str(store))
+    assert w.decisions == 80 and w.arguments_unread == 1
+    out = _ok(["drift", "--baseline", "store:..", "--current", "store:..", "--store", str(store)])
+    assert "(1 of its attempts' records are not in their run folders" in out

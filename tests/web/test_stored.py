@@ -232,3 +232,55 @@ def test_after_run_the_viewer_shows_that_run(tmp_path: Path) -> None:
         run, run.view.entries[0].case_id, run.view.entries[0].target, offset=0, limit=20
     )
     assert total == 1 and attempts[0].request  # the raw request, from the run folder
+
+
+async def test_a_record_whose_attempt_is_not_an_integer_is_a_located_error(
+    store_url: str, tmp_path: Path
+) -> None:
+    """A run folder's line saying `"attempt": 1e999` (a float past any integer) where the
+    store says an attempt is: the case page names where the exchange was, never a 500."""
+    import json
+
+    runs = make_runs(tmp_path)
+    make_store(runs, store_url)
+    path = runs / "support-b" / "records.jsonl"
+    lines = path.read_text().splitlines()
+    last = json.loads(lines[-1])  # the last line: every stored offset stays where it was
+    lines[-1] = re.sub(r'"attempt": *\d+', '"attempt": 1e999', lines[-1])
+    assert "1e999" in lines[-1]
+    path.write_text("\n".join(lines) + "\n")
+    app = make_app(StoreSource(store_url, TRUST))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as c:
+        case = await c.get(
+            "/case", params={"run": "support-b", "id": last["case_id"], "target": last["target"]}
+        )
+        text = await case.text()
+        assert case.status == 200, text
+        assert "the raw exchange is not found at" in text and "Traceback" not in text
+        assert f"support-b/records.jsonl:{len(lines)}" in text
+
+
+async def test_a_record_too_deep_to_show_is_a_located_error(
+    store_url: str, tmp_path: Path
+) -> None:
+    """A run folder's line whose answer's arguments nest 300 deep (read, but past what can
+    be shown): the case page names where the exchange was, never a 500."""
+    import json
+
+    runs = make_runs(tmp_path)
+    make_store(runs, store_url)
+    path = runs / "support-b" / "records.jsonl"
+    lines = path.read_text().splitlines()
+    last = json.loads(lines[-1])  # the last line: every stored offset stays where it was
+    last["response"] = {"tool_calls": [{"name": "lookup_order", "arguments": {"deep": 0}}]}
+    lines[-1] = json.dumps(last).replace('"deep": 0', '"deep": ' + "[" * 300 + "]" * 300)
+    path.write_text("\n".join(lines) + "\n")
+    app = make_app(StoreSource(store_url, TRUST))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as c:
+        case = await c.get(
+            "/case", params={"run": "support-b", "id": last["case_id"], "target": last["target"]}
+        )
+        text = await case.text()
+        assert case.status == 200, text
+        assert "Traceback" not in text and "the raw exchange cannot be shown" in text
+        assert f"support-b/records.jsonl:{len(lines)}" in text

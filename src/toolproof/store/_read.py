@@ -558,10 +558,15 @@ def read_raw(attempt: AttemptRow) -> dict[str, Any] | None:
         with open_read(attempt.records_path) as fh:
             fh.seek(attempt.records_offset)
             data = json.loads(fh.readline(MAX_LINE_CHARS + 1))
-    except (OSError, ValueError):  # UnsafePath is a ValueError
+    # UnsafePath and UnicodeDecodeError are ValueErrors; a line nested past the parser's
+    # depth is a RecursionError: the line is untrusted, either way no record of this attempt
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("case_id") != attempt.case_id:
         return None
-    if int(data.get("attempt", 0)) != attempt.attempt:
+    number = data.get("attempt", 0)  # compared, never converted: 1e999 has no int
+    if isinstance(number, bool) or not isinstance(number, int | float):
+        return None
+    if number != attempt.attempt:
         return None
     return data

@@ -98,7 +98,11 @@ def _from_decisions(path: Path, shown: str) -> Window:
                 outcomes = [c.get("outcome") for c in calls]
                 for c in calls:
                     _count_args(w, str(c["tool"]), c.get("categorical"), c.get("optional_given"))
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            except RecursionError:  # the line is untrusted: nested past any parser's depth
+                raise UserError(
+                    f"{path}:{number}: not a decision line (nested too deeply)"
+                ) from None
+            except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
                 raise UserError(f"{path}:{number}: not a decision line ({exc})") from None
             count_decision(w, tools, len(calls), outcomes)
     return w
@@ -122,7 +126,10 @@ def argument_summary(arguments: Any, schema: Any) -> dict[str, Any]:
     props = schema.get("properties")
     if not isinstance(props, dict):
         return {}
-    required = set(r for r in schema.get("required") or [] if isinstance(r, str))
+    required = schema.get("required", [])
+    # untrusted: a `required` that is not a list says nothing of which parameters are optional
+    trusted = isinstance(required, list)
+    required = {r for r in required if isinstance(r, str)} if trusted else set()
     values: dict[str, Any] = {}
     for name, value in arguments.items():
         spec = props.get(name)
@@ -133,7 +140,7 @@ def argument_summary(arguments: Any, schema: Any) -> dict[str, Any]:
             and value in spec["enum"]
         ):
             values[name] = value
-    optional = {n: n in arguments for n in props if n not in required}
+    optional = {n: n in arguments for n in props if n not in required} if trusted else {}
     return {"categorical": values, "optional_given": optional}
 
 
@@ -385,13 +392,13 @@ def _argument_drift(
 
 
 def render_drift(d: Drift, fmt: str = "terminal") -> str:
-    from toolproof.report._escape import visible
+    from toolproof.report._escape import md_text, visible
 
     md = fmt == "markdown"
 
     def esc(text: str) -> str:
-        shown = visible(text)
-        return shown.replace("|", "\\|").replace("`", "\\`") if md else shown
+        # markdown as the reports escape it (no HTML, no formatting, no mentions), one line
+        return md_text(text, limit=1000) if md else visible(text)
 
     lines: list[str] = []
     head = "## Drift" if md else "drift"

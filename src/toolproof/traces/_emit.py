@@ -41,7 +41,7 @@ def provenance_ids(folder: Path) -> dict[str, tuple[str, str]]:
             try:
                 p = json.loads(line)
                 out[str(p["case_id"])] = (str(p["trace_id"]), str(p["span_id"]))
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):  # nested too deeply too
                 continue
     return out
 

@@ -32,8 +32,8 @@ def parse_window(text: str) -> int:
         seconds = float(text[:-1]) * units[text[-1]]
     except (KeyError, ValueError, IndexError):
         raise UserError(f"--window {text!r}: give a duration such as 30s, 5m or 1h") from None
-    if seconds <= 0:
-        raise UserError(f"--window {text!r}: must be above zero")
+    if not seconds > 0 or seconds == float("inf"):  # nan and inf have no nanoseconds
+        raise UserError(f"--window {text!r}: must be a finite duration above zero")
     return int(seconds * 1_000_000_000)
 
 

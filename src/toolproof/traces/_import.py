@@ -856,7 +856,7 @@ def _maybe_json(value: Any) -> Any:
     if isinstance(value, str) and value.lstrip()[:1] == "{":
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # untrusted: nested too deeply is text too
             return value
     return value
 

@@ -61,7 +61,7 @@ def _reviews(path: Path) -> dict[str, dict[str, Any]]:
         try:
             r = json.loads(line)
             out[str(r["case_id"])] = r
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # nested too deeply too
             raise UserError(f"{path}:{number}: not a review line") from None
     return out
 

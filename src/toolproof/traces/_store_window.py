@@ -164,12 +164,13 @@ def _arguments(w: Window, attempt: Any) -> None:
     try:  # the line is untrusted: nested past the parser's depth is a record not found
         raw = read_raw(attempt)
         record = None if raw is None else Record.model_validate(raw)
-    except (ValidationError, ValueError, TypeError, RecursionError):
+        if record is not None:  # read whole before any of it is counted
+            first, _, _ = record_decision(record)
+            calls = [(c.name, c.arguments) for c in first]
+            schemas = record_schemas(record.request, record.steps)
+    except (ValidationError, ValueError, TypeError, RecursionError, OverflowError):
         record = None
     if record is None:
         w.arguments_unread += 1
         return
-    first, _, _ = record_decision(record)
-    count_arguments(
-        w, [(c.name, c.arguments) for c in first], record_schemas(record.request, record.steps)
-    )
+    count_arguments(w, calls, schemas)

@@ -392,26 +392,27 @@ class StoreSource:
         from toolproof.types import Record
 
         raw = Store.read_raw(a)
-        record = None
+        record, view, problem = None, None, "is not found"
         if raw is not None:
             try:
                 if isinstance(raw, dict):  # requests stored as deltas: whole again
                     raw = dict(raw)
                     expand_requests(raw, raw.get("format", "toolproof.record/3"))
                 record = Record.model_validate(raw)
-            except ValueError:  # BadSteps too
-                record = None
-        if record is None:
+                if record.target is None:
+                    record = record.model_copy(update={"target": a.target})
+                problem = "cannot be shown (nested too deeply or of the wrong shape)"
+                view = attempt_view(record, None)
+            except (ValueError, TypeError, RecursionError):  # BadSteps too; untrusted lines
+                view = None
+        if record is None or view is None:
             where = f"{a.records_path}:{a.records_line}" if a.records_path else "the run folder"
             return AttemptView(
                 target=a.target, attempt=a.attempt, outcome=a.outcome, passed=a.passed,
                 failure=a.failure, reasons=_reasons(a), diff=[], calls=[], text=None,
                 transcript=[], request="", response="", response_raw=False,
-                error=f"the raw exchange is not found at {where}", latency_ms=a.latency_ms,
+                error=f"the raw exchange {problem} at {where}", latency_ms=a.latency_ms,
             )  # fmt: skip
-        if record.target is None:
-            record = record.model_copy(update={"target": a.target})
-        view = attempt_view(record, None)
         view.passed, view.failure, view.reasons = a.passed, a.failure, _reasons(a)
         if a.scored:
             verdict, scorer = self._regraded(run, record, a)
