@@ -16,6 +16,7 @@ from toolproof.gate._findings import Finding
 from toolproof.gate._thresholds import judge_derived
 from toolproof.judges import Calibration, Judgement, calibration_status, judge_gate
 from toolproof.judges import self_preference as _self_preference
+from toolproof.stats import Summary
 from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy
 
 
@@ -76,7 +77,7 @@ def _argument_findings(
         out.append(
             Finding(
                 rule="warning",
-                message=f"⚖ {cur.summary.undecided_arguments} judge-decided argument(s) "
+                message=f"⚖ {_left(cur.summary)} "
                 f"undecided: {cur.summary.undecided} attempt(s) not counted as passing; "
                 "judge them with: toolproof judge RUN --judge SPEC",
                 blocking=False,
@@ -124,3 +125,15 @@ def deciding_fingerprints(judgements: Sequence[Judgement], target: str) -> list[
         ):
             latest[j.subject] = j.fingerprint
     return sorted(set(latest.values()))
+
+
+def _left(s: Summary) -> str:
+    """What a target left to a judge: judge-decided arguments, judged statements."""
+    parts = []
+    if s.undecided_arguments:
+        parts.append(f"{s.undecided_arguments} judge-decided argument(s)")
+    if s.undecided_statements:
+        parts.append(
+            f"{s.undecided_statements} judged statement(s) (communicate: judged, nl_assertions)"
+        )
+    return " and ".join(parts)

@@ -70,6 +70,7 @@ from toolproof.match import (
 from toolproof.types import (
     NO_EVIDENCE,
     Check,
+    Communicate,
     Evidence,
     FailureClass,
     Kind,
@@ -288,7 +289,7 @@ class Scorer:
         """
         self.embeddings.seen.clear()
         self.decisions.asked.clear()
-        verdict = self._finish(grade())
+        verdict = self._statements(self._finish(grade()), record)
         if not self.decisions.asked:  # (the common case: no judge-decided argument)
             return verdict
         asked = self.decisions.take_asked()
@@ -320,6 +321,31 @@ class Scorer:
         elif key is not None:
             self.if_different[key] = different._replace(judge_decided=True)
         return verdict._replace(judge_decided=True)
+
+    def _statements(self, verdict: Verdict, record: Record | None) -> Verdict:
+        """An attempt that passed every deterministic check but has judged statements no
+        ``nl_assertion`` judge answered about is undecided: not counted as passing."""
+        if not verdict.passed:
+            return verdict
+        case = self.cases[verdict.case_id].case
+        n = sum(
+            1 for f in case.communicate or () if isinstance(f, Communicate) and f.match == "judged"
+        ) + len(case.nl_assertions or ())
+        if not n:
+            return verdict
+        key = (record.target, record.case_id, record.attempt) if record is not None else None
+        if key is not None and key in self.decisions.statements_judged:
+            return verdict
+        note = (
+            f"⚖ {n} judged statement{'s' if n != 1 else ''} (communicate: judged, "
+            "nl_assertions) left to the nl_assertion judge, undecided"
+        )
+        return verdict._replace(
+            passed=False,
+            failure=None,
+            undecided_statements=n,
+            notes=(*verdict.notes, note),
+        )
 
     def _judge_note(self, q: Question) -> str:
         answer = self.decisions.answers.get(q.subject)
