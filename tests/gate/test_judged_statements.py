@@ -50,3 +50,47 @@ def test_a_fact_made_judged_is_undecided_and_not_newly_fixed(tmp_path: Path) -> 
     assert "newly fixed (0): none" in gate.stdout
     assert "1 judged statement(s) (communicate: judged, nl_assertions) undecided" in gate.stdout
     assert "gate PASSED" not in gate.stdout
+
+
+def _judge(tmp_path: Path, holds: bool) -> str:
+    text = '{"reasoning": "r", "holds": %s}' % ("true" if holds else "false")
+    name = f"judge_{holds}.yaml"
+    (tmp_path / name).write_text(f"default: {{text: '{text}'}}\n", encoding="utf-8")
+    return f"scripted:{name}"
+
+
+def _runs(tmp_path: Path, holds: bool) -> None:
+    _write(tmp_path, "substring", "j2")
+    _write(tmp_path, "judged", "j3")
+    (tmp_path / "model.yaml").write_text("default: {text: 'I cannot help.'}\n", encoding="utf-8")
+    for name, extra in (("j2", []), ("j3", ["--judge", _judge(tmp_path, holds)])):
+        done = toolproof(
+            "run", name, "-m", "scripted:model.yaml", "--no-store", "--no-cache", "-o", f"r{name}",
+            *extra, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+
+def test_an_uncalibrated_judge_saying_holds_is_not_a_fix_and_the_gate_refuses(
+    tmp_path: Path,
+) -> None:
+    _runs(tmp_path, holds=True)
+    ran = toolproof("report", "rj3", cwd=tmp_path)
+    assert "all 1 scored attempts passed" in ran.stdout and "⚖ 1 decided by a judge" in ran.stdout
+    gate = toolproof("gate", "rj3", "--baseline", "rj2", "--no-store", cwd=tmp_path)
+    assert "newly fixed (0): none" in gate.stdout
+    assert "passing only by a judge's answers (1" in gate.stdout
+    assert "failed in the baseline and pass now only by a judge's answers: plain" in gate.stdout
+    assert "no calibration record for rubric 'nl_assertion'" in gate.stdout
+    assert gate.returncode == 1, gate.stdout
+
+
+def test_a_judge_saying_does_not_hold_fails_the_attempt_advisory_at_the_gate(
+    tmp_path: Path,
+) -> None:
+    _runs(tmp_path, holds=False)
+    ran = toolproof("report", "rj3", cwd=tmp_path)
+    assert "1 of 1 scored attempts failed" in ran.stdout
+    gate = toolproof("gate", "rj3", "--no-store", cwd=tmp_path)
+    assert "advisory ⚖ judge-derived (nl_assertion)" in gate.stdout
+    assert "strict pass 0.0%" in gate.stdout

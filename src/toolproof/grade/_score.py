@@ -140,6 +140,9 @@ class Scorer:
         self.if_same: dict[tuple[str | None, str, int], Verdict] = {}
         #: Attempts a judge passed: their verdict had it found a different meaning everywhere.
         self.if_different: dict[tuple[str | None, str, int], Verdict] = {}
+        #: Attempts the nl_assertion judge decided (their judged statements): the others in
+        #: ``if_same``/``if_different`` turn on judge-decided arguments.
+        self.statement_keys: set[tuple[str | None, str, int]] = set()
         # kept as given: a mapping may compute a case's state when it is first asked for
         states: Mapping[str, ExpectedState] = expected_states if expected_states is not None else {}
         self.initial_state = initial_state or next(
@@ -323,8 +326,9 @@ class Scorer:
         return verdict._replace(judge_decided=True)
 
     def _statements(self, verdict: Verdict, record: Record | None) -> Verdict:
-        """An attempt that passed every deterministic check but has judged statements no
-        ``nl_assertion`` judge answered about is undecided: not counted as passing."""
+        """Judged statements decide an attempt that passed every deterministic check: by the
+        ``nl_assertion`` judge's answer (judge-decided, like a judged argument), or, without
+        one, the attempt is undecided and not counted as passing."""
         if not verdict.passed:
             return verdict
         case = self.cases[verdict.case_id].case
@@ -334,18 +338,39 @@ class Scorer:
         if not n:
             return verdict
         key = (record.target, record.case_id, record.attempt) if record is not None else None
-        if key is not None and key in self.decisions.statements_judged:
-            return verdict
-        note = (
-            f"⚖ {n} judged statement{'s' if n != 1 else ''} (communicate: judged, "
-            "nl_assertions) left to the nl_assertion judge, undecided"
+        holds = self.decisions.statements.get(key) if key is not None else None
+        what = f"{n} judged statement{'s' if n != 1 else ''} (communicate: judged, nl_assertions)"
+        if holds is None:
+            return verdict._replace(
+                passed=False,
+                failure=None,
+                undecided_statements=n,
+                notes=(*verdict.notes, f"⚖ {what} left to the nl_assertion judge, undecided"),
+            )
+        assert key is not None
+        self.statement_keys.add(key)
+        held = verdict._replace(
+            judge_decided=True,
+            notes=(*verdict.notes, f"⚖ {what}: the nl_assertion judge found they hold"),
         )
-        return verdict._replace(
+        check = Check(
+            Stage.reply,
+            FailureClass.not_communicated,
+            f"⚖ {what}: the nl_assertion judge found they do not all hold",
+        )
+        failed = verdict._replace(
             passed=False,
-            failure=None,
-            undecided_statements=n,
-            notes=(*verdict.notes, note),
+            failure=FailureClass.not_communicated,
+            reply_ok=False,
+            checks=(*verdict.checks, check),
+            judge_decided=True,
+            notes=(*verdict.notes, f"⚖ {what}: the nl_assertion judge found they do not all hold"),
         )
+        if holds:
+            self.if_different[key] = failed
+            return held
+        self.if_same[key] = held
+        return failed
 
     def _judge_note(self, q: Question) -> str:
         answer = self.decisions.answers.get(q.subject)
