@@ -637,10 +637,12 @@ def _load_module(path: Path, source: bytes) -> ModuleType:
     name = f"toolproof_env_{abs(hash(str(path.resolve())))}"
     module = ModuleType(name)
     module.__file__ = str(path)
+    from toolproof.suite._load import unparsable
+
     try:
         code = compile(source, str(path), "exec")
-    except (SyntaxError, ValueError) as exc:
-        raise UserError(f"{path}: cannot load the environment's tools: {exc}") from None
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise UserError(f"{path}: {unparsable(path.name, exc)}") from None
     exec(code, module.__dict__)
     return module
 

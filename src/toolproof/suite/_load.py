@@ -824,8 +824,9 @@ def _case_functions(
         return
     try:
         tree = ast.parse(text, env.tools)
-    except (SyntaxError, ValueError):
-        return  # reported when the tools are loaded, with the line
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        reader.add(where.error(("environment", "tools"), unparsable(env.tools, exc)))
+        return
     functions, others = tools_file_names(tree)
     for at, field_, name, kind in wanted:
         if name in functions:
@@ -854,6 +855,17 @@ def _case_functions(
         else:
             message = f"the tools file '{env.tools}' has no function '{name}'"
         reader.add(at.error(field_, message))
+
+
+def unparsable(name: str, exc: BaseException) -> str:
+    """Why the tools file ``name`` cannot be parsed, in words (with the line of a syntax
+    error; Python's parser gives up on code nested too deeply for it)."""
+    if isinstance(exc, SyntaxError):
+        at = f" at line {exc.lineno}" if exc.lineno else ""
+        return f"the tools file '{name}' cannot be parsed: {exc.msg}{at}"
+    if isinstance(exc, RecursionError | MemoryError):
+        return f"the tools file '{name}' cannot be parsed: nested too deeply for Python's parser"
+    return f"the tools file '{name}' cannot be parsed: {exc}"
 
 
 def tools_file_names(tree: Any) -> tuple[set[str], dict[str, tuple[str, int]]]:
