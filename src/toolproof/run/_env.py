@@ -643,7 +643,15 @@ def _load_module(path: Path, source: bytes) -> ModuleType:
         code = compile(source, str(path), "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise UserError(f"{path}: {unparsable(path.name, exc)}") from None
-    exec(code, module.__dict__)
+    try:
+        exec(code, module.__dict__)
+    except Exception:
+        raise  # the suite's own code failed: its callers say so, located
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt, a BaseException of its own
+        raise UserError(
+            f"{path}: the tools file stopped Python at import (it raised {exc!r}); a tools "
+            "file must define its functions and return, not exit"
+        ) from None
     return module
 
 

@@ -270,6 +270,8 @@ def _code_name_problems(suite: Suite, origin: Origin, trust: Trust) -> list[Suit
         loaded = load_environment(suite, trust, why="checking the tools file's names")
     except SuiteError as exc:
         return [exc]
+    except UserError as exc:  # the tools file cannot be loaded (it does not parse, it exits)
+        return [first_at.error(first_field, str(exc))]
     except Exception as exc:  # the suite's own code failed: say so, located, no traceback
         return [first_at.error(first_field, f"running the tools file failed: {exc!r}")]
     module = loaded.module if loaded is not None else None
