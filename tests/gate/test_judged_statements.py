@@ -94,3 +94,24 @@ def test_a_judge_saying_does_not_hold_fails_the_attempt_advisory_at_the_gate(
     gate = toolproof("gate", "rj3", "--no-store", cwd=tmp_path)
     assert "advisory ⚖ judge-derived (nl_assertion)" in gate.stdout
     assert "strict pass 0.0%" in gate.stdout
+
+
+def test_under_a_calibrated_judge_a_case_its_answer_passes_is_newly_fixed(tmp_path: Path) -> None:
+    from tests.judges.judges_support import calibration_record
+    from toolproof.evaluate import load_run
+    from toolproof.gate import GateOptions, run_gate
+
+    _runs(tmp_path, holds=True)
+    base, cur = load_run(tmp_path / "rj2"), load_run(tmp_path / "rj3")
+    (said,) = [j for j in cur.judgements if j.rubric == "nl_assertion"]
+    for kappa, fixed in ((0.9, True), (0.2, False)):
+        cal = calibration_record(said.judge, "nl_assertion", "holds", said.fingerprint, kappa)
+        result = run_gate(cur, base, GateOptions(allow_partial=True, calibrations=(cal,)))
+        (target,) = result.targets
+        assert target.comparison is not None
+        refused = [f for f in target.findings if f.rule == "judged_fix"]
+        if fixed:
+            assert target.comparison.newly_fixed == ["plain"] and not refused
+        else:
+            assert target.comparison.newly_fixed == [] and refused and refused[0].blocking
+            assert "κ" in refused[0].message or "kappa" in refused[0].message, refused[0]
