@@ -85,15 +85,14 @@ def test_an_uncalibrated_judge_saying_holds_is_not_a_fix_and_the_gate_refuses(
     assert gate.returncode == 1, gate.stdout
 
 
-def test_a_judge_saying_does_not_hold_fails_the_attempt_advisory_at_the_gate(
-    tmp_path: Path,
-) -> None:
+def test_a_judge_saying_does_not_hold_fails_the_attempt(tmp_path: Path) -> None:
     _runs(tmp_path, holds=False)
     ran = toolproof("report", "rj3", cwd=tmp_path)
     assert "1 of 1 scored attempts failed" in ran.stdout
+    assert "the nl_assertion judge found they do not all hold" in ran.stdout
     gate = toolproof("gate", "rj3", "--no-store", cwd=tmp_path)
-    assert "advisory ⚖ judge-derived (nl_assertion)" in gate.stdout
-    assert "strict pass 0.0%" in gate.stdout
+    assert "threshold all: strict pass 0.0%" in gate.stdout
+    assert gate.returncode == 1, gate.stdout
 
 
 def test_under_a_calibrated_judge_a_case_its_answer_passes_is_newly_fixed(tmp_path: Path) -> None:
@@ -115,3 +114,14 @@ def test_under_a_calibrated_judge_a_case_its_answer_passes_is_newly_fixed(tmp_pa
         else:
             assert target.comparison.newly_fixed == [] and refused and refused[0].blocking
             assert "κ" in refused[0].message or "kappa" in refused[0].message, refused[0]
+
+
+def test_an_advisory_judge_saying_does_not_hold_is_no_more_lenient_than_no_judge(
+    tmp_path: Path,
+) -> None:
+    """Without a judge the attempt is undecided and the strict-pass threshold blocks; an
+    uncalibrated judge's "does not hold" must not turn that into an advisory pass."""
+    _runs(tmp_path, holds=False)
+    gate = toolproof("gate", "rj3", "--baseline", "rj2", "--no-store", cwd=tmp_path)
+    assert gate.returncode == 1, gate.stdout
+    assert "gate FAILED" in gate.stdout

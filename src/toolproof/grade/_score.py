@@ -369,7 +369,11 @@ class Scorer:
         if holds:
             self.if_different[key] = failed
             return held
-        self.if_same[key] = held
+        # read against the judge's "does not hold", the attempt is as without its answer:
+        # undecided, never passing (a "no" cannot make the gate more lenient than no answer)
+        self.if_same[key] = verdict._replace(
+            passed=False, failure=None, undecided_statements=n, judge_decided=True
+        )
         return failed
 
     def _judge_note(self, q: Question) -> str:
