@@ -45,6 +45,7 @@ def test_a_verdict_built_in_halves_is_the_one_built_by_keyword() -> None:
         "evidence": NO_EVIDENCE,
         "judge_decided": True,
         "undecided": 3,
+        "undecided_statements": 2,
     }
     head = {k: v for k, v in fields.items() if k in _names(verdict_head)}
     tail = {k: v for k, v in fields.items() if k in _names(verdict_tail)}

@@ -1,5 +1,5 @@
 """The nl_assertion rubric: a judge checks a case's nl_assertions and its `communicate:
-judged` facts; the deterministic verdict leaves them to it."""
+judged` facts; the deterministic verdict leaves them to it (undecided until it answers)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_nl_assertion_is_a_builtin_rubric_with_one_bool_field() -> None:
     assert "never an instruction" in rubric.instructions
 
 
-def test_judged_facts_and_nl_assertions_go_to_the_judge_not_the_verdict(
+def test_judged_facts_and_nl_assertions_go_to_the_judge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name, value in FAKE_KEYS.items():
@@ -43,9 +43,11 @@ def test_judged_facts_and_nl_assertions_go_to_the_judge_not_the_verdict(
     assert case_rubrics(suite, case) == ["nl_assertion"]  # without any judge: setting
     (record,) = _run(suite, tmp_path, {"cancel": AGENT_RIGHT})
     assert record.outcome is Outcome.ok
-    # the agent never mentions a refund: the judged fact is not decided by the verdict
+    # the agent never mentions a refund: the judged fact is left to the judge, and without
+    # its answer the attempt is undecided (not counted as passing), as for judged arguments
     graded = _scorer(suite).grade(record)
-    assert graded is not None and graded.passed, graded
+    assert graded is not None and not graded.passed and graded.failure is None, graded
+    assert graded.undecided_statements == 2
     data = transcript_data(suite, case, record)
     assert data["nl_assertions_to_check"] == [
         "The assistant told the user: the refund arrives within five working days",

@@ -134,6 +134,7 @@ def test_a_bad_delta_is_a_located_error(tmp_path: Path, steps: list[Any], messag
     with pytest.raises(SuiteError) as info:
         read_records(path)
     assert message in str(info.value)
+    assert str(info.value).count(message.split(": ")[0] + ":") == 1  # the place named once
     assert info.value.line == 2
 
 

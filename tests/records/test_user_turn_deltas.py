@@ -157,7 +157,7 @@ DELTA_TURNS = [
                 DELTA_TURNS[0],
                 {"text": "b", "exchanges": [{"request_delta": [1]}], "request": {"m": []}},
             ],
-            "user_turns[1].exchanges.0.request_delta: not a delta",
+            "user_turns[1].exchanges[0].request_delta: not a delta",
         ),
         (
             "toolproof.record/4",
@@ -175,6 +175,7 @@ def test_a_bad_or_misplaced_user_delta_and_a_newer_format_are_located_errors(
     with pytest.raises(SuiteError) as info:
         read_records(path)
     assert message in str(info.value)
+    assert str(info.value).count(message.split(": ")[0] + ":") == 1  # the place named once
     assert info.value.line == 2
 
 

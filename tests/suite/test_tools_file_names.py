@@ -120,3 +120,47 @@ def test_a_user_tool_bound_by_an_import_or_assignment_is_refused_without_code(
     code, out = _validate(_suite(tmp_path, [], [name]))
     assert code == 2
     assert f"user tool '{name}' is bound by" in out
+
+
+REBOUND = {
+    "if": "def toggle(state, args):\n    return {}\n\nif True:\n    toggle = 5\n",
+    "walrus": "def toggle(state, args):\n    return {}\n\n(toggle := 5)\n",
+    "del": "def toggle(state, args):\n    return {}\n\ndel toggle\n",
+    "decorator": "def five(f):\n    return 5\n\n@five\ndef toggle(state, args):\n    return {}\n",
+}
+NESTED = {
+    "if": "if True:\n    def toggle(state, args):\n        return {}\n",
+    "try": "try:\n    def toggle(state, args):\n        return {}\nexcept ImportError:\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(REBOUND))
+def test_with_allow_code_a_def_rebound_to_no_function_is_refused(tmp_path: Path, kind: str) -> None:
+    folder = _suite(tmp_path, [], ["toggle"])
+    (folder / "tools.py").write_text(REBOUND[kind])
+    code, out = _validate(folder, "--allow-code")
+    assert code == 2, out
+    assert "user tool 'toggle'" in out, out
+    assert "not a function" in out or "has no function" in out, out
+    assert str(folder / "suite.yaml") in out
+
+
+@pytest.mark.parametrize("kind", sorted(NESTED))
+def test_with_allow_code_a_def_inside_if_or_try_is_a_function(tmp_path: Path, kind: str) -> None:
+    folder = _suite(tmp_path, [], ["toggle"])
+    (folder / "tools.py").write_text(NESTED[kind])
+    code, out = _validate(folder, "--allow-code")
+    assert code == 0, out
+    assert "ok suite" in out
+
+
+@pytest.mark.parametrize("kind", sorted(NESTED))
+def test_without_allow_code_a_nested_def_is_refused_saying_allow_code_would_run_it(
+    tmp_path: Path, kind: str
+) -> None:
+    folder = _suite(tmp_path, [], ["toggle"])
+    (folder / "tools.py").write_text(NESTED[kind])
+    code, out = _validate(folder)
+    assert code == 2, out
+    assert "no function 'toggle' defined at its top level" in out, out
+    assert "--allow-code" in out and "run" in out

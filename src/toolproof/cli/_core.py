@@ -48,6 +48,15 @@ def validate(
         f"[green]ok[/green] suite '{s.name}': {len(s.cases)} cases, "
         f"{len(s.tools)} tools, no problems" + (f", {len(warnings)} warning(s)" if warnings else "")
     )
+    from toolproof.judges._rubrics import judged_statements
+
+    judged = [n for n in (len(judged_statements(c)) for c in s.cases) if n]
+    if judged:
+        typer.echo(
+            f"judge: {sum(judged)} judged statement(s) (communicate: judged, nl_assertions) in "
+            f"{len(judged)} case(s) are checked only by an nl_assertion judge (--judge); "
+            "without its answer such a case is undecided, not passing"
+        )
     waiting = sum(1 for c in s.cases if c.generated and c.generated.status == "needs-review")
     if waiting:
         typer.echo(f"review: {waiting} generated case(s) still marked needs-review")

@@ -20,7 +20,7 @@ from toolproof.gate._measured import case_outcomes, metric_rate, unsafe_calls
 from toolproof.judges import Judgement
 from toolproof.stats import Rate, pass_at_k, pass_hat_k
 from toolproof.stats._metrics import RATE_NAMES
-from toolproof.types import ARGUMENT_RUBRIC, Risk, Verdict
+from toolproof.types import ARGUMENT_RUBRIC, NL_ASSERTION_RUBRIC, Risk, Verdict
 
 #: (target, case, attempt): how the scorer keys the verdicts a judge's answers could change.
 AttemptKey = tuple[str | None, str, int]
@@ -98,6 +98,12 @@ class Comparison(BaseModel):
     new_critical_failures: list[str]
     by_risk: list[RiskRow]
     warnings: list[str]
+    fixed_by_judge: list[str] = Field(
+        default_factory=list,
+        description="Cases that failed in the baseline and pass now only by a judge's answers "
+        "(judged arguments or statements read against them, the case still fails): not counted "
+        "as newly fixed.",
+    )
     judged: list[MetricDelta] = Field(
         default_factory=list,
         description="Judge rubric figures the suite gates with a 'min' threshold "
@@ -197,10 +203,18 @@ def compare_targets(
         base, cur, common, mcnemar(a, b)
     )
     judged: list[MetricDelta] = []
+    fixed = sorted(c for c in common if b[c] and not a[c])
+    by_judge: list[str] = []
     if base_run is not None and cur_run is not None:
         bj, cj = RunJudges.of(base_run), RunJudges.of(cur_run)
         metrics = _mark_judged(metrics, base, cur, bv, cv, common, bj, cj)
         judged = judged_deltas(cur_run, base.target, cur.target, common, bj, cj)
+        # every current "same meaning" / "holds" read as its opposite: a case fixed only so
+        # is the judge's doing, not a fix
+        if cj.if_different:
+            bound = case_outcomes("strict_pass", judge_bound(ca, cj.if_different))
+            by_judge = [c for c in fixed if not bound[c]]
+            fixed = [c for c in fixed if bound[c]]
     return Comparison(
         baseline_target=base.target,
         target=cur.target,
@@ -214,7 +228,8 @@ def compare_targets(
             ),
         },
         newly_failing=sorted(c for c in common if a[c] and not b[c]),
-        newly_fixed=sorted(c for c in common if b[c] and not a[c]),
+        newly_fixed=fixed,
+        fixed_by_judge=by_judge,
         new_critical_failures=sorted(new_critical),
         by_risk=_by_risk(bv, cv),
         warnings=list(warnings or []),
@@ -334,17 +349,30 @@ class RunJudges:
         judgements: Sequence[Judgement],
         if_same: Mapping[AttemptKey, Verdict],
         if_different: Mapping[AttemptKey, Verdict],
+        statements: frozenset[AttemptKey] = frozenset(),
     ) -> None:
         self.judgements = judgements
         self.if_same = if_same
         self.if_different = if_different
+        self.statements = statements
+        """The attempts the nl_assertion judge decided (the rest: the argument judge)."""
 
     @classmethod
     def of(cls, run: Evaluation) -> RunJudges:
         scorer = run.scorer
         if scorer is None:
             return cls(run.judgements, {}, {})
-        return cls(run.judgements, scorer.if_same, scorer.if_different)
+        return cls(
+            run.judgements, scorer.if_same, scorer.if_different, frozenset(scorer.statement_keys)
+        )
+
+    def rubric(self, moved: Iterable[Verdict]) -> str:
+        """The rubric whose answers moved these verdicts: ``nl_assertion`` when only the
+        nl_assertion judge's did, else ``argument_meaning``."""
+        keys = [(v.target, v.case_id, v.attempt) for v in moved]
+        if keys and all(k in self.statements for k in keys):
+            return NL_ASSERTION_RUBRIC
+        return ARGUMENT_RUBRIC
 
     def used(self, run: Literal["baseline", "current"], target: str, rubric: str) -> JudgeUsed:
         """The judge of one rubric for one target: the fingerprint most of its judgements have."""
@@ -383,12 +411,21 @@ def _mark_judged(
     lower = judge_bound(bv, bj.if_different)  # every baseline "same" read as "different"
     upper = judge_bound(cv, cj.if_same)  # every current "different" read as "same"
     judges = []
-    if any(lower[i] is not v for i, v in enumerate(bv)):
-        judges.append(bj.used("baseline", base.target, ARGUMENT_RUBRIC))
-    if any(upper[i] is not v for i, v in enumerate(cv)):
-        judges.append(cj.used("current", cur.target, ARGUMENT_RUBRIC))
+    moved_b = [v for i, v in enumerate(bv) if lower[i] is not v]
+    moved_c = [v for i, v in enumerate(cv) if upper[i] is not v]
+    rubrics = []
+    if moved_b:
+        rubrics.append(bj.rubric(moved_b))
+        judges.append(bj.used("baseline", base.target, rubrics[-1]))
+    if moved_c:
+        rubrics.append(cj.rubric(moved_c))
+        judges.append(cj.used("current", cur.target, rubrics[-1]))
     if not judges:
         return metrics
+    # one field decides whether the figure may block; mixed rubrics are read as arguments'
+    # (a judge not calibrated for that field leaves the figure advisory)
+    rubric = rubrics[0] if len(set(rubrics)) == 1 else ARGUMENT_RUBRIC
+    field = "holds" if rubric == NL_ASSERTION_RUBRIC else "same_meaning"
     bounds = {m: _metric(m, lower, upper) for m in COMPARED}
     bounds.update(_stability_bounds(base, cur, common, bv, cv, lower, upper))
     out = []
@@ -397,7 +434,7 @@ def _mark_judged(
         if b is not None and (b.baseline, b.current) != (m.baseline, m.current):
             m = m.model_copy(
                 update={
-                    "judge": f"{ARGUMENT_RUBRIC}.same_meaning",
+                    "judge": f"{rubric}.{field}",
                     "judges": judges,
                     "without_judge": b,
                 }

@@ -21,7 +21,7 @@ from toolproof.gate._compare import (
 from toolproof.gate._complete import Coverage, check_coverage
 from toolproof.gate._findings import Finding
 from toolproof.gate._infra import InfraAllowance, check_infra, unscored
-from toolproof.gate._judged import judged_findings
+from toolproof.gate._judged import deciding_fingerprints, judged_findings
 from toolproof.gate._measured import LABELS
 from toolproof.gate._schedule import ScheduleReport, compiled_cases, target_schedule
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
@@ -226,6 +226,35 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
+def _fixed_by_judge(
+    run: Evaluation, cur: TargetEvaluation, comparison: Comparison, opts: GateOptions
+) -> tuple[Comparison, list[Finding]]:
+    """Cases that failed in the baseline and pass now only by a judge's answers. Under a
+    judge calibrated for every field that decided them they are newly fixed; otherwise the
+    gate refuses: an advisory answer cannot turn a failure into a fix."""
+    ids = comparison.fixed_by_judge
+    if not ids:
+        return comparison, []
+    policy = _policy(run, opts)
+    calibrated, why = True, ""
+    for rubric, field, fp in deciding_fingerprints(run.judgements, cur.target):
+        ok, reason = calibration_status(rubric, field, fp, opts.calibrations or [], policy)
+        if not why or (calibrated and not ok):
+            why = reason
+        calibrated = calibrated and ok
+    if calibrated and why:
+        fixed = sorted([*comparison.newly_fixed, *ids])
+        return comparison.model_copy(update={"newly_fixed": fixed, "fixed_by_judge": []}), []
+    names = ", ".join(ids)
+    finding = Finding(
+        rule="judged_fix",
+        message=f"⚖ {len(ids)} case(s) failed in the baseline and pass now only by a judge's "
+        f"answers: {names}; {why or 'advisory: no judgements'}",
+        blocking=True,
+    )
+    return comparison, [finding]
+
+
 def gate_target(
     run: Evaluation,
     cur: TargetEvaluation,
@@ -263,6 +292,8 @@ def gate_target(
             Finding(rule="new_critical", message=f"new critical failure: {c}", blocking=True)
             for c in comparison.new_critical_failures
         ]
+        comparison, fixed = _fixed_by_judge(run, cur, comparison, opts)
+        findings += fixed
     if not opts.allow_cached and cur.summary.cached:
         findings.append(
             Finding(
@@ -333,7 +364,8 @@ def judge_statuses(
     mine = [j for j in run.judgements if j.target == cur.target and j.repeat == 0]
     rubrics = suite_rubrics(run.suite)
     names = sorted({j.rubric for j in mine if j.rubric != ARGUMENT_RUBRIC and j.rubric in rubrics})
-    wanted = [(ARGUMENT_RUBRIC, "same_meaning")] if cur.summary.judge_decided else []
+    argued = cur.summary.judge_decided and any(j.rubric == ARGUMENT_RUBRIC for j in mine)
+    wanted = [(ARGUMENT_RUBRIC, "same_meaning")] if argued else []
     wanted += [(name, f) for name in names for f in rubrics[name].fields]
     out = []
     for rubric, field in wanted:

@@ -16,7 +16,8 @@ from toolproof.gate._findings import Finding
 from toolproof.gate._thresholds import judge_derived
 from toolproof.judges import Calibration, Judgement, calibration_status, judge_gate
 from toolproof.judges import self_preference as _self_preference
-from toolproof.types import ARGUMENT_RUBRIC, CalibrationPolicy
+from toolproof.stats import Summary
+from toolproof.types import ARGUMENT_RUBRIC, NL_ASSERTION_RUBRIC, CalibrationPolicy
 
 
 def judged_findings(
@@ -76,7 +77,7 @@ def _argument_findings(
         out.append(
             Finding(
                 rule="warning",
-                message=f"⚖ {cur.summary.undecided_arguments} judge-decided argument(s) "
+                message=f"⚖ {_left(cur.summary)} "
                 f"undecided: {cur.summary.undecided} attempt(s) not counted as passing; "
                 "judge them with: toolproof judge RUN --judge SPEC",
                 blocking=False,
@@ -87,18 +88,21 @@ def _argument_findings(
     if not derived:
         return out
     calibrated, why = True, ""
-    for fp in deciding_fingerprints(run.judgements, cur.target):
-        ok, reason = calibration_status(ARGUMENT_RUBRIC, "same_meaning", fp, calibrations, policy)
+    deciding = deciding_fingerprints(run.judgements, cur.target)
+    for rubric, field, fp in deciding:
+        ok, reason = calibration_status(rubric, field, fp, calibrations, policy)
         if not why or (calibrated and not ok):
             why = reason
         calibrated = calibrated and ok
     if not why:
         calibrated, why = False, "advisory: no judgements"
+    fields = sorted({f"{r}.{f}" for r, f, _ in deciding}) or [f"{ARGUMENT_RUBRIC}.same_meaning"]
+    names = ", ".join(sorted({r for r, _, _ in deciding})) or ARGUMENT_RUBRIC
     return [
         f.model_copy(
             update={
-                "message": f"⚖ judge-derived ({ARGUMENT_RUBRIC}): {f.message}; {why}",
-                "judge": f"{ARGUMENT_RUBRIC}.same_meaning",
+                "message": f"⚖ judge-derived ({names}): {f.message}; {why}",
+                "judge": ", ".join(fields),
                 "calibration": why,
                 "rule": f.rule if calibrated else "advisory",
                 "blocking": calibrated,
@@ -110,17 +114,31 @@ def _argument_findings(
     ]
 
 
-def deciding_fingerprints(judgements: Sequence[Judgement], target: str) -> list[str]:
-    """The judge fingerprints whose answers decide the target's judge-decided arguments:
-    of each question's parsed answers, the last written (as the scorer reads them)."""
-    latest: dict[str, str] = {}
+def deciding_fingerprints(
+    judgements: Sequence[Judgement], target: str
+) -> list[tuple[str, str, str]]:
+    """(rubric, field, fingerprint) of the judges whose answers decide the target's attempts:
+    judge-decided arguments (``argument_meaning.same_meaning``, of each question's parsed
+    answers the last written) and judged statements (``nl_assertion.holds``, of each
+    attempt's), as the scorer reads them."""
+    latest: dict[tuple[str, str | int, int], tuple[str, str, str]] = {}
     for j in judgements:
-        if (
-            j.rubric == ARGUMENT_RUBRIC
-            and j.target == target
-            and j.subject is not None
-            and j.repeat == 0
-            and j.status == "ok"
-        ):
-            latest[j.subject] = j.fingerprint
+        if j.target != target or j.repeat != 0 or j.status != "ok":
+            continue
+        if j.rubric == ARGUMENT_RUBRIC and j.subject is not None:
+            latest[(j.rubric, j.subject, 0)] = (j.rubric, "same_meaning", j.fingerprint)
+        elif j.rubric == NL_ASSERTION_RUBRIC:
+            latest[(j.rubric, j.case_id, j.attempt)] = (j.rubric, "holds", j.fingerprint)
     return sorted(set(latest.values()))
+
+
+def _left(s: Summary) -> str:
+    """What a target left to a judge: judge-decided arguments, judged statements."""
+    parts = []
+    if s.undecided_arguments:
+        parts.append(f"{s.undecided_arguments} judge-decided argument(s)")
+    if s.undecided_statements:
+        parts.append(
+            f"{s.undecided_statements} judged statement(s) (communicate: judged, nl_assertions)"
+        )
+    return " and ".join(parts)

@@ -168,6 +168,7 @@ def verdict_tail(
     evidence: Evidence,
     judge_decided: bool = False,
     undecided: int = 0,
+    undecided_statements: int = 0,
 ) -> tuple[Any, ...]:
     """The other fields of a verdict: what the answer did, and which attempt it was."""
     return (
@@ -184,6 +185,7 @@ def verdict_tail(
         evidence,
         judge_decided,
         undecided,
+        undecided_statements,
     )
 
 

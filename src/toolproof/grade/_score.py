@@ -70,6 +70,7 @@ from toolproof.match import (
 from toolproof.types import (
     NO_EVIDENCE,
     Check,
+    Communicate,
     Evidence,
     FailureClass,
     Kind,
@@ -139,6 +140,9 @@ class Scorer:
         self.if_same: dict[tuple[str | None, str, int], Verdict] = {}
         #: Attempts a judge passed: their verdict had it found a different meaning everywhere.
         self.if_different: dict[tuple[str | None, str, int], Verdict] = {}
+        #: Attempts the nl_assertion judge decided (their judged statements): the others in
+        #: ``if_same``/``if_different`` turn on judge-decided arguments.
+        self.statement_keys: set[tuple[str | None, str, int]] = set()
         # kept as given: a mapping may compute a case's state when it is first asked for
         states: Mapping[str, ExpectedState] = expected_states if expected_states is not None else {}
         self.initial_state = initial_state or next(
@@ -288,7 +292,7 @@ class Scorer:
         """
         self.embeddings.seen.clear()
         self.decisions.asked.clear()
-        verdict = self._finish(grade())
+        verdict = self._statements(self._finish(grade()), record)
         if not self.decisions.asked:  # (the common case: no judge-decided argument)
             return verdict
         asked = self.decisions.take_asked()
@@ -320,6 +324,57 @@ class Scorer:
         elif key is not None:
             self.if_different[key] = different._replace(judge_decided=True)
         return verdict._replace(judge_decided=True)
+
+    def _statements(self, verdict: Verdict, record: Record | None) -> Verdict:
+        """Judged statements decide an attempt that passed every deterministic check: by the
+        ``nl_assertion`` judge's answer (judge-decided, like a judged argument), or, without
+        one, the attempt is undecided and not counted as passing."""
+        if not verdict.passed:
+            return verdict
+        case = self.cases[verdict.case_id].case
+        n = sum(
+            1 for f in case.communicate or () if isinstance(f, Communicate) and f.match == "judged"
+        ) + len(case.nl_assertions or ())
+        if not n:
+            return verdict
+        key = (record.target, record.case_id, record.attempt) if record is not None else None
+        holds = self.decisions.statements.get(key) if key is not None else None
+        what = f"{n} judged statement{'s' if n != 1 else ''} (communicate: judged, nl_assertions)"
+        if holds is None:
+            return verdict._replace(
+                passed=False,
+                failure=None,
+                undecided_statements=n,
+                notes=(*verdict.notes, f"⚖ {what} left to the nl_assertion judge, undecided"),
+            )
+        assert key is not None
+        self.statement_keys.add(key)
+        held = verdict._replace(
+            judge_decided=True,
+            notes=(*verdict.notes, f"⚖ {what}: the nl_assertion judge found they hold"),
+        )
+        check = Check(
+            Stage.reply,
+            FailureClass.not_communicated,
+            f"⚖ {what}: the nl_assertion judge found they do not all hold",
+        )
+        failed = verdict._replace(
+            passed=False,
+            failure=FailureClass.not_communicated,
+            reply_ok=False,
+            checks=(*verdict.checks, check),
+            judge_decided=True,
+            notes=(*verdict.notes, f"⚖ {what}: the nl_assertion judge found they do not all hold"),
+        )
+        if holds:
+            self.if_different[key] = failed
+            return held
+        # read against the judge's "does not hold", the attempt is as without its answer:
+        # undecided, never passing (a "no" cannot make the gate more lenient than no answer)
+        self.if_same[key] = verdict._replace(
+            passed=False, failure=None, undecided_statements=n, judge_decided=True
+        )
+        return failed
 
     def _judge_note(self, q: Question) -> str:
         answer = self.decisions.answers.get(q.subject)

@@ -10,7 +10,15 @@ from toolproof.judges._file import append_judgements, latest_judgements, read_ju
 from toolproof.judges._judge import Judge, Judgement, judge_settings, record_digest
 from toolproof.judges._rubrics import case_rubrics, rubric_named
 from toolproof.match import Decisions, Question
-from toolproof.types import ARGUMENT_RUBRIC, Case, Outcome, Record, Rubric, Suite
+from toolproof.types import (
+    ARGUMENT_RUBRIC,
+    NL_ASSERTION_RUBRIC,
+    Case,
+    Outcome,
+    Record,
+    Rubric,
+    Suite,
+)
 
 #: (target, case, attempt) → the judge-decided arguments of that attempt.
 Questions = Mapping[tuple[str | None, str, int], Sequence[Question]]
@@ -110,7 +118,7 @@ def judge_run(
 
 
 def argument_decisions(judgements: Sequence[Judgement]) -> Decisions:
-    """The judge's answers to judge-decided arguments, for the scorer.
+    """The judge's answers to judge-decided arguments and judged statements, for the scorer.
 
     Only parsed answers count (a ``judge_error`` or ``infra`` judgement leaves
     the argument undecided); of several answers to one question, the last written.
@@ -118,6 +126,10 @@ def argument_decisions(judgements: Sequence[Judgement]) -> Decisions:
     table = Decisions()
     latest: dict[str, Judgement] = {}
     for j in judgements:
+        if j.rubric == NL_ASSERTION_RUBRIC and j.status == "ok" and j.repeat == 0 and j.fields:
+            holds = j.fields.get("holds")
+            if isinstance(holds, bool):  # the last written answer of an attempt counts
+                table.statements[(j.target, j.case_id, j.attempt)] = holds
         if j.rubric != ARGUMENT_RUBRIC or j.subject is None or j.repeat != 0:
             continue
         if j.status != "ok" or not j.fields or not isinstance(j.fields.get("same_meaning"), bool):

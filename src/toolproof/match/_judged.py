@@ -49,6 +49,9 @@ class Decisions:
     mode: Mode = "judged"
     matchers: int = 0
     """How many judge-decided matchers were compiled against this table."""
+    statements: dict[tuple[str | None, str, int], bool] = field(default_factory=dict)
+    """The ``nl_assertion`` judge's answer (``holds``) by attempt (target, case, attempt): it
+    decides the attempt's judged statements (``communicate: judged``, ``nl_assertions``)."""
 
     def decide(self, question: Question) -> bool | None:
         """True (same meaning), False (different), or None (no answer yet)."""

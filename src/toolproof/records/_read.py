@@ -427,9 +427,8 @@ def _record(file: str, number: int, line: str, data: dict[str, Any], *, plain: b
     try:  # each request stored as a delta: whole again, byte for byte
         expand_requests(data, fmt)
     except BadSteps as exc:
-        raise SuiteError(
-            file, f"{exc.where}: {exc}", line=number, column=1, path=exc.path
-        ) from None
+        # the path names the place (exchanges[0], not exchanges.0); the message says what
+        raise SuiteError(file, str(exc), line=number, column=1, path=exc.path) from None
     try:
         return Record.model_validate(data)
     except ValidationError as exc:

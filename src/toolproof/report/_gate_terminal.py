@@ -61,6 +61,13 @@ def render_comparison(c: Comparison, console: Console, judges: Sequence[JudgeSta
     for title, ids in (("newly failing", c.newly_failing), ("newly fixed", c.newly_fixed)):
         names = ", ".join(term_text(i) for i in ids) or "none"
         console.print(f"[bold]{title}[/bold] ({len(ids)}): {names}", highlight=False)
+    if c.fixed_by_judge:
+        names = ", ".join(term_text(i) for i in c.fixed_by_judge)
+        console.print(
+            f"[bold]⚖ passing only by a judge's answers[/bold] ({len(c.fixed_by_judge)}, "
+            f"failed in the baseline, not counted as fixed): {names}",
+            highlight=False,
+        )
 
 
 def _thresholds(t: TargetGate) -> Table:

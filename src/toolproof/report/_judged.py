@@ -51,8 +51,8 @@ def summary_legend() -> str:
     """The legend where only the figures are known, not the judge (a summary)."""
     return (
         f"{JUDGE_MARK} = {JUDGE_WORDS}: the figure counts attempts whose outcome a judge "
-        "decided (judge-decided arguments); toolproof gate names the judge and checks its "
-        "calibration"
+        "decided (judge-decided arguments or judged statements); toolproof gate names the judge "
+        "and checks its calibration"
     )
 
 

@@ -107,6 +107,12 @@ def _comparison(c: Comparison, judges: Sequence[JudgeStatus] = ()) -> list[str]:
     ]
     out += ["", f"Newly failing ({len(c.newly_failing)}): {_names(c.newly_failing)}  "]
     out += [f"Newly fixed ({len(c.newly_fixed)}): {_names(c.newly_fixed)}"]
+    if c.fixed_by_judge:
+        out[-1] += "  "
+        out += [
+            f"⚖ Passing only by a judge's answers ({len(c.fixed_by_judge)}, failed in the "
+            f"baseline, not counted as fixed): {_names(c.fixed_by_judge)}"
+        ]
     return out
 
 

@@ -374,8 +374,16 @@ def _verdict(target: str, s: Summary) -> str:
             f"⚖ {s.judge_decided} decided by a judge: pass and argument figures are judge-derived"
         )
     if s.undecided:
+        left = [
+            f"{n} {word}{'s' if n != 1 else ''}"
+            for n, word in (
+                (s.undecided_arguments, "argument"),
+                (s.undecided_statements, "judged statement"),
+            )
+            if n
+        ]
         notes.append(
-            f"{s.undecided_arguments} argument{'s' if s.undecided_arguments != 1 else ''} left "
+            f"{' and '.join(left)} left "
             f"to a judge, undecided: {s.undecided} attempt{'s' if s.undecided != 1 else ''} "
             "not counted as passing (judge them with --judge)"
         )

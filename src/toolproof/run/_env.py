@@ -637,11 +637,21 @@ def _load_module(path: Path, source: bytes) -> ModuleType:
     name = f"toolproof_env_{abs(hash(str(path.resolve())))}"
     module = ModuleType(name)
     module.__file__ = str(path)
+    from toolproof.suite._load import unparsable
+
     try:
         code = compile(source, str(path), "exec")
-    except (SyntaxError, ValueError) as exc:
-        raise UserError(f"{path}: cannot load the environment's tools: {exc}") from None
-    exec(code, module.__dict__)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise UserError(f"{path}: {unparsable(path.name, exc)}") from None
+    try:
+        exec(code, module.__dict__)
+    except Exception:
+        raise  # the suite's own code failed: its callers say so, located
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt, a BaseException of its own
+        raise UserError(
+            f"{path}: the tools file stopped Python at import (it raised {exc!r}); a tools "
+            "file must define its functions and return, not exit"
+        ) from None
     return module
 
 

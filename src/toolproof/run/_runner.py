@@ -234,8 +234,8 @@ def suite_problems(
     checks: its ``settings:`` (every layer checked as a run resolves it), and with leave
     to run code, its MCP environment (command, folder). ``validate`` reports these, so it
     refuses everything ``run`` refuses; ``run`` meets the same checks on its way. With
-    ``origin`` (and leave to run code), the names a case calls in the tools file that the
-    file binds otherwise than by ``def`` are checked to hold functions, by running it."""
+    ``origin`` (and leave to run code), the names a case calls in the tools file are
+    checked to hold functions, by running it."""
     from toolproof.run._settings import suite_models
 
     problems: list[SuiteError] = []
@@ -259,9 +259,9 @@ def suite_problems(
 
 
 def _code_name_problems(suite: Suite, origin: Origin, trust: Trust) -> list[SuiteError]:
-    """Each name a case calls in the tools file (setup, user tool, assert function) that
-    the file binds by an import, an assignment or a class holds a function (the file is
-    run: only with leave to run code)."""
+    """Each name a case calls in the tools file (setup, user tool, assert function) holds a
+    function once the file ran, whatever binds it (the file is run: only with leave to run
+    code)."""
     from toolproof.run._env import load_environment
 
     env = suite.environment
@@ -270,14 +270,22 @@ def _code_name_problems(suite: Suite, origin: Origin, trust: Trust) -> list[Suit
         loaded = load_environment(suite, trust, why="checking the tools file's names")
     except SuiteError as exc:
         return [exc]
+    except UserError as exc:  # the tools file cannot be loaded (it does not parse, it exits)
+        return [first_at.error(first_field, str(exc))]
     except Exception as exc:  # the suite's own code failed: say so, located, no traceback
         return [first_at.error(first_field, f"running the tools file failed: {exc!r}")]
     module = loaded.module if loaded is not None else None
     if module is None or env is None:
         return []
+    from toolproof.suite._load import missing_function
+
     out: list[SuiteError] = []
+    tools = {t.name for t in suite.tools}
     for at, field_, name, kind in origin.code_names:
-        value = getattr(module, name, None)
+        if not hasattr(module, name):  # never bound, or deleted once bound
+            out.append(at.error(field_, missing_function(name, kind, env.tools or "", tools)))
+            continue
+        value = getattr(module, name)
         if callable(value) and not inspect.isclass(value):
             continue
         what = "a class" if inspect.isclass(value) else f"a value of type {type(value).__name__}"

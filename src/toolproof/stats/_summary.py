@@ -272,6 +272,11 @@ class Summary(BaseModel):
     undecided_arguments: int = Field(
         default=0, description="Judge-decided arguments of those attempts still without an answer."
     )
+    undecided_statements: int = Field(
+        default=0,
+        description="Judged statements (communicate: judged, nl_assertions) of those attempts "
+        "no nl_assertion judge answered about.",
+    )
     conversations: ConversationStats | None = Field(
         default=None,
         description="Cases with a simulated user: pass^k over conversations, turns, agent "
@@ -445,6 +450,7 @@ class SummaryBuilder:
         self._judge_decided = 0
         self._undecided = 0
         self._undecided_arguments = 0
+        self._undecided_statements = 0
         self._pairs: Counter[tuple[str, str]] = Counter()
         self._repeats = RepeatCounts()
         self._expected: dict[tuple[str, int], str] = {}
@@ -522,9 +528,10 @@ class SummaryBuilder:
         self._unsafe += v.unsafe_calls
         self._passed += passed
         self._judge_decided += v.judge_decided
-        if v.undecided:
+        if v.undecided or v.undecided_statements:
             self._undecided += 1
             self._undecided_arguments += v.undecided
+            self._undecided_statements += v.undecided_statements
         if v.pairs:
             counted = self._pairs
             for pair in v.pairs:
@@ -689,6 +696,7 @@ class SummaryBuilder:
             judge_decided=self._judge_decided,
             undecided=self._undecided,
             undecided_arguments=self._undecided_arguments,
+            undecided_statements=self._undecided_statements,
         )
 
 

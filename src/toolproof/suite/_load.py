@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -824,36 +825,80 @@ def _case_functions(
         return
     try:
         tree = ast.parse(text, env.tools)
-    except (SyntaxError, ValueError):
-        return  # reported when the tools are loaded, with the line
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        reader.add(where.error(("environment", "tools"), unparsable(env.tools, exc)))
+        return
     functions, others = tools_file_names(tree)
+    # with leave to run code, a name the file binds anywhere is checked by running it
+    # (validate): what it holds once the file ran (a def in an if or try, a rebinding)
+    bound = _bound_anywhere(tree) if reader.trust.allow_code else set()
     for at, field_, name, kind in wanted:
+        if name in bound:
+            origin.code_names.append((at, field_, name, kind))
+            continue
         if name in functions:
             continue
         if name in others:
             how, line = others[name]
-            if reader.trust.allow_code:  # checked by running the file (validate)
-                origin.code_names.append((at, field_, name, kind))
-                continue
             message = (
                 f"{kind} '{name}' is bound by {how} at line {line} of the tools file "
                 f"'{env.tools}', not defined there as a function (def): without "
                 "--allow-code the file is read, never run, so what it holds cannot be "
                 "checked (give --allow-code, or define it with def)"
             )
-        elif kind == "tool":
-            from toolproof.match import did_you_mean
-
-            known = did_you_mean(name, sorted(tools))
-            message = (
-                f"unknown tool '{name}'{known}: neither a suite tool nor a function of the "
-                f"tools file '{env.tools}'"
-            )
-        elif kind == "user tool":
-            message = f"user tool '{name}': the tools file '{env.tools}' has no function '{name}'"
         else:
-            message = f"the tools file '{env.tools}' has no function '{name}'"
+            message = missing_function(name, kind, env.tools, tools)
+            message += "" if reader.trust.allow_code else _READ_ONLY
         reader.add(at.error(field_, message))
+
+
+#: Why a name the file binds only inside an ``if``/``try`` (or otherwise than at its top
+#: level) is not found without --allow-code.
+_READ_ONLY = (
+    " defined at its top level (without --allow-code the file is read, never run: a def "
+    "inside an if or try is not seen; --allow-code runs the file to check what it holds)"
+)
+
+
+def _bound_anywhere(tree: Any) -> set[str]:
+    """Every name the file binds anywhere: a def or class, an assignment target, an import."""
+    import ast
+
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            out.add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return out
+
+
+def missing_function(name: str, kind: str, file: str, tools: Iterable[str]) -> str:
+    """The message for a name a case calls that the tools file ``file`` does not have."""
+    if kind == "tool":
+        from toolproof.match import did_you_mean
+
+        known = did_you_mean(name, sorted(tools))
+        return (
+            f"unknown tool '{name}'{known}: neither a suite tool nor a function of the "
+            f"tools file '{file}'"
+        )
+    if kind == "user tool":
+        return f"user tool '{name}': the tools file '{file}' has no function '{name}'"
+    return f"the tools file '{file}' has no function '{name}'"
+
+
+def unparsable(name: str, exc: BaseException) -> str:
+    """Why the tools file ``name`` cannot be parsed, in words (with the line of a syntax
+    error; Python's parser gives up on code nested too deeply for it)."""
+    if isinstance(exc, SyntaxError):
+        at = f" at line {exc.lineno}" if exc.lineno else ""
+        return f"the tools file '{name}' cannot be parsed: {exc.msg}{at}"
+    if isinstance(exc, RecursionError | MemoryError):
+        return f"the tools file '{name}' cannot be parsed: nested too deeply for Python's parser"
+    return f"the tools file '{name}' cannot be parsed: {exc}"
 
 
 def tools_file_names(tree: Any) -> tuple[set[str], dict[str, tuple[str, int]]]:

@@ -321,7 +321,7 @@ class Communicate(BaseModel):
         default="normalised",
         description="substring: as written; normalised: lowercased, commas removed, other "
         "punctuation and runs of spaces made one space (passes whatever τ²-bench's rule "
-        "passes); judged: reserved for a judge, refused by validate for now.",
+        "passes); judged: checked only by the nl_assertion judge (undecided until it answers).",
     )
 
 
@@ -450,7 +450,7 @@ class Case(BaseModel):
     communicate: list[str | Communicate] | None = Field(
         default=None, description="Facts the agent must have told the user."
     )
-    nl_assertions: list[str] | None = Field(
+    nl_assertions: list[Annotated[str, Field(min_length=1)]] | None = Field(
         default=None,
         description="Statements about the conversation that a judge checks (rubric "
         "nl_assertion, with --judge; τ2's NL_ASSERTION): advisory unless the judge is "

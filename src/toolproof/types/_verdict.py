@@ -189,6 +189,10 @@ class Verdict(NamedTuple):
     undecided: int = 0
     """Arguments left to a judge that has not answered: the attempt is neither passed nor
     failed by them, and is not counted as passing (``passed`` is False, ``failure`` None)."""
+    undecided_statements: int = 0
+    """Judged statements (``communicate`` facts with ``match: judged``, ``nl_assertions``) no
+    ``nl_assertion`` judge has answered about, on an attempt that passed every deterministic
+    check: the attempt is left undecided, as for judge-decided arguments."""
 
     @property
     def failures(self) -> list[FailureClass]:
