@@ -347,7 +347,10 @@ def parse_keep(text: str, now: datetime | None = None) -> datetime:
 
 
 def find_run_folders(paths: Iterable[str | Path]) -> list[Path]:
-    """Run folders (manifest.json + records.jsonl) at or under ``paths``, sorted."""
+    """Run folders (manifest.json + records.jsonl) at or under ``paths``, sorted.
+
+    A folder inside a run folder (the runs of its judges, under ``judges/``)
+    belongs to that run: it is read with it, never imported as a run of its own."""
     out: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():
@@ -356,6 +359,8 @@ def find_run_folders(paths: Iterable[str | Path]) -> list[Path]:
             out.append(p)
             continue
         found = sorted(m.parent for m in p.rglob("manifest.json") if m.parent != p)
+        runs = set(found)
+        found = [f for f in found if not any(a in runs for a in f.parents)]
         if not found:
             raise UserError(f"{p}: no run folder (manifest.json) in it")
         out += found
