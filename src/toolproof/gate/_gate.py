@@ -21,7 +21,7 @@ from toolproof.gate._compare import (
 from toolproof.gate._complete import Coverage, check_coverage
 from toolproof.gate._findings import Finding
 from toolproof.gate._infra import InfraAllowance, check_infra, unscored
-from toolproof.gate._judged import deciding_fingerprints, judged_findings
+from toolproof.gate._judged import deciding_calibrated, deciding_fingerprints, judged_findings
 from toolproof.gate._measured import LABELS
 from toolproof.gate._schedule import ScheduleReport, compiled_cases, target_schedule
 from toolproof.gate._thresholds import ThresholdCheck, check_thresholds, critical_violations
@@ -235,21 +235,16 @@ def _fixed_by_judge(
     ids = comparison.fixed_by_judge
     if not ids:
         return comparison, []
-    policy = _policy(run, opts)
-    calibrated, why = True, ""
-    for rubric, field, fp in deciding_fingerprints(run.judgements, cur.target):
-        ok, reason = calibration_status(rubric, field, fp, opts.calibrations or [], policy)
-        if not why or (calibrated and not ok):
-            why = reason
-        calibrated = calibrated and ok
-    if calibrated and why:
+    deciding = deciding_fingerprints(run.judgements, cur.target)
+    calibrated, why = deciding_calibrated(deciding, opts.calibrations or [], _policy(run, opts))
+    if calibrated:
         fixed = sorted([*comparison.newly_fixed, *ids])
         return comparison.model_copy(update={"newly_fixed": fixed, "fixed_by_judge": []}), []
     names = ", ".join(ids)
     finding = Finding(
         rule="judged_fix",
         message=f"⚖ {len(ids)} case(s) failed in the baseline and pass now only by a judge's "
-        f"answers: {names}; {why or 'advisory: no judgements'}",
+        f"answers: {names}; {why}",
         blocking=True,
     )
     return comparison, [finding]

@@ -87,15 +87,8 @@ def _argument_findings(
     derived = judge_derived(run.suite, cur.verdicts, if_same)
     if not derived:
         return out
-    calibrated, why = True, ""
     deciding = deciding_fingerprints(run.judgements, cur.target)
-    for rubric, field, fp in deciding:
-        ok, reason = calibration_status(rubric, field, fp, calibrations, policy)
-        if not why or (calibrated and not ok):
-            why = reason
-        calibrated = calibrated and ok
-    if not why:
-        calibrated, why = False, "advisory: no judgements"
+    calibrated, why = deciding_calibrated(deciding, calibrations, policy)
     fields = sorted({f"{r}.{f}" for r, f, _ in deciding}) or [f"{ARGUMENT_RUBRIC}.same_meaning"]
     names = ", ".join(sorted({r for r, _, _ in deciding})) or ARGUMENT_RUBRIC
     return [
@@ -130,6 +123,25 @@ def deciding_fingerprints(
         elif j.rubric == NL_ASSERTION_RUBRIC:
             latest[(j.rubric, j.case_id, j.attempt)] = (j.rubric, "holds", j.fingerprint)
     return sorted(set(latest.values()))
+
+
+def deciding_calibrated(
+    deciding: Sequence[tuple[str, str, str]],
+    calibrations: Sequence[Calibration],
+    policy: CalibrationPolicy,
+) -> tuple[bool, str]:
+    """Whether every deciding judge (``deciding_fingerprints``) is calibrated for the field
+    it decided, and why not (the first reason that fails, else the last one read); with no
+    deciding judge, not calibrated: ``advisory: no judgements``."""
+    calibrated, why = True, ""
+    for rubric, field, fp in deciding:
+        ok, reason = calibration_status(rubric, field, fp, calibrations, policy)
+        if not why or (calibrated and not ok):
+            why = reason
+        calibrated = calibrated and ok
+    if not why:
+        return False, "advisory: no judgements"
+    return calibrated, why
 
 
 def _left(s: Summary) -> str:
