@@ -23,24 +23,19 @@ from typing import IO, Any
 
 from toolproof.errors import UserError
 from toolproof.traces._drift import argument_summary
+from toolproof.traces._dumps import (
+    call_record,
+    datetime_json,
+    json_value,
+    message_case,
+    message_record,
+)
 from toolproof.traces._index import Index, IndexedSpan, TraceInfo
 from toolproof.traces._read import SHAPE_ERRORS, Problem, iter_rows, source_files
 from toolproof.traces._redact import Redactor
 from toolproof.traces._shapes import Decision, ToolRun, decision_of, tool_run_of
-from toolproof.types import (
-    CallSpec,
-    Case,
-    Expect,
-    Message,
-    MockRule,
-    Order,
-    Record,
-    Response,
-    SuiteTool,
-    ToolCall,
-    ToolMock,
-    Usage,
-)
+from toolproof.types import Message, SuiteTool, ToolCall
+from toolproof.types._record import RECORD_FORMAT
 
 #: ``json.dumps(value, ensure_ascii=False)``, with one encoder made once.
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -739,55 +734,72 @@ def _case(
         source = "none (only the names production called)"
     report.tools_from[source.split(":")[0] if source.startswith("file") else source] += 1
     mocks = _mocks(defs, later, by_id, fed_back)
-    calls = [
-        CallSpec(tool=c.name, args=c.arguments, extra_args=None)
+    # the case and its record as plain dicts, key for key as Case(...).model_dump(
+    # mode="json", exclude_defaults=True, exclude_none=True) and Record(...).model_dump(
+    # mode="json", exclude_none=True) write them (see _dumps; tests/traces/test_dumps.py)
+    calls: list[dict[str, Any]] = [
+        ({"tool": c.name, "args": json_value(c.arguments)} if c.arguments else {"tool": c.name})
         if isinstance(c.arguments, dict)
-        else CallSpec(tool=c.name, extra_args=True)
+        else {"tool": c.name, "extra_args": True}
         for c in d.calls
     ]
     tags = ["from-production", f"tools-from-{source.split(':')[0].split(' ')[0]}"]
-    expect = Expect(calls=calls, order=Order.superset) if calls else Expect()
+    expect: dict[str, Any] = {"calls": calls, "order": "superset"} if calls else {}
     offered = {t.name for t in defs}
     if any(c.name not in offered for c in d.calls):
         # production called a tool it was not offered (or one no suite may name): the
         # case keeps the decision (that many calls), not an expectation it cannot state
-        expect = Expect(count=len(d.calls))
+        expect = {"count": len(d.calls)}
         tags.append("production-called-an-unoffered-tool")
         report.unoffered_calls += 1
-    case = Case(
-        id=case_id,
-        messages=d.messages,
-        tools=[_case_tool(t, sink) for t in defs],
-        expect=expect,
-        reason="production's decision (unreviewed)",
-        tags=tags,
-        # multi-step only where production's own path goes on in the trace (a decision
-        # with nothing after it is compared as one answer: its results are unknown)
-        mocks=mocks if len(steps) > 1 else {},
-        max_steps=min(MAX_REPLAY_STEPS, len(steps) + (1 if steps[-1].calls else 0))
-        if len(steps) > 1
-        else None,
-    )
-    data = case.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
-    data["expect"] = case.expect.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    data: dict[str, Any] = {
+        "id": case_id,
+        "messages": [message_case(m) for m in d.messages],
+        "tools": [_case_tool(t, sink) for t in defs],
+    }
+    if expect:
+        data["expect"] = expect
+    data["reason"] = "production's decision (unreviewed)"
+    data["tags"] = tags
+    # multi-step only where production's own path goes on in the trace (a decision
+    # with nothing after it is compared as one answer: its results are unknown)
+    if len(steps) > 1:
+        data["max_steps"] = min(MAX_REPLAY_STEPS, len(steps) + (1 if steps[-1].calls else 0))
+        if mocks:
+            data["mocks"] = mocks
+    if not expect:
+        data["expect"] = expect  # an empty expectation is written too, last
     last = steps[-1]
-    record = Record(
-        case_id=case_id,
-        target=report.target,
-        response=Response(
-            text=last.text,
-            tool_calls=last.calls,
-            stop_reason=last.finish_reason,
-            model=last.model,
-            usage=Usage(input_tokens=d.input_tokens, output_tokens=d.output_tokens)
-            if d.input_tokens is not None or d.output_tokens is not None
-            else None,
-        ),
-        transcript=_transcript(d.messages, steps, by_id, fed_back) if len(steps) > 1 else None,
-        started_at=datetime.fromtimestamp(span.start / 1e9, tz=UTC) if span.start else None,
-        latency_ms=(span.end - span.start) / 1e6 if span.end and span.start else None,
-    )
-    rec = record.model_dump(mode="json", exclude_none=True)
+    response: dict[str, Any] = {}
+    if last.text is not None:
+        response["text"] = last.text
+    response["tool_calls"] = [call_record(c) for c in last.calls]
+    if last.finish_reason is not None:
+        response["stop_reason"] = last.finish_reason
+    if d.input_tokens is not None or d.output_tokens is not None:
+        usage: dict[str, Any] = {}
+        if d.input_tokens is not None:
+            usage["input_tokens"] = d.input_tokens
+        if d.output_tokens is not None:
+            usage["output_tokens"] = d.output_tokens
+        response["usage"] = usage
+    if last.model is not None:
+        response["model"] = last.model
+    rec: dict[str, Any] = {
+        "format": RECORD_FORMAT,
+        "case_id": case_id,
+        "target": report.target,
+        "attempt": 0,
+        "outcome": "ok",
+        "response": response,
+    }
+    if len(steps) > 1:
+        rec["transcript"] = _transcript(d.messages, steps, by_id, fed_back)
+    if span.start:
+        rec["started_at"] = datetime_json(datetime.fromtimestamp(span.start / 1e9, tz=UTC))
+    if span.end and span.start:
+        rec["latency_ms"] = (span.end - span.start) / 1e6
+    rec["cached"] = False
     prov = {
         "case_id": case_id,
         "trace_id": span.trace,
@@ -828,28 +840,25 @@ def _case(
 
 def _transcript(
     start: list[Message], steps: list[Decision], by_id: dict[str, ToolRun], fed_back: dict[str, Any]
-) -> list[Message]:
-    """Production's own multi-step path from this decision to the end of its trace."""
-    out = list(start)
+) -> list[dict[str, Any]]:
+    """Production's own multi-step path from this decision to the end of its trace (each
+    turn as a record's transcript writes it)."""
+    out = [_record_message(m) for m in start]
     for step in steps:
-        out.append(Message(role="assistant", content=step.text, tool_calls=step.calls))
+        out.append(message_record("assistant", step.text, step.calls))
         for call in step.calls:
             run = by_id.get(call.id or "")
             msg = fed_back.get(call.id or "")
             if msg is not None:
-                out.append(msg)
+                out.append(_record_message(msg))
             elif run is not None and run.result is not None:
                 text = run.result if isinstance(run.result, str) else _dumps(run.result)
-                out.append(
-                    Message(
-                        role="tool",
-                        content=text,
-                        tool_call_id=call.id,
-                        name=call.name,
-                        is_error=bool(_failed(run)),
-                    )
-                )
+                out.append(message_record("tool", text, [], call.id, call.name, bool(_failed(run))))
     return out
+
+
+def _record_message(m: Message) -> dict[str, Any]:
+    return message_record(m.role, m.content, m.tool_calls, m.tool_call_id, m.name, m.is_error)
 
 
 def _maybe_json(value: Any) -> Any:
@@ -861,12 +870,16 @@ def _maybe_json(value: Any) -> Any:
     return value
 
 
-def _case_tool(tool: SuiteTool, sink: _Out) -> str | SuiteTool:
+def _case_tool(tool: SuiteTool, sink: _Out) -> str | dict[str, Any]:
+    """The case's entry for a tool: its name, or its own definition where the suite's
+    tools.json holds another of that name."""
     known = sink.tools.get(tool.name)
     if known is None:
         sink.tools[tool.name] = tool
         return tool.name
-    return tool.name if known == tool else tool
+    if known == tool:
+        return tool.name
+    return tool.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
 
 
 def _mocks(
@@ -874,9 +887,11 @@ def _mocks(
     later: list[ToolCall],
     by_id: dict[str, ToolRun],
     fed_back: dict[str, Any],
-) -> dict[str, ToolMock]:
-    """Production's recorded result for each call it made; 'not recorded' for anything else."""
-    rules: dict[str, list[MockRule]] = {t.name: [] for t in defs}
+) -> dict[str, dict[str, Any]]:
+    """Production's recorded result for each call it made; 'not recorded' for anything else
+    (each tool's mock as ToolMock(...).model_dump(mode="json", exclude_defaults=True,
+    exclude_none=True) writes it)."""
+    rules: dict[str, list[dict[str, Any]]] = {t.name: [] for t in defs}
     for call in later:
         run = by_id.get(call.id or "")
         msg = fed_back.get(call.id or "")
@@ -888,6 +903,7 @@ def _mocks(
         else:
             continue
         when = call.arguments if isinstance(call.arguments, dict) else None
+        rule: dict[str, Any] = {} if when is None else {"when": json_value(when)}
         if failed:
             # the tool's own error payload {"error": X} is what the mock's error fault
             # sends ({"error": X}); any other failed result is sent as the error's text
@@ -900,10 +916,15 @@ def _mocks(
                 text = parsed["error"]
             else:
                 text = result if isinstance(result, str) else _dumps(result)
-            rule = MockRule(when=when, fault="error", message=text or message)
-        else:
-            rule = MockRule(when=when, result=result)
+            rule["fault"] = "error"
+            if (text or message) is not None:
+                rule["message"] = text or message
+        elif result is not None:
+            rule["result"] = json_value(result)
         if call.name in rules:  # a mock only for a tool the case offers
             rules[call.name].append(rule)
-    default = MockRule(fault="error", message=NOT_RECORDED)
-    return {name: ToolMock(rules=r, default=default) for name, r in rules.items()}
+    default = {"fault": "error", "message": NOT_RECORDED}
+    return {
+        name: ({"rules": r, "default": default} if r else {"default": default})
+        for name, r in rules.items()
+    }
