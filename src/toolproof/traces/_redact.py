@@ -191,6 +191,8 @@ def _placeholder(kind: str, n: int, original: str) -> str:
 
 _ID_KEYS = frozenset({"trace_id", "span_id", "parent_span_id", "case_id", "id"})
 _HEX_ID = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}|[0-9a-f]{12}-[0-9a-f]{16}|t[0-9a-f]{20}")
+#: The lengths of the IDs _HEX_ID matches.
+_ID_LENGTHS = frozenset({16, 32, 29, 21})
 
 
 @dataclass
@@ -275,7 +277,7 @@ class Redactor:
                 if isinstance(decoded, dict | list):
                     walked = self.value(decoded, where)
                     if walked != decoded:
-                        return json.dumps(walked, ensure_ascii=False)
+                        return _dumps(walked)
                     return value
         return self._flat(value, where)
 
@@ -361,16 +363,32 @@ class Redactor:
 
     def _dict(self, data: dict[Any, Any], where: str) -> dict[Any, Any]:
         clean = self._clean
+        memo = self._memo
         out: dict[Any, Any] = {}
         for k, v in data.items():
-            if isinstance(k, str) and k not in clean:
+            if k not in clean and isinstance(k, str):
                 k = self.text(k, where)
             cls = v.__class__
             if v is None or cls is bool or cls is float:
                 out[k] = v
             elif cls is str:
-                # the same answer value() gives, without its calls (most values are strings)
-                out[k] = v if v in clean else self._string(v, f"{where}.{k}" if where else str(k))
+                # the same answer value() gives, without its calls (most values are strings
+                # known clean, or met before: the memo's answer, its findings counted here)
+                if v in clean:
+                    out[k] = v
+                    continue
+                if len(v) in _ID_LENGTHS and str(k).rsplit(".", 1)[-1] in _ID_KEYS:
+                    out[k] = self._string(v, f"{where}.{k}" if where else str(k))
+                    continue
+                known = memo.get(v)
+                if known is None:
+                    out[k] = self.text(v, (f"{where}.{k}" if where else str(k)) or "text")
+                    continue
+                if known[1]:
+                    path = (f"{where}.{k}" if where else str(k)) or "text"
+                    for kind, below in known[1]:
+                        self._found(kind, path + below)
+                out[k] = known[0]
             elif cls is int and not 10**12 <= abs(v) < 10**19:
                 out[k] = v
             else:
