@@ -144,19 +144,21 @@ class Index:
         info = {**row.resource, **row.attrs}
         values = {col: _first(info, keys) for col, keys in _TRACE_KEYS.items()}
         if any(v is not None for v in values.values()):
-            self.db.execute("INSERT OR IGNORE INTO traces (trace) VALUES (?)", (row.trace,))
+            # the first value read of each wins (one statement: insert, or fill the gaps)
             self.db.execute(
-                "UPDATE traces SET session=COALESCE(session,?), user=COALESCE(user,?), "
-                "conversation=COALESCE(conversation,?), feedback=COALESCE(feedback,?) "
-                "WHERE trace=?",
+                "INSERT INTO traces (trace, session, user, conversation, feedback) "
+                "VALUES (?,?,?,?,?) ON CONFLICT (trace) DO UPDATE SET "
+                "session=COALESCE(session, excluded.session), user=COALESCE(user, excluded.user), "
+                "conversation=COALESCE(conversation, excluded.conversation), "
+                "feedback=COALESCE(feedback, excluded.feedback)",
                 (
+                    row.trace,
                     _str(values["session"]),
                     _str(values["user"]),
                     _str(values["conversation"]),
                     None
                     if values["feedback"] is None
                     else orjson.dumps(values["feedback"]).decode(),
-                    row.trace,
                 ),
             )
 

@@ -341,7 +341,8 @@ class Redactor:
         if cls is dict:
             return self._dict(data, where)
         if cls is list:
-            return [self.value(v, where) for v in data]
+            clean = self._clean  # a string known clean is its own answer
+            return [v if v.__class__ is str and v in clean else self.value(v, where) for v in data]
         if isinstance(data, str):
             return self._string(data, where)
         if isinstance(data, int) and not isinstance(data, bool) and 10**12 <= abs(data) < 10**19:
