@@ -57,17 +57,13 @@ SUITE: dict[str, Any] = {
     "format": 1,
     "suite": "later",
     "tools": [_tool("lookup"), _tool("sort"), _tool("delete")],
-    "mocks": {
-        name: {"default": {"result": {"ok": name}}} for name in ("lookup", "sort", "delete")
-    },
+    "mocks": {name: {"default": {"result": {"ok": name}}} for name in ("lookup", "sort", "delete")},
     "cases": [_case("late")],
 }
 
 
 def _opts(tmp_path: Path, out: str) -> RunOptions:
-    return RunOptions(
-        out=tmp_path / out, cache=False, fsync=False, retry=RetryPolicy(0.001, 0.01)
-    )
+    return RunOptions(out=tmp_path / out, cache=False, fsync=False, retry=RetryPolicy(0.001, 0.01))
 
 
 def _names(fmt: str, body: dict[str, Any]) -> list[str]:
@@ -167,7 +163,7 @@ def test_a_call_before_the_tool_is_offered_is_a_call_of_an_unknown_tool(tmp_path
     # exactly as a call of a tool the case never offers
     never = [_call("shred"), {"text": "Done."}, _call("sort"), {"text": "Sorted."}]
     other = _scripted(tmp_path, suite, never, "never")
-    unknown = [m for m in other.transcript or [] if m.role == "tool"][0]
+    unknown = next(m for m in other.transcript or [] if m.role == "tool")
     assert unknown.is_error and "no tool named shred is available" in (unknown.content or "")
     baseline = _verdict(suite, tmp_path / "never")
     assert baseline.failure is verdict.failure is FailureClass.unknown_tool
