@@ -199,7 +199,7 @@ def _check_offers(case: Case, by_name: dict[str, SuiteTool], report: Any) -> Non
         if isinstance(entry, str) or not entry.offer:
             continue
         seen: set[str] = set()
-        unknown: list[tuple[int, str]] = []
+        unknown: list[int] = []  # where each name the suite does not define is
         for j, name in enumerate(entry.offer):
             where = ("user", "script", i, "offer", j)
             if name in seen:
@@ -207,7 +207,12 @@ def _check_offers(case: Case, by_name: dict[str, SuiteTool], report: Any) -> Non
                 continue
             seen.add(name)
             if name not in by_name:
-                unknown.append((j, name))
+                unknown.append(j)
+                if len(unknown) <= _SHOWN_OFFERS:
+                    hint = did_you_mean(name, list(by_name))
+                    report(
+                        case, where, f"unknown tool '{name}'{hint}: the suite defines no such tool"
+                    )
             elif listed is not None and name not in listed:
                 report(
                     case,
@@ -215,20 +220,14 @@ def _check_offers(case: Case, by_name: dict[str, SuiteTool], report: Any) -> Non
                     f"tool '{name}' is not one of the case's tools: list it in the case's "
                     "'tools' too (a tool offered later is held back until then)",
                 )
-        for j, name in unknown[:_SHOWN_OFFERS]:
-            hint = did_you_mean(name, list(by_name))
-            report(
-                case,
-                ("user", "script", i, "offer", j),
-                f"unknown tool '{name}'{hint}: the suite defines no such tool",
-            )
         if len(unknown) > _SHOWN_OFFERS:
-            j, name = unknown[_SHOWN_OFFERS]
+            j = unknown[_SHOWN_OFFERS]
             more = len(unknown) - _SHOWN_OFFERS
             report(
                 case,
                 ("user", "script", i, "offer", j),
-                f"unknown tool '{name}' and {more - 1} more unknown names in this list",
+                f"unknown tool '{entry.offer[j]}', and {more - 1} more names here the suite "
+                "does not define",
             )
 
 
