@@ -389,6 +389,15 @@ def main() -> None:
         if top:
             listed = ", ".join(f"{n} {c}" for n, c in top)
             print(f"{v} rows toolproof passes and BFCL fails, by the call changed: {listed}")
+    failed: Counter[tuple[str, str]] = Counter(
+        (row[1], bfcl["error_type"])
+        for row, bfcl in zip(rows, theirs, strict=True)
+        if not bfcl["valid"]
+    )
+    for v in VARIANTS:
+        why = [(e, n) for (w, e), n in failed.most_common() if w == v]
+        if why:
+            print(f"BFCL fails {v} rows: " + ", ".join(f"{e} {n}" for e, n in why))
     print(f"rows whose BFCL verdict changes with the end state only: {per_turn} of {len(rows)}")
     cpu = sum(t["cpu"] for t in theirs) / max(1, len(theirs))
     print(
