@@ -179,15 +179,21 @@ def test_a_call_before_the_tool_is_offered_is_a_call_of_an_unknown_tool(tmp_path
     assert _verdict(suite, tmp_path / "late").passed
 
 
-def test_a_replay_offers_the_recorded_tools_at_the_recorded_turn(tmp_path: Path) -> None:
+def test_a_replay_keeps_the_turns_offers_and_grades_the_same(tmp_path: Path) -> None:
     suite = load_suite(write_suite(tmp_path / "suite", SUITE))
-    steps = [_call("lookup"), {"text": "Found."}, _call("sort"), {"text": "Sorted."}]
-    first = _scripted(tmp_path, suite, steps, "first")
-    target = Target(spec=f"replay:{tmp_path / 'first'}")
-    (again,) = run_suite(suite, [target], _opts(tmp_path, "again")).records
-    assert again.outcome is Outcome.ok, again.error
-    assert [t.offered for t in again.user_turns or []] == [None, ["sort"], None]
-    assert expand_steps(again.steps) == expand_steps(first.steps)
+    for name, steps, passed in (
+        ("gold", [_call("lookup"), {"text": "Found."}, _call("sort"), {"text": "Sorted."}], True),
+        ("early", [_call("sort"), {"text": "Done."}, _call("sort"), {"text": "Sorted."}], False),
+    ):
+        first = _scripted(tmp_path, suite, steps, name)
+        target = Target(spec=f"replay:{tmp_path / name}")
+        (again,) = run_suite(suite, [target], _opts(tmp_path, f"{name}-again")).records
+        assert again.outcome is Outcome.ok, again.error
+        assert [t.offered for t in again.user_turns or []] == [None, ["sort"], None]
+        assert expand_steps(again.steps) == expand_steps(first.steps)
+        verdict = _verdict(suite, tmp_path / f"{name}-again")
+        assert verdict.passed is passed
+        assert verdict.checks == _verdict(suite, tmp_path / name).checks
 
 
 def test_an_entry_without_say_offers_and_goes_on_in_the_same_turn(tmp_path: Path) -> None:
@@ -202,3 +208,54 @@ def test_an_entry_without_say_offers_and_goes_on_in_the_same_turn(tmp_path: Path
         ("Thanks.", None),
     ]
     assert _verdict(suite, tmp_path / "run").passed
+
+
+def test_a_rule_offers_when_it_matches(tmp_path: Path) -> None:
+    data = {**SUITE, "cases": [_case("late")]}
+    data["cases"][0]["user"]["script"] = [
+        "Sort report.txt.",
+        {"when": {"contains": "cannot"}, "offer": ["sort"], "say": MORE},
+        "Thanks. ###STOP###",
+    ]
+    suite = load_suite(write_suite(tmp_path / "suite", data))
+    steps = [{"text": "I cannot sort files."}, _call("sort"), {"text": "Sorted."}]
+    record = _scripted(tmp_path, suite, steps, "run")
+    assert [t.offered for t in record.user_turns or []] == [None, ["sort"], None]
+    assert [len(s["request"]["tools"]) for s in expand_steps(record.steps)] == [1, 2, 2]
+    assert _verdict(suite, tmp_path / "run").passed
+
+
+def test_a_turn_offers_only_the_cases_held_back_tools() -> None:
+    import asyncio
+
+    from toolproof.providers import Exchange, ModelSettings, ProviderRequest
+    from toolproof.run._agent import EndState, RecordedToolBox, run_agent
+    from toolproof.run._user import RecordedUser
+    from toolproof.types import Message, Response, Tool, UserTurn
+
+    sent: list[list[str]] = []
+
+    async def model(request: ProviderRequest) -> Exchange:
+        sent.append([t.name for t in request.tools])
+        return Exchange(request={}, response=Response(text="ok"))
+
+    # a recording that says more than the case holds back: delete is not offered
+    user = RecordedUser(
+        [
+            UserTurn(text="hi", source="replay", offered=["delete", "sort", "sort"]),
+            UserTurn(text=None, stop="user_stop", source="replay"),
+        ]
+    )
+    asyncio.run(
+        run_agent(
+            model,
+            model="m",
+            messages=[Message(role="system", content="s")],
+            tools=[Tool(name="lookup")],
+            settings=ModelSettings(),
+            toolbox=RecordedToolBox([], EndState()),
+            user=user,
+            held_back={"sort": Tool(name="sort")},
+        )
+    )
+    assert sent == [["lookup", "sort"]]
