@@ -10,7 +10,10 @@ entry, conversations are made from the ground truth (a list per turn of calls):
   its last item);
 - ``shift_call``: the last call of the first turn with calls that has a later
   turn, made at the start of the next turn instead (the same calls, the same
-  end state, another state after that turn).
+  end state, another state after that turn);
+- ``early_call`` (``multi_turn_miss_func`` only): the first ground-truth call of
+  a function held back until a turn (``missed_function``), made at the end of
+  the turn before instead, when the function is not offered yet.
 
 (A variant that would give the gold calls again is not made.) Each
 conversation is scored twice, in this process:
@@ -53,8 +56,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-CATEGORIES = ("multi_turn_base", "multi_turn_miss_param", "multi_turn_long_context")
-VARIANTS = ("gold", "drop_call", "change_arg", "shift_call")
+CATEGORIES = (
+    "multi_turn_base",
+    "multi_turn_miss_param",
+    "multi_turn_long_context",
+    "multi_turn_miss_func",
+)
+VARIANTS = ("gold", "drop_call", "change_arg", "shift_call", "early_call")
 
 Call = tuple[str, dict[str, Any]]
 Turns = list[list[Call]]
@@ -72,9 +80,17 @@ def _changed(value: Any) -> Any:
     return None
 
 
-def variants(gold: Turns) -> dict[str, Turns]:
-    """The conversations made from one entry's ground truth (see the module doc)."""
+def variants(gold: Turns, held: dict[int, list[str]] | None = None) -> dict[str, Turns]:
+    """The conversations made from one entry's ground truth (see the module doc);
+    ``held``: by turn, the functions held back until that turn (``missed_function``)."""
     out: dict[str, Turns] = {"gold": gold}
+    for turn, names in sorted((held or {}).items()):
+        first = next((c for c, (name, _) in enumerate(gold[turn]) if name in names), None)
+        if turn > 0 and first is not None:
+            turns = copy.deepcopy(gold)
+            turns[turn - 1].append(turns[turn].pop(first))
+            out["early_call"] = turns
+            break
     with_calls = [i for i, t in enumerate(gold) if t]
     if with_calls:
         last = with_calls[-1]
@@ -307,7 +323,8 @@ def main() -> None:
                     continue
                 truth = truths[entry["id"]]
                 gold = [[parse_call(c, params) for c in turn] for turn in truth]
-                plan[entry["id"]] = variants(gold)
+                held = {int(k): v for k, v in entry.get("missed_function", {}).items()}
+                plan[entry["id"]] = variants(gold, held)
                 golds[entry["id"]] = gold
                 for v, turns in plan[entry["id"]].items():
                     rows.append((name, v, entry, truth, turns))
@@ -348,9 +365,11 @@ def main() -> None:
                     name = _first_change(gold, turns)[0]
                 elif variant == "drop_call":
                     name = [c for t in gold for c in t][-1][0]
-                else:  # shift_call: the call made a turn late
+                elif variant == "shift_call":  # the call made a turn late
                     moved = next(t for t, turn in enumerate(gold) if turn and t + 1 < len(gold))
                     name = gold[moved][-1][0]
+                else:  # early_call: the held-back function called before it is offered
+                    name = ", ".join(n for v in entry["missed_function"].values() for n in v)
                 passed_calls[(variant, name)] += 1
     print(f"{'category':<24} {'variant':<11} {'n':>5} {'agree':>6} {'BFCL valid':>11}")
     for cat in [*categories, "all"]:
@@ -365,11 +384,20 @@ def main() -> None:
         print(f"disagree: {count} {cls}; e.g. {' '.join(examples[cls].split())[:300]}")
     for text, count in changed_calls.most_common(8):
         print(f"changed call BFCL passes, toolproof's trajectory does not: {count} x {text}")
-    for v in ("drop_call", "change_arg", "shift_call"):
+    for v in ("drop_call", "change_arg", "shift_call", "early_call"):
         top = [(n, c) for (w, n), c in passed_calls.most_common() if w == v][:10]
         if top:
             listed = ", ".join(f"{n} {c}" for n, c in top)
             print(f"{v} rows toolproof passes and BFCL fails, by the call changed: {listed}")
+    failed: Counter[tuple[str, str]] = Counter(
+        (row[1], bfcl["error_type"])
+        for row, bfcl in zip(rows, theirs, strict=True)
+        if not bfcl["valid"]
+    )
+    for v in VARIANTS:
+        why = [(e, n) for (w, e), n in failed.most_common() if w == v]
+        if why:
+            print(f"BFCL fails {v} rows: " + ", ".join(f"{e} {n}" for e, n in why))
     print(f"rows whose BFCL verdict changes with the end state only: {per_turn} of {len(rows)}")
     cpu = sum(t["cpu"] for t in theirs) / max(1, len(theirs))
     print(

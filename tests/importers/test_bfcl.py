@@ -24,7 +24,7 @@ def _cases(result: object, category: str) -> dict[str, dict[str, object]]:
     return {c["id"]: c for c in suites[category].cases}
 
 
-def test_one_suite_per_category_and_miss_func_said_missing() -> None:
+def test_one_suite_per_category_and_memory_said_missing() -> None:
     result = import_bfcl(SAMPLE)
     names = sorted(s.category.name for s in result.suites)
     assert names == ["irrelevance", "parallel", "simple_java", "simple_python"]
@@ -35,8 +35,8 @@ def test_one_suite_per_category_and_miss_func_said_missing() -> None:
         3,
     ]
     (skip,) = result.categories_skipped
-    assert skip.where.endswith("BFCL_v4_multi_turn_miss_func.json")
-    assert "in the middle of the conversation" in skip.reason
+    assert skip.where.endswith("BFCL_v4_memory.json")
+    assert "needs BFCL's memory backends" in skip.reason
     assert skip.reason.endswith("(1 entries)")
     assert result.skipped == []
 
@@ -186,7 +186,7 @@ def test_cli_writes_suites_and_refuses_to_overwrite(tmp_path: Path) -> None:
     assert first.exit_code == 0, first.output
     assert "3 cases (simple, python)" in first.output
     assert "6 cases in 4 suites; 0 entries skipped" in first.output
-    assert "not imported:" in first.output and "multi-turn" in first.output
+    assert "not imported:" in first.output and "memory" in first.output
     again = runner.invoke(app, ["import", "bfcl", "--data", str(SAMPLE), "-o", str(out)])
     assert again.exit_code != 0
     assert isinstance(again.exception, UserError) and "exists (--force" in str(again.exception)

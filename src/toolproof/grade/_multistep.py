@@ -175,7 +175,8 @@ def analyse_multi(
     assert record.response is not None
     response = record.response
     messages, start = _transcript(record, cc, ms)
-    calls = [c for _, c in model_calls(messages, start)]
+    placed = model_calls(messages, start)
+    calls = [c for _, c in placed]
     diffs = None
     end_state = rebuild_end_state(record, initial)
     if (expected is not None or asserts) and end_state is None:
@@ -202,7 +203,7 @@ def analyse_multi(
         response=response,
         all_messages=messages,
         start=start,
-        infos=[inspect(c, cc) for c in calls],
+        infos=_not_yet_offered(record, cc, placed, [inspect(c, cc) for c in calls]),
         best=best_trajectory(ms, calls),
         end_state=cow(end_state),
         state_diffs=diffs,
@@ -216,6 +217,32 @@ def analyse_multi(
         missing_facts=missing,
         user_calls=_user_calls(record, start),
     )
+
+
+def _not_yet_offered(
+    record: Record, cc: CompiledCase, placed: list[tuple[int, ToolCall]], infos: list[CallInfo]
+) -> list[CallInfo]:
+    """The calls, with each call of a tool a scripted user had not offered yet (``offer``:
+    held back until the user turn that offered it, ``UserTurn.offered``) made unknown, as
+    a call of a tool the case never offers is."""
+    held = cc.case.held_back
+    if not held:
+        return infos
+    since: dict[str, int] = {}  # a held-back tool: the transcript index it is offered from
+    for turn in record.user_turns or ():
+        for name in turn.offered or ():
+            if name in held and turn.at is not None and name not in since:
+                since[name] = turn.at
+    out = []
+    for (index, call), info in zip(placed, infos, strict=True):
+        at = since.get(call.name)
+        if info.known and call.name in held and (at is None or index < at):
+            if info.failure is FailureClass.invalid_json:  # as inspect_call has it
+                info = CallInfo(call, False, info.failure, info.message)
+            else:
+                info = CallInfo(call, False, None, "")
+        out.append(info)
+    return out
 
 
 def _user_calls(record: Record, start: int) -> tuple[tuple[int, UserToolCall], ...]:

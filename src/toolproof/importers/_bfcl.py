@@ -17,11 +17,10 @@ returns one suite per category, as data ready to write:
   which compares text and numbers as BFCL's checker does.
 
 The multi-turn categories (``multi_turn_base``, ``multi_turn_miss_param``,
-``multi_turn_long_context``) become conversation cases run on BFCL's own
-classes: see :mod:`toolproof.importers._bfcl_multi`. ``multi_turn_miss_func``
-(functions that appear in the middle of a conversation) and the categories BFCL
-scores another way (memory, web search, format sensitivity) are skipped and
-counted, with the reason. Entries that cannot be
+``multi_turn_long_context``, ``multi_turn_miss_func``) become conversation cases
+run on BFCL's own classes: see :mod:`toolproof.importers._bfcl_multi`. The
+categories BFCL scores another way (memory, web search, format sensitivity) are
+skipped and counted, with the reason. Entries that cannot be
 read (a line that is not JSON, a missing answer, an unknown shape) are skipped
 and counted with their file and line.
 """
@@ -88,14 +87,12 @@ CATEGORIES: dict[str, BfclCategory] = {
         BfclCategory("multi_turn_base", "multi_turn"),
         BfclCategory("multi_turn_miss_param", "multi_turn"),
         BfclCategory("multi_turn_long_context", "multi_turn"),
+        BfclCategory("multi_turn_miss_func", "multi_turn"),
     )
 }
 
 #: Categories BFCL scores with something other than its AST checker, and what is missing.
 NOT_IMPORTED: dict[str, str] = {
-    "multi_turn_miss_func": "multi-turn, missing functions: BFCL adds functions to the "
-    "model's tools in the middle of the conversation, and a toolproof case offers the same "
-    "tools from its first turn to its last",
     "memory": "memory: needs BFCL's memory backends and prerequisite conversations",
     "web_search": "web search: needs a live search backend and BFCL's agentic checker",
     "format_sensitivity": "format sensitivity: prompting-format variants of other "

@@ -11,6 +11,11 @@ An entry becomes one conversation case:
   ``bfcl_eval`` at run time, with ``--allow-code``; never copied);
 - the function docs of the involved classes (``multi_turn_func_doc/``) → the
   suite's tools, and the case's ``tools`` names them;
+- ``missed_function`` (``multi_turn_miss_func``: by turn, functions held back
+  from the model until that turn, whose question is empty) → the scripted
+  user's entry of that turn says BFCL's :data:`MORE_FUNCTIONS` and offers them
+  (``offer``): the model's requests carry them from that turn on, after the
+  others, as BFCL's handler appends them;
 - the ground truth (a list per turn of call strings such as
   ``"cd(folder='document')"``) → ``end_state.actions``: every turn's calls in
   order, replayed on the case's state for the expected end state, and a
@@ -58,7 +63,14 @@ from toolproof.suite._load import tools_file_names
 from toolproof.trust import MAX_DEPTH, TooDeep, check_depth, loads_json
 from toolproof.types import Case, SuiteTool
 
-__all__ = ["CLASS_DOCS", "MAX_STEPS_PER_TURN", "parse_call", "read_multi_turn", "tools_py"]
+__all__ = [
+    "CLASS_DOCS",
+    "MAX_STEPS_PER_TURN",
+    "MORE_FUNCTIONS",
+    "parse_call",
+    "read_multi_turn",
+    "tools_py",
+]
 
 #: BFCL's multi-turn classes and the file of their function docs (multi_turn_func_doc/).
 CLASS_DOCS = {
@@ -80,6 +92,11 @@ _MAX_CALL_CHARS = 100_000
 #: The tools-file function the scripted user calls at the end of a checked turn.
 CHECKPOINT = "bfcl_turn_checkpoint"
 STOP = "###STOP###"
+#: What BFCL's user says at a turn that adds held-back functions (``missed_function``), in
+#: place of the turn's empty question: DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC, the
+#: message of its function-calling handlers (its prompting handlers also list the functions
+#: in the text; toolproof offers them as tools).
+MORE_FUNCTIONS = "I have updated some more functions you can choose from. What about now?"
 
 
 def parse_call(text: Any, params: dict[str, list[str]]) -> tuple[str, dict[str, Any]]:
@@ -196,12 +213,53 @@ def _docs(root: Path) -> dict[str, list[_Doc]]:
     return out
 
 
-def _script(entry: dict[str, Any]) -> list[str]:
+def _held_back(entry: dict[str, Any], turns: int, names: set[str]) -> dict[int, list[str]]:
+    """``missed_function`` (multi_turn_miss_func): by turn, the functions held back from the
+    model until that turn (raises ValueError for a turn or name BFCL could not hold back)."""
+    missed = entry.get("missed_function", {})
+    if not isinstance(missed, dict):
+        raise ValueError("'missed_function' is not an object (turn: function names)")
+    out: dict[int, list[str]] = {}
+    held: set[str] = set()
+    for key, value in missed.items():
+        if not isinstance(key, str) or not key.isascii() or not key.isdecimal() or len(key) > 6:
+            raise ValueError(f"missed_function: {str(key)[:20]!r} is not a turn number")
+        turn = int(key)
+        if turn >= turns:
+            raise ValueError(
+                f"missed_function: turn {turn} is past the last turn ({turns} turns, from 0)"
+            )
+        if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+            raise ValueError(f"missed_function turn {turn}: not a list of function names")
+        for name in value:
+            if name not in names:
+                raise ValueError(
+                    f"missed_function turn {turn}: {name[:80]!r} is no function of the "
+                    "involved classes"
+                )
+            if name in held:
+                raise ValueError(f"missed_function: {name!r} is held back twice")
+            held.add(name)
+        out[turn] = list(value)
+    return out
+
+
+def _script(entry: dict[str, Any], held: dict[int, list[str]] | None = None) -> list[str]:
+    """The user's messages, one per turn, then the stop. A turn that adds held-back
+    functions (``held``) has no question in BFCL: its message is :data:`MORE_FUNCTIONS`."""
     turns = entry.get("question")
     if not isinstance(turns, list) or not turns:
         raise ValueError("no 'question' (a list of turns)")
     script = []
     for i, turn in enumerate(turns):
+        if held is not None and i in held:
+            if turn != []:
+                raise ValueError(
+                    f"turn {i} adds held-back functions, and holds a user message (BFCL "
+                    "says its own message at such a turn)"
+                )
+            script.append(MORE_FUNCTIONS)
+            continue
         if not isinstance(turn, list) or len(turn) != 1:
             n = len(turn) if isinstance(turn, list) else 0
             raise ValueError(f"turn {i} holds {n} messages; each turn needs one user message")
@@ -231,7 +289,9 @@ def _case(
     docs: dict[str, list[_Doc]],
 ) -> tuple[dict[str, Any], list[str]]:
     """One entry as a case, and the classes it involves (raises ValueError)."""
-    script = _script(entry)
+    questions = entry.get("question")
+    if not isinstance(questions, list) or not questions:
+        raise ValueError("no 'question' (a list of turns)")
     classes = entry.get("involved_classes")
     if not isinstance(classes, list) or not classes:
         raise ValueError("'involved_classes' is not a non-empty list")
@@ -251,6 +311,8 @@ def _case(
             if doc.name not in params:
                 tools.append(doc.name)
             params[doc.name] = list(doc.tool["parameters"]["properties"])
+    held = _held_back(entry, len(questions), set(params))
+    script = _script(entry, held)
     if answer is None:
         raise ValueError("no ground truth for this id")
     truth = answer.get("ground_truth")
@@ -260,7 +322,15 @@ def _case(
         )
     actions = []
     calls = []
-    user: list[Any] = [script[0]]
+
+    def says(text: str, turn: int, base: dict[str, Any]) -> Any:
+        """The user's entry that says ``text``, offering the functions held back until
+        ``turn`` (the model is offered them from that turn on, after the others)."""
+        if held.get(turn):
+            base = {**base, "offer": held[turn]}
+        return {**base, "say": text} if base else text
+
+    user: list[Any] = [says(script[0], 0, {})]
     for t, turn in enumerate(truth):
         if not isinstance(turn, list):
             raise ValueError(f"ground truth turn {t} is not a list of calls")
@@ -274,7 +344,7 @@ def _case(
         # BFCL checks the state after every turn whose ground truth has calls
         mark = {"turn": t} if turn else {"turn": t, "checked": False}
         actions.append({"tool": CHECKPOINT, "args": mark})
-        user.append({"call": {"tool": CHECKPOINT, "args": mark}, "say": script[t + 1]})
+        user.append(says(script[t + 1], t + 1, {"call": {"tool": CHECKPOINT, "args": mark}}))
     turns = len(script) - 1
     case: dict[str, Any] = {
         "id": entry["id"],

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +78,13 @@ class ToolBox:
         if case.user is not None and case.user.tools:
             offered = {t.name for t in suite.case_tools(case)}
             self.user_only = frozenset(case.user.tools) - offered
+        #: The case's tools a scripted user has not offered the agent yet (``offer``):
+        #: never run for it until offered.
+        self.withheld: set[str] = set(case.held_back)
+
+    def offer(self, names: Sequence[str]) -> None:
+        """The agent is offered these tools from now on."""
+        self.withheld.difference_update(names)
 
     def mocked(self, call: ToolCall) -> ToolResult | None:
         """The answer of the first mock rule that matches the call, or None."""
@@ -94,7 +101,7 @@ class ToolBox:
     def call(self, call: ToolCall) -> ToolResult:
         if call.parse_error is not None:
             return _error(f"the arguments of {call.name} are not valid JSON")
-        if call.name in self.user_only:
+        if call.name in self.user_only or call.name in self.withheld:
             return _error(f"no tool named {call.name} is available")
         answer = self.mocked(call)
         if answer is not None:
@@ -138,6 +145,8 @@ class McpToolBox(ToolBox):
     async def answer(self, call: ToolCall) -> ToolResult:
         if call.parse_error is not None:
             return _error(f"the arguments of {call.name} are not valid JSON")
+        if call.name in self.withheld:
+            return _error(f"no tool named {call.name} is available")
         mocked = self.mocked(call)
         if mocked is not None:
             return mocked
@@ -173,6 +182,9 @@ class RecordedToolBox:
 
     async def answer(self, call: ToolCall) -> ToolResult:
         return self.call(call)
+
+    def offer(self, names: Sequence[str]) -> None:
+        pass  # a replay answers from the recording, whatever is offered
 
     def user_call(self, tool: str, args: Any) -> ToolResult:
         # a replayed user says again what it said, calls included, and runs nothing
@@ -239,6 +251,7 @@ async def run_agent(
     attempt: int = 0,
     user: SimUser | None = None,
     max_turns: int | None = None,
+    held_back: Mapping[str, Tool] | None = None,
 ) -> AgentRun:
     """Run the loop. ``call_model`` is the runner's paced, retried provider call.
 
@@ -248,6 +261,10 @@ async def run_agent(
     turns were given, or a budget is spent. The steps budget counts the agent's
     model calls over the whole conversation. A user that speaks first (no user
     message at the end of ``messages``) writes the opening message.
+
+    ``held_back``: the case's tools not in ``tools`` that a scripted user's turn may
+    offer (``UserTurn.offered``); from that turn on every request offers them too,
+    after the tools it had, and the toolbox runs them.
     """
     if budget is None:
         budget = Budget(
@@ -263,6 +280,17 @@ async def run_agent(
     stopped_by: StopReason | None = None
     replies: list[UserReply] = []
     sent: Any = None
+    offered = list(tools)
+    later = dict(held_back or {})
+
+    def offer(names: Sequence[str]) -> None:
+        """The held-back tools a user turn offered, added to every request from now on."""
+        nonlocal offered
+        have = {t.name for t in offered}
+        new = [later[n] for n in dict.fromkeys(names) if n in later and n not in have]
+        if new:
+            offered = [*offered, *new]
+            toolbox.offer([t.name for t in new])
 
     def spent() -> int:
         """Tokens of the conversation so far: the agent's steps and the user model's turns."""
@@ -278,6 +306,8 @@ async def run_agent(
         turn = reply.turn
         if turn.at is None:
             reply.turn.at = len(transcript)
+        if turn.offered:
+            offer(turn.offered)
         if reply.stop is not None:
             stopped_by = reply.stop
             return False
@@ -302,7 +332,7 @@ async def run_agent(
             request = ProviderRequest.model_construct(
                 model=model,
                 messages=list(transcript),
-                tools=tools,
+                tools=offered,
                 settings=settings,
                 case_id=case_id,
                 attempt=attempt,

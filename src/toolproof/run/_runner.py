@@ -990,16 +990,28 @@ class _Session:
             note(target, text)
 
     def tools_for(self, case: Case) -> list[Tool]:
-        """The tools offered in a case, built once per distinct tool list."""
+        """The tools offered in a case's first request, built once per distinct tool list
+        (a tool a scripted user offers later, ``offer``, is left out: see :meth:`held_back`)."""
         key: Any = None
-        if case.definitions:  # the case's own definitions: built for this case
+        held = case.held_back
+        if case.definitions or held:  # the case's own definitions: built for this case
             key = ("case", case.id)
         elif case.tools is not None:
             key = tuple(case.tool_names or ())
         tools = self._tools.get(key)
         if tools is None:
-            tools = self._tools[key] = self.suite.tools_for(case)
+            tools = self.suite.tools_for(case)
+            if held:
+                tools = [t for t in tools if t.name not in held]
+            self._tools[key] = tools
         return tools
+
+    def held_back(self, case: Case) -> dict[str, Tool]:
+        """The case's tools a scripted user offers at a later turn, by name."""
+        held = case.held_back
+        if not held:
+            return {}
+        return {t.name: t for t in self.suite.tools_for(case) if t.name in held}
 
     def mcp(self) -> Any:
         """The suite's MCP environment (a spec; servers start per attempt), or None."""
@@ -1382,6 +1394,7 @@ class _TargetRun:
                 attempt=base.attempt,
                 user=user,
                 max_turns=case.max_turns,
+                held_back=self.session.held_back(case),
             )
             latency = (time.perf_counter() - started) * 1000.0
             env = self.session.suite.environment

@@ -8,7 +8,9 @@ far with a :class:`UserReply`: a message, or a stop with its reason.
 * :class:`ScriptedUser`: the case's ``script``. At each turn the first rule
   (``{when: MATCHER, say: TEXT}``) whose matcher accepts the agent's last
   text answers; otherwise the next plain reply in order. With neither, the
-  conversation stops as ``script_end``.
+  conversation stops as ``script_end``. An entry's or rule's ``offer`` names
+  tools of the case held back from the agent until that turn: the turn keeps
+  them (``UserTurn.offered``), and the agent loop offers them from then on.
 * :class:`LlmUser`: a model plays the user, after :data:`GUIDELINES` (one
   message at a time, reveal only when asked, never invent, end with a stop
   token) and the case's scenario. An empty reply, or one cut at the user's
@@ -285,22 +287,38 @@ class ScriptedUser(SimUser):
         if entry is None:
             entry = self._plain()
         calls: list[UserToolCall] = []
+        offered: dict[str, None] = {}
         while entry is not None:
             if isinstance(entry, str):
-                return self._say(entry, calls)
+                return self._say(entry, calls, offered)
             if entry.call is not None:
                 calls.append(_run_call(act, self._tools, entry.call.tool, entry.call.args))
+            if entry.offer:
+                offered.update(dict.fromkeys(entry.offer))
             if entry.say is not None:
-                return self._say(entry.say, calls)
+                return self._say(entry.say, calls, offered)
             entry = self._plain()
         return UserReply(
-            UserTurn(text=None, stop="script_end", source="script", calls=calls or None)
+            UserTurn(
+                text=None,
+                stop="script_end",
+                source="script",
+                calls=calls or None,
+                offered=list(offered) or None,
+            )
         )
 
     @staticmethod
-    def _say(text: str, calls: list[UserToolCall]) -> UserReply:
+    def _say(text: str, calls: list[UserToolCall], offered: dict[str, None]) -> UserReply:
         message, stop = split_stop(text)
-        return UserReply(UserTurn(text=message, stop=stop, source="script", calls=calls or None))
+        turn = UserTurn(
+            text=message,
+            stop=stop,
+            source="script",
+            calls=calls or None,
+            offered=list(offered) or None,
+        )
+        return UserReply(turn)
 
 
 class RecordedUser(SimUser):

@@ -109,6 +109,8 @@ def _check_suite(loaded: LoadedSuite, trust: Trust | None) -> list[SuiteError]:
             case_error(case, exc.path, str(exc))
         if case.multistep:
             _check_multistep(case, suite, tools, ctx, graded, case_error)
+        if case.held_back:
+            _check_offers(case, tools, case_error)
     defined = {t.name for c in suite.cases if c.tools for t in c.definitions} if suite.mocks else ()
     for name in suite.mocks:
         if name not in by_name and name not in defined:
@@ -182,6 +184,51 @@ def _check_asserts(case: Case, suite: Suite, graded: Any, report: Any) -> None:
                     "file: the suite has " + ("an MCP environment" if env else "no 'environment'"),
                 )
     # 'judged' facts are left to the nl_assertion judge (with --judge), like nl_assertions
+
+
+#: The unknown names one ``offer`` list reports by name (the others are counted).
+_SHOWN_OFFERS = 3
+
+
+def _check_offers(case: Case, by_name: dict[str, SuiteTool], report: Any) -> None:
+    """Each tool a scripted user's entry or rule offers (``offer``) is one of the case's
+    tools: a suite tool, listed in the case's ``tools`` when it has one, given once."""
+    assert case.user is not None and case.user.script is not None
+    listed = None if case.tools is None else set(case.tool_names or ())
+    for i, entry in enumerate(case.user.script):
+        if isinstance(entry, str) or not entry.offer:
+            continue
+        seen: set[str] = set()
+        unknown: list[int] = []  # where each name the suite does not define is
+        for j, name in enumerate(entry.offer):
+            where = ("user", "script", i, "offer", j)
+            if name in seen:
+                report(case, where, f"tool '{name}' is offered twice in this entry")
+                continue
+            seen.add(name)
+            if name not in by_name:
+                unknown.append(j)
+                if len(unknown) <= _SHOWN_OFFERS:
+                    hint = did_you_mean(name, list(by_name))
+                    report(
+                        case, where, f"unknown tool '{name}'{hint}: the suite defines no such tool"
+                    )
+            elif listed is not None and name not in listed:
+                report(
+                    case,
+                    where,
+                    f"tool '{name}' is not one of the case's tools: list it in the case's "
+                    "'tools' too (a tool offered later is held back until then)",
+                )
+        if len(unknown) > _SHOWN_OFFERS:
+            j = unknown[_SHOWN_OFFERS]
+            more = len(unknown) - _SHOWN_OFFERS
+            report(
+                case,
+                ("user", "script", i, "offer", j),
+                f"unknown tool '{entry.offer[j]}', and {more - 1} more names here the suite "
+                "does not define",
+            )
 
 
 def _check_state(case: Case, suite: Suite, by_name: dict[str, SuiteTool], report: Any) -> None:

@@ -220,6 +220,15 @@ class UserCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict, description="Its arguments.")
 
 
+#: What ``offer`` on a scripted user's entry or rule means (the schema's description).
+OFFER_DOC = (
+    "Tools of the case (names) held back from the agent until this turn: from the turn "
+    "this entry or rule speaks in, every request to the agent offers them too, after the "
+    "tools it had. Before that turn they are not offered, and a call of one counts as a "
+    "call of an unknown tool."
+)
+
+
 class UserStep(BaseModel):
     """One plain entry of a scripted user that calls a tool: ``{call: ..., say: ...}``.
 
@@ -232,11 +241,12 @@ class UserStep(BaseModel):
     say: str | None = Field(
         default=None, description="The user's reply (may be a stop token, e.g. ###STOP###)."
     )
+    offer: list[str] | None = Field(default=None, min_length=1, description=OFFER_DOC)
 
     @model_validator(mode="after")
     def _some(self) -> UserStep:
-        if self.call is None and self.say is None:
-            raise ValueError("give 'say', 'call' or both")
+        if self.call is None and self.say is None and self.offer is None:
+            raise ValueError("give 'say', 'call', 'offer' or several")
         return self
 
 
@@ -257,11 +267,12 @@ class UserRule(BaseModel):
         description="A tool the user calls first; without 'say' the turn goes on with the "
         "next plain entry.",
     )
+    offer: list[str] | None = Field(default=None, min_length=1, description=OFFER_DOC)
 
     @model_validator(mode="after")
     def _some(self) -> UserRule:
-        if self.call is None and self.say is None:
-            raise ValueError("give 'say', 'call' or both")
+        if self.call is None and self.say is None and self.offer is None:
+            raise ValueError("give 'say', 'call', 'offer' or several")
         return self
 
 
@@ -290,7 +301,8 @@ class SimulatedUser(BaseModel):
     script: list[str | UserRule | UserStep] | None = Field(
         default=None,
         description="A scripted user: replies in order, or when/say rules; an entry or "
-        "rule may call one of the user's tools ({call: {tool, args}, say: ...}).",
+        "rule may call one of the user's tools ({call: {tool, args}, say: ...}), and may "
+        "offer the agent tools of the case held back until then ({offer: [NAME], say: ...}).",
     )
     tools: list[str] = Field(
         default_factory=list,
@@ -463,6 +475,19 @@ class Case(BaseModel):
         if self.tools is None:
             return None
         return [t if isinstance(t, str) else t.name for t in self.tools]
+
+    @property
+    def held_back(self) -> tuple[str, ...]:
+        """The tools a scripted user offers the agent at a later turn (``offer``), in the
+        order first named: the case does not offer them until that turn."""
+        script = self.user.script if self.user is not None else None
+        if not script:
+            return ()
+        names: dict[str, None] = {}
+        for entry in script:
+            if not isinstance(entry, str) and entry.offer:
+                names.update(dict.fromkeys(entry.offer))
+        return tuple(names)
 
     @property
     def definitions(self) -> list[SuiteTool]:

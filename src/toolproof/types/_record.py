@@ -108,6 +108,11 @@ class UserTurn(BaseModel):
         default=None,
         description="The user's own tool calls in this turn, in order, before its message.",
     )
+    offered: list[str] | None = Field(
+        default=None,
+        description="Tools held back from the agent that this turn offered it (a scripted "
+        "user's 'offer'): every agent request from this turn on offers them.",
+    )
     exchanges: list[Any] | None = Field(
         default=None,
         description="An LLM user that called tools: each earlier exchange of this turn "

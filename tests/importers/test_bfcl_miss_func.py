@@ -1,0 +1,163 @@
+"""``toolproof import bfcl``'s multi_turn_miss_func: functions BFCL holds back until a turn
+(``missed_function``), on a small sample in BFCL's format (fixtures/bfcl_miss_func), and run
+on BFCL's own classes when bfcl_eval is installed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from toolproof.importers import import_bfcl, write_bfcl
+from toolproof.importers._bfcl_multi import MORE_FUNCTIONS
+from toolproof.records._steps import expand_steps
+from toolproof.suite import load_suite_checked
+from toolproof.trust import Trust
+
+from .test_bfcl_multi import _run, _turns, needs_bfcl
+
+SAMPLE = Path(__file__).parent / "fixtures" / "bfcl_miss_func"
+FILE = "BFCL_v4_multi_turn_miss_func.json"
+
+
+def _checkpoint(turn: int, checked: bool = True) -> dict[str, Any]:
+    args: dict[str, Any] = {"turn": turn} if checked else {"turn": turn, "checked": False}
+    return {"tool": "bfcl_turn_checkpoint", "args": args}
+
+
+def test_a_held_back_function_is_offered_at_its_turn_with_bfcls_message() -> None:
+    result = import_bfcl(SAMPLE)
+    (suite,) = result.suites
+    assert suite.category.name == "multi_turn_miss_func"
+    case = {c["id"]: c for c in suite.cases}["multi_turn_miss_func_0"]
+    assert MORE_FUNCTIONS == (
+        "I have updated some more functions you can choose from. What about now?"
+    )
+    # turn 2 has no question in BFCL: its user says BFCL's message, offering touch
+    assert case["user"]["script"] == [
+        "Go into docs.",
+        {"call": _checkpoint(0), "say": "Create notes.txt there."},
+        {"call": _checkpoint(1, checked=False), "offer": ["touch"], "say": MORE_FUNCTIONS},
+        {"call": _checkpoint(2), "say": "###STOP###"},
+    ]
+    # the case's tools hold every function; the offer holds touch back until turn 2
+    assert case["tools"] == ["cd", "mkdir", "ls", "touch"]
+    cd = {"tool": "cd", "args": {"folder": "docs"}}
+    touch = {"tool": "touch", "args": {"file_name": "notes.txt"}}
+    assert case["end_state"] == {
+        "actions": [cd, _checkpoint(0), _checkpoint(1, checked=False), touch, _checkpoint(2)]
+    }
+    assert case["trajectory"] == {"mode": "superset", "steps": [[cd, touch]]}
+    assert result.categories_skipped == []
+
+
+def test_held_back_functions_bfcl_could_not_hold_are_counted_skips_with_their_line() -> None:
+    result = import_bfcl(SAMPLE)
+    skipped = {s.where.rsplit(":", 1)[1]: s.reason for s in result.skipped}
+    assert skipped == {
+        "2": "multi_turn_miss_func_1: missed_function: turn 5 is past the last turn (2 turns, "
+        "from 0)",
+        "3": "multi_turn_miss_func_2: missed_function turn 1: 'rm_rf' is no function of the "
+        "involved classes",
+        "4": "multi_turn_miss_func_3: turn 1 adds held-back functions, and holds a user message "
+        "(BFCL says its own message at such a turn)",
+        "5": "multi_turn_miss_func_4: missed_function: 'one' is not a turn number",
+    }
+    assert all(s.where.startswith(str(SAMPLE / FILE)) for s in result.skipped)
+
+
+def test_a_huge_or_odd_missed_function_is_a_counted_skip(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    path = data / FILE
+    first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    odd = {
+        "multi_turn_miss_func_7": ({"2": ["touch"] * 100_000}, "'touch' is held back twice"),
+        "multi_turn_miss_func_8": ({"2": "touch"}, "turn 2: not a list of function names"),
+        "multi_turn_miss_func_9": (["touch"], "'missed_function' is not an object"),
+        "multi_turn_miss_func_10": ({"-1": ["touch"]}, "'-1' is not a turn number"),
+        "multi_turn_miss_func_11": ({"9" * 400: ["touch"]}, "is not a turn number"),
+        "multi_turn_miss_func_12": ({"3": ["touch"]}, "turn 3 is past the last turn (3 turns"),
+    }
+    lines = [json.dumps(dict(first, id=i, missed_function=m)) for i, (m, _) in odd.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    answers = data / "possible_answer" / FILE
+    truth = json.loads(answers.read_text(encoding="utf-8").splitlines()[0])["ground_truth"]
+    answers.write_text(
+        "".join(json.dumps({"id": i, "ground_truth": truth}) + "\n" for i in odd),
+        encoding="utf-8",
+    )
+    result = import_bfcl(data)
+    assert result.suites[0].cases == []
+    reasons = [s.reason for s in result.skipped]
+    assert len(reasons) == len(odd)
+    for reason, (case_id, (_, why)) in zip(reasons, odd.items(), strict=True):
+        assert reason.startswith(f"{case_id}: ") and why in reason, reason
+        assert len(reason) < 200
+
+
+def test_the_suite_writes_and_validates(tmp_path: Path) -> None:
+    (path,) = write_bfcl(import_bfcl(SAMPLE), tmp_path)
+    head = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert [t["name"] for t in head["tools"]] == [
+        "cd",
+        "mkdir",
+        "ls",
+        "touch",
+        "bfcl_turn_checkpoint",
+    ]
+    loaded, errors = load_suite_checked(path.parent, trust=Trust(allow_code=True))
+    assert errors == [], errors
+    held = {c.id: c.held_back for c in loaded.suite.cases}
+    assert held == {"multi_turn_miss_func_0": ("touch",), "multi_turn_miss_func_5": ("touch",)}
+
+
+def _offered(record: Any) -> list[list[str]]:
+    """The tool names each step's request offered (the scripted model keeps the request)."""
+    return [[t["name"] for t in s["request"]["tools"]] for s in expand_steps(record.steps)]
+
+
+@needs_bfcl
+def test_the_model_is_offered_a_held_back_function_from_its_turn_on(tmp_path: Path) -> None:
+    (path,) = write_bfcl(import_bfcl(SAMPLE), tmp_path / "suites")
+    cd = ("cd", {"folder": "docs"})
+    touch = ("touch", {"file_name": "notes.txt"})
+    gold = _turns([cd], [], [touch])
+    got = _run(path.parent, {"multi_turn_miss_func_0": gold}, tmp_path / "gold")
+    record = got["records"]["multi_turn_miss_func_0"]
+    assert record.stopped_by == "user_stop"
+    early = ["cd", "mkdir", "ls"]
+    assert _offered(record) == [early, early, early, [*early, "touch"], [*early, "touch"]]
+    assert [t.offered for t in record.user_turns] == [None, None, ["touch"], None]
+    assert got["verdicts"]["multi_turn_miss_func_0"].passed
+
+    # touch called in turn 1, before it is offered: BFCL's executor would run it; here the
+    # model reads that no such tool exists, and the call is a call of an unknown tool
+    soon = _turns([cd], [touch], [])
+    got = _run(path.parent, {"multi_turn_miss_func_0": soon}, tmp_path / "soon")
+    record = got["records"]["multi_turn_miss_func_0"]
+    results = [m.content for m in record.transcript if m.role == "tool"]
+    assert "no tool named touch is available" in results[1]
+    verdict = got["verdicts"]["multi_turn_miss_func_0"]
+    assert not verdict.passed
+    assert "called unknown tool touch" in [c.detail for c in verdict.checks]
+
+
+@needs_bfcl
+def test_a_ground_truth_call_before_its_turn_cannot_pass(tmp_path: Path) -> None:
+    # multi_turn_miss_func_5's ground truth calls touch in turn 0, before its turn (1), as
+    # BFCL's own multi_turn_miss_func_49 calls tail: the gold calls are a call of an
+    # unknown tool; touch made at its turn misses the state after turn 0
+    (path,) = write_bfcl(import_bfcl(SAMPLE), tmp_path / "suites")
+    cd = ("cd", {"folder": "docs"})
+    touch = ("touch", {"file_name": "notes.txt"})
+    for name, steps in (
+        ("gold", _turns([cd, touch], [("ls", {})])),
+        ("late", _turns([cd], [touch, ("ls", {})])),
+    ):
+        got = _run(path.parent, {"multi_turn_miss_func_5": steps}, tmp_path / name)
+        verdict = got["verdicts"]["multi_turn_miss_func_5"]
+        assert not verdict.passed, name
