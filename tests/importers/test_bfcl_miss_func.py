@@ -16,6 +16,7 @@ from toolproof.importers._bfcl_multi import MORE_FUNCTIONS
 from toolproof.records._steps import expand_steps
 from toolproof.suite import load_suite_checked
 from toolproof.trust import Trust
+from toolproof.types import FailureClass
 
 from .test_bfcl_multi import _run, _turns, needs_bfcl
 
@@ -135,7 +136,8 @@ def test_the_model_is_offered_a_held_back_function_from_its_turn_on(tmp_path: Pa
     assert got["verdicts"]["multi_turn_miss_func_0"].passed
 
     # touch called in turn 1, before it is offered: BFCL's executor would run it; here the
-    # model reads that no such tool exists, and the call is a call of an unknown tool
+    # model reads that no such tool exists, and the call is a call of an unknown tool, whose
+    # message says the turn that offered it
     soon = _turns([cd], [touch], [])
     got = _run(path.parent, {"multi_turn_miss_func_0": soon}, tmp_path / "soon")
     record = got["records"]["multi_turn_miss_func_0"]
@@ -143,7 +145,10 @@ def test_the_model_is_offered_a_held_back_function_from_its_turn_on(tmp_path: Pa
     assert "no tool named touch is available" in results[1]
     verdict = got["verdicts"]["multi_turn_miss_func_0"]
     assert not verdict.passed
-    assert "called unknown tool touch" in [c.detail for c in verdict.checks]
+    assert verdict.failure is FailureClass.unknown_tool
+    assert "called touch before it was offered (offered at user turn 3)" in [
+        c.detail for c in verdict.checks
+    ]
 
 
 @needs_bfcl

@@ -158,9 +158,11 @@ def test_a_call_before_the_tool_is_offered_is_a_call_of_an_unknown_tool(tmp_path
     verdict = _verdict(suite, tmp_path / "early")
     assert not verdict.passed
     assert verdict.failure is FailureClass.unknown_tool
-    assert [c.detail for c in verdict.checks] == ["called unknown tool sort"]
+    assert [c.detail for c in verdict.checks] == [
+        "called sort before it was offered (offered at user turn 2)"
+    ]
 
-    # exactly as a call of a tool the case never offers
+    # graded as a call of a tool the case never offers (only the message differs)
     never = [_call("shred"), {"text": "Done."}, _call("sort"), {"text": "Sorted."}]
     other = _scripted(tmp_path, suite, never, "never")
     unknown = next(m for m in other.transcript or [] if m.role == "tool")

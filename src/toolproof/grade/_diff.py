@@ -28,7 +28,9 @@ def render_diff(
         return ""
     if verdict.multistep is not None:
         evidence = verdict.evidence
-        return _transcript_diff(evidence.transcript, evidence.end_state_diff, evidence.user_calls)
+        return _transcript_diff(
+            evidence.transcript, evidence.end_state_diff, evidence.user_calls, evidence.offers
+        )
     response = verdict.evidence.answer
     key = (cc.case.id, verdict.evidence.closest)
     exp = expected.get(key) if expected is not None else None
@@ -70,13 +72,20 @@ def render_user_call(call: UserToolCall) -> str:
     return f"{call.tool}({inner}) {mark}: {' '.join(call.result.split())[:100]}"
 
 
+def _offer_line(number: int, names: tuple[str, ...]) -> str:
+    """A user turn's offer of tools held back until it (``UserTurn.offered``)."""
+    return f"  offer  {', '.join(names)} (user turn {number})"
+
+
 def _transcript_diff(
     messages: tuple[Message, ...],
     end_diff: str,
     user_calls: tuple[tuple[int, UserToolCall], ...] = (),
+    offers: tuple[tuple[int, int, tuple[str, ...]], ...] = (),
 ) -> str:
     lines = ["trajectory:"]
     pending = list(user_calls)
+    offered = {at: _offer_line(number, names) for at, number, names in offers}
     for index, m in enumerate(messages):
         while pending and pending[0][0] <= index:  # the user's own calls, before its message
             lines.append(f"  user→  {render_user_call(pending.pop(0)[1])}")
@@ -90,7 +99,10 @@ def _transcript_diff(
             lines.append(f"  {mark} {' '.join((m.content or '').split())[:100]}")
         elif m.role == "user" and m.content:  # a conversation's simulated user
             lines.append(f"  user   {' '.join(m.content.split())[:120]}")
+            if index in offered:  # the tools this turn offered, held back until now
+                lines.append(offered.pop(index))
     lines.extend(f"  user→  {render_user_call(call)}" for _, call in pending)
+    lines.extend(offered.values())  # a turn with no message to the agent (a stop)
     if end_diff:
         lines += [
             "end state (expected against actual):",

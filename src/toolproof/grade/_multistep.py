@@ -114,6 +114,8 @@ class MultiAnswer:
     """``communicate`` facts no assistant message said; None: the case lists none."""
     user_calls: tuple[tuple[int, UserToolCall], ...] = ()
     """The simulated user's own tool calls, by their place in :attr:`messages`."""
+    offers: tuple[tuple[int, int, tuple[str, ...]], ...] = ()
+    """The user turns that offered held-back tools: place in :attr:`messages`, turn, tools."""
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -216,6 +218,7 @@ def analyse_multi(
         assert_failures=failures,
         missing_facts=missing,
         user_calls=_user_calls(record, start),
+        offers=_offers(record, start),
     )
 
 
@@ -224,25 +227,42 @@ def _not_yet_offered(
 ) -> list[CallInfo]:
     """The calls, with each call of a tool a scripted user had not offered yet (``offer``:
     held back until the user turn that offered it, ``UserTurn.offered``) made unknown, as
-    a call of a tool the case never offers is."""
+    a call of a tool the case never offers is; its message says when it was offered."""
     held = cc.case.held_back
     if not held:
         return infos
-    since: dict[str, int] = {}  # a held-back tool: the transcript index it is offered from
-    for turn in record.user_turns or ():
+    since: dict[str, tuple[int, int]] = {}  # a held-back tool: where it is offered from, turn
+    for number, turn in enumerate(record.user_turns or (), 1):
         for name in turn.offered or ():
             if name in held and turn.at is not None and name not in since:
-                since[name] = turn.at
+                since[name] = (turn.at, number)
     out = []
     for (index, call), info in zip(placed, infos, strict=True):
-        at = since.get(call.name)
-        if info.known and call.name in held and (at is None or index < at):
+        offered = since.get(call.name)
+        if info.known and call.name in held and (offered is None or index < offered[0]):
             if info.failure is FailureClass.invalid_json:  # as inspect_call has it
                 info = CallInfo(call, False, info.failure, info.message)
             else:
-                info = CallInfo(call, False, None, "")
+                when = (
+                    f"offered at user turn {offered[1]}"
+                    if offered is not None
+                    else "no user turn of this conversation offered it"
+                )
+                info = CallInfo(
+                    call, False, None, f"called {call.name} before it was offered ({when})"
+                )
         out.append(info)
     return out
+
+
+def _offers(record: Record, start: int) -> tuple[tuple[int, int, tuple[str, ...]], ...]:
+    """The user turns that offered held-back tools (``UserTurn.offered``): each with its
+    place in the model's part of the transcript, its number (from 1) and the tools."""
+    return tuple(
+        (max(turn.at - start, 0), number, tuple(turn.offered))
+        for number, turn in enumerate(record.user_turns or (), 1)
+        if turn.offered and turn.at is not None
+    )
 
 
 def _user_calls(record: Record, start: int) -> tuple[tuple[int, UserToolCall], ...]:
@@ -295,8 +315,8 @@ class MultiStructure:
         for info in a.infos:
             if info.failure is not None:
                 out.append(Check(Stage.structure, info.failure, info.message))
-            elif not info.known:
-                reason = f"called unknown tool {info.call.name}"
+            elif not info.known:  # (a held-back tool's call says when it was offered)
+                reason = info.message or f"called unknown tool {info.call.name}"
                 out.append(Check(Stage.selection, FailureClass.unknown_tool, reason))
         return out
 
@@ -465,7 +485,9 @@ def multi_facts(cc: CompiledCase, a: MultiAnswer) -> tuple[Facts, tuple[str, ...
         unsafe_calls=unsafe,
         multistep=multistep,
     )
-    evidence = Evidence(transcript=a.messages, end_state_diff=end_diff, user_calls=a.user_calls)
+    evidence = Evidence(
+        transcript=a.messages, end_state_diff=end_diff, user_calls=a.user_calls, offers=a.offers
+    )
     return facts, notes, evidence
 
 

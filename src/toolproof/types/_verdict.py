@@ -140,6 +140,10 @@ class Evidence(NamedTuple):
     user_calls: tuple[tuple[int, UserToolCall], ...] = ()
     """A conversation's simulated-user tool calls, each with its place in ``transcript``
     (the index of the message it came before; ``len(transcript)``: after the last)."""
+    offers: tuple[tuple[int, int, tuple[str, ...]], ...] = ()
+    """A conversation's user turns that offered tools held back until then (``offer``):
+    each turn's place in ``transcript`` (as in ``user_calls``), its number among the
+    user's turns (from 1) and the tools it offered."""
 
 
 NO_EVIDENCE = Evidence()
