@@ -11,7 +11,7 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -177,6 +177,8 @@ class MessageView:
     calls: list[str]
     name: str | None
     is_error: bool
+    offered: str | None = None
+    """A user turn's offer of tools held back until it (``UserTurn.offered``), shown."""
 
 
 @dataclass
@@ -407,7 +409,7 @@ def readable_diff(diff: str) -> list[DiffLine]:
     The scorer's diff is lines of ``label: text``; an ``expected`` line and the
     ``actual`` line after it are compared word by word. Other lines pass as is.
     """
-    lines = [ln for ln in diff.splitlines() if ln.strip()]
+    lines = [visible(ln) for ln in diff.splitlines() if ln.strip()]
     out: list[DiffLine] = []
     i = 0
     while i < len(lines):
@@ -543,6 +545,22 @@ def conversation_notes(record: Record, case: Case | None) -> list[str]:
     return [visible(line) for line in out]
 
 
+def _place_offers(record: Record, transcript: list[MessageView]) -> dict[int, str]:
+    """Each user turn's offer of held-back tools (``offer``), shown on the message it
+    came with; the offers of turns with no message in ``transcript`` (a stop), by turn."""
+    unplaced: dict[int, str] = {}
+    for number, turn in enumerate(record.user_turns or (), 1):
+        if not turn.offered:
+            continue
+        shown = visible(f"offers the agent: {', '.join(turn.offered)} (user turn {number})")
+        at = turn.at
+        if at is not None and 0 <= at < len(transcript) and transcript[at].role == "user":
+            transcript[at] = replace(transcript[at], offered=shown)
+        else:
+            unplaced[number] = shown
+    return unplaced
+
+
 def attempt_view(
     record: Record,
     verdict: Verdict | None,
@@ -571,6 +589,7 @@ def attempt_view(
         )
         for m in record.transcript or []
     ]
+    unplaced = _place_offers(record, transcript)
     for turn in reversed(record.user_turns or ()):  # the user's own calls, before its message
         if turn.calls and turn.at is not None:
             made = [
@@ -592,7 +611,8 @@ def attempt_view(
             stop = MessageView(
                 role="user", text=f"{said}(stops: {last.stop})", calls=[], name=None, is_error=False
             )
-            transcript.append(stop)
+            transcript.append(replace(stop, offered=unplaced.pop(len(record.user_turns), None)))
+        notes.extend(unplaced.values())  # (a turn whose message is not in the transcript)
         notes.extend(conversation_notes(record, case))
     raw = (
         resp.raw

@@ -1,0 +1,59 @@
+"""The viewer (``toolproof view``) shows what each user turn offered the agent (``offer``),
+escaped as all recorded text is."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from tests.late_tools import late_tools_run
+from toolproof.web import FolderSource, make_app
+
+HOSTILE = ["<img src=x onerror=alert('offer')>", "[bold]b[/bold]", "esc\x1b[2Jx"]
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    """runs/late (the example's run) and runs/hostile (its records naming hostile tools
+    in the second user turn's ``offered``)."""
+    runs = tmp_path / "runs"
+    late_tools_run(runs / "late")
+    shutil.copytree(runs / "late", runs / "hostile")
+    path = runs / "hostile" / "records.jsonl"
+    lines = []
+    for line in path.read_text("utf-8").splitlines():
+        data = json.loads(line)
+        data["user_turns"][1]["offered"] = HOSTILE
+        lines.append(json.dumps(data))
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return runs
+
+
+async def _case_page(runs: Path, run: str, case: str) -> str:
+    app = make_app(FolderSource(runs), page_size=10)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        resp = await client.get(f"/case?run={run}&id={case}&target=scripted:agent.yaml")
+        assert resp.status == 200, await resp.text()
+        return await resp.text()
+
+
+async def test_the_case_page_shows_what_each_user_turn_offered(runs: Path) -> None:
+    said = "I have updated some more functions you can choose from. What about now?</pre>"
+    offer = '<div class="note small mut">offers the agent: sort_file (user turn 2)</div>'
+    for case in ("waits-for-the-tool", "calls-it-too-soon"):
+        page = await _case_page(runs, "late", case)
+        assert page.count(said + offer) == 1, case
+    page = await _case_page(runs, "late", "calls-it-too-soon")
+    assert "called sort_file before it was offered (offered at user turn 2)" in page
+
+
+async def test_the_case_page_escapes_offered_names(runs: Path) -> None:
+    page = await _case_page(runs, "hostile", "calls-it-too-soon")
+    assert "<img src=x" not in page and "\x1b" not in page
+    names = "&lt;img src=x onerror=alert(&#39;offer&#39;)&gt;, [bold]b[/bold], esc\\x1b[2Jx"
+    assert page.count(f"offers the agent: {names} (user turn 2)") == 1  # the transcript
+    assert page.count(f"  offer  {names} (user turn 2)") == 1  # the failure's diff
