@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolproof.judges._rubrics import judged_statements
 from toolproof.match import Question
-from toolproof.types import Case, Message, Record, Rubric, RubricField, Suite
+from toolproof.types import Case, Message, Record, Rubric, RubricField, Suite, Tool
 
 #: Bumped whenever the wording below changes, so that old calibrations stop counting.
 PROMPT_VERSION = "1"
@@ -72,31 +72,56 @@ def quote(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e")
 
 
+def _tool(t: Tool) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "description": t.description,
+        "parameters": t.parameters,
+        "effect": t.effect.value,
+        "requires_confirmation": t.requires_confirmation,
+    }
+
+
+def _offered_later(case: Case, record: Record, tools: list[Tool]) -> list[dict[str, Any]]:
+    """The case's held-back tools (``offer``) a user turn of the record offered, each with
+    the turn (from 1, as in ``simulated_user_turns``) it was offered from."""
+    held = {t.name: t for t in tools if t.name in case.held_back}
+    out = []
+    for number, turn in enumerate(record.user_turns or (), 1):
+        for name in turn.offered or ():
+            tool = held.pop(name, None)
+            if tool is not None:
+                out.append({"offered_from_simulated_user_turn": number, **_tool(tool)})
+    return out
+
+
 def transcript_data(suite: Suite, case: Case, record: Record) -> dict[str, Any]:
-    """The case's task, every offered tool, and what the model did, as plain data."""
+    """The case's task, the tools offered to the model (those a scripted user offered at
+    a later turn apart, with that turn), and what the model did, as plain data."""
     start = case.conversation(suite.system)
     data: dict[str, Any] = {}
     # What stays the same across a suite's cases comes first, so a server's prompt
     # cache can reuse it from one judged record to the next.
-    data["tools_offered"] = [
-        {
-            "name": t.name,
-            "description": t.description,
-            "parameters": t.parameters,
-            "effect": t.effect.value,
-            "requires_confirmation": t.requires_confirmation,
-        }
-        for t in suite.tools_for(case)
-    ]
+    tools = suite.tools_for(case)
+    held = case.held_back
+    data["tools_offered"] = [_tool(t) for t in tools if t.name not in held]
+    if held and (later := _offered_later(case, record, tools)):
+        data["tools_offered_later"] = later
     system = next((m.content for m in start if m.role == "system"), None)
     if system:
         data["assistant_instructions"] = system
     data["conversation_before_the_assistant"] = [_message(m) for m in start if m.role != "system"]
     if record.transcript is not None:
         turns = record.transcript
+        skipped = 0
         if turns[: len(start)] == start:
-            turns = turns[len(start) :]
-        data["assistant_turns_and_tool_results"] = [_message(m) for m in turns]
+            turns, skipped = turns[len(start) :], len(start)
+        shown = [_message(m) for m in turns]
+        for turn in record.user_turns or ():  # the tools a user turn offered, on its message
+            at = None if turn.at is None else turn.at - skipped
+            if turn.offered and at is not None and 0 <= at < len(shown):
+                shown[at]["offers_the_assistant_tools"] = list(turn.offered)
+        data["assistant_turns_and_tool_results"] = shown
     elif record.response is not None:
         data["assistant_turns_and_tool_results"] = [
             _message(
@@ -123,9 +148,9 @@ def transcript_data(suite: Suite, case: Case, record: Record) -> dict[str, Any]:
             "known": user.known,
             "unknown": user.unknown,
             "persona": user.persona,
-            "script": None if user.script is None else [
-                s if isinstance(s, str) else s.model_dump(mode="json") for s in user.script
-            ],
+            "script": None
+            if user.script is None
+            else [s if isinstance(s, str) else s.model_dump(mode="json") for s in user.script],
         }
         data["simulated_user_scenario"] = {k: v for k, v in scenario.items() if v is not None}
         data["simulated_user_turns"] = [
