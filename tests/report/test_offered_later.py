@@ -97,3 +97,12 @@ def test_a_stop_turn_that_offers_shows_it_on_the_stop(tmp_path: Path) -> None:
     page = html_report(evaluate(suite, moved))
     offer = '<div class="note small mut">offers the agent: sort_file (user turn 3)</div>'
     assert page.count(f"Thanks. (stops: user_stop)</pre>{offer}") == 2
+
+
+def test_the_json_report_carries_the_message_and_the_offer_line(tmp_path: Path) -> None:
+    from toolproof.report import summary_json
+
+    (target,) = summary_json(_evaluation(tmp_path).summaries)["targets"].values()
+    (item,) = target["failures"]
+    assert item["reasons"] == ["called sort_file before it was offered (offered at user turn 2)"]
+    assert "\n  offer  sort_file (user turn 2)\n" in item["diff"]
