@@ -11,7 +11,9 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.late_tools import late_tools_run
-from toolproof.web import FolderSource, make_app
+from toolproof.store import open_store
+from toolproof.trust import Trust
+from toolproof.web import FolderSource, StoreSource, make_app
 
 HOSTILE = ["<img src=x onerror=alert('offer')>", "[bold]b[/bold]", "esc\x1b[2Jx"]
 
@@ -33,8 +35,9 @@ def runs(tmp_path: Path) -> Path:
     return runs
 
 
-async def _case_page(runs: Path, run: str, case: str) -> str:
-    app = make_app(FolderSource(runs), page_size=10)
+async def _case_page(runs: Path, run: str, case: str, store: Path | None = None) -> str:
+    source = StoreSource(str(store), Trust()) if store else FolderSource(runs)
+    app = make_app(source, page_size=10)
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         resp = await client.get(f"/case?run={run}&id={case}&target=scripted:agent.yaml")
         assert resp.status == 200, await resp.text()
@@ -57,3 +60,12 @@ async def test_the_case_page_escapes_offered_names(runs: Path) -> None:
     names = "&lt;img src=x onerror=alert(&#39;offer&#39;)&gt;, [bold]b[/bold], esc\\x1b[2Jx"
     assert page.count(f"offers the agent: {names} (user turn 2)") == 1  # the transcript
     assert page.count(f"  offer  {names} (user turn 2)") == 1  # the failure's diff
+
+
+async def test_the_viewer_of_the_history_store_shows_it_too(runs: Path, tmp_path: Path) -> None:
+    store = tmp_path / "history.db"
+    with open_store(str(store)) as history:
+        history.import_run(runs / "late", trust=Trust())
+    page = await _case_page(runs, "1", "calls-it-too-soon", store=store)
+    assert page.count("offers the agent: sort_file (user turn 2)") == 1
+    assert "called sort_file before it was offered (offered at user turn 2)" in page
