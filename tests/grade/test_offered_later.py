@@ -71,3 +71,13 @@ def test_a_stop_turn_that_offers_shows_its_offer_last(tmp_path: Path) -> None:
     details, _, diff = _graded(suite, late)
     assert details[0] == "called sort_file before it was offered (offered at user turn 3)"
     assert diff.splitlines()[-1] == "  offer  sort_file (user turn 3)"
+
+
+def test_a_records_files_long_list_of_offered_names_is_cut_in_the_diff(tmp_path: Path) -> None:
+    suite, (early, _) = late_tools_run(tmp_path / "run")
+    turns = list(early.user_turns or [])
+    turns[1] = turns[1].model_copy(update={"offered": [f"tool_{i}" for i in range(500)]})
+    _, _, diff = _graded(suite, early.model_copy(update={"user_turns": turns}))
+    (line,) = [x for x in diff.splitlines() if x.startswith("  offer ")]
+    assert line.startswith("  offer  tool_0, tool_1, ") and line.endswith("… (user turn 2)")
+    assert len(line) < 240

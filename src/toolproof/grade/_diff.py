@@ -74,7 +74,10 @@ def render_user_call(call: UserToolCall) -> str:
 
 def _offer_line(number: int, names: tuple[str, ...]) -> str:
     """A user turn's offer of tools held back until it (``UserTurn.offered``)."""
-    return f"  offer  {', '.join(names)} (user turn {number})"
+    shown = ", ".join(names)
+    if len(shown) > 200:  # (a records file may name anything, and many)
+        shown = shown[:199] + "…"
+    return f"  offer  {shown} (user turn {number})"
 
 
 def _transcript_diff(
@@ -85,7 +88,9 @@ def _transcript_diff(
 ) -> str:
     lines = ["trajectory:"]
     pending = list(user_calls)
-    offered = {at: _offer_line(number, names) for at, number, names in offers}
+    offered: dict[int, list[str]] = {}
+    for at, number, names in offers:
+        offered.setdefault(at, []).append(_offer_line(number, names))
     for index, m in enumerate(messages):
         while pending and pending[0][0] <= index:  # the user's own calls, before its message
             lines.append(f"  user→  {render_user_call(pending.pop(0)[1])}")
@@ -99,10 +104,10 @@ def _transcript_diff(
             lines.append(f"  {mark} {' '.join((m.content or '').split())[:100]}")
         elif m.role == "user" and m.content:  # a conversation's simulated user
             lines.append(f"  user   {' '.join(m.content.split())[:120]}")
-            if index in offered:  # the tools this turn offered, held back until now
-                lines.append(offered.pop(index))
+            lines.extend(offered.pop(index, ()))  # the tools this turn offered, held back
     lines.extend(f"  user→  {render_user_call(call)}" for _, call in pending)
-    lines.extend(offered.values())  # a turn with no message to the agent (a stop)
+    for rest in offered.values():  # a turn with no message to the agent (a stop)
+        lines.extend(rest)
     if end_diff:
         lines += [
             "end state (expected against actual):",
