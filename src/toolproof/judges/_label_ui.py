@@ -44,8 +44,12 @@ def show(console: Console, data: dict[str, Any], header: str) -> None:
         for m in data["conversation_before_the_assistant"]
     )
     console.print(Panel(task, title="task"))
-    tools = "\n".join(_tool_line(t) for t in data["tools_offered"])
-    console.print(Panel(tools or "(none)", title="tools offered"))
+    tools = [_tool_line(t) for t in data["tools_offered"]]
+    tools += [  # the tools a user turn offered later (``offer``), as the judge sees them
+        _tool_line(t, f" (offered from user turn {t['offered_from_simulated_user_turn']})")
+        for t in data.get("tools_offered_later", ())
+    ]
+    console.print(Panel("\n".join(tools) or "(none)", title="tools offered"))
     lines = []
     for m in data.get("assistant_turns_and_tool_results", []):
         if m["role"] == "tool":
@@ -54,8 +58,12 @@ def show(console: Console, data: dict[str, Any], header: str) -> None:
             continue
         for c in m.get("tool_calls", []):
             lines.append(f"→ {safe(c['tool'])}({safe(c['arguments'])})")
+        who = "user" if m["role"] == "user" else "assistant"  # a conversation's user too
         if m.get("text"):
-            lines.append(f"assistant: {safe(m['text'])}")
+            lines.append(f"{who}: {safe(m['text'])}")
+        if m.get("offers_the_assistant_tools"):
+            offered = ", ".join(safe(n) for n in m["offers_the_assistant_tools"])
+            lines.append(f"(offers the assistant: {offered})")
     console.print(Panel("\n".join(lines) or "(nothing)", title="what the model did"))
     if "end_state" in data:
         console.print(Panel(safe(data["end_state"]), title="end state"))
@@ -64,11 +72,12 @@ def show(console: Console, data: dict[str, Any], header: str) -> None:
         console.print(Panel(changes or "(none)", title="end state: changes"))
 
 
-def _tool_line(t: dict[str, Any]) -> str:
+def _tool_line(t: dict[str, Any], note: str = "") -> str:
     confirm = ", needs confirmation" if t["requires_confirmation"] else ""
     params = json.dumps(t["parameters"].get("properties", {}), ensure_ascii=False)
     return (
-        f"{safe(t['name'])} ({t['effect']}{confirm}): {safe(t['description'])}\n    {safe(params)}"
+        f"{safe(t['name'])} ({t['effect']}{confirm}): {safe(t['description'])}{note}"
+        f"\n    {safe(params)}"
     )
 
 
