@@ -221,10 +221,13 @@ def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> Sing
             if len(expected) == 1 and len(infos) == 1:  # (match_set's own first step)
                 best = _match_one(expected[0], infos[0], 0, False)
             else:
-                best = match_set(0, expected, infos, cc.order, False)
+                best = match_set(0, expected, infos, cc.order, False, cc.tool_at[0])
         else:
             best = max(
-                (match_set(i, s, infos, cc.order, True) for i, s in enumerate(cc.call_sets)),
+                (
+                    match_set(i, s, infos, cc.order, True, cc.tool_at[i])
+                    for i, s in enumerate(cc.call_sets)
+                ),
                 key=SetResult.rank,
             )
     return SingleAnswer(response, infos, best)
@@ -302,12 +305,23 @@ def _costs(
 
 
 def match_set(
-    index: int, expected: list[CompiledCall], calls: list[CallInfo], order: Order, rank: bool
+    index: int,
+    expected: list[CompiledCall],
+    calls: list[CallInfo],
+    order: Order,
+    rank: bool,
+    tool_at: dict[str, int] | None = None,
 ) -> SetResult:
-    """``rank``: count the differences too (alternatives are being compared)."""
+    """``rank``: count the differences too (alternatives are being compared); ``tool_at``:
+    each expected call's position by its tool, where no two name the same tool
+    (``CompiledCase.tool_at``)."""
     n, m = len(expected), len(calls)
     if n == 1 and m == 1:
         return _match_one(expected[0], calls[0], index, rank)
+    if tool_at is not None and n:
+        forced = _forced(index, expected, calls, order, rank, tool_at)
+        if forced is not None:
+            return forced
     cost, reasons = _costs(expected, calls)
     # the pairs (to the same tool), their cost, and those whose values fail, in one pass
     pairs: list[tuple[int, int]] = []
@@ -350,6 +364,92 @@ def match_set(
             expected[i].args.differences(calls[j].call.arguments) if reasons[i][j] else 1
             for i, j in failed
         )
+    return SetResult(
+        index,
+        expected,
+        pairs,
+        selection_ok,
+        values_ok,
+        order_ok,
+        count_ok,
+        value_reasons,
+        total,
+        differences,
+    )
+
+
+def _forced(
+    index: int,
+    expected: list[CompiledCall],
+    calls: list[CallInfo],
+    order: Order,
+    rank: bool,
+    tool_at: dict[str, int],
+) -> SetResult | None:
+    """:func:`match_set` where each expected call names a tool of its own and no tool is
+    called twice: a call can pair only with the expected call of its tool, and every such
+    pair is in the optimal pairing (leaving one out costs a pairing across tools), so the
+    pairing is known without a cost matrix. None when a tool is called twice."""
+    n, m = len(expected), len(calls)
+    at = [-1] * n  # expected call -> the call of its tool
+    for j, info in enumerate(calls):
+        i = tool_at.get(info.call.name)
+        if i is not None:
+            if at[i] >= 0:
+                return None  # (a tool called twice: the general pairing chooses)
+            at[i] = j
+    pairs: list[tuple[int, int]] = []
+    value_reasons: list[str] = []
+    failed = differences = total = 0
+    in_order = True
+    for i, j in enumerate(at):  # (in expected order, as the optimal pairing lists them)
+        if j < 0:
+            in_order = False
+            continue
+        pairs.append((i, j))
+        if j != i:
+            in_order = False
+        info = calls[j]
+        if info.failure is not None:  # structure failed: reported there, values not judged
+            failed += 1
+            total += 1
+            differences += 1
+            continue
+        args = expected[i].args
+        arguments = info.call.arguments
+        if args.pure:
+            if args.ok(arguments):
+                continue
+            total += 1  # (as the cost matrix counts it, whatever the reason)
+            reason = args.mismatch(arguments)
+        else:
+            reason = args.check(arguments)
+            if reason is not None:
+                total += 1
+        if reason is not None:
+            failed += 1
+            if reason:
+                value_reasons.append(f"{info.call.name}: {reason}")
+            if rank:
+                differences += args.differences(arguments) if reason else 1
+    lost_expected, lost_actual = n - len(pairs), m - len(pairs)
+    total += _FAR * (lost_expected + lost_actual)
+    if order is Order.subset:
+        selection_ok: bool | None = lost_actual == 0
+    elif order is Order.superset:
+        selection_ok = lost_expected == 0
+    else:
+        selection_ok = lost_expected == 0 and lost_actual == 0
+    count_ok = True
+    if selection_ok is False and _right_tools(expected, calls, order):
+        selection_ok, count_ok = True, False
+    values_ok = None if not selection_ok else not failed
+    # (the right calls in order: expected call k paired with call k, each matching)
+    order_ok = not (order is Order.strict and selection_ok and values_ok) or in_order
+    if rank:
+        differences += 2 * (lost_expected + lost_actual)
+    else:
+        differences = 0
     return SetResult(
         index,
         expected,

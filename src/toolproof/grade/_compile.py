@@ -47,6 +47,9 @@ class CompiledCase:
     """The one expected call, when nothing else constrains the case (fast path)."""
     reply_judged: bool = False
     """The final reply is judged: a reply matcher is given, or the kind asks for a reply."""
+    tool_at: tuple[dict[str, int] | None, ...] = ()
+    """Per call set, each expected call's position by its tool, when every expected call
+    names one tool and no two the same one (see :func:`tool_positions`); else None."""
     described: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
     """``describe_calls`` of each call set, by index, once it has been asked for."""
 
@@ -351,7 +354,16 @@ def compile_case(
         guarded=guarded,
         single=single,
         reply_judged=text is not None or expect.resolved_kind not in (Kind.call, Kind.none),
+        tool_at=tuple(tool_positions(s) for s in call_sets),
     )
+
+
+def tool_positions(calls: list[CompiledCall]) -> dict[str, int] | None:
+    """Each expected call's position by its tool, when every call names one tool and no two
+    the same one: then a call can pair only with the expected call of its tool, and the
+    optimal pairing needs no search. None otherwise."""
+    at = {c.tools[0]: i for i, c in enumerate(calls) if len(c.tools) == 1}
+    return at if len(at) == len(calls) else None
 
 
 def describe_calls(calls: list[CompiledCall]) -> str:
@@ -368,4 +380,5 @@ __all__ = [
     "context",
     "describe_calls",
     "show",
+    "tool_positions",
 ]
