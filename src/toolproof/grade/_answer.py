@@ -16,6 +16,10 @@ from toolproof.types import FailureClass, Kind, Message, Order, Response, ToolCa
 
 NO_CALL = "(none)"
 _FAR = 100  # cost of pairing calls to different tools: never a real pair
+# (an enum member read from its class costs about a call in Python 3.11: EnumType has a
+# __getattr__; the analysis reads these for every answer)
+_CALL = Kind.call
+_SUBSET, _SUPERSET, _STRICT = Order.subset, Order.superset, Order.strict
 
 __all__ = [
     "NO_CALL",
@@ -215,7 +219,7 @@ def _inspect_in_profile(call: ToolCall, known: bool, schema: ProfileSchema) -> C
 
 def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> SingleAnswer:
     best: SetResult | None = None
-    if cc.kind is Kind.call and infos:
+    if cc.kind is _CALL and infos:
         if len(cc.call_sets) == 1:
             expected = cc.call_sets[0]
             if len(expected) == 1 and len(infos) == 1:  # (match_set's own first step)
@@ -344,9 +348,9 @@ def match_set(
     total += _FAR * (lost_expected + lost_actual)
     if n == 0:
         selection_ok: bool | None = None
-    elif order is Order.subset:
+    elif order is _SUBSET:
         selection_ok = lost_actual == 0
-    elif order is Order.superset:
+    elif order is _SUPERSET:
         selection_ok = lost_expected == 0
     else:
         selection_ok = lost_expected == 0 and lost_actual == 0
@@ -356,7 +360,7 @@ def match_set(
         selection_ok, count_ok = True, False
     values_ok = None if not selection_ok else not failed
     order_ok = True
-    if order is Order.strict and selection_ok and values_ok:
+    if order is _STRICT and selection_ok and values_ok:
         order_ok = all(k < m and cost[k][k] < _FAR and reasons[k][k] is None for k in range(n))
     differences = 0
     if rank:
@@ -434,9 +438,9 @@ def _forced(
                 differences += args.differences(arguments) if reason else 1
     lost_expected, lost_actual = n - len(pairs), m - len(pairs)
     total += _FAR * (lost_expected + lost_actual)
-    if order is Order.subset:
+    if order is _SUBSET:
         selection_ok: bool | None = lost_actual == 0
-    elif order is Order.superset:
+    elif order is _SUPERSET:
         selection_ok = lost_expected == 0
     else:
         selection_ok = lost_expected == 0 and lost_actual == 0
@@ -445,7 +449,7 @@ def _forced(
         selection_ok, count_ok = True, False
     values_ok = None if not selection_ok else not failed
     # (the right calls in order: expected call k paired with call k, each matching)
-    order_ok = not (order is Order.strict and selection_ok and values_ok) or in_order
+    order_ok = not (order is _STRICT and selection_ok and values_ok) or in_order
     if rank:
         differences += 2 * (lost_expected + lost_actual)
     else:
@@ -476,7 +480,7 @@ def _right_tools(expected: list[CompiledCall], calls: list[CallInfo], order: Ord
         if every_expected_called and names.isdisjoint(e.tools):
             every_expected_called = False
         allowed.update(e.tools)
-    only_expected = order is Order.superset or names <= allowed
-    if order is Order.subset:
+    only_expected = order is _SUPERSET or names <= allowed
+    if order is _SUBSET:
         return only_expected
     return every_expected_called and only_expected

@@ -33,6 +33,11 @@ __all__ = ["ANY_CALL", "Facts", "assemble", "cross_pairs", "order_pairs", "singl
 ANY_CALL = "(any)"
 
 _STAGE_RANK = {s: n for n, s in enumerate(Stage)}
+# (an enum member read from its class costs about a call in Python 3.11: EnumType has a
+# __getattr__; the assembler reads these for every verdict)
+_DECISION, _CONTRACT, _WRONG_REPLY = Stage.decision, Stage.contract, FailureClass.wrong_reply
+_CALL = Kind.call
+_SUBSET, _SUPERSET = Order.subset, Order.superset
 
 
 class Facts(NamedTuple):
@@ -68,11 +73,11 @@ def assemble(
         checks = tuple(findings) if len(findings) == 1 else tuple(sorted(findings, key=_rank))
         for check in checks:
             stage = check.stage
-            if stage is Stage.decision:
+            if stage is _DECISION:
                 decision_ok = False
-            elif stage is Stage.contract:
+            elif stage is _CONTRACT:
                 contract_ok = False
-            if reply_ok and check.failure is FailureClass.wrong_reply:
+            if reply_ok and check.failure is _WRONG_REPLY:
                 reply_ok = False
     else:
         checks, evidence = (), NO_EVIDENCE
@@ -226,7 +231,7 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
             checked += 1
     actual = tuple(names)
     selection_ok = best.selection_ok if best is not None else None
-    if selection_ok is None and calls and cc.kind is Kind.call:
+    if selection_ok is None and calls and cc.kind is _CALL:
         # a call of any tool was asked for: every tool called is offered
         selection_ok = all(i.known for i in calls)
     return Facts(  # positional: this is on the scorer's hot path
@@ -258,7 +263,7 @@ def _pairs(
         name = actual[0]
         return ((name if best.pairs else best.expected[0].tools[0], name),)
     if not best.expected:
-        kind = NO_CALL if cc.kind is not Kind.call else ANY_CALL
+        kind = NO_CALL if cc.kind is not _CALL else ANY_CALL
         return tuple(cross_pairs([(kind, name) for name in actual]))
     return _set_pairs(best, actual, cc.order)
 
@@ -280,7 +285,7 @@ def _set_pairs(
         paired_e.add(i)
         paired_a.add(j)
     if len(pairs) == len(best.expected) and NO_CALL not in actual:
-        if len(pairs) == len(actual) or order is Order.superset:
+        if len(pairs) == len(actual) or order is _SUPERSET:
             return tuple(kept)  # every call paired, or the calls left over allowed
         # every expected call paired: the calls left over, each against no call
         for j, a in enumerate(actual):
@@ -300,9 +305,9 @@ def _set_pairs(
         return tuple(order_pairs(kept, missing, extra, order))
     crossed = min(len(missing), len(extra))
     kept += zip(missing[:crossed], extra[:crossed], strict=True)
-    if order is not Order.subset:  # (what the order allows is not counted)
+    if order is not _SUBSET:  # (what the order allows is not counted)
         kept += [(t, NO_CALL) for t in missing[crossed:]]
-    if order is not Order.superset:
+    if order is not _SUPERSET:
         kept += [(NO_CALL, a) for a in extra[crossed:]]
     return tuple(kept)
 
@@ -317,9 +322,9 @@ def order_pairs(
     it: an expected call may be left out under ``subset``, a call added under
     ``superset``, and neither is counted then."""
     out = cross_pairs(kept + [(t, NO_CALL) for t in missing] + [(NO_CALL, a) for a in extra])
-    if order is Order.subset:
+    if order is _SUBSET:
         return [p for p in out if p[1] != NO_CALL or p[0] == NO_CALL]
-    if order is Order.superset:
+    if order is _SUPERSET:
         return [p for p in out if p[0] != NO_CALL or p[1] == NO_CALL]
     return out
 

@@ -88,6 +88,13 @@ def run_checks(checks: Sequence[CaseCheck], case: CompiledCase, answer: Any) -> 
     return out
 
 
+# (an enum member read from its class costs about a call in Python 3.11: EnumType has a
+# __getattr__; the checks read these for every failing answer)
+_CALL = Kind.call
+_SELECTION, _STRUCTURE, _VALUES = Stage.selection, Stage.structure, Stage.values
+_WRONG_TOOL, _UNKNOWN_TOOL = FailureClass.wrong_tool, FailureClass.unknown_tool
+_WRONG_ARGUMENTS = FailureClass.wrong_arguments
+
 #: Findings whose words never change, made once (a Check is immutable).
 _MISSED = Check(Stage.decision, FailureClass.missed_call, "expected a tool call, got none")
 _WRONG_ORDER = Check(
@@ -111,10 +118,10 @@ def _selection(case: CompiledCase, answer: SingleAnswer, out: list[Check]) -> No
             unknown.append(i.call.name)
     best = answer.best
     if best is not None:
-        failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
+        failure = _UNKNOWN_TOOL if unknown else _WRONG_TOOL
         why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"
         reason = f"{why}: expected {case.describe_set(best.index)}"
-        out.append(Check(Stage.selection, failure, reason))
+        out.append(Check(_SELECTION, failure, reason))
     elif unknown:
         reason = f"called unknown tool {', '.join(unknown)}"
         out.append(Check(Stage.selection, FailureClass.unknown_tool, reason))
@@ -163,16 +170,16 @@ def one_turn(case: CompiledCase, answer: SingleAnswer) -> list[Check]:
     """
     calls, best = answer.infos, answer.best
     out: list[Check] = []
-    if bool(calls) != (case.kind is Kind.call):  # decision
+    if bool(calls) != (case.kind is _CALL):  # decision
         out.append(_unwanted(case, calls) if calls else _MISSED)
     if best is None or best.selection_ok is False:  # selection
         _selection(case, answer, out)
     for i in calls:  # structure
         if i.failure is not None:
-            out.append(Check(Stage.structure, i.failure, i.message))
+            out.append(Check(_STRUCTURE, i.failure, i.message))
     if best is not None and best.values_ok is False and best.value_reasons:  # values
         reason = "; ".join(best.value_reasons)
-        out.append(Check(Stage.values, FailureClass.wrong_arguments, reason))
+        out.append(Check(_VALUES, _WRONG_ARGUMENTS, reason))
     if (  # contract
         case.forbidden
         or case.count is not None
