@@ -320,12 +320,24 @@ def match_set(
     each expected call's position by its tool, where no two name the same tool
     (``CompiledCase.tool_at``)."""
     n, m = len(expected), len(calls)
-    if n == 1 and m == 1:
-        return _match_one(expected[0], calls[0], index, rank)
+    if n == 1:
+        if m == 1:
+            return _match_one(expected[0], calls[0], index, rank)
+        if m:
+            return _match_first(index, expected[0], calls, order, rank)
     if tool_at is not None and n:
         forced = _forced(index, expected, calls, order, rank, tool_at)
         if forced is not None:
             return forced
+    return pair_by_cost(index, expected, calls, order, rank)
+
+
+def pair_by_cost(
+    index: int, expected: list[CompiledCall], calls: list[CallInfo], order: Order, rank: bool
+) -> SetResult:
+    """:func:`match_set` by the optimal pairing over the whole cost matrix: what every
+    shorter route of it must agree with (a test holds them to it)."""
+    n, m = len(expected), len(calls)
     cost, reasons = _costs(expected, calls)
     # the pairs (to the same tool), their cost, and those whose values fail, in one pass
     pairs: list[tuple[int, int]] = []
@@ -394,8 +406,7 @@ def _forced(
     called twice: a call can pair only with the expected call of its tool, and every such
     pair is in the optimal pairing (leaving one out costs a pairing across tools), so the
     pairing is known without a cost matrix. None when a tool is called twice."""
-    n, m = len(expected), len(calls)
-    at = [-1] * n  # expected call -> the call of its tool
+    at = [-1] * len(expected)  # expected call -> the call of its tool
     for j, info in enumerate(calls):
         i = tool_at.get(info.call.name)
         if i is not None:
@@ -436,6 +447,71 @@ def _forced(
                 value_reasons.append(f"{info.call.name}: {reason}")
             if rank:
                 differences += args.differences(arguments) if reason else 1
+    return _result(
+        index, expected, calls, order, rank, pairs, failed, value_reasons, total, differences,
+        in_order,
+    )  # fmt: skip
+
+
+def _match_first(
+    index: int, expected: CompiledCall, calls: list[CallInfo], order: Order, rank: bool
+) -> SetResult:
+    """:func:`match_set` of one expected call and several calls: it pairs with the first
+    of the calls to its tools that costs least (one that matches, else the first to them),
+    as the optimal pairing of one row takes the first least cost."""
+    tools = expected.tools
+    args = expected.args
+    pure = args.pure
+    chosen = -1
+    reason: str | None = None
+    for j, info in enumerate(calls):
+        if info.call.name not in tools:
+            continue
+        if info.failure is not None:
+            why: str | None = ""  # structure failed: reported there, values not judged
+        elif pure:
+            why = None if args.ok(info.call.arguments) else _LATER
+        else:
+            why = args.check(info.call.arguments)
+        if chosen < 0 or why is None:
+            chosen, reason = j, why
+            if why is None:
+                break
+    if chosen < 0:
+        return _result(index, [expected], calls, order, rank, [], 0, [], 0, 0, False)
+    total = 0 if reason is None else 1
+    if reason is _LATER:
+        reason = args.mismatch(calls[chosen].call.arguments)
+    value_reasons: list[str] = []
+    differences = 0
+    if reason is not None:
+        if reason:
+            value_reasons.append(f"{calls[chosen].call.name}: {reason}")
+        if rank:
+            differences = args.differences(calls[chosen].call.arguments) if reason else 1
+    return _result(
+        index, [expected], calls, order, rank, [(0, chosen)], 0 if reason is None else 1,
+        value_reasons, total, differences, chosen == 0,
+    )  # fmt: skip
+
+
+def _result(
+    index: int,
+    expected: list[CompiledCall],
+    calls: list[CallInfo],
+    order: Order,
+    rank: bool,
+    pairs: list[tuple[int, int]],
+    failed: int,
+    value_reasons: list[str],
+    total: int,
+    differences: int,
+    in_order: bool,
+) -> SetResult:
+    """The set's result from its chosen ``pairs`` (``failed`` of them fail, ``total`` their
+    cost, ``differences`` theirs) and whether expected call k is paired with call k for
+    each k (``in_order``), as :func:`match_set` works it out."""
+    n, m = len(expected), len(calls)
     lost_expected, lost_actual = n - len(pairs), m - len(pairs)
     total += _FAR * (lost_expected + lost_actual)
     if order is _SUBSET:
@@ -450,10 +526,7 @@ def _forced(
     values_ok = None if not selection_ok else not failed
     # (the right calls in order: expected call k paired with call k, each matching)
     order_ok = not (order is _STRICT and selection_ok and values_ok) or in_order
-    if rank:
-        differences += 2 * (lost_expected + lost_actual)
-    else:
-        differences = 0
+    differences = differences + 2 * (lost_expected + lost_actual) if rank else 0
     return SetResult(
         index,
         expected,
