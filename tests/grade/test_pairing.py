@@ -19,6 +19,10 @@ from toolproof.types import FailureClass, Order, ToolCall
 TOOLS = ("a", "b", "c", "d")
 
 
+def _info(name: str, arguments: dict[str, Any]) -> CallInfo:
+    return CallInfo(ToolCall(name=name, arguments=arguments), True, None, "", name, arguments)
+
+
 def _fields(result: SetResult) -> dict[str, Any]:
     return {f.name: getattr(result, f.name) for f in fields(result)}
 
@@ -62,7 +66,7 @@ def _case(draw: Any) -> tuple[list[CompiledCall], list[CallInfo], Order, bool]:
         known = name != "zz"
         failure = FailureClass.schema_mismatch if draw(st.integers(0, 5)) == 0 else None
         call = ToolCall(name=name, arguments=arguments)
-        calls.append(CallInfo(call, known, failure, "broken" if failure else ""))
+        calls.append(CallInfo(call, known, failure, "broken" if failure else "", name, arguments))
     order = draw(st.sampled_from(list(Order)))
     return expected, calls, order, draw(st.booleans())
 
@@ -81,11 +85,11 @@ def test_the_shorter_routes_agree_with_the_pairing_over_the_cost_matrix(
 def test_one_expected_call_pairs_with_the_first_call_that_matches_else_the_first() -> None:
     expected = [CompiledCall(("a",), ObjectMatcher({"x": Exact(1)}, False))]
     calls = [
-        CallInfo(ToolCall(name="a", arguments={"x": 0}), True, None, ""),
-        CallInfo(ToolCall(name="a", arguments={"x": 2}), True, None, ""),
+        _info("a", {"x": 0}),
+        _info("a", {"x": 2}),
     ]
     result = match_set(0, expected, calls, Order.unordered, False)
     assert result.pairs == [(0, 0)]
     assert result.value_reasons == ["a: x: expected 1, got 0"]
-    calls.append(CallInfo(ToolCall(name="a", arguments={"x": 1}), True, None, ""))
+    calls.append(_info("a", {"x": 1}))
     assert match_set(0, expected, calls, Order.unordered, False).pairs == [(0, 2)]

@@ -19,6 +19,7 @@ _FAR = 100  # cost of pairing calls to different tools: never a real pair
 # (an enum member read from its class costs about a call in Python 3.11: EnumType has a
 # __getattr__; the analysis reads these for every answer)
 _CALL = Kind.call
+_INVALID_JSON, _SCHEMA_MISMATCH = FailureClass.invalid_json, FailureClass.schema_mismatch
 _SUBSET, _SUPERSET, _STRICT = Order.subset, Order.superset, Order.strict
 
 __all__ = [
@@ -41,13 +42,16 @@ class CallInfo:
 
     ``message`` with no ``failure``: the arguments break the JSON Schema where the suite's
     matcher profile lets BFCL's own rules decide (see :class:`ProfileSchema`); reported
-    beside the verdict, not failing it.
+    beside the verdict, not failing it. ``name`` and ``arguments`` are the call's, read
+    once (a typed record's field costs several times a plain attribute to read).
     """
 
     call: ToolCall
     known: bool
     failure: FailureClass | None
     message: str
+    name: str
+    arguments: Any
 
 
 class ProfileSchema:
@@ -171,50 +175,50 @@ def schema_failure(name: str, validator: Any, arguments: Any, checked: bool = Fa
 def inspect_call(call: ToolCall, offered: frozenset[str], validators: Any) -> CallInfo:
     """One call inspected: is its tool ``offered``, do its arguments parse, and do they
     validate (``validators``: the schema validator of each tool, by name)."""
-    known = call.name in offered
+    name = call.name
+    arguments = call.arguments
+    known = name in offered
     if call.parse_error is not None:
         raw = show(call.raw_arguments, 80)
-        return CallInfo(
-            call,
-            known,
-            FailureClass.invalid_json,
-            f"{call.name}: arguments are not valid JSON ({call.parse_error}): {raw}",
-        )
+        message = f"{name}: arguments are not valid JSON ({call.parse_error}): {raw}"
+        return CallInfo(call, known, _INVALID_JSON, message, name, arguments)
     if not known:
-        return CallInfo(call, known, None, "")
-    validator = validators[call.name]
+        return CallInfo(call, known, None, "", name, arguments)
+    validator = validators[name]
     if type(validator) is ProfileSchema:
-        return _inspect_in_profile(call, known, validator)
+        return _inspect_in_profile(call, name, arguments, validator)
     try:
-        valid = validator.is_valid(call.arguments)
+        valid = validator.is_valid(arguments)
     except (ValueError, RecursionError):
         valid = None  # (schema_failure says why)
     if valid:
-        return CallInfo(call, known, None, "")
-    message = schema_failure(call.name, validator, call.arguments, valid is False)
+        return CallInfo(call, known, None, "", name, arguments)
+    message = schema_failure(name, validator, arguments, valid is False)
     if message is None:
-        return CallInfo(call, known, None, "")
-    return CallInfo(call, known, FailureClass.schema_mismatch, message)
+        return CallInfo(call, known, None, "", name, arguments)
+    return CallInfo(call, known, _SCHEMA_MISMATCH, message, name, arguments)
 
 
-def _inspect_in_profile(call: ToolCall, known: bool, schema: ProfileSchema) -> CallInfo:
-    """A call inspected where BFCL's structural rules decide (see :class:`ProfileSchema`):
-    a break of the JSON Schema is kept as a message with no failure."""
-    arguments = call.arguments
+def _inspect_in_profile(
+    call: ToolCall, name: str, arguments: Any, schema: ProfileSchema
+) -> CallInfo:
+    """A call to an offered tool inspected where BFCL's structural rules decide (see
+    :class:`ProfileSchema`): a break of the JSON Schema is kept as a message with no
+    failure."""
     try:
         valid = schema.schema_valid(arguments)
     except (ValueError, RecursionError):
         valid = None  # (schema_failure says why)
     if valid and schema.properties.issuperset(arguments):
-        return CallInfo(call, known, None, "")  # (valid: every required parameter is given)
+        # (valid: every required parameter is given)
+        return CallInfo(call, True, None, "", name, arguments)
     why = schema.structure(arguments)
     if why is not None:
-        return CallInfo(call, known, FailureClass.schema_mismatch, f"{call.name}: {why}")
+        return CallInfo(call, True, _SCHEMA_MISMATCH, f"{name}: {why}", name, arguments)
     if valid:
-        return CallInfo(call, known, None, "")
-    return CallInfo(
-        call, known, None, schema_failure(call.name, schema, arguments, valid is False) or ""
-    )
+        return CallInfo(call, True, None, "", name, arguments)
+    message = schema_failure(name, schema, arguments, valid is False) or ""
+    return CallInfo(call, True, None, message, name, arguments)
 
 
 def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> SingleAnswer:
@@ -239,14 +243,14 @@ def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> Sing
 
 def _match_one(expected: CompiledCall, info: CallInfo, index: int, rank: bool) -> SetResult:
     """One expected call against one actual call: the common case, without a cost matrix."""
-    if info.call.name not in expected.tools:
+    if info.name not in expected.tools:
         return SetResult(index, [expected], [], False, None, True, True, [], 2 * _FAR, 2)
     if info.failure is not None:  # structure failed: reported there, values not judged
         return SetResult(index, [expected], [(0, 0)], True, False, True, True, [], 1, 1)
     args = expected.args
     # (an answer here mostly fails: the passing ones a plan knows never get here, so a pure
     # matcher is asked why at once, not first whether it matches)
-    reason = args.mismatch(info.call.arguments) if args.pure else args.check(info.call.arguments)
+    reason = args.mismatch(info.arguments) if args.pure else args.check(info.arguments)
     if reason is None:
         return SetResult(index, [expected], [(0, 0)], True, True, True, True, [], 0, 0)
     return SetResult(
@@ -257,9 +261,9 @@ def _match_one(expected: CompiledCall, info: CallInfo, index: int, rank: bool) -
         False,
         True,
         True,
-        [f"{info.call.name}: {reason}"],
+        [f"{info.name}: {reason}"],
         1,
-        expected.args.differences(info.call.arguments) if rank else 0,
+        expected.args.differences(info.arguments) if rank else 0,
     )
 
 
@@ -286,21 +290,21 @@ def _costs(
         row: list[int] = []
         why: list[str | None] = []
         for info in calls:
-            if info.call.name not in tools:
+            if info.name not in tools:
                 row.append(_FAR)
                 why.append(None)
             elif info.failure is not None:
                 row.append(1)
                 why.append("")
             elif pure:
-                if ok(info.call.arguments):
+                if ok(info.arguments):
                     row.append(0)
                     why.append(None)
                 else:
                     row.append(1)
                     why.append(_LATER)
             else:
-                reason = check(info.call.arguments)
+                reason = check(info.arguments)
                 row.append(0 if reason is None else 1)
                 why.append(reason)
         cost.append(row)
@@ -351,11 +355,11 @@ def pair_by_cost(
             total += pair_cost
             reason = reasons[i][j]
             if reason is _LATER:
-                reason = reasons[i][j] = expected[i].args.mismatch(calls[j].call.arguments)
+                reason = reasons[i][j] = expected[i].args.mismatch(calls[j].arguments)
             if reason is not None:
                 failed.append((i, j))
                 if reason:
-                    value_reasons.append(f"{calls[j].call.name}: {reason}")
+                    value_reasons.append(f"{calls[j].name}: {reason}")
     lost_expected, lost_actual = n - len(pairs), m - len(pairs)
     total += _FAR * (lost_expected + lost_actual)
     if n == 0:
@@ -377,7 +381,7 @@ def pair_by_cost(
     differences = 0
     if rank:
         differences = 2 * (lost_expected + lost_actual) + sum(
-            expected[i].args.differences(calls[j].call.arguments) if reasons[i][j] else 1
+            expected[i].args.differences(calls[j].arguments) if reasons[i][j] else 1
             for i, j in failed
         )
     return SetResult(
@@ -408,7 +412,7 @@ def _forced(
     pairing is known without a cost matrix. None when a tool is called twice."""
     at = [-1] * len(expected)  # expected call -> the call of its tool
     for j, info in enumerate(calls):
-        i = tool_at.get(info.call.name)
+        i = tool_at.get(info.name)
         if i is not None:
             if at[i] >= 0:
                 return None  # (a tool called twice: the general pairing chooses)
@@ -431,7 +435,7 @@ def _forced(
             differences += 1
             continue
         args = expected[i].args
-        arguments = info.call.arguments
+        arguments = info.arguments
         if args.pure:
             if args.ok(arguments):
                 continue
@@ -444,7 +448,7 @@ def _forced(
         if reason is not None:
             failed += 1
             if reason:
-                value_reasons.append(f"{info.call.name}: {reason}")
+                value_reasons.append(f"{info.name}: {reason}")
             if rank:
                 differences += args.differences(arguments) if reason else 1
     return _result(
@@ -465,14 +469,14 @@ def _match_first(
     chosen = -1
     reason: str | None = None
     for j, info in enumerate(calls):
-        if info.call.name not in tools:
+        if info.name not in tools:
             continue
         if info.failure is not None:
             why: str | None = ""  # structure failed: reported there, values not judged
         elif pure:
-            why = None if args.ok(info.call.arguments) else _LATER
+            why = None if args.ok(info.arguments) else _LATER
         else:
-            why = args.check(info.call.arguments)
+            why = args.check(info.arguments)
         if chosen < 0 or why is None:
             chosen, reason = j, why
             if why is None:
@@ -481,14 +485,14 @@ def _match_first(
         return _result(index, [expected], calls, order, rank, [], 0, [], 0, 0, False)
     total = 0 if reason is None else 1
     if reason is _LATER:
-        reason = args.mismatch(calls[chosen].call.arguments)
+        reason = args.mismatch(calls[chosen].arguments)
     value_reasons: list[str] = []
     differences = 0
     if reason is not None:
         if reason:
-            value_reasons.append(f"{calls[chosen].call.name}: {reason}")
+            value_reasons.append(f"{calls[chosen].name}: {reason}")
         if rank:
-            differences = args.differences(calls[chosen].call.arguments) if reason else 1
+            differences = args.differences(calls[chosen].arguments) if reason else 1
     return _result(
         index, [expected], calls, order, rank, [(0, chosen)], 0 if reason is None else 1,
         value_reasons, total, differences, chosen == 0,
@@ -546,7 +550,7 @@ def _right_tools(expected: list[CompiledCall], calls: list[CallInfo], order: Ord
     # (loops, not comprehensions: each comprehension is a call of its own)
     names = set()
     for i in calls:
-        names.add(i.call.name)
+        names.add(i.name)
     every_expected_called = True
     allowed: set[str] = set()
     for e in expected:

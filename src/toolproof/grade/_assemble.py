@@ -212,14 +212,14 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
     if cc.guarded:
         asked_for = {j for _, j in best.pairs} if best is not None and best.selection_ok else set()
         unsafe = sum(
-            1 for j, i in enumerate(calls) if i.call.name in cc.guarded and j not in asked_for
+            1 for j, i in enumerate(calls) if i.name in cc.guarded and j not in asked_for
         )
     # structure: None without calls; else whether every call to an offered tool validated
     structure_ok: bool | None = True if calls else None
     checked = valid = 0
     names = []
     for info in calls:
-        names.append(info.call.name)
+        names.append(info.name)
         if info.known:
             checked += 1
             if info.failure is None:

@@ -104,7 +104,7 @@ _WRONG_ORDER = Check(
 
 def _unwanted(case: CompiledCase, calls: list[CallInfo]) -> Check:
     """The decision stage's finding of calls made where none was asked for."""
-    got = ", ".join([i.call.name for i in calls])
+    got = ", ".join([i.name for i in calls])
     what = "no tool call" if case.kind is Kind.none else f"{case.kind.value} with no tool call"
     return Check(Stage.decision, FailureClass.unwanted_call, f"expected {what}, got {got}")
 
@@ -115,7 +115,7 @@ def _selection(case: CompiledCase, answer: SingleAnswer, out: list[Check]) -> No
     unknown = []
     for i in answer.infos:  # (a loop: a comprehension is a call of its own)
         if not i.known:
-            unknown.append(i.call.name)
+            unknown.append(i.name)
     best = answer.best
     if best is not None:
         failure = _UNKNOWN_TOOL if unknown else _WRONG_TOOL
@@ -132,7 +132,7 @@ def _contract(case: CompiledCase, answer: SingleAnswer, out: list[Check]) -> Non
     asked where the case has a contract of its own or the best call set breaks one."""
     calls, best = answer.infos, answer.best
     if case.forbidden:
-        bad = [i.call.name for i in calls if i.call.name in case.forbidden]
+        bad = [i.name for i in calls if i.name in case.forbidden]
         if bad:
             reason = f"called forbidden tool {', '.join(dict.fromkeys(bad))}"
             out.append(Check(Stage.contract, FailureClass.forbidden_tool, reason))

@@ -252,7 +252,7 @@ class MultiDecision:
             reason = "expected tool calls, got none in any step"
             return (Check(Stage.decision, FailureClass.missed_call, reason),)
         if a.kind in (Kind.clarify, Kind.none) and a.infos:
-            names = ", ".join(dict.fromkeys(i.call.name for i in a.infos))
+            names = ", ".join(dict.fromkeys(i.name for i in a.infos))
             what = "a question" if a.kind is Kind.clarify else "a reply"
             reason = f"expected {what} with no tool call, got {names}"
             return (Check(Stage.decision, FailureClass.unwanted_call, reason),)
@@ -269,7 +269,7 @@ class MultiStructure:
             if info.failure is not None:
                 out.append(Check(Stage.structure, info.failure, info.message))
             elif not info.known:
-                reason = f"called unknown tool {info.call.name}"
+                reason = f"called unknown tool {info.name}"
                 out.append(Check(Stage.selection, FailureClass.unknown_tool, reason))
         return out
 
@@ -291,7 +291,7 @@ class Safety:
 
     def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
         out = []
-        forbidden = [i.call.name for i in a.infos if i.call.name in case.forbidden]
+        forbidden = [i.name for i in a.infos if i.name in case.forbidden]
         if forbidden:
             reason = f"called forbidden tool {', '.join(dict.fromkeys(forbidden))}"
             out.append(Check(Stage.contract, FailureClass.forbidden_tool, reason))
