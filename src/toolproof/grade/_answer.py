@@ -7,8 +7,7 @@ JSON? valid against the schema?) and the expected call set it matches best
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolproof.grade._assign import assign
 from toolproof.grade._compile import CompiledCall, CompiledCase, show
@@ -36,8 +35,7 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
-class CallInfo:
+class CallInfo(NamedTuple):
     """One call, inspected: is the tool offered, and did its arguments parse and validate.
 
     ``message`` with no ``failure``: the arguments break the JSON Schema where the suite's
@@ -99,11 +97,13 @@ class ProfileSchema:
         return None
 
 
-@dataclass(slots=True)
-class SetResult:
-    """How the calls line up with one expected call set."""
+class SetResult(NamedTuple):
+    """How the calls line up with one expected call set (``set_index``: which).
 
-    index: int
+    The analysis's records are named tuples: built by one call, however many fields.
+    """
+
+    set_index: int
     expected: list[CompiledCall]
     pairs: list[tuple[int, int]]
     selection_ok: bool | None
@@ -127,8 +127,7 @@ class SetResult:
         )
 
 
-@dataclass(slots=True)
-class SingleAnswer:
+class SingleAnswer(NamedTuple):
     """A one-turn answer, analysed. ``best`` is None when no call set is judged."""
 
     response: Response
@@ -193,10 +192,10 @@ def inspect_call(call: ToolCall, offered: frozenset[str], validators: Any) -> Ca
         valid = None  # (schema_failure says why)
     if valid:
         return CallInfo(call, known, None, "", name, arguments)
-    message = schema_failure(name, validator, arguments, valid is False)
-    if message is None:
+    why = schema_failure(name, validator, arguments, valid is False)
+    if why is None:
         return CallInfo(call, known, None, "", name, arguments)
-    return CallInfo(call, known, _SCHEMA_MISMATCH, message, name, arguments)
+    return CallInfo(call, known, _SCHEMA_MISMATCH, why, name, arguments)
 
 
 def _inspect_in_profile(

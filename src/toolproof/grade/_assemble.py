@@ -208,14 +208,20 @@ def _rank(check: Check) -> int:
 
 def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
     calls, best = answer.infos, answer.best
+    if not calls:  # (then no call set is judged, and the case alone says the rest)
+        expected_tools = cc.expected_tools
+        missed = ((expected_tools[0] if expected_tools else NO_CALL, NO_CALL),)
+        return Facts(
+            cc.kind, None, None, None, cc.reply_judged, expected_tools, (), missed, 0, 0, (), 0
+        )
     unsafe = 0
     if cc.guarded:
         asked_for = {j for _, j in best.pairs} if best is not None and best.selection_ok else set()
         unsafe = sum(
             1 for j, i in enumerate(calls) if i.name in cc.guarded and j not in asked_for
         )
-    # structure: None without calls; else whether every call to an offered tool validated
-    structure_ok: bool | None = True if calls else None
+    # structure: whether every call to an offered tool validated
+    structure_ok = True
     checked = valid = 0
     names = []
     for info in calls:
@@ -230,19 +236,23 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
         elif info.failure is not None:
             checked += 1
     actual = tuple(names)
-    selection_ok = best.selection_ok if best is not None else None
-    if selection_ok is None and calls and cc.kind is _CALL:
-        # a call of any tool was asked for: every tool called is offered
-        selection_ok = all(i.known for i in calls)
+    if best is None:
+        selection_ok = values_ok = None
+        if cc.kind is _CALL:  # a call of any tool was asked for: every tool called is offered
+            selection_ok = all(i.known for i in calls)
+        pairs = tuple([(NO_CALL, name) for name in actual])
+    else:
+        selection_ok, values_ok = best.selection_ok, best.values_ok
+        pairs = _pairs(cc, best, actual)
     return Facts(  # positional: this is on the scorer's hot path
         cc.kind,
         selection_ok,
         structure_ok,
-        best.values_ok if best is not None else None,
+        values_ok,
         cc.reply_judged,
         cc.expected_tools,
         actual,
-        _pairs(cc, answer, actual),
+        pairs,
         checked,
         valid,
         tuple([n for n in actual if n in cc.forbidden]) if cc.forbidden else (),
@@ -251,14 +261,17 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
 
 
 def _pairs(
-    cc: CompiledCase, answer: SingleAnswer, actual: tuple[str, ...]
+    cc: CompiledCase, best: SetResult, actual: tuple[str, ...]
 ) -> tuple[tuple[str, str], ...]:
-    """(expected, actual) tool labels for the confusion matrix; '(none)' for no call."""
-    best = answer.best
-    if best is None:
-        if not actual:
-            return ((cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL),)
-        return tuple([(NO_CALL, name) for name in actual])
+    """(expected, actual) tool labels for the confusion matrix of calls paired as ``best``
+    says; '(none)' for no call."""
+    n = len(best.pairs)
+    if n == len(actual) == len(best.expected) and NO_CALL not in actual:
+        if n == 1:
+            name = actual[0]
+            return ((name, name),)
+        # every call paired: nothing to cross (as _set_pairs would find)
+        return tuple([(actual[j], actual[j]) for _, j in best.pairs])
     if len(best.expected) == 1 and len(actual) == 1:
         name = actual[0]
         return ((name if best.pairs else best.expected[0].tools[0], name),)
