@@ -84,7 +84,7 @@ def assemble(
     return _new_tuple(  # (build_verdict, without a call of its own: the scorer's hot path)
         Verdict,
         verdict_head(
-            case_id=cc.case.id,
+            case_id=cc.case_id,
             kind=facts.kind,
             risk=cc.risk,
             tags=cc.tags,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import sys
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,6 +32,7 @@ class CompiledCall:
 @dataclass(slots=True)
 class CompiledCase:
     case: Case
+    case_id: str
     kind: Kind
     call_sets: list[list[CompiledCall]]
     forbidden: frozenset[str]
@@ -96,6 +98,23 @@ class ArgMemo:
         self.entries: dict[Hashable, Matcher | SpecError] = {}
         self.defaults: dict[tuple[str, ...], dict[str, Any]] = {}
         """The tools' default matchers, merged, by the tools a call names."""
+
+
+#: Tuples of names (tools, tags) that compiled cases hold, one object for equal tuples of
+#: interned strings (see :func:`shared_names`); started afresh past a bound, for long-lived
+#: processes.
+_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_NAMES_SIZE = 4096
+
+
+def shared_names(values: Iterable[str]) -> tuple[str, ...]:
+    """``values`` as a tuple of interned strings, the one object of the compiled cases that
+    hold equal ones: the few names a suite's cases repeat stay few objects, which grading
+    finds at hand, not one copy per case."""
+    found = tuple([sys.intern(v) for v in values])
+    if len(_NAMES) >= _NAMES_SIZE:
+        _NAMES.clear()
+    return _NAMES.setdefault(found, found)
 
 
 #: Plain values that compile to Exact as they are (as in compile_value; float is not: NaN).
@@ -294,7 +313,7 @@ def _compile_expect(
                 else:
                     where = ("expect",)
                 raise SpecError(str(exc), (*where, *exc.path)) from None
-            compiled.append(CompiledCall(tools, args))
+            compiled.append(CompiledCall(shared_names(tools), args))
         call_sets.append(compiled)
     text = None
     if expect.text is not None:
@@ -333,7 +352,8 @@ def compile_case(
         count = (expect.count.min, expect.count.max)
     named = {t for cs in call_sets for c in cs for t in c.tools} | set(expect.forbidden)
     offered, guarded = _tool_sets(case, suite, by_name)
-    expected_tools = tuple(dict.fromkeys(c.tools[0] for c in call_sets[0])) if call_sets else ()
+    first = call_sets[0] if call_sets else []
+    expected_tools = shared_names(dict.fromkeys(c.tools[0] for c in first))
     single = None
     plain = count is None and text is None and expect.resolved_kind is Kind.call
     one = plain and len(call_sets) == 1 and len(call_sets[0]) == 1
@@ -341,6 +361,7 @@ def compile_case(
         single = call_sets[0][0]
     return CompiledCase(
         case=case,
+        case_id=case.id,
         kind=expect.resolved_kind,
         call_sets=call_sets,
         forbidden=frozenset(expect.forbidden),
@@ -348,7 +369,7 @@ def compile_case(
         order=expect.order or suite.defaults.order,
         text=text,
         risk=_risk(case, named, by_name),
-        tags=tuple(case.tags),
+        tags=shared_names(case.tags),
         offered=offered,
         expected_tools=expected_tools,
         guarded=guarded,
