@@ -5,6 +5,7 @@ each to a tool of its own (the pairing forced by the tools)."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from hypothesis import assume, given, settings
@@ -23,7 +24,7 @@ def _info(name: str, arguments: dict[str, Any]) -> CallInfo:
 
 
 def _fields(result: SetResult) -> dict[str, Any]:
-    return result._asdict()
+    return {f.name: getattr(result, f.name) for f in fields(result)}
 
 
 @st.composite

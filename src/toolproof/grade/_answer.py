@@ -7,7 +7,8 @@ JSON? valid against the schema?) and the expected call set it matches best
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from toolproof.grade._assign import assign
 from toolproof.grade._compile import CompiledCall, CompiledCase, show
@@ -35,7 +36,8 @@ __all__ = [
 ]
 
 
-class CallInfo(NamedTuple):
+@dataclass(slots=True)
+class CallInfo:
     """One call, inspected: is the tool offered, and did its arguments parse and validate.
 
     ``message`` with no ``failure``: the arguments break the JSON Schema where the suite's
@@ -97,13 +99,11 @@ class ProfileSchema:
         return None
 
 
-class SetResult(NamedTuple):
-    """How the calls line up with one expected call set (``set_index``: which).
+@dataclass(slots=True)
+class SetResult:
+    """How the calls line up with one expected call set."""
 
-    The analysis's records are named tuples: built by one call, however many fields.
-    """
-
-    set_index: int
+    index: int
     expected: list[CompiledCall]
     pairs: list[tuple[int, int]]
     selection_ok: bool | None
@@ -127,7 +127,8 @@ class SetResult(NamedTuple):
         )
 
 
-class SingleAnswer(NamedTuple):
+@dataclass(slots=True)
+class SingleAnswer:
     """A one-turn answer, analysed. ``best`` is None when no call set is judged."""
 
     response: Response

@@ -120,7 +120,7 @@ def _selection(case: CompiledCase, answer: SingleAnswer, out: list[Check]) -> No
     if best is not None:
         failure = _UNKNOWN_TOOL if unknown else _WRONG_TOOL
         why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"
-        reason = f"{why}: expected {case.describe_set(best.set_index)}"
+        reason = f"{why}: expected {case.describe_set(best.index)}"
         out.append(Check(_SELECTION, failure, reason))
     elif unknown:
         reason = f"called unknown tool {', '.join(unknown)}"
@@ -139,7 +139,7 @@ def _contract(case: CompiledCase, answer: SingleAnswer, out: list[Check]) -> Non
     if case.count is None and best is not None and not best.count_ok:
         reason = (
             f"the right tools, called {len(calls)} times; expected {len(best.expected)} "
-            f"calls: {case.describe_set(best.set_index)}"
+            f"calls: {case.describe_set(best.index)}"
         )
         out.append(Check(Stage.contract, FailureClass.wrong_count, reason))
     if case.count is not None:

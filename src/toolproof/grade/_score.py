@@ -494,7 +494,7 @@ class Scorer:
                     notes = (*notes, profile_note(i.message))
         evidence = NO_EVIDENCE
         if findings:
-            evidence = Evidence(response, answer.best.set_index if answer.best is not None else 0)
+            evidence = Evidence(response, answer.best.index if answer.best is not None else 0)
         return assemble(cc, single_facts(cc, answer), findings, record, notes, evidence)
 
     def diff(self, verdict: Verdict) -> str:
