@@ -65,12 +65,17 @@ def assemble(
     record: Record | None = None,
     notes: tuple[str, ...] = (),
     evidence: Evidence = NO_EVIDENCE,
+    in_order: bool = False,
 ) -> Verdict:
-    """The verdict; ``evidence`` (what a diff needs) is kept only when a check failed."""
+    """The verdict; ``evidence`` (what a diff needs) is kept only when a check failed.
+    ``in_order``: the findings come in stage order already (as ``one_turn`` gives them)."""
     decision_ok = contract_ok = True
     reply_ok: bool | None = True if facts.reply_judged else None  # None: not judged
     if findings:
-        checks = tuple(findings) if len(findings) == 1 else tuple(sorted(findings, key=_rank))
+        if in_order or len(findings) == 1:
+            checks = tuple(findings)
+        else:
+            checks = tuple(sorted(findings, key=_rank))
         for check in checks:
             stage = check.stage
             if stage is _DECISION:

@@ -486,8 +486,12 @@ class Scorer:
             infos.append(inspect_call(call, offered, validators))
         answer = analyse(cc, response, infos)
         findings = one_turn(cc, answer)  # the built-in stages (SINGLE_STEP_CHECKS), in one pass
+        in_order = True  # (one_turn's findings come in stage order)
         if checks:  # the suite's own
-            findings += run_checks(checks, cc, answer)
+            found = run_checks(checks, cc, answer)
+            if found:
+                findings += found
+                in_order = False
         if self._noting:  # the schema broken where the profile does not let it decide
             for i in infos:
                 if i.failure is None and i.message:
@@ -495,7 +499,8 @@ class Scorer:
         evidence = NO_EVIDENCE
         if findings:
             evidence = Evidence(response, answer.best.index if answer.best is not None else 0)
-        return assemble(cc, single_facts(cc, answer), findings, record, notes, evidence)
+        facts = single_facts(cc, answer)
+        return assemble(cc, facts, findings, record, notes, evidence, in_order)
 
     def diff(self, verdict: Verdict) -> str:
         """Expected against actual for a failed verdict ("" for a pass)."""
