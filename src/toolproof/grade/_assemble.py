@@ -69,20 +69,35 @@ def assemble(
 ) -> Verdict:
     """The verdict; ``evidence`` (what a diff needs) is kept only when a check failed.
     ``in_order``: the findings come in stage order already (as ``one_turn`` gives them)."""
+    # (the facts unpacked at once: a named tuple's field costs more to read than a name)
+    (
+        kind,
+        selection_ok,
+        structure_ok,
+        values_ok,
+        reply_judged,
+        expected_tools,
+        actual_tools,
+        pairs,
+        calls_checked,
+        calls_schema_valid,
+        forbidden_called,
+        unsafe_calls,
+        multistep,
+    ) = facts
     decision_ok = contract_ok = True
-    reply_ok: bool | None = True if facts.reply_judged else None  # None: not judged
+    reply_ok: bool | None = True if reply_judged else None  # None: not judged
     if findings:
         if in_order or len(findings) == 1:
             checks = tuple(findings)
         else:
             checks = tuple(sorted(findings, key=_rank))
-        for check in checks:
-            stage = check.stage
+        for stage, failure, _detail, _source in checks:
             if stage is _DECISION:
                 decision_ok = False
             elif stage is _CONTRACT:
                 contract_ok = False
-            if reply_ok and check.failure is _WRONG_REPLY:
+            if reply_ok and failure is _WRONG_REPLY:
                 reply_ok = False
     else:
         checks, evidence = (), NO_EVIDENCE
@@ -90,30 +105,30 @@ def assemble(
         Verdict,
         verdict_head(
             case_id=cc.case_id,
-            kind=facts.kind,
+            kind=kind,
             risk=cc.risk,
             tags=cc.tags,
             passed=not checks,
             failure=checks[0].failure if checks else None,
             checks=checks,
             decision_ok=decision_ok,
-            selection_ok=facts.selection_ok,
-            structure_ok=facts.structure_ok,
-            values_ok=facts.values_ok,
+            selection_ok=selection_ok,
+            structure_ok=structure_ok,
+            values_ok=values_ok,
             contract_ok=contract_ok,
             reply_ok=reply_ok,
-            expected_tools=facts.expected_tools,
+            expected_tools=expected_tools,
         )
         + verdict_tail(
-            actual_tools=facts.actual_tools,
-            pairs=facts.pairs,
-            calls_checked=facts.calls_checked,
-            calls_schema_valid=facts.calls_schema_valid,
-            forbidden_called=facts.forbidden_called,
-            unsafe_calls=facts.unsafe_calls,
+            actual_tools=actual_tools,
+            pairs=pairs,
+            calls_checked=calls_checked,
+            calls_schema_valid=calls_schema_valid,
+            forbidden_called=forbidden_called,
+            unsafe_calls=unsafe_calls,
             target=record.target if record is not None else None,
             attempt=record.attempt if record is not None else 0,
-            multistep=facts.multistep,
+            multistep=multistep,
             notes=notes,
             evidence=evidence,
         ),
