@@ -229,7 +229,13 @@ def analyse(cc: CompiledCase, response: Response, infos: list[CallInfo]) -> Sing
             if len(expected) == 1 and len(infos) == 1:  # (match_set's own first step)
                 best = _match_one(expected[0], infos[0], 0, False)
             else:
-                best = match_set(0, expected, infos, cc.order, False, cc.tool_at[0])
+                tool_at = cc.tool_at[0]
+                if tool_at is not None and len(expected) > 1:  # (match_set's own next steps)
+                    best = _forced(0, expected, infos, cc.order, False, tool_at)
+                    if best is None:
+                        best = pair_by_cost(0, expected, infos, cc.order, False)
+                else:
+                    best = match_set(0, expected, infos, cc.order, False, tool_at)
         else:
             best = max(
                 (

@@ -263,7 +263,11 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
         pairs = tuple([(NO_CALL, name) for name in actual])
     else:
         selection_ok, values_ok = best.selection_ok, best.values_ok
-        pairs = _pairs(cc, best, actual)
+        if len(actual) == 1 and len(best.expected) == 1 and best.pairs:
+            name = actual[0]
+            pairs = ((name, name),)  # (as _pairs makes it, without a call)
+        else:
+            pairs = _pairs(cc, best, actual)
     return Facts(  # positional: this is on the scorer's hot path
         cc.kind,
         selection_ok,
