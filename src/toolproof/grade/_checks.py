@@ -172,8 +172,8 @@ def one_turn(case: CompiledCase, answer: SingleAnswer) -> list[Check]:
     out: list[Check] = []
     if bool(calls) != (case.kind is _CALL):  # decision
         out.append(_unwanted(case, calls) if calls else _MISSED)
-    if best is None or best.selection_ok is False:  # selection
-        _selection(case, answer, out)
+    if (calls if best is None else best.selection_ok is False):  # selection
+        _selection(case, answer, out)  # (with no call and no set judged, it finds nothing)
     for i in calls:  # structure
         if i.failure is not None:
             out.append(Check(_STRUCTURE, i.failure, i.message))
