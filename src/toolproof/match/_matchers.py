@@ -511,9 +511,11 @@ class ObjectMatcher(Matcher):
         get = actual.get
         for key, matcher, scalar, ignores in self._reading:
             value = get(key, MISSING)
-            if type(value) is type(scalar) and value == scalar:
-                continue  # an exact scalar, met (as Exact.ok says)
-            if not matcher.pure:
+            if type(value) is type(scalar):  # an exact scalar, of its own type
+                if value == scalar:
+                    continue  # met (as Exact.ok says)
+                reason = matcher.mismatch(value)  # not met: Exact.ok would say no
+            elif not matcher.pure:
                 reason = matcher.check(value)
             elif matcher.ok(value):
                 continue  # a pure matcher: ok() is check() is None
