@@ -242,12 +242,13 @@ class Matcher:
 
 
 class Exact(Matcher):
-    __slots__ = ("value",)
+    __slots__ = ("_shown", "value")
     name = "exact"
     pure = True
 
     def __init__(self, value: Any) -> None:
         self.value = _shared(value)
+        self._shown: str | None = None  # show(value), once a reason or a description needs it
 
     def ok(self, actual: Any) -> bool:
         value = self.value
@@ -263,13 +264,18 @@ class Exact(Matcher):
         if actual is MISSING:
             return "missing"
         value = self.value
+        shown = self._shown
+        if shown is None:
+            shown = self._shown = show(value)
         if type(value) is not type(actual) and not (_is_number(value) and _is_number(actual)):
             want, got = type(value).__name__, type(actual).__name__
-            return f"expected {show(value)} ({want}), got {show(actual)} ({got})"
-        return f"expected {show(value)}, got {show(actual)}"
+            return f"expected {shown} ({want}), got {show(actual)} ({got})"
+        return f"expected {shown}, got {show(actual)}"
 
     def describe(self) -> str:
-        return show(self.value)
+        if self._shown is None:
+            self._shown = show(self.value)
+        return self._shown
 
 
 class Ignore(Matcher):
