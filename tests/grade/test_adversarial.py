@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.grade.conftest import call, make_suite, reply
 from toolproof.grade import Scorer
-from toolproof.types import FailureClass, Response, ToolCall
+from toolproof.types import FailureClass, Response, Stage, ToolCall
 
 CASES = [
     {
@@ -60,6 +60,9 @@ def test_any_response_gets_a_verdict(case_id: str, calls: list[ToolCall], text: 
     v = SCORER.grade_response(case_id, Response(text=text, tool_calls=calls))
     assert v.passed == (v.failure is None)
     assert v.passed == (not v.checks)
+    # the built-in stages' findings come in stage order (the assembler takes them as given)
+    ranks = [list(Stage).index(c.stage) for c in v.checks]
+    assert ranks == sorted(ranks)
     if not v.passed:
         assert SCORER.diff(v).startswith("expected: ")
 

@@ -137,7 +137,7 @@ def _answers(case: dict[str, Any], rng: random.Random, count: int) -> list[Respo
 
 def _general(scorer: Scorer, case_id: str, response: Response) -> Verdict:
     """The verdict of the general path alone: analyse, run the checks, assemble."""
-    return scorer._analysed(case_id, response, None)
+    return scorer._analysed(scorer._routes[case_id], response, None)
 
 
 def test_the_plans_passing_verdict_is_the_general_paths() -> None:

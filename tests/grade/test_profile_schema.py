@@ -94,7 +94,7 @@ def test_the_plans_noted_pass_is_the_general_paths() -> None:
     record = Record(case_id="c", response=response, target="m", attempt=2)
     planned = scorer._plans["c"].passed(response.tool_calls, "m", 2)
     assert planned is not None and planned.notes
-    assert planned == scorer._analysed("c", response, record) == scorer.grade(record)
+    assert planned == scorer._analysed(scorer._routes["c"], response, record) == scorer.grade(record)
     # a call that fails BFCL's rules, or its values, gets nothing from the plan
     for args in ({k: v for k, v in GOOD.items() if k != "city"}, {**GOOD, "city": "x"}):
         calls = [ToolCall(id="1", name="search", arguments=args)]

@@ -33,6 +33,11 @@ __all__ = ["ANY_CALL", "Facts", "assemble", "cross_pairs", "order_pairs", "singl
 ANY_CALL = "(any)"
 
 _STAGE_RANK = {s: n for n, s in enumerate(Stage)}
+# (an enum member read from its class costs about a call in Python 3.11: EnumType has a
+# __getattr__; the assembler reads these for every verdict)
+_DECISION, _CONTRACT, _WRONG_REPLY = Stage.decision, Stage.contract, FailureClass.wrong_reply
+_CALL = Kind.call
+_SUBSET, _SUPERSET = Order.subset, Order.superset
 
 
 class Facts(NamedTuple):
@@ -60,50 +65,70 @@ def assemble(
     record: Record | None = None,
     notes: tuple[str, ...] = (),
     evidence: Evidence = NO_EVIDENCE,
+    in_order: bool = False,
 ) -> Verdict:
-    """The verdict; ``evidence`` (what a diff needs) is kept only when a check failed."""
+    """The verdict; ``evidence`` (what a diff needs) is kept only when a check failed.
+    ``in_order``: the findings come in stage order already (as ``one_turn`` gives them)."""
+    # (the facts unpacked at once: a named tuple's field costs more to read than a name)
+    (
+        kind,
+        selection_ok,
+        structure_ok,
+        values_ok,
+        reply_judged,
+        expected_tools,
+        actual_tools,
+        pairs,
+        calls_checked,
+        calls_schema_valid,
+        forbidden_called,
+        unsafe_calls,
+        multistep,
+    ) = facts
     decision_ok = contract_ok = True
-    reply_ok: bool | None = True if facts.reply_judged else None  # None: not judged
+    reply_ok: bool | None = True if reply_judged else None  # None: not judged
     if findings:
-        checks = tuple(findings) if len(findings) == 1 else tuple(sorted(findings, key=_rank))
-        for check in checks:
-            stage = check.stage
-            if stage is Stage.decision:
+        if in_order or len(findings) == 1:
+            checks = tuple(findings)
+        else:
+            checks = tuple(sorted(findings, key=_rank))
+        for stage, failure, _detail, _source in checks:
+            if stage is _DECISION:
                 decision_ok = False
-            elif stage is Stage.contract:
+            elif stage is _CONTRACT:
                 contract_ok = False
-            if reply_ok and check.failure is FailureClass.wrong_reply:
+            if reply_ok and failure is _WRONG_REPLY:
                 reply_ok = False
     else:
         checks, evidence = (), NO_EVIDENCE
     return _new_tuple(  # (build_verdict, without a call of its own: the scorer's hot path)
         Verdict,
         verdict_head(
-            case_id=cc.case.id,
-            kind=facts.kind,
+            case_id=cc.case_id,
+            kind=kind,
             risk=cc.risk,
             tags=cc.tags,
             passed=not checks,
             failure=checks[0].failure if checks else None,
             checks=checks,
             decision_ok=decision_ok,
-            selection_ok=facts.selection_ok,
-            structure_ok=facts.structure_ok,
-            values_ok=facts.values_ok,
+            selection_ok=selection_ok,
+            structure_ok=structure_ok,
+            values_ok=values_ok,
             contract_ok=contract_ok,
             reply_ok=reply_ok,
-            expected_tools=facts.expected_tools,
+            expected_tools=expected_tools,
         )
         + verdict_tail(
-            actual_tools=facts.actual_tools,
-            pairs=facts.pairs,
-            calls_checked=facts.calls_checked,
-            calls_schema_valid=facts.calls_schema_valid,
-            forbidden_called=facts.forbidden_called,
-            unsafe_calls=facts.unsafe_calls,
+            actual_tools=actual_tools,
+            pairs=pairs,
+            calls_checked=calls_checked,
+            calls_schema_valid=calls_schema_valid,
+            forbidden_called=forbidden_called,
+            unsafe_calls=unsafe_calls,
             target=record.target if record is not None else None,
             attempt=record.attempt if record is not None else 0,
-            multistep=facts.multistep,
+            multistep=multistep,
             notes=notes,
             evidence=evidence,
         ),
@@ -203,18 +228,24 @@ def _rank(check: Check) -> int:
 
 def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
     calls, best = answer.infos, answer.best
+    if not calls:  # (then no call set is judged, and the case alone says the rest)
+        expected_tools = cc.expected_tools
+        missed = ((expected_tools[0] if expected_tools else NO_CALL, NO_CALL),)
+        return Facts(
+            cc.kind, None, None, None, cc.reply_judged, expected_tools, (), missed, 0, 0, (), 0
+        )
     unsafe = 0
     if cc.guarded:
         asked_for = {j for _, j in best.pairs} if best is not None and best.selection_ok else set()
         unsafe = sum(
-            1 for j, i in enumerate(calls) if i.call.name in cc.guarded and j not in asked_for
+            1 for j, i in enumerate(calls) if i.name in cc.guarded and j not in asked_for
         )
-    # structure: None without calls; else whether every call to an offered tool validated
-    structure_ok: bool | None = True if calls else None
+    # structure: whether every call to an offered tool validated
+    structure_ok = True
     checked = valid = 0
     names = []
     for info in calls:
-        names.append(info.call.name)
+        names.append(info.name)
         if info.known:
             checked += 1
             if info.failure is None:
@@ -225,19 +256,27 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
         elif info.failure is not None:
             checked += 1
     actual = tuple(names)
-    selection_ok = best.selection_ok if best is not None else None
-    if selection_ok is None and calls and cc.kind is Kind.call:
-        # a call of any tool was asked for: every tool called is offered
-        selection_ok = all(i.known for i in calls)
+    if best is None:
+        selection_ok = values_ok = None
+        if cc.kind is _CALL:  # a call of any tool was asked for: every tool called is offered
+            selection_ok = all(i.known for i in calls)
+        pairs = tuple([(NO_CALL, name) for name in actual])
+    else:
+        selection_ok, values_ok = best.selection_ok, best.values_ok
+        if len(actual) == 1 and len(best.expected) == 1 and best.pairs:
+            name = actual[0]
+            pairs = ((name, name),)  # (as _pairs makes it, without a call)
+        else:
+            pairs = _pairs(cc, best, actual)
     return Facts(  # positional: this is on the scorer's hot path
         cc.kind,
         selection_ok,
         structure_ok,
-        best.values_ok if best is not None else None,
+        values_ok,
         cc.reply_judged,
         cc.expected_tools,
         actual,
-        _pairs(cc, answer, actual),
+        pairs,
         checked,
         valid,
         tuple([n for n in actual if n in cc.forbidden]) if cc.forbidden else (),
@@ -246,19 +285,22 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
 
 
 def _pairs(
-    cc: CompiledCase, answer: SingleAnswer, actual: tuple[str, ...]
+    cc: CompiledCase, best: SetResult, actual: tuple[str, ...]
 ) -> tuple[tuple[str, str], ...]:
-    """(expected, actual) tool labels for the confusion matrix; '(none)' for no call."""
-    best = answer.best
-    if best is None:
-        if not actual:
-            return ((cc.expected_tools[0] if cc.expected_tools else NO_CALL, NO_CALL),)
-        return tuple([(NO_CALL, name) for name in actual])
+    """(expected, actual) tool labels for the confusion matrix of calls paired as ``best``
+    says; '(none)' for no call."""
+    n = len(best.pairs)
+    if n == len(actual) == len(best.expected) and NO_CALL not in actual:
+        if n == 1:
+            name = actual[0]
+            return ((name, name),)
+        # every call paired: nothing to cross (as _set_pairs would find)
+        return tuple([(actual[j], actual[j]) for _, j in best.pairs])
     if len(best.expected) == 1 and len(actual) == 1:
         name = actual[0]
         return ((name if best.pairs else best.expected[0].tools[0], name),)
     if not best.expected:
-        kind = NO_CALL if cc.kind is not Kind.call else ANY_CALL
+        kind = NO_CALL if cc.kind is not _CALL else ANY_CALL
         return tuple(cross_pairs([(kind, name) for name in actual]))
     return _set_pairs(best, actual, cc.order)
 
@@ -280,7 +322,7 @@ def _set_pairs(
         paired_e.add(i)
         paired_a.add(j)
     if len(pairs) == len(best.expected) and NO_CALL not in actual:
-        if len(pairs) == len(actual) or order is Order.superset:
+        if len(pairs) == len(actual) or order is _SUPERSET:
             return tuple(kept)  # every call paired, or the calls left over allowed
         # every expected call paired: the calls left over, each against no call
         for j, a in enumerate(actual):
@@ -300,9 +342,9 @@ def _set_pairs(
         return tuple(order_pairs(kept, missing, extra, order))
     crossed = min(len(missing), len(extra))
     kept += zip(missing[:crossed], extra[:crossed], strict=True)
-    if order is not Order.subset:  # (what the order allows is not counted)
+    if order is not _SUBSET:  # (what the order allows is not counted)
         kept += [(t, NO_CALL) for t in missing[crossed:]]
-    if order is not Order.superset:
+    if order is not _SUPERSET:
         kept += [(NO_CALL, a) for a in extra[crossed:]]
     return tuple(kept)
 
@@ -317,9 +359,9 @@ def order_pairs(
     it: an expected call may be left out under ``subset``, a call added under
     ``superset``, and neither is counted then."""
     out = cross_pairs(kept + [(t, NO_CALL) for t in missing] + [(NO_CALL, a) for a in extra])
-    if order is Order.subset:
+    if order is _SUBSET:
         return [p for p in out if p[1] != NO_CALL or p[0] == NO_CALL]
-    if order is Order.superset:
+    if order is _SUPERSET:
         return [p for p in out if p[0] != NO_CALL or p[1] == NO_CALL]
     return out
 

@@ -88,6 +88,13 @@ def run_checks(checks: Sequence[CaseCheck], case: CompiledCase, answer: Any) -> 
     return out
 
 
+# (an enum member read from its class costs about a call in Python 3.11: EnumType has a
+# __getattr__; the checks read these for every failing answer)
+_CALL = Kind.call
+_SELECTION, _STRUCTURE, _VALUES = Stage.selection, Stage.structure, Stage.values
+_WRONG_TOOL, _UNKNOWN_TOOL = FailureClass.wrong_tool, FailureClass.unknown_tool
+_WRONG_ARGUMENTS = FailureClass.wrong_arguments
+
 #: Findings whose words never change, made once (a Check is immutable).
 _MISSED = Check(Stage.decision, FailureClass.missed_call, "expected a tool call, got none")
 _WRONG_ORDER = Check(
@@ -97,7 +104,7 @@ _WRONG_ORDER = Check(
 
 def _unwanted(case: CompiledCase, calls: list[CallInfo]) -> Check:
     """The decision stage's finding of calls made where none was asked for."""
-    got = ", ".join([i.call.name for i in calls])
+    got = ", ".join([i.name for i in calls])
     what = "no tool call" if case.kind is Kind.none else f"{case.kind.value} with no tool call"
     return Check(Stage.decision, FailureClass.unwanted_call, f"expected {what}, got {got}")
 
@@ -108,13 +115,13 @@ def _selection(case: CompiledCase, answer: SingleAnswer, out: list[Check]) -> No
     unknown = []
     for i in answer.infos:  # (a loop: a comprehension is a call of its own)
         if not i.known:
-            unknown.append(i.call.name)
+            unknown.append(i.name)
     best = answer.best
     if best is not None:
-        failure = FailureClass.unknown_tool if unknown else FailureClass.wrong_tool
+        failure = _UNKNOWN_TOOL if unknown else _WRONG_TOOL
         why = f"called unknown tool {', '.join(unknown)}" if unknown else "wrong tools"
         reason = f"{why}: expected {case.describe_set(best.index)}"
-        out.append(Check(Stage.selection, failure, reason))
+        out.append(Check(_SELECTION, failure, reason))
     elif unknown:
         reason = f"called unknown tool {', '.join(unknown)}"
         out.append(Check(Stage.selection, FailureClass.unknown_tool, reason))
@@ -125,7 +132,7 @@ def _contract(case: CompiledCase, answer: SingleAnswer, out: list[Check]) -> Non
     asked where the case has a contract of its own or the best call set breaks one."""
     calls, best = answer.infos, answer.best
     if case.forbidden:
-        bad = [i.call.name for i in calls if i.call.name in case.forbidden]
+        bad = [i.name for i in calls if i.name in case.forbidden]
         if bad:
             reason = f"called forbidden tool {', '.join(dict.fromkeys(bad))}"
             out.append(Check(Stage.contract, FailureClass.forbidden_tool, reason))
@@ -163,16 +170,16 @@ def one_turn(case: CompiledCase, answer: SingleAnswer) -> list[Check]:
     """
     calls, best = answer.infos, answer.best
     out: list[Check] = []
-    if bool(calls) != (case.kind is Kind.call):  # decision
+    if bool(calls) != (case.kind is _CALL):  # decision
         out.append(_unwanted(case, calls) if calls else _MISSED)
-    if best is None or best.selection_ok is False:  # selection
-        _selection(case, answer, out)
+    if (calls if best is None else best.selection_ok is False):  # selection
+        _selection(case, answer, out)  # (with no call and no set judged, it finds nothing)
     for i in calls:  # structure
         if i.failure is not None:
-            out.append(Check(Stage.structure, i.failure, i.message))
+            out.append(Check(_STRUCTURE, i.failure, i.message))
     if best is not None and best.values_ok is False and best.value_reasons:  # values
         reason = "; ".join(best.value_reasons)
-        out.append(Check(Stage.values, FailureClass.wrong_arguments, reason))
+        out.append(Check(_VALUES, _WRONG_ARGUMENTS, reason))
     if (  # contract
         case.forbidden
         or case.count is not None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import sys
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,6 +32,7 @@ class CompiledCall:
 @dataclass(slots=True)
 class CompiledCase:
     case: Case
+    case_id: str
     kind: Kind
     call_sets: list[list[CompiledCall]]
     forbidden: frozenset[str]
@@ -47,6 +49,9 @@ class CompiledCase:
     """The one expected call, when nothing else constrains the case (fast path)."""
     reply_judged: bool = False
     """The final reply is judged: a reply matcher is given, or the kind asks for a reply."""
+    tool_at: tuple[dict[str, int] | None, ...] = ()
+    """Per call set, each expected call's position by its tool, when every expected call
+    names one tool and no two the same one (see :func:`tool_positions`); else None."""
     described: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
     """``describe_calls`` of each call set, by index, once it has been asked for."""
 
@@ -93,6 +98,23 @@ class ArgMemo:
         self.entries: dict[Hashable, Matcher | SpecError] = {}
         self.defaults: dict[tuple[str, ...], dict[str, Any]] = {}
         """The tools' default matchers, merged, by the tools a call names."""
+
+
+#: Tuples of names (tools, tags) that compiled cases hold, one object for equal tuples of
+#: interned strings (see :func:`shared_names`); started afresh past a bound, for long-lived
+#: processes.
+_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_NAMES_SIZE = 4096
+
+
+def shared_names(values: Iterable[str]) -> tuple[str, ...]:
+    """``values`` as a tuple of interned strings, the one object of the compiled cases that
+    hold equal ones: the few names a suite's cases repeat stay few objects, which grading
+    finds at hand, not one copy per case."""
+    found = tuple([sys.intern(v) for v in values])
+    if len(_NAMES) >= _NAMES_SIZE:
+        _NAMES.clear()
+    return _NAMES.setdefault(found, found)
 
 
 #: Plain values that compile to Exact as they are (as in compile_value; float is not: NaN).
@@ -291,7 +313,7 @@ def _compile_expect(
                 else:
                     where = ("expect",)
                 raise SpecError(str(exc), (*where, *exc.path)) from None
-            compiled.append(CompiledCall(tools, args))
+            compiled.append(CompiledCall(shared_names(tools), args))
         call_sets.append(compiled)
     text = None
     if expect.text is not None:
@@ -330,7 +352,8 @@ def compile_case(
         count = (expect.count.min, expect.count.max)
     named = {t for cs in call_sets for c in cs for t in c.tools} | set(expect.forbidden)
     offered, guarded = _tool_sets(case, suite, by_name)
-    expected_tools = tuple(dict.fromkeys(c.tools[0] for c in call_sets[0])) if call_sets else ()
+    first = call_sets[0] if call_sets else []
+    expected_tools = shared_names(dict.fromkeys(c.tools[0] for c in first))
     single = None
     plain = count is None and text is None and expect.resolved_kind is Kind.call
     one = plain and len(call_sets) == 1 and len(call_sets[0]) == 1
@@ -338,6 +361,7 @@ def compile_case(
         single = call_sets[0][0]
     return CompiledCase(
         case=case,
+        case_id=case.id,
         kind=expect.resolved_kind,
         call_sets=call_sets,
         forbidden=frozenset(expect.forbidden),
@@ -345,13 +369,22 @@ def compile_case(
         order=expect.order or suite.defaults.order,
         text=text,
         risk=_risk(case, named, by_name),
-        tags=tuple(case.tags),
+        tags=shared_names(case.tags),
         offered=offered,
         expected_tools=expected_tools,
         guarded=guarded,
         single=single,
         reply_judged=text is not None or expect.resolved_kind not in (Kind.call, Kind.none),
+        tool_at=tuple(tool_positions(s) for s in call_sets),
     )
+
+
+def tool_positions(calls: list[CompiledCall]) -> dict[str, int] | None:
+    """Each expected call's position by its tool, when every call names one tool and no two
+    the same one: then a call can pair only with the expected call of its tool, and the
+    optimal pairing needs no search. None otherwise."""
+    at = {c.tools[0]: i for i, c in enumerate(calls) if len(c.tools) == 1}
+    return at if len(at) == len(calls) else None
 
 
 def describe_calls(calls: list[CompiledCall]) -> str:
@@ -368,4 +401,5 @@ __all__ = [
     "context",
     "describe_calls",
     "show",
+    "tool_positions",
 ]

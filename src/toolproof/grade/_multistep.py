@@ -8,7 +8,7 @@ the shared assembler builds the verdict.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from toolproof.errors import UserError
@@ -241,16 +241,15 @@ def _not_yet_offered(
         offered = since.get(call.name)
         if info.known and call.name in held and (offered is None or index < offered[0]):
             if info.failure is FailureClass.invalid_json:  # as inspect_call has it
-                info = CallInfo(call, False, info.failure, info.message)
+                info = replace(info, known=False)
             else:
                 when = (
                     f"offered at user turn {offered[1]}"
                     if offered is not None
                     else "no user turn of this conversation offered it"
                 )
-                info = CallInfo(
-                    call, False, None, f"called {call.name} before it was offered ({when})"
-                )
+                why = f"called {call.name} before it was offered ({when})"
+                info = replace(info, known=False, failure=None, message=why)
         out.append(info)
     return out
 
@@ -299,7 +298,7 @@ class MultiDecision:
             reason = "expected tool calls, got none in any step"
             return (Check(Stage.decision, FailureClass.missed_call, reason),)
         if a.kind in (Kind.clarify, Kind.none) and a.infos:
-            names = ", ".join(dict.fromkeys(i.call.name for i in a.infos))
+            names = ", ".join(dict.fromkeys(i.name for i in a.infos))
             what = "a question" if a.kind is Kind.clarify else "a reply"
             reason = f"expected {what} with no tool call, got {names}"
             return (Check(Stage.decision, FailureClass.unwanted_call, reason),)
@@ -316,7 +315,7 @@ class MultiStructure:
             if info.failure is not None:
                 out.append(Check(Stage.structure, info.failure, info.message))
             elif not info.known:  # (a held-back tool's call says when it was offered)
-                reason = info.message or f"called unknown tool {info.call.name}"
+                reason = info.message or f"called unknown tool {info.name}"
                 out.append(Check(Stage.selection, FailureClass.unknown_tool, reason))
         return out
 
@@ -338,7 +337,7 @@ class Safety:
 
     def evaluate(self, case: CompiledCase, a: MultiAnswer) -> Sequence[Check]:
         out = []
-        forbidden = [i.call.name for i in a.infos if i.call.name in case.forbidden]
+        forbidden = [i.name for i in a.infos if i.name in case.forbidden]
         if forbidden:
             reason = f"called forbidden tool {', '.join(dict.fromkeys(forbidden))}"
             out.append(Check(Stage.contract, FailureClass.forbidden_tool, reason))

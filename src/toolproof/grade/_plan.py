@@ -57,6 +57,7 @@ class Plan:
         "_strict",
         "_template",
         "_valid",
+        "route",
     )
 
     def __init__(
@@ -123,6 +124,9 @@ class Plan:
         #: the passing verdicts built so far, by (target, attempt), or (target, attempt, the
         #: tools in the order called) when that is not the expected order
         self._passes: dict[tuple[Any, ...], Verdict] = {}
+        #: the case's route on the general path, for the answers the plan does not pass (the
+        #: scorer's, which it sets: kept here, where grading has just looked)
+        self.route: Any = None
 
     def passed(self, calls: list[ToolCall], target: str | None, attempt: int) -> Verdict | None:
         """The verdict of an answer making ``calls``, if it passes; else None.

@@ -85,6 +85,12 @@ from toolproof.types import (
 __all__ = ["NO_CALL", "Scorer"]
 
 
+#: What the general path reads of a single-step case, in one look-up: the compiled case,
+#: its validators by tool, the suite's own checks that can find something in an answer to
+#: it, and its notes.
+Route = tuple[CompiledCase, Any, tuple[CaseCheck, ...], tuple[str, ...]]
+
+
 def _profile_validator(schema: Any) -> ProfileSchema:
     """A tool's validator in the bfcl profile (compiled once per content, as rs_validator's)."""
     return ProfileSchema(rs_validator(schema), schema)
@@ -220,9 +226,7 @@ class Scorer:
             if functions and STATE_FUNCTIONS not in injected:
                 self._functions_not_run[c.id] = functions[0].function
 
-    def _make_routes(
-        self,
-    ) -> dict[str, tuple[CompiledCase, Any, tuple[CaseCheck, ...], tuple[str, ...]]]:
+    def _make_routes(self) -> dict[str, Route]:
         """What the general path reads of each single-step case, in one look-up: the case,
         its validators, the suite's own checks that can find something in an answer to it
         (the built-in stages are :func:`one_turn`, run first), its notes."""
@@ -250,6 +254,9 @@ class Scorer:
                     shared,
                 )
                 if plan is not None:
+                    # (an answer the plan does not pass takes the general path: its route is
+                    # kept at hand, where grading has just looked)
+                    plan.route = self._routes[case_id]
                     plans[case_id] = plan
         return plans
 
@@ -274,7 +281,7 @@ class Scorer:
                 passed = plan.passed(response.tool_calls, record.target, record.attempt)
                 if passed is not None:
                     return passed
-                return self._analysed(record.case_id, response, record)
+                return self._analysed(plan.route, response, record)
         return self._judged(lambda: self._grade(record, response), record)
 
     def grade_response(
@@ -467,19 +474,24 @@ class Scorer:
             passed = self._quick_pass(self.cases[case_id], response, record)
             if passed is not None:
                 return passed
-        return self._analysed(case_id, response, record)
+        return self._analysed(self._routes[case_id], response, record)
 
-    def _analysed(self, case_id: str, response: Response, record: Record | None) -> Verdict:
-        """The general path of a single-step answer: analyse it, run the checks, assemble."""
-        cc, validators, checks, notes = self._routes[case_id]
+    def _analysed(self, route: Route, response: Response, record: Record | None) -> Verdict:
+        """The general path of a single-step answer (``route``: what it reads of the case):
+        analyse it, run the checks, assemble."""
+        cc, validators, checks, notes = route
         offered = cc.offered
         infos = []
         for call in response.tool_calls:  # (a loop: a comprehension is a call of its own)
             infos.append(inspect_call(call, offered, validators))
         answer = analyse(cc, response, infos)
         findings = one_turn(cc, answer)  # the built-in stages (SINGLE_STEP_CHECKS), in one pass
+        in_order = True  # (one_turn's findings come in stage order)
         if checks:  # the suite's own
-            findings += run_checks(checks, cc, answer)
+            found = run_checks(checks, cc, answer)
+            if found:
+                findings += found
+                in_order = False
         if self._noting:  # the schema broken where the profile does not let it decide
             for i in infos:
                 if i.failure is None and i.message:
@@ -487,7 +499,8 @@ class Scorer:
         evidence = NO_EVIDENCE
         if findings:
             evidence = Evidence(response, answer.best.index if answer.best is not None else 0)
-        return assemble(cc, single_facts(cc, answer), findings, record, notes, evidence)
+        facts = single_facts(cc, answer)
+        return assemble(cc, facts, findings, record, notes, evidence, in_order)
 
     def diff(self, verdict: Verdict) -> str:
         """Expected against actual for a failed verdict ("" for a pass)."""

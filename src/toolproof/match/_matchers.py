@@ -242,12 +242,13 @@ class Matcher:
 
 
 class Exact(Matcher):
-    __slots__ = ("value",)
+    __slots__ = ("_shown", "value")
     name = "exact"
     pure = True
 
     def __init__(self, value: Any) -> None:
         self.value = _shared(value)
+        self._shown: str | None = None  # show(value), once a reason or a description needs it
 
     def ok(self, actual: Any) -> bool:
         value = self.value
@@ -263,13 +264,18 @@ class Exact(Matcher):
         if actual is MISSING:
             return "missing"
         value = self.value
+        shown = self._shown
+        if shown is None:
+            shown = self._shown = show(value)
         if type(value) is not type(actual) and not (_is_number(value) and _is_number(actual)):
             want, got = type(value).__name__, type(actual).__name__
-            return f"expected {show(value)} ({want}), got {show(actual)} ({got})"
-        return f"expected {show(value)}, got {show(actual)}"
+            return f"expected {shown} ({want}), got {show(actual)} ({got})"
+        return f"expected {shown}, got {show(actual)}"
 
     def describe(self) -> str:
-        return show(self.value)
+        if self._shown is None:
+            self._shown = show(self.value)
+        return self._shown
 
 
 class Ignore(Matcher):
@@ -511,9 +517,11 @@ class ObjectMatcher(Matcher):
         get = actual.get
         for key, matcher, scalar, ignores in self._reading:
             value = get(key, MISSING)
-            if type(value) is type(scalar) and value == scalar:
-                continue  # an exact scalar, met (as Exact.ok says)
-            if not matcher.pure:
+            if type(value) is type(scalar):  # an exact scalar, of its own type
+                if value == scalar:
+                    continue  # met (as Exact.ok says)
+                reason = matcher.mismatch(value)  # not met: Exact.ok would say no
+            elif not matcher.pure:
                 reason = matcher.check(value)
             elif matcher.ok(value):
                 continue  # a pure matcher: ok() is check() is None
