@@ -198,7 +198,7 @@ def test_a_turn_named_twice_in_missed_function_is_a_counted_skip(tmp_path: Path)
     assert result.suites[0].cases == []
     (skip,) = result.skipped
     assert skip.where == f"{data / FILE}:1"
-    assert "duplicate key '2'" in skip.reason
+    assert skip.reason.startswith("multi_turn_miss_func_23: duplicate key '2' (column ")
 
 
 def test_a_ground_truth_calling_a_held_back_function_early_is_a_counted_skip() -> None:
@@ -223,4 +223,16 @@ def test_an_empty_answers_file_is_an_error_naming_it(tmp_path: Path, content: st
     answers = data / "possible_answer" / FILE
     answers.write_text(content, encoding="utf-8")
     with pytest.raises(UserError, match=re.escape(f"{answers}: ") + ".*no entry"):
+        import_bfcl(data)
+
+
+def test_a_function_doc_naming_a_key_twice_is_an_error_naming_its_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    docs = data / "multi_turn_func_doc" / "gorilla_file_system.json"
+    lines = docs.read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1].replace('{"name": ', '{"name": "rm", "name": ', 1)
+    assert lines[1].count('"name"') == 2
+    docs.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=re.escape(f"{docs}:2: ") + ".*duplicate key 'name'"):
         import_bfcl(data)
