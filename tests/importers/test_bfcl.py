@@ -331,3 +331,12 @@ def test_a_link_inside_the_data_folder_is_followed(tmp_path: Path) -> None:
     linked = tmp_path / "linked"
     linked.symlink_to(data)  # --data itself may be a link: the folder it names is the data's
     assert _cases(import_bfcl(linked), "parallel")
+
+
+@pytest.mark.parametrize("name", ["BFCL_v4_irrelevance.json", "BFCL_v4_parallel.json"])
+def test_a_category_file_with_no_entry_is_an_error_naming_it(tmp_path: Path, name: str) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    (data / name).write_text("\n", encoding="utf-8")
+    with pytest.raises(UserError, match=re.escape(f"{data / name}: holds no entry")):
+        import_bfcl(data)

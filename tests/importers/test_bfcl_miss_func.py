@@ -193,11 +193,15 @@ def test_a_turn_key_bfcl_never_reads_as_that_turn_is_a_counted_skip(tmp_path: Pa
 def test_a_turn_named_twice_in_missed_function_is_a_counted_skip(tmp_path: Path) -> None:
     # a JSON reader keeps the last of two values under one key: BFCL would hold back ls
     # alone, and the entry's author meant touch too
-    data = _with_lines(tmp_path, {"multi_turn_miss_func_23": '{"2": ["touch"], "2": ["ls"]}'})
+    odd = {
+        "multi_turn_miss_func_0": '{"2": ["touch"]}',
+        "multi_turn_miss_func_23": '{"2": ["touch"], "2": ["ls"]}',
+    }
+    data = _with_lines(tmp_path, odd)
     result = import_bfcl(data)
-    assert result.suites[0].cases == []
+    assert [c["id"] for c in result.suites[0].cases] == ["multi_turn_miss_func_0"]
     (skip,) = result.skipped
-    assert skip.where == f"{data / FILE}:1"
+    assert skip.where == f"{data / FILE}:2"
     assert skip.reason.startswith("multi_turn_miss_func_23: duplicate key '2' (column ")
 
 
@@ -236,3 +240,12 @@ def test_a_function_doc_naming_a_key_twice_is_an_error_naming_its_line(tmp_path:
     docs.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(UserError, match=re.escape(f"{docs}:2: ") + ".*duplicate key 'name'"):
         import_bfcl(data)
+
+
+def test_a_category_file_with_no_entry_is_an_error_naming_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    (data / FILE).write_text('"not an entry"\n', encoding="utf-8")
+    with pytest.raises(UserError, match=re.escape(f"{data / FILE}: holds no entry")) as raised:
+        import_bfcl(data)
+    assert "(line 1: not an entry (no string 'id'))" in str(raised.value)

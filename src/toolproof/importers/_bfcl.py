@@ -229,13 +229,22 @@ def read_answers(answer_path: Path, path: Path, result: BfclImport) -> dict[str,
     inside(answer_path, result)
     if not answer_path.is_file():
         raise UserError(f"{answer_path}: missing (the ground truth of {path.name})")
-    answers = {e["id"]: e for _, e in _lines(answer_path, result.skipped)}
-    if not answers:
+    why = f", so no entry of {path.name} has a ground truth"
+    return {e["id"]: e for _, e in entries(answer_path, result, why)}
+
+
+def entries(path: Path, result: BfclImport, why: str = "") -> list[tuple[int, dict[str, Any]]]:
+    """The entries of a JSONL file, by line (unreadable lines: counted skips); a UserError
+    naming the file when it holds none (a category is never a suite of no case unsaid)."""
+    before = len(result.skipped)
+    found = list(_lines(path, result.skipped))
+    if not found:
+        bad = result.skipped[before:]
+        first = f" (line {bad[0].where.rsplit(':', 1)[1]}: {bad[0].reason})" if bad else ""
         raise UserError(
-            f"{answer_path}: holds no entry (no line is a JSON object with a string 'id'), "
-            f"so no entry of {path.name} has a ground truth"
+            f"{path}: holds no entry (no line is a JSON object with a string 'id'){why}{first}"
         )
-    return answers
+    return found
 
 
 def inside(path: Path, result: BfclImport) -> Path:
@@ -765,7 +774,7 @@ def _read_category(
     if cat.kind not in ("irrelevance", "relevance"):
         answers = read_answers(root / "possible_answer" / path.name, path, result)
     cases = []
-    for number, entry in _lines(path, skipped):
+    for number, entry in entries(path, result):
         dropped = _Dropped()
         try:
             cases.append(_case(entry, answers.get(entry["id"]), cat, dropped, profile))

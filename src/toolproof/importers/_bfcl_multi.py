@@ -56,8 +56,8 @@ from toolproof.importers._bfcl import (
     BfclImport,
     BfclSkip,
     BfclSuite,
-    _lines,
     convert_function,
+    entries,
     inside,
     read_answers,
 )
@@ -492,7 +492,7 @@ def read_multi_turn(
     used: list[str] = []
     missing: dict[str, int] = {}  # a missing doc file: the entries it leaves out
     taken: dict[str, int] = {}  # the id of each case imported: its line
-    for number, entry in _lines(path, result.skipped):
+    for number, entry in entries(path, result):
         if entry["id"] in taken:  # the suite loader refuses a case id given twice
             why = f"{entry['id']}: the id of the case at line {taken[entry['id']]} too"
             result.skipped.append(BfclSkip(f"{path}:{number}", why))
