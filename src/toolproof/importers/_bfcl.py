@@ -209,7 +209,10 @@ def _lines(path: Path, skipped: list[BfclSkip]) -> Iterator[tuple[int, dict[str,
         except DuplicateKey as exc:  # a plain reader would keep the last value, unsaid
             where = duplicate_key_error(line, exc)
             why = f"{exc} (column {where.colno}): an entry names a key once"
-            named = json.loads(line)  # read once more only to name the entry
+            try:  # read once more only to name the entry
+                named = json.loads(line)
+            except (ValueError, RecursionError):
+                named = None
             if isinstance(named, dict) and isinstance(named.get("id"), str):
                 why = f"{named['id']}: {why}"
             skipped.append(BfclSkip(f"{path}:{number}", why))
