@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -248,3 +249,94 @@ def test_the_bfcl_profile_keeps_what_bfcls_type_check_can_pass(tmp_path: Path) -
     for path in write_bfcl(result, tmp_path / "out"):
         _, errors = load_suite_checked(path.parent)
         assert errors == []
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", '{"no_id": 1}\n', "not json\n"])
+def test_an_answers_file_with_no_usable_entry_is_an_error_naming_it(
+    tmp_path: Path, content: str
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    answers = data / "possible_answer" / "BFCL_v4_parallel.json"
+    answers.write_text(content, encoding="utf-8")
+    with pytest.raises(UserError, match=re.escape(f"{answers}: ") + ".*no entry"):
+        import_bfcl(data)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["import", "bfcl", "--data", str(data), "-o", str(out)])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, UserError)
+    assert not out.exists()
+
+
+def test_an_answers_file_that_cannot_be_read_is_an_error_naming_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    answers = data / "possible_answer" / "BFCL_v4_parallel.json"
+    answers.write_bytes(b"\xff\xfe not utf-8\n")
+    with pytest.raises(UserError, match=re.escape(f"{answers}: cannot read")):
+        import_bfcl(data)
+
+
+def test_a_line_naming_a_key_twice_is_a_located_counted_skip(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    path = data / "BFCL_v4_simple_python.json"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    # the same key twice: a plain JSON reader keeps the last value without a word
+    lines[1] = lines[1].replace('{"id": ', '{"question": [], "id": ', 1)
+    assert lines[1].count('"question"') == 2
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = import_bfcl(data, ["simple_python"])
+    (skip,) = result.skipped
+    assert skip.where == f"{path}:2"
+    assert "duplicate key 'question'" in skip.reason
+    assert len(_cases(result, "simple_python")) == 2
+
+
+def test_a_link_leading_out_of_the_data_folder_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    outside = tmp_path / "outside.json"
+    answers = data / "possible_answer" / "BFCL_v4_parallel.json"
+    outside.write_bytes(answers.read_bytes())
+    answers.unlink()
+    answers.symlink_to(outside)
+    with pytest.raises(UserError, match="through a symbolic link") as raised:
+        import_bfcl(data)
+    assert str(answers) in str(raised.value) and str(outside) in str(raised.value)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["import", "bfcl", "--data", str(data), "-o", str(out)])
+    assert result.exit_code != 0 and isinstance(result.exception, UserError)
+    assert not out.exists()
+    # a whole folder linked from outside is refused the same way
+    answers.unlink()
+    answers.write_bytes(outside.read_bytes())
+    elsewhere = tmp_path / "elsewhere"
+    (data / "possible_answer").rename(elsewhere)
+    (data / "possible_answer").symlink_to(elsewhere)
+    with pytest.raises(UserError, match="through a symbolic link"):
+        import_bfcl(data)
+
+
+def test_a_link_inside_the_data_folder_is_followed(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    answers = data / "possible_answer" / "BFCL_v4_parallel.json"
+    kept = data / "kept.txt"
+    answers.rename(kept)
+    answers.symlink_to(kept)
+    assert len(_cases(import_bfcl(data), "parallel")) == len(
+        _cases(import_bfcl(SAMPLE), "parallel")
+    )
+    linked = tmp_path / "linked"
+    linked.symlink_to(data)  # --data itself may be a link: the folder it names is the data's
+    assert _cases(import_bfcl(linked), "parallel")
+
+
+@pytest.mark.parametrize("name", ["BFCL_v4_irrelevance.json", "BFCL_v4_parallel.json"])
+def test_a_category_file_with_no_entry_is_an_error_naming_it(tmp_path: Path, name: str) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    (data / name).write_text("\n", encoding="utf-8")
+    with pytest.raises(UserError, match=re.escape(f"{data / name}: holds no entry")):
+        import_bfcl(data)

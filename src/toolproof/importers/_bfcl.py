@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from toolproof._shared.json_numbers import DuplicateKey, duplicate_key_error, no_duplicate_keys
 from toolproof._shared.schema_validators import check_value
 from toolproof.errors import UserError
 from toolproof.match import MISSING, literal_values, standardize
@@ -167,6 +168,9 @@ class BfclImport:
     categories_skipped: list[BfclSkip] = field(default_factory=list)
     dropped: list[BfclSkip] = field(default_factory=list)
     """Acceptable values left out of a case because they break its tool's schema."""
+    confined: Path | None = None
+    """The folder (links followed) every file read must be in: ``--data``'s; None for the
+    installed package's."""
 
 
 def bfcl_data_dir(explicit: str | Path | None = None) -> Path:
@@ -201,7 +205,18 @@ def _lines(path: Path, skipped: list[BfclSkip]) -> Iterator[tuple[int, dict[str,
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, object_pairs_hook=no_duplicate_keys)
+        except DuplicateKey as exc:  # a plain reader would keep the last value, unsaid
+            where = duplicate_key_error(line, exc)
+            why = f"{exc} (column {where.colno}): an entry names a key once"
+            try:  # read once more only to name the entry
+                named = json.loads(line)
+            except (ValueError, RecursionError):
+                named = None
+            if isinstance(named, dict) and isinstance(named.get("id"), str):
+                why = f"{named['id']}: {why}"
+            skipped.append(BfclSkip(f"{path}:{number}", why))
+            continue
         except (ValueError, RecursionError) as exc:
             skipped.append(BfclSkip(f"{path}:{number}", f"not JSON ({exc}); truncated?"))
             continue
@@ -209,6 +224,49 @@ def _lines(path: Path, skipped: list[BfclSkip]) -> Iterator[tuple[int, dict[str,
             skipped.append(BfclSkip(f"{path}:{number}", "not an entry (no string 'id')"))
             continue
         yield number, value
+
+
+def read_answers(answer_path: Path, path: Path, result: BfclImport) -> dict[str, dict[str, Any]]:
+    """The ground truth of the category file ``path``, by id: a UserError naming the file
+    when it is missing, cannot be read, or holds no entry (never a suite of no case)."""
+    inside(answer_path, result)
+    if not answer_path.is_file():
+        raise UserError(f"{answer_path}: missing (the ground truth of {path.name})")
+    why = f", so no entry of {path.name} has a ground truth"
+    return {e["id"]: e for _, e in entries(answer_path, result, why)}
+
+
+def entries(path: Path, result: BfclImport, why: str = "") -> list[tuple[int, dict[str, Any]]]:
+    """The entries of a JSONL file, by line (unreadable lines: counted skips); a UserError
+    naming the file when it holds none (a category is never a suite of no case unsaid)."""
+    before = len(result.skipped)
+    found = list(_lines(path, result.skipped))
+    if not found:
+        bad = result.skipped[before:]
+        first = f" (line {bad[0].where.rsplit(':', 1)[1]}: {bad[0].reason})" if bad else ""
+        raise UserError(
+            f"{path}: holds no entry (no line is a JSON object with a string 'id'){why}{first}"
+        )
+    return found
+
+
+def inside(path: Path, result: BfclImport) -> Path:
+    """``path``, when it stays inside the ``--data`` folder once its symbolic links are
+    followed; a link leading out of it is refused, naming the file and where it leads (the
+    folder may come from anyone: it never makes the import read elsewhere). The installed
+    package's own folder is not confined (it holds no link)."""
+    if result.confined is None:
+        return path
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a loop of links
+        raise UserError(f"{path}: cannot follow its symbolic links: {exc}") from None
+    if not target.is_relative_to(result.confined):
+        raise UserError(
+            f"{path}: leads out of the data folder ({result.confined}) through a symbolic "
+            f"link, to {target}: not read"
+        )
+    return path
 
 
 def _convert_type(name: Any) -> str:
@@ -653,6 +711,11 @@ def import_bfcl(
     """
     root = bfcl_data_dir(data_dir)
     result = BfclImport(root)
+    if data_dir is not None:
+        try:
+            result.confined = root.resolve()
+        except (OSError, RuntimeError) as exc:
+            raise UserError(f"{root}: cannot follow its symbolic links: {exc}") from None
     wanted = list(categories) if categories else None
     if wanted:
         for name in wanted:
@@ -666,6 +729,7 @@ def import_bfcl(
         name = _category_of(path.stem)
         if wanted is not None and name not in wanted:
             continue
+        inside(path, result)
         cat = CATEGORIES.get(name)
         if cat is None:
             reason = next(
@@ -711,12 +775,9 @@ def _read_category(
     skipped = result.skipped
     answers: dict[str, dict[str, Any]] = {}
     if cat.kind not in ("irrelevance", "relevance"):
-        answer_path = root / "possible_answer" / path.name
-        if not answer_path.is_file():
-            raise UserError(f"{answer_path}: missing (the ground truth of {path.name})")
-        answers = {e["id"]: e for _, e in _lines(answer_path, skipped)}
+        answers = read_answers(root / "possible_answer" / path.name, path, result)
     cases = []
-    for number, entry in _lines(path, skipped):
+    for number, entry in entries(path, result):
         dropped = _Dropped()
         try:
             cases.append(_case(entry, answers.get(entry["id"]), cat, dropped, profile))

@@ -56,8 +56,10 @@ from toolproof.importers._bfcl import (
     BfclImport,
     BfclSkip,
     BfclSuite,
-    _lines,
     convert_function,
+    entries,
+    inside,
+    read_answers,
 )
 from toolproof.suite._load import tools_file_names
 from toolproof.trust import MAX_DEPTH, TooDeep, check_depth, loads_json
@@ -181,11 +183,11 @@ def _doc_lines(path: Path) -> Iterator[tuple[int, str]]:
             ) from None
 
 
-def _docs(root: Path) -> dict[str, list[_Doc]]:
+def _docs(root: Path, result: BfclImport) -> dict[str, list[_Doc]]:
     """Each class's function docs, as BFCL ships them, each checked to make a suite tool."""
     out: dict[str, list[_Doc]] = {}
     for cls, name in CLASS_DOCS.items():
-        path = root / "multi_turn_func_doc" / name
+        path = inside(root / "multi_turn_func_doc" / name, result)
         if not path.is_file():
             continue
         docs = []
@@ -194,7 +196,7 @@ def _docs(root: Path) -> dict[str, list[_Doc]]:
                 continue
             where = f"{path}:{number}"
             try:
-                doc = loads_json(line, MAX_DEPTH)
+                doc = loads_json(line, MAX_DEPTH, unique_keys=True)
             except TooDeep as exc:
                 raise UserError(f"{where}: not accepted: {exc}") from None
             except ValueError as exc:
@@ -225,6 +227,11 @@ def _held_back(entry: dict[str, Any], turns: int, names: set[str]) -> dict[int, 
         if not isinstance(key, str) or not key.isascii() or not key.isdecimal() or len(key) > 6:
             raise ValueError(f"missed_function: {str(key)[:20]!r} is not a turn number")
         turn = int(key)
+        if key != str(turn):  # BFCL adds back the functions under str(turn) alone
+            raise ValueError(
+                f"missed_function: {key!r} is not BFCL's spelling of turn {turn} "
+                f"({str(turn)!r}): BFCL would hold its functions back and never offer them"
+            )
         if turn >= turns:
             raise ValueError(
                 f"missed_function: turn {turn} is past the last turn ({turns} turns, from 0)"
@@ -322,6 +329,7 @@ def _case(
         )
     actions = []
     calls = []
+    offered_at = {name: turn for turn, names in held.items() for name in names}
 
     def says(text: str, turn: int, base: dict[str, Any]) -> Any:
         """The user's entry that says ``text``, offering the functions held back until
@@ -339,6 +347,12 @@ def _case(
                 name, args = parse_call(text, params)
             except ValueError as exc:
                 raise ValueError(f"ground truth turn {t} call {c}: {exc}") from None
+            if t < offered_at.get(name, 0):
+                raise ValueError(
+                    f"the ground truth calls {name!r} in turn {t}, before it is offered "
+                    f"(turn {offered_at[name]}): toolproof grades that call as a call of an "
+                    "unknown tool (no answer making it can pass)"
+                )
             actions.append({"tool": name, "args": args})
             calls.append({"tool": name, "args": args})
         # BFCL checks the state after every turn whose ground truth has calls
@@ -472,16 +486,13 @@ def read_multi_turn(
     path: Path, root: Path, cat: BfclCategory, profile: str, result: BfclImport
 ) -> BfclSuite:
     """One multi-turn category as a suite (entries that cannot be read: counted skips)."""
-    docs = _docs(root)
-    answer_path = root / "possible_answer" / path.name
-    if not answer_path.is_file():
-        raise UserError(f"{answer_path}: missing (the ground truth of {path.name})")
-    answers = {e["id"]: e for _, e in _lines(answer_path, result.skipped)}
+    docs = _docs(root, result)
+    answers = read_answers(root / "possible_answer" / path.name, path, result)
     cases = []
     used: list[str] = []
     missing: dict[str, int] = {}  # a missing doc file: the entries it leaves out
     taken: dict[str, int] = {}  # the id of each case imported: its line
-    for number, entry in _lines(path, result.skipped):
+    for number, entry in entries(path, result):
         if entry["id"] in taken:  # the suite loader refuses a case id given twice
             why = f"{entry['id']}: the id of the case at line {taken[entry['id']]} too"
             result.skipped.append(BfclSkip(f"{path}:{number}", why))
