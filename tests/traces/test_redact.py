@@ -375,3 +375,71 @@ def test_a_bearer_token_in_any_case_is_found() -> None:
     r = Redactor()
     assert "abcDEF123456" not in r.text("Authorization: BeArEr abcDEF123456ghi", "t")
     assert r.by_kind["bearer"] == 1
+
+
+#: Forms a hostile trace used to carry a value past the detectors (each value planted once,
+#: in one form): JSON in a string with the value under a duplicated key, a card as a JSON
+#: float, a card with no-break-space or zero-width separators, in full-width or other
+#: Unicode digits, an e-mail and a phone in full-width characters.
+HOSTILE_FORMS: dict[str, list[str]] = {
+    "email": ["dup.secret@example.com", "dupargs.secret@example.com",
+              "dupresult.secret@example.com"],
+    "card": ["4012888888881881", "5555555555554444", "4111\u00a01111\u00a01111\u00a01111",
+             "４１１１１１１１１１１１１１１１", "\u0664" + "\u0661" * 15,
+             "5500\u202f0000\u202f0000\u202f0004", "3530\u200b1113\u200b3330\u200b0000"],
+    "fullwidth": ["ｊａｎ＠ｅｘａｍｐｌｅ．ｃｏｍ", "＋４４ ２０ ７９４６ ０９５８"],
+}  # fmt: skip
+
+
+def test_a_value_under_a_duplicated_key_of_json_in_a_string_is_redacted() -> None:
+    r = Redactor()
+    out = r.line({"content": '{"a": "dup.secret@example.com", "a": "x"}'}, "cases")
+    assert "dup.secret" not in out
+    # the text keeps both keys, each value redacted where it stands
+    inner = json.loads(json.loads(out)["content"], object_pairs_hook=list)
+    assert [k for k, _ in inner] == ["a", "a"]
+    assert re.fullmatch(r"user\d+@example\.com", inner[0][1]) and inner[1][1] == "x"
+    # nested, in a list, and with the duplicated key's value a number
+    nested = '{"q": "{\\"d\\": \\"deeper.secret@example.com\\", \\"d\\": 1}", "n": [{"c": 1, "c": 4111111111111111}]}'
+    out = r.text(nested, "t")
+    assert "deeper.secret" not in out and "4111111111111111" not in out
+
+
+@pytest.mark.parametrize("card", [4012888888881881.0, 5.555555555554444e15, -4012888888881881.0])
+def test_a_card_number_written_as_a_json_float_is_redacted(card: float) -> None:
+    r = Redactor()
+    out = r.value({"card": card, "l": [card]}, "cases")
+    for v in (out["card"], out["l"][0]):
+        assert isinstance(v, float) and v.is_integer()  # the value keeps its type
+        assert v != card and _luhn(str(int(abs(v))))
+    assert r.by_kind["card"] == 2
+    # inside a JSON string, and in text: the same pseudonym, no digits of the card left
+    digits = str(int(abs(card)))
+    for text in (json.dumps({"c": card}), f'{{"c": {card!r}, "c": 1}}', f"paid with {digits}.",
+                 f"paid with {digits}.0 today"):  # fmt: skip
+        assert digits not in r.text(text, "t"), text
+    # ordinary floats are left alone
+    assert r.value({"x": 1.5, "y": 4012888888881881.5, "z": 1e300}, "t") == {
+        "x": 1.5, "y": 4012888888881881.5, "z": 1e300}  # fmt: skip
+
+
+@pytest.mark.parametrize("value", [v for vs in HOSTILE_FORMS.values() for v in vs])
+def test_unicode_digits_and_separators_do_not_hide_a_value(value: str) -> None:
+    import unicodedata
+
+    r = Redactor()
+    for text in (value, f"pay {value} now", f"请用{value}付款"):
+        out = r.text(text, "t")
+        assert value not in out, out
+        folded = unicodedata.normalize("NFKC", out)
+        assert not re.search(r"\d{13}", re.sub(r"\W", "", folded).replace("4000000", "")), out
+
+
+def test_the_reviewers_repro_leaves_nothing() -> None:
+    r = Redactor()
+    a = r.line({"content": '{"a": "dup.secret@example.com", "a": "x"}'}, "cases")
+    b = r.line({"card": 4012888888881881.0, "s": "4111\u00a01111\u00a01111\u00a01111",
+                "fw": "４１１１１１１１１１１１１１１１"}, "cases")  # fmt: skip
+    for planted in ("dup.secret", "4012888888881881", "4111\u00a01111", "４１１１"):
+        assert planted not in a + b
+    assert r.by_kind == {"email": 1, "card": 3}
