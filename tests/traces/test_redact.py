@@ -443,3 +443,75 @@ def test_the_reviewers_repro_leaves_nothing() -> None:
     for planted in ("dup.secret", "4012888888881881", "4111\u00a01111", "４１１１"):
         assert planted not in a + b
     assert r.by_kind == {"email": 1, "card": 3}
+
+
+def _raw_trace(n: int, user: str, args: str, result: str) -> dict:
+    """A trace (chat span that calls ``lookup``, its tool span, the chat span after) whose
+    attributes hold ``user`` (a JSON string's text), ``args`` and ``result`` (JSON texts)
+    written as given: duplicated keys and number forms survive into the attribute."""
+
+    def a(key: str, text: str) -> dict:
+        return {"key": key, "value": {"stringValue": text}}
+
+    call = f'{{"type":"tool_call","id":"c{n}","name":"lookup","arguments":{args}}}'
+    in1 = f'[{{"role":"user","parts":[{{"type":"text","content":{user}}}]}}]'
+    out1 = f'[{{"role":"assistant","parts":[{call}],"finish_reason":"tool_calls"}}]'
+    in2 = (in1[:-1] + f',{{"role":"assistant","parts":[{call}]}},{{"role":"tool","parts":'
+           f'[{{"type":"tool_call_response","id":"c{n}","response":{result}}}]}}]')  # fmt: skip
+    defs = json.dumps([{"type": "function", "name": "lookup", "parameters": {"type": "object"}}])
+    trace = f"{n:032x}"
+    chat = [a("gen_ai.operation.name", "chat"), a("gen_ai.tool.definitions", defs)]
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": trace, "spanId": f"{n:08x}0000000a", "name": "chat m", "kind": 3,
+         "startTimeUnixNano": "1764400000000000000",
+         "attributes": [*chat, a("gen_ai.input.messages", in1),
+                        a("gen_ai.output.messages", out1)]},
+        {"traceId": trace, "spanId": f"{n:08x}0000000b", "name": "execute_tool lookup",
+         "startTimeUnixNano": "1764400000100000000",
+         "attributes": [a("gen_ai.operation.name", "execute_tool"),
+                        a("gen_ai.tool.name", "lookup"), a("gen_ai.tool.call.id", f"c{n}"),
+                        a("gen_ai.tool.call.arguments", args),
+                        a("gen_ai.tool.call.result", result)]},
+        {"traceId": trace, "spanId": f"{n:08x}0000000c", "name": "chat m", "kind": 3,
+         "startTimeUnixNano": "1764400000200000000",
+         "attributes": [*chat, a("gen_ai.input.messages", in2),
+                        a("gen_ai.output.messages",
+                          '[{"role":"assistant","parts":[{"type":"text","content":"ok"}]}]')]},
+    ]}]}]}  # fmt: skip
+
+
+def test_no_hostile_form_of_a_planted_value_survives_in_any_file(tmp_path: Path) -> None:
+    """Each value of HOSTILE_FORMS, in the user's text, the call's arguments and the tool's
+    result, under a duplicated key and as a JSON float where it is a card: an import
+    writes none of them, in any form, to any file."""
+    import unicodedata
+
+    lines = []
+    for n, value in enumerate((v for vs in HOSTILE_FORMS.values() for v in vs), 1):
+        s = json.dumps(value, ensure_ascii=n % 2 == 0)
+        digits = "".join(str(unicodedata.decimal(c)) for c in value if c.isdecimal())
+        args = f'{{"to": {s}, "to": "b", "n": [{{"k": {s}, "k": 1}}]}}'
+        result = f'{{"who": {s}, "who": "x"}}'
+        if len(digits) >= 13:  # a card: also as a float, and as one under a duplicated key
+            args = f'{{"to": {s}, "to": "b", "f": {digits}.0, "e": {digits[0]}.{digits[1:]}e{len(digits) - 1}, "d": {digits}.0, "d": 1}}'
+            result = f'{{"c": {digits}.0, "c": 2}}'
+        user = json.dumps(f"dup {value} here " + json.dumps({"q": value})[:-1] + ', "q": 1}')
+        lines.append(json.dumps(_raw_trace(n, user, args, result), ensure_ascii=n % 3 == 0))
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join(lines) + "\n", "utf-8")
+    out = tmp_path / "out"
+    report = import_traces([src], out, label="h", redactor=Redactor())
+    assert report.problems == [] and report.cases == 2 * len(lines)
+    blob = "\n".join(p.read_text("utf-8") for p in out.rglob("*") if p.is_file())
+    plain = unicodedata.normalize("NFKC", blob)
+    plain = json.loads(json.dumps(plain).replace("\\\\u", "\\u"))  # escapes in texts read
+    joined = re.sub(r"(?<=\d)[ \-\u00a0\u202f\u200b](?=\d)", "", plain)
+    survivors = []
+    for value in (v for vs in HOSTILE_FORMS.values() for v in vs):
+        norm = unicodedata.normalize("NFKC", value).replace("\u200b", "")
+        digits = "".join(str(unicodedata.decimal(c)) for c in value if c.isdecimal())
+        forms = {value, norm} | ({digits} if len(digits) >= 13 else set())
+        forms |= {norm.split("@")[0]} if "@" in norm else set()
+        survivors += [(value, f) for f in forms if f in blob or f in plain or f in joined]
+    assert survivors == []
+    assert report.redaction["by_kind"].keys() <= {"email", "card", "phone"}
