@@ -480,3 +480,78 @@ def test_a_number_too_large_for_its_field_is_named(tmp_path: Path) -> None:
     assert [(p.kind, p.line, p.message) for p in report.problems] == [
         ("malformed span", 1, "skipped: a number too large for its field")
     ]
+
+
+#: Tool definitions a trace may carry that are no valid JSON Schema (as `validate` checks):
+#: (parameters as JSON text, the problem the import report names).
+BAD_SCHEMAS = [
+    ('{"type": "object", "properties": {"a": {"$ref": "file:///etc/passwd"}}}',
+     "refers outside the schema"),
+    ('{"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/s.json"}}}',
+     "refers outside the schema"),
+    ('{"type": "object", "properties": {"a": {"type": "strnig"}}}', "unknown JSON Schema type"),
+    ('{"type": "object", "required": "a", "properties": {}}', "is not of type 'array'"),
+    ('{"type": "object", "properties": {"a": {"type": "integer", "maximum": 1e400}}}',
+     "is not of type 'number'"),
+    ('{"type": "object", "properties": {"a": {"type": "number", "minimum": NaN}}}',
+     "is not of type 'number'"),
+    ('{"type": "string"}', "must have type: object"),
+]  # fmt: skip
+
+
+def _schema_trace(n: int, parameters: str, args: str) -> str:
+    defs = f'[{{"type": "function", "name": "lookup", "description": "d", "parameters": {parameters}}}]'
+    call = f'{{"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {args}}}'
+    return _line(
+        _span(f"{n:032x}", f"{n:08x}0000000a",
+              **{"gen_ai.input.messages": '[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]',
+                 "gen_ai.output.messages": f'[{{"role": "assistant", "parts": [{call}]}}]',
+                 "gen_ai.tool.definitions": defs}),
+    )  # fmt: skip
+
+
+def test_a_tool_definition_that_is_no_valid_schema_is_skipped_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    """Each bad definition is left out (the case offers the tool by the name production
+    called), named in the report with file:line, span, tool and problem; `validate` accepts
+    the folder and `score` scores it. Production's arguments that violate a valid schema
+    (a pattern they do not match) are kept out of the expectation, named too."""
+    from typer.testing import CliRunner
+
+    from toolproof.cli._app import app
+
+    lines = [
+        _schema_trace(i, p, '{"a": "aaaaaaaaaaaaaaaaaaaa!"}')
+        for i, (p, _) in enumerate(BAD_SCHEMAS, 1)
+    ]
+    pattern = '{"type": "object", "properties": {"a": {"type": "string", "pattern": "(a+)+$"}}}'
+    lines.append(_schema_trace(99, pattern, '{"a": "aaaaaaaaaaaaaaaaaaaa!"}'))
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join(lines) + "\n", "utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["traces", "import", str(src), "-o", str(out), "--label", "s"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "import-report.json").read_text("utf-8"))
+    assert report["replay_cases"] == len(lines)
+    assert report["skipped"] == {"invalid tool definition": len(BAD_SCHEMAS),
+                                 "arguments against the tool's schema": 1}  # fmt: skip
+    for i, (_, why) in enumerate(BAD_SCHEMAS, 1):
+        (text,) = [p for p in report["problems"] if f"(span {i:08x}0000000a)" in p]
+        assert text.startswith(f"{src}:{i}")
+        assert "tool 'lookup'" in text and why in text, text
+    (text,) = [p for p in report["problems"] if "(span 000000630000000a)" in p]
+    assert "does not match" in text and "expect.calls[0].args.a" in text, text
+    cases = _lines(out / "cases.jsonl")
+    assert all(c["tools"] == ["lookup"] for c in cases[:-1])  # by the name production called
+    assert cases[-1]["tools"][0]["parameters"]["properties"]["a"]["pattern"] == "(a+)+$"
+    assert cases[-1]["expect"] == {"calls": [{"tool": "lookup"}], "order": "superset"}
+    tools = json.loads((out / "tools.json").read_text())
+    assert tools == [{"name": "lookup", "parameters": {"type": "object"}}]
+    result = CliRunner().invoke(app, ["validate", str(out)])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(app, ["score", str(out), str(out / "runs" / "prod-s")])
+    assert result.exit_code == 0, result.output
+    # production's call that breaks its own tool's schema is scored as what it is
+    assert f"1 of {len(lines)} scored attempts failed" in result.output
+    assert "000000630000000a (low) schema_mismatch" in result.output

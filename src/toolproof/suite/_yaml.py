@@ -348,8 +348,9 @@ class _Builder:
             from toolproof._shared.json_numbers import LIMIT
 
             raise self._error(
-                node, path, f"an integer with more than {LIMIT:,} digits (toolproof reads up "
-                f"to {LIMIT:,})"
+                node,
+                path,
+                f"an integer with more than {LIMIT:,} digits (toolproof reads up to {LIMIT:,})",
             ) from None
 
     def _mapping(self, node: yaml.MappingNode, path: Path_, pos: Positions, again: bool) -> Any:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolproof.errors import UserError
+from toolproof.suite import expected_args_problems, tool_problems
 from toolproof.traces._drift import argument_summary
 from toolproof.traces._dumps import (
     call_record,
@@ -152,6 +153,96 @@ def _tool(defn: dict[str, Any]) -> SuiteTool | None:
         )
     except (ValueError, KeyError):
         return None
+
+
+#: Kinds of problem an import reports for what it leaves out of a case (not a span).
+INVALID_TOOL = "invalid tool definition"
+ARGS_AGAINST_SCHEMA = "arguments against the tool's schema"
+
+
+def _checked_tool(defn: Any) -> tuple[SuiteTool | None, str | None]:
+    """A trace's tool definition as a case writes it (its parameters as JSON: NaN and
+    infinities are null), with what ``validate`` would find wrong with it (None: nothing)."""
+    if not isinstance(defn, dict) or not isinstance(defn.get("name"), str):
+        return None, "the definition has no name"
+    params = defn.get("parameters")
+    if not isinstance(params, dict):
+        return None, "parameters: the parameters schema must be a mapping"
+    try:
+        tool = SuiteTool(
+            name=defn["name"],
+            description=defn.get("description", ""),
+            parameters=json_value(params),
+        )
+    except (ValueError, RecursionError) as exc:
+        return None, (str(exc).splitlines()[:3] or ["not a tool definition"])[-1].strip()[:160]
+    problems = tool_problems(tool)
+    if problems:
+        path, message = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return None, f"{_path(path)}: {message}{more}"
+    return tool, None
+
+
+def _path(path: tuple[str | int, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def _offered(
+    found: list[Any],
+    span: IndexedSpan,
+    called: set[str],
+    tools_file: list[SuiteTool] | None,
+    report: ImportReport,
+    seen_defs: dict[str, tuple[SuiteTool | None, str | None]],
+) -> list[SuiteTool]:
+    """The tools a trace's definitions offer a case, each checked as ``validate`` checks it.
+
+    A definition ``validate`` would refuse is left out, named in the report (file:line,
+    span, tool, problem), and the tool is offered as a trace without definitions offers
+    it: the --tools file's definition of that name, else (when production called it) its
+    name alone. A second definition of the same name is left out too."""
+    by_file = {t.name: t for t in tools_file or ()}
+    out: list[SuiteTool] = []
+    names: set[str] = set()
+    for defn in found:
+        key = _dumps(defn) if isinstance(defn, dict) else repr(defn)
+        checked = seen_defs.get(key)
+        if checked is None:
+            if len(seen_defs) >= 4096:
+                seen_defs.clear()
+            checked = seen_defs[key] = _checked_tool(defn)
+        tool, why = checked
+        name = defn.get("name") if isinstance(defn, dict) else None
+        if tool is not None and tool.name in names:
+            why = "a second definition of this name"
+        if why is None and tool is not None:
+            out.append(tool)
+            names.add(tool.name)
+            continue
+        shown = name if isinstance(name, str) else "?"
+        if isinstance(name, str) and name not in names and name in by_file:
+            instead = f"the definition of --tools {shown!r} offered in its place"
+            out.append(by_file[name])
+            names.add(name)
+        elif isinstance(name, str) and name not in names and name in called:
+            instead = "offered by the name production called"
+            fallback = _tool({"name": name, "parameters": {"type": "object"}})
+            if fallback is not None:
+                out.append(fallback)
+                names.add(name)
+        else:
+            instead = "not offered"
+        report.problems.append(
+            Problem(
+                INVALID_TOOL,
+                span.file,
+                span.line,
+                f"tool '{shown[:80]}': {why}; its definition is left out, {instead}",
+                span.span,
+            )
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -359,6 +450,8 @@ class _Out:
     records: IO[str]
     tools: dict[str, SuiteTool] = field(default_factory=dict)
     selector: Any = None
+    #: Each distinct tool definition of the traces, checked once (see _checked_tool).
+    seen_defs: dict[str, tuple[SuiteTool | None, str | None]] = field(default_factory=dict)
 
 
 def import_traces(
@@ -722,7 +815,9 @@ def _case(
     later = [c for step in steps for c in step.calls]
     case_id = _case_id(span.trace, span.span)
     if d.tools:
-        defs = [t for t in (_tool(x) for x in d.tools) if t is not None]
+        # the names production called, from here on and in the conversation so far
+        called = {c.name for c in later} | {c.name for m in d.messages for c in m.tool_calls}
+        defs = _offered(d.tools, span, called, tools_file, report, sink.seen_defs)
         source = "trace"
     elif tools_file is not None:
         defs, source = list(tools_file), f"file:{tools_source}"
@@ -744,8 +839,30 @@ def _case(
         for c in d.calls
     ]
     tags = ["from-production", f"tools-from-{source.split(':')[0].split(' ')[0]}"]
-    expect: dict[str, Any] = {"calls": calls, "order": "superset"} if calls else {}
     offered = {t.name for t in defs}
+    by_name = {t.name: t for t in defs}
+    for j, c in enumerate(calls):
+        tool = by_name.get(c["tool"])
+        if tool is None or not c.get("args"):
+            continue
+        problems = expected_args_problems(tool, c["args"])
+        if problems:
+            # production's arguments break its own tool's schema: the case expects the
+            # call, not arguments validate would refuse as an expectation
+            path, message = problems[0]
+            calls[j] = {"tool": c["tool"]}
+            report.problems.append(
+                Problem(
+                    ARGS_AGAINST_SCHEMA,
+                    span.file,
+                    span.line,
+                    f"expect.calls[{j}].args.{_path(path)}: {message}; production's "
+                    f"arguments are left out of the case's expectation (the call of "
+                    f"'{c['tool']}' is kept)",
+                    span.span,
+                )
+            )
+    expect: dict[str, Any] = {"calls": calls, "order": "superset"} if calls else {}
     if any(c.name not in offered for c in d.calls):
         # production called a tool it was not offered (or one no suite may name): the
         # case keeps the decision (that many calls), not an expectation it cannot state
