@@ -555,3 +555,22 @@ def test_a_tool_definition_that_is_no_valid_schema_is_skipped_with_its_reason(
     # production's call that breaks its own tool's schema is scored as what it is
     assert f"1 of {len(lines)} scored attempts failed" in result.output
     assert "000000630000000a (low) schema_mismatch" in result.output
+
+
+def test_a_tools_file_that_validate_would_refuse_is_refused_with_its_problem(
+    tmp_path: Path,
+) -> None:
+    from toolproof.suite import load_tools_file
+
+    tools = tmp_path / "tools.json"
+    tools.write_text('[{"name": "lookup", "parameters": {"type": "object", "required": "a"}}]')
+    out = tmp_path / "out"
+    with pytest.raises(UserError) as caught:
+        import_traces([FIXTURES / "langfuse.messagetojson.json"], out, label="t",
+                      redactor=Redactor(), tools_file=load_tools_file(tools),
+                      tools_source=str(tools))  # fmt: skip
+    assert str(caught.value) == (
+        f"{tools}: tool 'lookup': parameters.required: invalid JSON Schema: "
+        "'a' is not of type 'array'"
+    )
+    assert not out.exists()

@@ -467,6 +467,13 @@ def import_traces(
 ) -> ImportReport:
     """Import ``sources`` into the folder ``out`` (None: a dry run that writes nothing)."""
     report = ImportReport(target=f"prod:{label}")
+    for tool in tools_file or ():  # the user's own file: refused whole, as validate would
+        problems = tool_problems(tool)
+        if problems:
+            path, message = problems[0]
+            raise UserError(
+                f"{tools_source or '--tools'}: tool '{tool.name}': {_path(path)}: {message}"
+            )
     sel = selection or Selection()
     # the model is loaded (or its absence said) before any file is read
     similar = _Similar(sel.similar) if sel.similar is not None else None
