@@ -499,12 +499,12 @@ BAD_SCHEMAS = [
 ]  # fmt: skip
 
 
-def _schema_trace(n: int, parameters: str, args: str) -> str:
+def _schema_trace(n: int, parameters: str, args: str, user: str = '"hi"') -> str:
     defs = f'[{{"type": "function", "name": "lookup", "description": "d", "parameters": {parameters}}}]'
     call = f'{{"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {args}}}'
     return _line(
         _span(f"{n:032x}", f"{n:08x}0000000a",
-              **{"gen_ai.input.messages": '[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]',
+              **{"gen_ai.input.messages": f'[{{"role": "user", "parts": [{{"type": "text", "content": {user}}}]}}]',
                  "gen_ai.output.messages": f'[{{"role": "assistant", "parts": [{call}]}}]',
                  "gen_ai.tool.definitions": defs}),
     )  # fmt: skip
@@ -574,3 +574,25 @@ def test_a_tools_file_that_validate_would_refuse_is_refused_with_its_problem(
         "'a' is not of type 'array'"
     )
     assert not out.exists()
+
+
+def test_a_lone_surrogate_or_deep_nesting_is_skipped_naming_the_field(tmp_path: Path) -> None:
+    deep = '{"d": ' + "[" * 300 + "]" * 300 + "}"
+    lines = [
+        _schema_trace(1, '{"type": "object"}', '{"s": "x"}', '"lone \\ud800 x"'),
+        _schema_trace(2, '{"type": "object"}', deep),
+    ]
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join(lines) + "\n", "utf-8")
+    report = import_traces([src], tmp_path / "out", label="t", redactor=Redactor())
+    shown = [p.render() for p in report.problems]
+    assert shown == [
+        f"{src}:1 (span 000000010000000a): skipped: cases.messages[0].content: surrogates "
+        "not allowed ('\\ud800'): not writable as UTF-8",
+        f"{src}:2 (span 000000020000000a): skipped: expect.calls[0].args: "
+        "nested too deeply to write (Maximum serialization depth exceeded)",
+    ]
+    assert report.cases == 0
+    # nothing of a skipped case is written: the three files hold the same cases
+    out = tmp_path / "out"
+    assert (out / "cases.jsonl").read_text() == (out / "provenance.jsonl").read_text() == ""

@@ -427,9 +427,27 @@ class _Selector:
     def _write(self, stratum: str, parts: tuple[Any, Any, Any]) -> None:
         data, rec, prov = parts
         r = self.redactor
-        self.out.cases.write(r.line(data, "cases") + "\n")
-        self.out.records.write(r.line(rec, "records") + "\n")
-        self.out.provenance.write(r.line(prov, "provenance") + "\n")
+        lines = (r.line(data, "cases"), r.line(rec, "records"), r.line(prov, "provenance"))
+        for name, line, part in zip(("cases", "records", "provenance"), lines, parts, strict=True):
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError as exc:  # a lone surrogate: the case is not written
+                file, _, at = str(prov["source"]).rpartition(":")
+                field = _surrogate_field(part) or "?"
+                self.report.problems.append(
+                    Problem(
+                        "unusable span",
+                        file,
+                        int(at) if at.isdigit() else 0,
+                        f"skipped: {name}.{field}: {exc.reason} ({exc.object[exc.start]!r}): "
+                        "not writable as UTF-8",
+                        prov["span_id"],
+                    )
+                )
+                return
+        self.out.cases.write(lines[0] + "\n")
+        self.out.records.write(lines[1] + "\n")
+        self.out.provenance.write(lines[2] + "\n")
         self.kept[stratum] += 1
         self.report.cases += 1
 
@@ -440,6 +458,24 @@ class _Selector:
                 self._write(stratum, parts)
         if self.sel.sample is not None:
             self.report.sampled = {s: [self.kept[s], n] for s, n in sorted(self.seen.items())}
+
+
+def _surrogate_field(value: Any, path: str = "") -> str | None:
+    """The path of the first string (a key or a value) in ``value`` that holds a lone
+    surrogate (a ``\\udXXX`` escape in the trace that pairs with nothing)."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if any("\ud800" <= ch <= "\udfff" for ch in item):
+                return where.lstrip(".") or "(value)"
+        elif isinstance(item, dict):
+            for k, v in reversed(list(item.items())):
+                stack.append((f"{where}.{k}", v))
+                stack.append((f"{where}.{k} (the key)", k))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return None
 
 
 @dataclass
@@ -840,10 +876,14 @@ def _case(
     # mode="json", exclude_defaults=True, exclude_none=True) and Record(...).model_dump(
     # mode="json", exclude_none=True) write them (see _dumps; tests/traces/test_dumps.py)
     calls: list[dict[str, Any]] = [
-        ({"tool": c.name, "args": json_value(c.arguments)} if c.arguments else {"tool": c.name})
+        (
+            {"tool": c.name, "args": json_value(c.arguments, f"expect.calls[{j}].args")}
+            if c.arguments
+            else {"tool": c.name}
+        )
         if isinstance(c.arguments, dict)
         else {"tool": c.name, "extra_args": True}
-        for c in d.calls
+        for j, c in enumerate(d.calls)
     ]
     tags = ["from-production", f"tools-from-{source.split(':')[0].split(' ')[0]}"]
     offered = {t.name for t in defs}
@@ -1027,7 +1067,8 @@ def _mocks(
         else:
             continue
         when = call.arguments if isinstance(call.arguments, dict) else None
-        rule: dict[str, Any] = {} if when is None else {"when": json_value(when)}
+        at = f"mocks.{call.name}.rules"
+        rule: dict[str, Any] = {} if when is None else {"when": json_value(when, f"{at}.when")}
         if failed:
             # the tool's own error payload {"error": X} is what the mock's error fault
             # sends ({"error": X}); any other failed result is sent as the error's text
@@ -1044,7 +1085,7 @@ def _mocks(
             if (text or message) is not None:
                 rule["message"] = text or message
         elif result is not None:
-            rule["result"] = json_value(result)
+            rule["result"] = json_value(result, f"{at}.result")
         if call.name in rules:  # a mock only for a tool the case offers
             rules[call.name].append(rule)
     default = {"fault": "error", "message": NOT_RECORDED}
