@@ -348,9 +348,8 @@ class _Builder:
             from toolproof._shared.json_numbers import LIMIT
 
             raise self._error(
-                node,
-                path,
-                f"an integer with more than {LIMIT:,} digits (toolproof reads up to {LIMIT:,})",
+                node, path, f"an integer with more than {LIMIT:,} digits (toolproof reads up "
+                f"to {LIMIT:,})"
             ) from None
 
     def _mapping(self, node: yaml.MappingNode, path: Path_, pos: Positions, again: bool) -> Any:
