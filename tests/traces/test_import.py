@@ -596,3 +596,23 @@ def test_a_lone_surrogate_or_deep_nesting_is_skipped_naming_the_field(tmp_path: 
     # nothing of a skipped case is written: the three files hold the same cases
     out = tmp_path / "out"
     assert (out / "cases.jsonl").read_text() == (out / "provenance.jsonl").read_text() == ""
+
+
+def test_a_second_definition_of_the_same_tool_is_left_out_and_named(tmp_path: Path) -> None:
+    one = '{"type": "object", "properties": {"a": {"type": "string"}}}'
+    line = _schema_trace(1, one, '{"a": "x"}')
+    # the trace defines lookup twice (the second without properties)
+    line = line.replace(
+        "}}]\"", '}}, {\\"type\\": \\"function\\", \\"name\\": \\"lookup\\", \\"parameters\\": {\\"type\\": \\"object\\"}}]"', 1
+    )  # fmt: skip
+    assert line.count('\\"type\\": \\"function\\"') == 2
+    src = tmp_path / "t.jsonl"
+    src.write_text(line + "\n", "utf-8")
+    out = tmp_path / "out"
+    report = import_traces([src], out, label="t", redactor=Redactor())
+    assert [p.render() for p in report.problems] == [
+        f"{src}:1 (span 000000010000000a): tool 'lookup': a second definition of this name; "
+        "its definition is left out, the first definition of this name offered"
+    ]
+    loaded, problems = load_suite_checked(out)
+    assert problems == [] and loaded.suite.tools[0].parameters == json.loads(one)

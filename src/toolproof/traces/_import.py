@@ -221,11 +221,13 @@ def _offered(
             names.add(tool.name)
             continue
         shown = name if isinstance(name, str) else "?"
-        if isinstance(name, str) and name not in names and name in by_file:
+        if isinstance(name, str) and name in names:
+            instead = "the first definition of this name offered"
+        elif isinstance(name, str) and name in by_file:
             instead = f"the definition of --tools {shown!r} offered in its place"
             out.append(by_file[name])
             names.add(name)
-        elif isinstance(name, str) and name not in names and name in called:
+        elif isinstance(name, str) and name in called:
             instead = "offered by the name production called"
             fallback = _tool({"name": name, "parameters": {"type": "object"}})
             if fallback is not None:
