@@ -616,3 +616,22 @@ def test_a_second_definition_of_the_same_tool_is_left_out_and_named(tmp_path: Pa
     ]
     loaded, problems = load_suite_checked(out)
     assert problems == [] and loaded.suite.tools[0].parameters == json.loads(one)
+
+
+def test_arguments_that_redaction_makes_break_their_schema_leave_the_expectation(
+    tmp_path: Path,
+) -> None:
+    """A placeholder longer than the parameter's maxLength: the expectation keeps the call
+    without the arguments, named in the report, and validate accepts the folder."""
+    schema = '{"type": "object", "properties": {"a": {"type": "string", "maxLength": 8}}}'
+    src = tmp_path / "t.jsonl"
+    src.write_text(_schema_trace(1, schema, '{"a": "a@b.cz"}') + "\n", "utf-8")
+    out = tmp_path / "out"
+    report = import_traces([src], out, label="t", redactor=Redactor())
+    (problem,) = [p.render() for p in report.problems]
+    assert problem.startswith(f"{src}:1 (span 000000010000000a): expect.calls[0].args.a (as "
+                              "redacted): expected value 'user1@example.com' violates")  # fmt: skip
+    assert _lines(out / "cases.jsonl")[0]["expect"]["calls"] == [{"tool": "lookup"}]
+    _loaded, problems = load_suite_checked(out)
+    assert problems == []
+    assert "a@b.cz" not in (out / "import-report.json").read_text()
