@@ -480,3 +480,158 @@ def test_a_number_too_large_for_its_field_is_named(tmp_path: Path) -> None:
     assert [(p.kind, p.line, p.message) for p in report.problems] == [
         ("malformed span", 1, "skipped: a number too large for its field")
     ]
+
+
+#: Tool definitions a trace may carry that are no valid JSON Schema (as `validate` checks):
+#: (parameters as JSON text, the problem the import report names).
+BAD_SCHEMAS = [
+    ('{"type": "object", "properties": {"a": {"$ref": "file:///etc/passwd"}}}',
+     "refers outside the schema"),
+    ('{"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/s.json"}}}',
+     "refers outside the schema"),
+    ('{"type": "object", "properties": {"a": {"type": "strnig"}}}', "unknown JSON Schema type"),
+    ('{"type": "object", "required": "a", "properties": {}}', "is not of type 'array'"),
+    ('{"type": "object", "properties": {"a": {"type": "integer", "maximum": 1e400}}}',
+     "is not of type 'number'"),
+    ('{"type": "object", "properties": {"a": {"type": "number", "minimum": NaN}}}',
+     "is not of type 'number'"),
+    ('{"type": "string"}', "must have type: object"),
+]  # fmt: skip
+
+
+def _schema_trace(n: int, parameters: str, args: str, user: str = '"hi"') -> str:
+    defs = f'[{{"type": "function", "name": "lookup", "description": "d", "parameters": {parameters}}}]'
+    call = f'{{"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {args}}}'
+    return _line(
+        _span(f"{n:032x}", f"{n:08x}0000000a",
+              **{"gen_ai.input.messages": f'[{{"role": "user", "parts": [{{"type": "text", "content": {user}}}]}}]',
+                 "gen_ai.output.messages": f'[{{"role": "assistant", "parts": [{call}]}}]',
+                 "gen_ai.tool.definitions": defs}),
+    )  # fmt: skip
+
+
+def test_a_tool_definition_that_is_no_valid_schema_is_skipped_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    """Each bad definition is left out (the case offers the tool by the name production
+    called), named in the report with file:line, span, tool and problem; `validate` accepts
+    the folder and `score` scores it. Production's arguments that violate a valid schema
+    (a pattern they do not match) are kept out of the expectation, named too."""
+    from typer.testing import CliRunner
+
+    from toolproof.cli._app import app
+
+    lines = [
+        _schema_trace(i, p, '{"a": "aaaaaaaaaaaaaaaaaaaa!"}')
+        for i, (p, _) in enumerate(BAD_SCHEMAS, 1)
+    ]
+    pattern = '{"type": "object", "properties": {"a": {"type": "string", "pattern": "(a+)+$"}}}'
+    lines.append(_schema_trace(99, pattern, '{"a": "aaaaaaaaaaaaaaaaaaaa!"}'))
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join(lines) + "\n", "utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["traces", "import", str(src), "-o", str(out), "--label", "s"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "import-report.json").read_text("utf-8"))
+    assert report["replay_cases"] == len(lines)
+    assert report["skipped"] == {"invalid tool definition": len(BAD_SCHEMAS),
+                                 "arguments against the tool's schema": 1}  # fmt: skip
+    for i, (_, why) in enumerate(BAD_SCHEMAS, 1):
+        (text,) = [p for p in report["problems"] if f"(span {i:08x}0000000a)" in p]
+        assert text.startswith(f"{src}:{i}")
+        assert "tool 'lookup'" in text and why in text, text
+    (text,) = [p for p in report["problems"] if "(span 000000630000000a)" in p]
+    assert "does not match" in text and "expect.calls[0].args.a" in text, text
+    cases = _lines(out / "cases.jsonl")
+    assert all(c["tools"] == ["lookup"] for c in cases[:-1])  # by the name production called
+    assert cases[-1]["tools"][0]["parameters"]["properties"]["a"]["pattern"] == "(a+)+$"
+    assert cases[-1]["expect"] == {"calls": [{"tool": "lookup"}], "order": "superset"}
+    tools = json.loads((out / "tools.json").read_text())
+    assert tools == [{"name": "lookup", "parameters": {"type": "object"}}]
+    result = CliRunner().invoke(app, ["validate", str(out)])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(app, ["score", str(out), str(out / "runs" / "prod-s")])
+    assert result.exit_code == 0, result.output
+    # production's call that breaks its own tool's schema is scored as what it is
+    assert f"1 of {len(lines)} scored attempts failed" in result.output
+    assert "000000630000000a (low) schema_mismatch" in result.output
+
+
+def test_a_tools_file_that_validate_would_refuse_is_refused_with_its_problem(
+    tmp_path: Path,
+) -> None:
+    from toolproof.suite import load_tools_file
+
+    tools = tmp_path / "tools.json"
+    tools.write_text('[{"name": "lookup", "parameters": {"type": "object", "required": "a"}}]')
+    out = tmp_path / "out"
+    with pytest.raises(UserError) as caught:
+        import_traces([FIXTURES / "langfuse.messagetojson.json"], out, label="t",
+                      redactor=Redactor(), tools_file=load_tools_file(tools),
+                      tools_source=str(tools))  # fmt: skip
+    assert str(caught.value) == (
+        f"{tools}: tool 'lookup': parameters.required: invalid JSON Schema: "
+        "'a' is not of type 'array'"
+    )
+    assert not out.exists()
+
+
+def test_a_lone_surrogate_or_deep_nesting_is_skipped_naming_the_field(tmp_path: Path) -> None:
+    deep = '{"d": ' + "[" * 300 + "]" * 300 + "}"
+    lines = [
+        _schema_trace(1, '{"type": "object"}', '{"s": "x"}', '"lone \\ud800 x"'),
+        _schema_trace(2, '{"type": "object"}', deep),
+    ]
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join(lines) + "\n", "utf-8")
+    report = import_traces([src], tmp_path / "out", label="t", redactor=Redactor())
+    shown = [p.render() for p in report.problems]
+    assert shown == [
+        f"{src}:1 (span 000000010000000a): skipped: cases.messages[0].content: surrogates "
+        "not allowed ('\\ud800'): not writable as UTF-8",
+        f"{src}:2 (span 000000020000000a): skipped: expect.calls[0].args: "
+        "nested too deeply to write (Maximum serialization depth exceeded)",
+    ]
+    assert report.cases == 0
+    # nothing of a skipped case is written: the three files hold the same cases
+    out = tmp_path / "out"
+    assert (out / "cases.jsonl").read_text() == (out / "provenance.jsonl").read_text() == ""
+
+
+def test_a_second_definition_of_the_same_tool_is_left_out_and_named(tmp_path: Path) -> None:
+    one = '{"type": "object", "properties": {"a": {"type": "string"}}}'
+    line = _schema_trace(1, one, '{"a": "x"}')
+    # the trace defines lookup twice (the second without properties)
+    line = line.replace(
+        "}}]\"", '}}, {\\"type\\": \\"function\\", \\"name\\": \\"lookup\\", \\"parameters\\": {\\"type\\": \\"object\\"}}]"', 1
+    )  # fmt: skip
+    assert line.count('\\"type\\": \\"function\\"') == 2
+    src = tmp_path / "t.jsonl"
+    src.write_text(line + "\n", "utf-8")
+    out = tmp_path / "out"
+    report = import_traces([src], out, label="t", redactor=Redactor())
+    assert [p.render() for p in report.problems] == [
+        f"{src}:1 (span 000000010000000a): tool 'lookup': a second definition of this name; "
+        "its definition is left out, the first definition of this name offered"
+    ]
+    loaded, problems = load_suite_checked(out)
+    assert problems == [] and loaded.suite.tools[0].parameters == json.loads(one)
+
+
+def test_arguments_that_redaction_makes_break_their_schema_leave_the_expectation(
+    tmp_path: Path,
+) -> None:
+    """A placeholder longer than the parameter's maxLength: the expectation keeps the call
+    without the arguments, named in the report, and validate accepts the folder."""
+    schema = '{"type": "object", "properties": {"a": {"type": "string", "maxLength": 8}}}'
+    src = tmp_path / "t.jsonl"
+    src.write_text(_schema_trace(1, schema, '{"a": "a@b.cz"}') + "\n", "utf-8")
+    out = tmp_path / "out"
+    report = import_traces([src], out, label="t", redactor=Redactor())
+    (problem,) = [p.render() for p in report.problems]
+    assert problem.startswith(f"{src}:1 (span 000000010000000a): expect.calls[0].args.a (as "
+                              "redacted): expected value 'user1@example.com' violates")  # fmt: skip
+    assert _lines(out / "cases.jsonl")[0]["expect"]["calls"] == [{"tool": "lookup"}]
+    _loaded, problems = load_suite_checked(out)
+    assert problems == []
+    assert "a@b.cz" not in (out / "import-report.json").read_text()

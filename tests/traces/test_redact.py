@@ -375,3 +375,143 @@ def test_a_bearer_token_in_any_case_is_found() -> None:
     r = Redactor()
     assert "abcDEF123456" not in r.text("Authorization: BeArEr abcDEF123456ghi", "t")
     assert r.by_kind["bearer"] == 1
+
+
+#: Forms a hostile trace used to carry a value past the detectors (each value planted once,
+#: in one form): JSON in a string with the value under a duplicated key, a card as a JSON
+#: float, a card with no-break-space or zero-width separators, in full-width or other
+#: Unicode digits, an e-mail and a phone in full-width characters.
+HOSTILE_FORMS: dict[str, list[str]] = {
+    "email": ["dup.secret@example.com", "dupargs.secret@example.com",
+              "dupresult.secret@example.com"],
+    "card": ["4012888888881881", "5555555555554444", "4111\u00a01111\u00a01111\u00a01111",
+             "４１１１１１１１１１１１１１１１", "\u0664" + "\u0661" * 15,
+             "5500\u202f0000\u202f0000\u202f0004", "3530\u200b1113\u200b3330\u200b0000"],
+    "fullwidth": ["ｊａｎ＠ｅｘａｍｐｌｅ．ｃｏｍ", "＋４４ ２０ ７９４６ ０９５８"],
+}  # fmt: skip
+
+
+def test_a_value_under_a_duplicated_key_of_json_in_a_string_is_redacted() -> None:
+    r = Redactor()
+    out = r.line({"content": '{"a": "dup.secret@example.com", "a": "x"}'}, "cases")
+    assert "dup.secret" not in out
+    # the text keeps both keys, each value redacted where it stands
+    inner = json.loads(json.loads(out)["content"], object_pairs_hook=list)
+    assert [k for k, _ in inner] == ["a", "a"]
+    assert re.fullmatch(r"user\d+@example\.com", inner[0][1]) and inner[1][1] == "x"
+    # nested, in a list, and with the duplicated key's value a number
+    nested = '{"q": "{\\"d\\": \\"deeper.secret@example.com\\", \\"d\\": 1}", "n": [{"c": 1, "c": 4111111111111111}]}'
+    out = r.text(nested, "t")
+    assert "deeper.secret" not in out and "4111111111111111" not in out
+
+
+@pytest.mark.parametrize("card", [4012888888881881.0, 5.555555555554444e15, -4012888888881881.0])
+def test_a_card_number_written_as_a_json_float_is_redacted(card: float) -> None:
+    r = Redactor()
+    out = r.value({"card": card, "l": [card]}, "cases")
+    for v in (out["card"], out["l"][0]):
+        assert isinstance(v, float) and v.is_integer()  # the value keeps its type
+        assert v != card and _luhn(str(int(abs(v))))
+    assert r.by_kind["card"] == 2
+    # inside a JSON string, and in text: the same pseudonym, no digits of the card left
+    digits = str(int(abs(card)))
+    for text in (json.dumps({"c": card}), f'{{"c": {card!r}, "c": 1}}', f"paid with {digits}.",
+                 f"paid with {digits}.0 today"):  # fmt: skip
+        assert digits not in r.text(text, "t"), text
+    # ordinary floats are left alone
+    assert r.value({"x": 1.5, "y": 4012888888881881.5, "z": 1e300}, "t") == {
+        "x": 1.5, "y": 4012888888881881.5, "z": 1e300}  # fmt: skip
+
+
+@pytest.mark.parametrize("value", [v for vs in HOSTILE_FORMS.values() for v in vs])
+def test_unicode_digits_and_separators_do_not_hide_a_value(value: str) -> None:
+    import unicodedata
+
+    r = Redactor()
+    for text in (value, f"pay {value} now", f"请用{value}付款"):
+        out = r.text(text, "t")
+        assert value not in out, out
+        folded = unicodedata.normalize("NFKC", out)
+        assert not re.search(r"\d{13}", re.sub(r"\W", "", folded).replace("4000000", "")), out
+
+
+def test_the_reviewers_repro_leaves_nothing() -> None:
+    r = Redactor()
+    a = r.line({"content": '{"a": "dup.secret@example.com", "a": "x"}'}, "cases")
+    b = r.line({"card": 4012888888881881.0, "s": "4111\u00a01111\u00a01111\u00a01111",
+                "fw": "４１１１１１１１１１１１１１１１"}, "cases")  # fmt: skip
+    for planted in ("dup.secret", "4012888888881881", "4111\u00a01111", "４１１１"):
+        assert planted not in a + b
+    assert r.by_kind == {"email": 1, "card": 3}
+
+
+def _raw_trace(n: int, user: str, args: str, result: str) -> dict:
+    """A trace (chat span that calls ``lookup``, its tool span, the chat span after) whose
+    attributes hold ``user`` (a JSON string's text), ``args`` and ``result`` (JSON texts)
+    written as given: duplicated keys and number forms survive into the attribute."""
+
+    def a(key: str, text: str) -> dict:
+        return {"key": key, "value": {"stringValue": text}}
+
+    call = f'{{"type":"tool_call","id":"c{n}","name":"lookup","arguments":{args}}}'
+    in1 = f'[{{"role":"user","parts":[{{"type":"text","content":{user}}}]}}]'
+    out1 = f'[{{"role":"assistant","parts":[{call}],"finish_reason":"tool_calls"}}]'
+    in2 = (in1[:-1] + f',{{"role":"assistant","parts":[{call}]}},{{"role":"tool","parts":'
+           f'[{{"type":"tool_call_response","id":"c{n}","response":{result}}}]}}]')  # fmt: skip
+    defs = json.dumps([{"type": "function", "name": "lookup", "parameters": {"type": "object"}}])
+    trace = f"{n:032x}"
+    chat = [a("gen_ai.operation.name", "chat"), a("gen_ai.tool.definitions", defs)]
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": trace, "spanId": f"{n:08x}0000000a", "name": "chat m", "kind": 3,
+         "startTimeUnixNano": "1764400000000000000",
+         "attributes": [*chat, a("gen_ai.input.messages", in1),
+                        a("gen_ai.output.messages", out1)]},
+        {"traceId": trace, "spanId": f"{n:08x}0000000b", "name": "execute_tool lookup",
+         "startTimeUnixNano": "1764400000100000000",
+         "attributes": [a("gen_ai.operation.name", "execute_tool"),
+                        a("gen_ai.tool.name", "lookup"), a("gen_ai.tool.call.id", f"c{n}"),
+                        a("gen_ai.tool.call.arguments", args),
+                        a("gen_ai.tool.call.result", result)]},
+        {"traceId": trace, "spanId": f"{n:08x}0000000c", "name": "chat m", "kind": 3,
+         "startTimeUnixNano": "1764400000200000000",
+         "attributes": [*chat, a("gen_ai.input.messages", in2),
+                        a("gen_ai.output.messages",
+                          '[{"role":"assistant","parts":[{"type":"text","content":"ok"}]}]')]},
+    ]}]}]}  # fmt: skip
+
+
+def test_no_hostile_form_of_a_planted_value_survives_in_any_file(tmp_path: Path) -> None:
+    """Each value of HOSTILE_FORMS, in the user's text, the call's arguments and the tool's
+    result, under a duplicated key and as a JSON float where it is a card: an import
+    writes none of them, in any form, to any file."""
+    import unicodedata
+
+    lines = []
+    for n, value in enumerate((v for vs in HOSTILE_FORMS.values() for v in vs), 1):
+        s = json.dumps(value, ensure_ascii=n % 2 == 0)
+        digits = "".join(str(unicodedata.decimal(c)) for c in value if c.isdecimal())
+        args = f'{{"to": {s}, "to": "b", "n": [{{"k": {s}, "k": 1}}]}}'
+        result = f'{{"who": {s}, "who": "x"}}'
+        if len(digits) >= 13:  # a card: also as a float, and as one under a duplicated key
+            args = f'{{"to": {s}, "to": "b", "f": {digits}.0, "e": {digits[0]}.{digits[1:]}e{len(digits) - 1}, "d": {digits}.0, "d": 1}}'
+            result = f'{{"c": {digits}.0, "c": 2}}'
+        user = json.dumps(f"dup {value} here " + json.dumps({"q": value})[:-1] + ', "q": 1}')
+        lines.append(json.dumps(_raw_trace(n, user, args, result), ensure_ascii=n % 3 == 0))
+    src = tmp_path / "t.jsonl"
+    src.write_text("\n".join(lines) + "\n", "utf-8")
+    out = tmp_path / "out"
+    report = import_traces([src], out, label="h", redactor=Redactor())
+    assert report.problems == [] and report.cases == 2 * len(lines)
+    blob = "\n".join(p.read_text("utf-8") for p in out.rglob("*") if p.is_file())
+    plain = unicodedata.normalize("NFKC", blob)
+    plain = json.loads(json.dumps(plain).replace("\\\\u", "\\u"))  # escapes in texts read
+    joined = re.sub(r"(?<=\d)[ \-\u00a0\u202f\u200b](?=\d)", "", plain)
+    survivors = []
+    for value in (v for vs in HOSTILE_FORMS.values() for v in vs):
+        norm = unicodedata.normalize("NFKC", value).replace("\u200b", "")
+        digits = "".join(str(unicodedata.decimal(c)) for c in value if c.isdecimal())
+        forms = {value, norm} | ({digits} if len(digits) >= 13 else set())
+        forms |= {norm.split("@")[0]} if "@" in norm else set()
+        survivors += [(value, f) for f in forms if f in blob or f in plain or f in joined]
+    assert survivors == []
+    assert report.redaction["by_kind"].keys() <= {"email", "card", "phone"}

@@ -269,6 +269,23 @@ def _check_state(case: Case, suite: Suite, by_name: dict[str, SuiteTool], report
             )
 
 
+def tool_problems(tool: SuiteTool) -> list[tuple[Path_, str]]:
+    """What ``validate`` finds wrong with one tool's definition: (field path, message)."""
+    found: list[tuple[Path_, str]] = []
+    _check_tool(tool, lambda _tool, path, message: found.append((path, message)))
+    return found
+
+
+def expected_args_problems(tool: SuiteTool, args: dict[str, Any]) -> list[tuple[Path_, str]]:
+    """What ``validate`` finds wrong with a case's expected arguments of ``tool`` (a valid
+    definition): (path below the arguments, message), as it checks ``expect.calls[i].args``."""
+    found: list[tuple[Path_, str]] = []
+    facts = _ToolArgs(tool)
+    for key, spec in args.items():
+        found.extend(((key, *sub), message) for sub, message in _arg_problems(facts, key, spec))
+    return found
+
+
 def _check_tool(tool: SuiteTool, report: Any) -> None:
     schema = tool.parameters
     problems = schema_problems(schema)

@@ -33,14 +33,21 @@ _ANY: TypeAdapter[Any] = TypeAdapter(Any)
 _PLAIN = (str, int, bool)
 
 
-def json_value(value: Any) -> Any:
-    """A value of an ``Any`` field as ``mode="json"`` dumps it (NaN and infinities: None)."""
+def json_value(value: Any, where: str = "") -> Any:
+    """A value of an ``Any`` field as ``mode="json"`` dumps it (NaN and infinities: None).
+
+    ``where`` names the field in the error of a value nested too deeply to write."""
     cls = value.__class__
     if value is None or cls in _PLAIN:
         return value
     if cls is float:
         return value if math.isfinite(value) else None
-    return _ANY.dump_python(value, mode="json")
+    try:
+        return _ANY.dump_python(value, mode="json")
+    except ValueError as exc:
+        if "depth" not in str(exc):
+            raise
+        raise ValueError(f"{where or 'a value'}: nested too deeply to write ({exc})") from None
 
 
 def datetime_json(moment: datetime) -> str:
@@ -58,7 +65,7 @@ def call_case(call: ToolCall) -> dict[str, Any]:
     if call.raw_arguments is not None:
         out["raw_arguments"] = call.raw_arguments
     if call.arguments is not None:
-        out["arguments"] = json_value(call.arguments)
+        out["arguments"] = json_value(call.arguments, f"the arguments of a call of '{call.name}'")
     if call.parse_error is not None:
         out["parse_error"] = call.parse_error
     if call.extracted_from_text:
@@ -75,7 +82,7 @@ def call_record(call: ToolCall) -> dict[str, Any]:
     if call.raw_arguments is not None:
         out["raw_arguments"] = call.raw_arguments
     if call.arguments is not None:
-        out["arguments"] = json_value(call.arguments)
+        out["arguments"] = json_value(call.arguments, f"the arguments of a call of '{call.name}'")
     if call.parse_error is not None:
         out["parse_error"] = call.parse_error
     out["extracted_from_text"] = call.extracted_from_text

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolproof.errors import UserError
+from toolproof.suite import expected_args_problems, tool_problems
 from toolproof.traces._drift import argument_summary
 from toolproof.traces._dumps import (
     call_record,
@@ -152,6 +153,98 @@ def _tool(defn: dict[str, Any]) -> SuiteTool | None:
         )
     except (ValueError, KeyError):
         return None
+
+
+#: Kinds of problem an import reports for what it leaves out of a case (not a span).
+INVALID_TOOL = "invalid tool definition"
+ARGS_AGAINST_SCHEMA = "arguments against the tool's schema"
+
+
+def _checked_tool(defn: Any) -> tuple[SuiteTool | None, str | None]:
+    """A trace's tool definition as a case writes it (its parameters as JSON: NaN and
+    infinities are null), with what ``validate`` would find wrong with it (None: nothing)."""
+    if not isinstance(defn, dict) or not isinstance(defn.get("name"), str):
+        return None, "the definition has no name"
+    params = defn.get("parameters")
+    if not isinstance(params, dict):
+        return None, "parameters: the parameters schema must be a mapping"
+    try:
+        tool = SuiteTool(
+            name=defn["name"],
+            description=defn.get("description", ""),
+            parameters=json_value(params),
+        )
+    except (ValueError, RecursionError) as exc:
+        return None, (str(exc).splitlines()[:3] or ["not a tool definition"])[-1].strip()[:160]
+    problems = tool_problems(tool)
+    if problems:
+        path, message = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return None, f"{_path(path)}: {message}{more}"
+    return tool, None
+
+
+def _path(path: tuple[str | int, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def _offered(
+    found: list[Any],
+    span: IndexedSpan,
+    called: set[str],
+    tools_file: list[SuiteTool] | None,
+    report: ImportReport,
+    seen_defs: dict[str, tuple[SuiteTool | None, str | None]],
+) -> list[SuiteTool]:
+    """The tools a trace's definitions offer a case, each checked as ``validate`` checks it.
+
+    A definition ``validate`` would refuse is left out, named in the report (file:line,
+    span, tool, problem), and the tool is offered as a trace without definitions offers
+    it: the --tools file's definition of that name, else (when production called it) its
+    name alone. A second definition of the same name is left out too."""
+    by_file = {t.name: t for t in tools_file or ()}
+    out: list[SuiteTool] = []
+    names: set[str] = set()
+    for defn in found:
+        key = _dumps(defn) if isinstance(defn, dict) else repr(defn)
+        checked = seen_defs.get(key)
+        if checked is None:
+            if len(seen_defs) >= 4096:
+                seen_defs.clear()
+            checked = seen_defs[key] = _checked_tool(defn)
+        tool, why = checked
+        name = defn.get("name") if isinstance(defn, dict) else None
+        if tool is not None and tool.name in names:
+            why = "a second definition of this name"
+        if why is None and tool is not None:
+            out.append(tool)
+            names.add(tool.name)
+            continue
+        shown = name if isinstance(name, str) else "?"
+        if isinstance(name, str) and name in names:
+            instead = "the first definition of this name offered"
+        elif isinstance(name, str) and name in by_file:
+            instead = f"the definition of --tools {shown!r} offered in its place"
+            out.append(by_file[name])
+            names.add(name)
+        elif isinstance(name, str) and name in called:
+            instead = "offered by the name production called"
+            fallback = _tool({"name": name, "parameters": {"type": "object"}})
+            if fallback is not None:
+                out.append(fallback)
+                names.add(name)
+        else:
+            instead = "not offered"
+        report.problems.append(
+            Problem(
+                INVALID_TOOL,
+                span.file,
+                span.line,
+                f"tool '{shown[:80]}': {why}; its definition is left out, {instead}",
+                span.span,
+            )
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -336,11 +429,68 @@ class _Selector:
     def _write(self, stratum: str, parts: tuple[Any, Any, Any]) -> None:
         data, rec, prov = parts
         r = self.redactor
-        self.out.cases.write(r.line(data, "cases") + "\n")
-        self.out.records.write(r.line(rec, "records") + "\n")
-        self.out.provenance.write(r.line(prov, "provenance") + "\n")
+        case = r.value(data, "cases")
+        self._redacted_args(data, case, prov)
+        lines = (_dumps(case), r.line(rec, "records"), r.line(prov, "provenance"))
+        for name, line, part in zip(("cases", "records", "provenance"), lines, parts, strict=True):
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError as exc:  # a lone surrogate: the case is not written
+                file, _, at = str(prov["source"]).rpartition(":")
+                field = _surrogate_field(part) or "?"
+                self.report.problems.append(
+                    Problem(
+                        "unusable span",
+                        file,
+                        int(at) if at.isdigit() else 0,
+                        f"skipped: {name}.{field}: {exc.reason} ({exc.object[exc.start]!r}): "
+                        "not writable as UTF-8",
+                        prov["span_id"],
+                    )
+                )
+                return
+        self.out.cases.write(lines[0] + "\n")
+        self.out.records.write(lines[1] + "\n")
+        self.out.provenance.write(lines[2] + "\n")
         self.kept[stratum] += 1
         self.report.cases += 1
+
+    def _redacted_args(self, data: dict[str, Any], case: dict[str, Any], prov: Any) -> None:
+        """Expected arguments that redaction changed, checked again against their tool's
+        schema (a placeholder may be longer than a ``maxLength``, or miss a ``pattern``):
+        where they break it now, the expectation keeps the call without them, named."""
+        calls = case.get("expect", {}).get("calls")
+        if not calls:
+            return
+        before = data["expect"]["calls"]
+        for j, c in enumerate(calls):
+            args = c.get("args")
+            if not args or args == before[j].get("args"):
+                continue
+            tool: Any = next(
+                (t for t in case["tools"] if isinstance(t, dict) and t.get("name") == c["tool"]),
+                None,
+            )
+            try:
+                tool = SuiteTool(**tool) if tool is not None else self.out.tools.get(c["tool"])
+            except ValueError:
+                tool = None
+            problems = expected_args_problems(tool, args) if tool is not None else []
+            if problems:
+                path, message = problems[0]
+                calls[j] = {"tool": c["tool"]}
+                file, _, at = str(prov["source"]).rpartition(":")
+                self.report.problems.append(
+                    Problem(
+                        ARGS_AGAINST_SCHEMA,
+                        file,
+                        int(at) if at.isdigit() else 0,
+                        f"expect.calls[{j}].args.{_path(path)} (as redacted): {message}; the "
+                        f"redacted arguments are left out of the case's expectation (the call "
+                        f"of '{c['tool']}' is kept)",
+                        prov["span_id"],
+                    )
+                )
 
     def finish(self) -> None:
         self._flush()
@@ -351,6 +501,24 @@ class _Selector:
             self.report.sampled = {s: [self.kept[s], n] for s, n in sorted(self.seen.items())}
 
 
+def _surrogate_field(value: Any, path: str = "") -> str | None:
+    """The path of the first string (a key or a value) in ``value`` that holds a lone
+    surrogate (a ``\\udXXX`` escape in the trace that pairs with nothing)."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if any("\ud800" <= ch <= "\udfff" for ch in item):
+                return where.lstrip(".") or "(value)"
+        elif isinstance(item, dict):
+            for k, v in reversed(list(item.items())):
+                stack.append((f"{where}.{k}", v))
+                stack.append((f"{where}.{k} (the key)", k))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return None
+
+
 @dataclass
 class _Out:
     cases: IO[str]
@@ -359,6 +527,8 @@ class _Out:
     records: IO[str]
     tools: dict[str, SuiteTool] = field(default_factory=dict)
     selector: Any = None
+    #: Each distinct tool definition of the traces, checked once (see _checked_tool).
+    seen_defs: dict[str, tuple[SuiteTool | None, str | None]] = field(default_factory=dict)
 
 
 def import_traces(
@@ -374,6 +544,13 @@ def import_traces(
 ) -> ImportReport:
     """Import ``sources`` into the folder ``out`` (None: a dry run that writes nothing)."""
     report = ImportReport(target=f"prod:{label}")
+    for tool in tools_file or ():  # the user's own file: refused whole, as validate would
+        problems = tool_problems(tool)
+        if problems:
+            path, message = problems[0]
+            raise UserError(
+                f"{tools_source or '--tools'}: tool '{tool.name}': {_path(path)}: {message}"
+            )
     sel = selection or Selection()
     # the model is loaded (or its absence said) before any file is read
     similar = _Similar(sel.similar) if sel.similar is not None else None
@@ -722,7 +899,9 @@ def _case(
     later = [c for step in steps for c in step.calls]
     case_id = _case_id(span.trace, span.span)
     if d.tools:
-        defs = [t for t in (_tool(x) for x in d.tools) if t is not None]
+        # the names production called, from here on and in the conversation so far
+        called = {c.name for c in later} | {c.name for m in d.messages for c in m.tool_calls}
+        defs = _offered(d.tools, span, called, tools_file, report, sink.seen_defs)
         source = "trace"
     elif tools_file is not None:
         defs, source = list(tools_file), f"file:{tools_source}"
@@ -738,14 +917,40 @@ def _case(
     # mode="json", exclude_defaults=True, exclude_none=True) and Record(...).model_dump(
     # mode="json", exclude_none=True) write them (see _dumps; tests/traces/test_dumps.py)
     calls: list[dict[str, Any]] = [
-        ({"tool": c.name, "args": json_value(c.arguments)} if c.arguments else {"tool": c.name})
+        (
+            {"tool": c.name, "args": json_value(c.arguments, f"expect.calls[{j}].args")}
+            if c.arguments
+            else {"tool": c.name}
+        )
         if isinstance(c.arguments, dict)
         else {"tool": c.name, "extra_args": True}
-        for c in d.calls
+        for j, c in enumerate(d.calls)
     ]
     tags = ["from-production", f"tools-from-{source.split(':')[0].split(' ')[0]}"]
-    expect: dict[str, Any] = {"calls": calls, "order": "superset"} if calls else {}
     offered = {t.name for t in defs}
+    by_name = {t.name: t for t in defs}
+    for j, c in enumerate(calls):
+        tool = by_name.get(c["tool"])
+        if tool is None or not c.get("args"):
+            continue
+        problems = expected_args_problems(tool, c["args"])
+        if problems:
+            # production's arguments break its own tool's schema: the case expects the
+            # call, not arguments validate would refuse as an expectation
+            path, message = problems[0]
+            calls[j] = {"tool": c["tool"]}
+            report.problems.append(
+                Problem(
+                    ARGS_AGAINST_SCHEMA,
+                    span.file,
+                    span.line,
+                    f"expect.calls[{j}].args.{_path(path)}: {message}; production's "
+                    f"arguments are left out of the case's expectation (the call of "
+                    f"'{c['tool']}' is kept)",
+                    span.span,
+                )
+            )
+    expect: dict[str, Any] = {"calls": calls, "order": "superset"} if calls else {}
     if any(c.name not in offered for c in d.calls):
         # production called a tool it was not offered (or one no suite may name): the
         # case keeps the decision (that many calls), not an expectation it cannot state
@@ -903,7 +1108,8 @@ def _mocks(
         else:
             continue
         when = call.arguments if isinstance(call.arguments, dict) else None
-        rule: dict[str, Any] = {} if when is None else {"when": json_value(when)}
+        at = f"mocks.{call.name}.rules"
+        rule: dict[str, Any] = {} if when is None else {"when": json_value(when, f"{at}.when")}
         if failed:
             # the tool's own error payload {"error": X} is what the mock's error fault
             # sends ({"error": X}); any other failed result is sent as the error's text
@@ -920,7 +1126,7 @@ def _mocks(
             if (text or message) is not None:
                 rule["message"] = text or message
         elif result is not None:
-            rule["result"] = json_value(result)
+            rule["result"] = json_value(result, f"{at}.result")
         if call.name in rules:  # a mock only for a tool the case offers
             rules[call.name].append(rule)
     default = {"fault": "error", "message": NOT_RECORDED}

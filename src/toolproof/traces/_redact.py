@@ -29,6 +29,7 @@ import base64
 import ipaddress
 import json
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,7 +68,9 @@ _PATTERNS = [
         r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}",
     ),
     ("iban", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
-    ("card", r"(?<![\d.])\d(?:[ -]?\d){12,18}(?![\d.])"),
+    # a card ends before a digit or a decimal fraction: "4111111111111111." at the end of a
+    # sentence and "4012888888881881.0" (a JSON float) are cards, "1234567890123.5" is not
+    ("card", r"(?<![\d.])\d(?:[ -]?\d){12,18}(?!\d|\.0*[1-9])"),
     ("phone", r"(?<![\w+])(?:\+|00)[1-9]\d{0,2}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?!\w)"),
     (
         "ipv4",
@@ -97,6 +100,66 @@ _MAY_HOLD = re.compile(
     r"|::|(?:[0-9A-Fa-f]{1,4}:){7}",
     re.ASCII,
 )
+
+
+#: Unicode spaces and invisible separators, and Unicode dashes, that stand between the
+#: digits of a card or phone number as an ASCII space or hyphen would.
+_SPACES = (
+    "\u00a0\u1680\u180e\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u200b\u200c\u200d\u2060\u202f\u205f\u3000\ufeff"
+)
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63"
+#: The zero of each run of ten Unicode decimal digits other than 0-9 (Unicode 14; each run
+#: is 0..9 in order): Arabic-Indic, Devanagari, Thai, full-width, mathematical...
+_ZEROS = (
+    0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6,
+    0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50,
+    0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+    0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
+    0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50,
+    0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
+)  # fmt: skip
+#: The characters :class:`_Fold` changes: the Unicode decimal digits other than 0-9,
+#: full-width ASCII (``＠``, ``＋``, ``．``, letters), :data:`_SPACES` and :data:`_DASHES`.
+_FOLDS = frozenset(
+    [chr(z + i) for z in _ZEROS for i in range(10)]
+    + [chr(c) for c in range(0xFF01, 0xFF5F)]
+    + list(_SPACES + _DASHES)
+)
+
+
+class _Fold(dict[int, str]):
+    """``str.translate``'s table that writes each character of :data:`_FOLDS` as the
+    ASCII character it stands for, one for one (a finding's position is the same in both);
+    every other character is itself. Filled as characters are met."""
+
+    def __missing__(self, cp: int) -> str:
+        ch = chr(cp)
+        if ch.isdecimal():
+            out = str(unicodedata.decimal(ch))
+        elif 0xFF01 <= cp <= 0xFF5E:
+            out = chr(cp - 0xFEE0)
+        elif ch in _SPACES:
+            out = " "
+        elif ch in _DASHES:
+            out = "-"
+        else:
+            out = ch
+        self[cp] = out
+        return out
+
+
+_FOLD = _Fold()
+
+
+def _folded(value: str) -> str:
+    """``value`` with Unicode digits, full-width characters, spaces and dashes read as ASCII
+    (the same length); ``value`` itself when it has none (ASCII is answered at once)."""
+    if value.isascii() or _FOLDS.isdisjoint(value):
+        return value
+    return value.translate(_FOLD)
+
+
 #: The most characters of strings the redaction memo holds (as keys) before it starts over.
 MEMO_CHARS = 4_000_000
 
@@ -195,6 +258,79 @@ _HEX_ID = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}|[0-9a-f]{12}-[0-9a-f]{16}|t[0-9
 _ID_LENGTHS = frozenset({16, 32, 29, 21})
 
 
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object whose text names a key more than once: every (key, value), in order
+    (a dict would keep only the last, and the text's other values would go unscanned)."""
+
+
+class _CardFloat(float):
+    """A JSON number written with a fraction or an exponent whose value is a whole number
+    of a card's length that passes Luhn (``4012888888881881.0``, ``5.555555555554444e15``):
+    ``digits`` as written, exactly (a float may not hold them all)."""
+
+    digits: str
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Pairs:
+    """``object_pairs_hook``: a dict, or every pair when a key comes twice."""
+    out = dict(pairs)
+    return out if len(out) == len(pairs) else _Pairs(pairs)
+
+
+def _float(text: str) -> float:
+    """``parse_float``: the number, marked when it writes a card (see :class:`_CardFloat`)."""
+    value = float(text)
+    if len(text) >= 13:
+        whole = _card_digits(text)
+        if whole is not None:
+            card = _CardFloat(value)
+            card.digits = whole
+            return card
+    return value
+
+
+def _card_digits(text: str) -> str | None:
+    """The digits of a JSON number's text when its exact value is a whole number of 13 to
+    19 digits that passes Luhn, else None."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        exact = abs(Decimal(text))
+    except (InvalidOperation, ValueError):
+        return None
+    if not exact.is_finite() or exact != exact.to_integral_value():
+        return None
+    if not 10**12 <= exact < 10**19:
+        return None
+    digits = str(int(exact))
+    return digits if _luhn(digits) else None
+
+
+def _dump_pairs(value: Any) -> str:
+    """``_dumps(value)``, where a :class:`_Pairs` is written as the object it was, each key
+    as often as it came."""
+    if not _has_pairs(value):
+        return _dumps(value)
+    if isinstance(value, _Pairs):
+        return "{" + ", ".join(f"{_dumps(k)}: {_dump_pairs(v)}" for k, v in value) + "}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_dumps(k)}: {_dump_pairs(v)}" for k, v in value.items()) + "}"
+    return "[" + ", ".join(_dump_pairs(v) for v in value) + "]"
+
+
+def _has_pairs(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Pairs):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 @dataclass
 class Redactor:
     """Redacts every string handed to it; counts what it replaced, by kind and by field."""
@@ -270,26 +406,32 @@ class Redactor:
         stripped = value.lstrip()
         if stripped[:1] in ("{", "[") and len(value) < (8 << 20):
             try:
-                decoded = json.loads(value)
+                decoded = json.loads(value, object_pairs_hook=_object, parse_float=_float)
             except (ValueError, RecursionError):
                 pass
             else:
-                if isinstance(decoded, dict | list):
-                    walked = self.value(decoded, where)
-                    if walked != decoded:
-                        return _dumps(walked)
+                if isinstance(decoded, dict | list | _Pairs):
+                    try:
+                        walked = self.value(decoded, where)
+                        if walked != decoded:
+                            return _dump_pairs(walked)
+                    except RecursionError:  # walked as deeply as decoded: read as text
+                        return self._flat(value, where)
+                    # every key, value and number of the text was scanned (a duplicated
+                    # key's values too): the text as it was
                     return value
         return self._flat(value, where)
 
     def _spans(self, value: str) -> list[tuple[int, int, str, str]]:
         """(start, end, kind, text) of every finding of ``value``."""
         spans: list[tuple[int, int, str, str]] = []
-        if _MAY_HOLD.search(value) is not None:
-            digit = _DIGIT.search(value) is not None
+        scan = _folded(value)  # Unicode digits and separators read as ASCII, in place
+        if _MAY_HOLD.search(scan) is not None:
+            digit = _DIGIT.search(scan) is not None
             for kind, pattern in _DETECTORS:
-                if not _could_hold(kind, value, digit):
+                if not _could_hold(kind, scan, digit):
                     continue
-                for m in pattern.finditer(value):
+                for m in pattern.finditer(scan):
                     if _valid(kind, m.group(0)):
                         spans.append((m.start(), m.end(), kind, m.group(0)))
         for name, rule in self.rules:
@@ -350,11 +492,34 @@ class Redactor:
                 self._found("card", where)
                 return int(self.pseudonym("card", str(abs(data))))
             return data
+        if isinstance(data, float):
+            return self._float(data, where)
+        if cls is _Pairs:
+            return _Pairs(
+                (self.text(k, where) if isinstance(k, str) else k,
+                 self.value(v, f"{where}.{k}" if where else str(k)))
+                for k, v in data
+            )  # fmt: skip
         if isinstance(data, list):
             return [self.value(v, where) for v in data]
         if isinstance(data, dict):
             return self._dict(data, where)
         return data
+
+    def _float(self, data: float, where: str) -> float:
+        """A float whose value is a card number (a whole number of 13 to 19 digits that
+        passes Luhn) as the integer case redacts it, kept a float."""
+        digits = getattr(data, "digits", None)
+        if digits is None:
+            if not (10**12 <= abs(data) < 10**19 and data.is_integer()):
+                return data
+            digits = str(int(abs(data)))
+            if not _luhn(digits):
+                return data
+        if digits in self.allow:
+            return data
+        self._found("card", where)
+        return float(self.pseudonym("card", digits))
 
     def _string(self, data: str, where: str) -> str:
         # an ID of digits alone may be a card number under a key named "id"
@@ -370,7 +535,7 @@ class Redactor:
             if k not in clean and isinstance(k, str):
                 k = self.text(k, where)
             cls = v.__class__
-            if v is None or cls is bool or cls is float:
+            if v is None or cls is bool or (cls is float and not 10**12 <= abs(v) < 10**19):
                 out[k] = v
             elif cls is str:
                 # the same answer value() gives, without its calls (most values are strings
