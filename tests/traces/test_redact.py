@@ -515,3 +515,20 @@ def test_no_hostile_form_of_a_planted_value_survives_in_any_file(tmp_path: Path)
         survivors += [(value, f) for f in forms if f in blob or f in plain or f in joined]
     assert survivors == []
     assert report.redaction["by_kind"].keys() <= {"email", "card", "phone"}
+
+
+@pytest.mark.parametrize(
+    "text", ["jan.novák@example.cz", "napište na jiří.dvořák@example.cz prosím", "ŻÓŁW@example.pl"]
+)
+def test_an_email_with_latin_letters_outside_ascii_is_redacted_whole(text: str) -> None:
+    r = Redactor()
+    out = r.text(text, "t")
+    local = text.split("@")[0].split()[-1]
+    for part in (local, local[:-1], local[:4]):
+        assert part not in out, out
+    assert r.by_kind["email"] == 1
+
+
+def test_text_in_another_script_against_an_email_stays_text() -> None:
+    out = Redactor().text("请联系jan@example.com谢谢", "t")
+    assert out.startswith("请联系") and "jan@" not in out

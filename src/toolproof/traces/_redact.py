@@ -65,7 +65,10 @@ _PATTERNS = [
     ("api_key", r"(?<![A-Za-z0-9_-])" + _API_KEY),
     (
         "email",
-        r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}",
+        # the local part may hold Latin letters with diacritics ("jan.novák@…"), never
+        # other scripts: CJK or Cyrillic text written against an address stays text
+        r"[A-Za-z0-9._%+\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f-]{1,64}"
+        r"@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}",
     ),
     ("iban", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
     # a card ends before a digit or a decimal fraction: "4111111111111111." at the end of a
