@@ -221,6 +221,18 @@ def test_unknown_tag_is_a_usage_error(
     assert "no case of suite 'support' has tag nope" in capsys.readouterr().err
 
 
+def test_a_suite_with_no_case_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a run that scores nothing would print "no attempt was scored" and exit 0
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty.yaml").write_text("suite: empty\ntools: []\ncases: []\n")
+    args = ["run", "empty.yaml", "-m", f"scripted:{EXAMPLE / 'script.yaml'}", "-q"]
+    assert toolproof(monkeypatch, *args, "--no-store", "-o", str(tmp_path / "x")) == 2
+    assert "suite 'empty' holds no case: there is nothing to run" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
 def test_resume_applies_transport_flags_and_records_them(
     workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -181,6 +181,8 @@ async def run_suite_async(
         opts.repeats = opts.adaptive.max_repeats
     if opts.repeats < 1:
         raise UserError("--repeats must be at least 1")
+    if not suite.cases:  # nothing would be scored, and a run that scores nothing passes nothing
+        raise UserError(f"suite '{suite.name}' holds no case: there is nothing to run")
     if opts.tags and not any(set(opts.tags).intersection(c.tags) for c in suite.cases):
         raise UserError(f"no case of suite '{suite.name}' has tag {', '.join(opts.tags)}")
     chosen = [t if isinstance(t, Target) else Target(spec=t) for t in targets]
