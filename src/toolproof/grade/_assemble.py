@@ -258,8 +258,6 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
     actual = tuple(names)
     if best is None:
         selection_ok = values_ok = None
-        if cc.kind is _CALL:  # a call of any tool was asked for: every tool called is offered
-            selection_ok = all(i.known for i in calls)
         pairs = tuple([(NO_CALL, name) for name in actual])
     else:
         selection_ok, values_ok = best.selection_ok, best.values_ok
@@ -268,6 +266,9 @@ def single_facts(cc: CompiledCase, answer: SingleAnswer) -> Facts:
             pairs = ((name, name),)  # (as _pairs makes it, without a call)
         else:
             pairs = _pairs(cc, best, actual)
+    if selection_ok is None and cc.kind is _CALL:
+        # a call of any tool was asked for (no call set says which): every tool called is offered
+        selection_ok = all(i.known for i in calls)
     return Facts(  # positional: this is on the scorer's hot path
         cc.kind,
         selection_ok,
