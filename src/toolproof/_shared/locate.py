@@ -75,16 +75,18 @@ def _real_path(data: Any, loc: Sequence[str | int], kind: str | None = None) -> 
     return tuple(out)
 
 
-def _union_member(data: Any, loc: Sequence[str | int], kind: str) -> tuple[Path_, str] | None:
+def _union_member(
+    data: Any, loc: Sequence[str | int], kind: str
+) -> tuple[Path_, str, tuple[str | int, ...]] | None:
     """The first union member an error's location passes through: (the real path of the
-    value the union takes, the member's tag), or None."""
+    value the union takes, the member's tag, the location after the tag), or None."""
     real = _real_path(data, loc, kind)
     out: list[str | int] = []
-    for seg in loc:
+    for i, seg in enumerate(loc):
         if len(out) < len(real) and seg == real[len(out)]:
             out.append(seg)
         else:
-            return tuple(out), str(seg)
+            return tuple(out), str(seg), tuple(loc[i + 1 :])
     return None
 
 
@@ -97,26 +99,28 @@ def _best_members(errs: list[Any], data: Any) -> list[Any]:
     that fails at the value itself, misses a key or does not have one of the value's keys
     fits worse than one that only fails inside a key the value holds; when some member
     fits so, only its errors are kept."""
-    members: dict[Path_, dict[str, list[Any]]] = {}
+    members: dict[Path_, dict[str, list[tuple[Any, tuple[str | int, ...]]]]] = {}
     for err in errs:
         found = _union_member(data, err["loc"], err["type"])
         if found is not None:
-            members.setdefault(found[0], {}).setdefault(found[1], []).append(err)
+            node, tag, rest = found
+            members.setdefault(node, {}).setdefault(tag, []).append((err, rest))
+
+    def fits(tag_errs: list[tuple[Any, tuple[str | int, ...]]]) -> bool:
+        for err, rest in tag_errs:
+            if not rest:  # at the value itself: not of this member's kind
+                return False
+            if err["type"] in _NAMES_A_KEY and len(rest) == 1 and isinstance(rest[0], str):
+                return False  # a key of an object missing, or one it does not have
+        return True
+
     dropped: set[int] = set()
-    for node, by_tag in members.items():
+    for by_tag in members.values():
         if len(by_tag) < 2:
             continue
-
-        def fits(tag_errs: list[Any], node: Path_ = node) -> bool:
-            for err in tag_errs:
-                path = _real_path(data, err["loc"], err["type"])
-                if path == node or (err["type"] in _NAMES_A_KEY and len(path) == len(node) + 1):
-                    return False
-            return True
-
         good = [tag for tag, tag_errs in by_tag.items() if fits(tag_errs)]
         if good and len(good) < len(by_tag):
-            dropped.update(id(e) for tag, es in by_tag.items() if tag not in good for e in es)
+            dropped.update(id(e) for tag, es in by_tag.items() if tag not in good for e, _ in es)
     return [e for e in errs if id(e) not in dropped]
 
 
