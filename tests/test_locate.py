@@ -87,3 +87,33 @@ def test_lazy_locator_works_positions_out_once() -> None:
     assert str(where.error((0, "name"), "bad")) == "tools.json:2:5: [0].name: bad"
     assert str(where.error((), "worse")) == "tools.json:1:1: worse"
     assert calls == [1]
+
+
+def test_a_value_that_fits_no_union_member_gets_the_closest_members_errors_only() -> None:
+    from pydantic import ValidationError
+
+    from toolproof._shared.locate import Locator, all_errors, first_error
+    from toolproof.types._case import SimulatedUser
+
+    for entry, where, words in (
+        ({"offer": "sort", "say": "x"}, "script[1].offer", "valid list"),
+        ({"offer": [1], "say": "x"}, "script[1].offer[0]", "valid string"),
+        ({"when": {"contains": "a"}, "offer": [], "say": "x"}, "script[1].offer", "at least 1"),
+    ):
+        data = {"script": ["hi", entry]}
+        try:
+            SimulatedUser.model_validate(data)
+        except ValidationError as exc:
+            errors = all_errors(exc, data, SimulatedUser, Locator("u.yaml"))
+            first = first_error(exc, data, SimulatedUser, Locator("u.yaml"))
+        else:  # pragma: no cover - the entry is invalid
+            raise AssertionError(entry)
+        assert [str(e) for e in errors] == [str(first)], errors
+        assert f"u.yaml: {where}: " in str(first) and words in str(first), first
+    # a value that fits no member at all: one line, at the value
+    data = {"script": ["hi", 5]}
+    try:
+        SimulatedUser.model_validate(data)
+    except ValidationError as exc:
+        (only,) = all_errors(exc, data, SimulatedUser, Locator("u.yaml"))
+    assert str(only).startswith("u.yaml: script[1]: "), only

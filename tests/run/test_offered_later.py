@@ -232,7 +232,7 @@ def test_a_turn_offers_only_the_cases_held_back_tools() -> None:
 
     from toolproof.providers import Exchange, ModelSettings, ProviderRequest
     from toolproof.run._agent import EndState, RecordedToolBox, run_agent
-    from toolproof.run._user import RecordedUser
+    from toolproof.run._user import SimUser, UserReply
     from toolproof.types import Message, Response, Tool, UserTurn
 
     sent: list[list[str]] = []
@@ -241,13 +241,19 @@ def test_a_turn_offers_only_the_cases_held_back_tools() -> None:
         sent.append([t.name for t in request.tools])
         return Exchange(request={}, response=Response(text="ok"))
 
-    # a recording that says more than the case holds back: delete is not offered
-    user = RecordedUser(
+    # a user turn that names more than the case holds back: delete is not offered
+    turns = iter(
         [
-            UserTurn(text="hi", source="replay", offered=["delete", "sort", "sort"]),
-            UserTurn(text=None, stop="user_stop", source="replay"),
+            UserTurn(text="hi", source="script", offered=["delete", "sort", "sort"]),
+            UserTurn(text=None, stop="user_stop", source="script"),
         ]
     )
+
+    class Says(SimUser):
+        async def reply(self, transcript: Any, turn: int, act: Any = None) -> UserReply:
+            return UserReply(next(turns))
+
+    user = Says()
     asyncio.run(
         run_agent(
             model,
@@ -261,3 +267,68 @@ def test_a_turn_offers_only_the_cases_held_back_tools() -> None:
         )
     )
     assert sent == [["lookup", "sort"]]
+
+
+def test_a_replay_offers_what_the_cases_script_offers_not_the_recording() -> None:
+    import asyncio
+
+    from toolproof.providers import Exchange, ModelSettings, ProviderRequest
+    from toolproof.run._agent import EndState, RecordedToolBox, run_agent
+    from toolproof.run._user import RecordedUser, ScriptedUser
+    from toolproof.types import Message, Response, Tool, UserStep, UserTurn
+
+    sent: list[list[str]] = []
+    answers = iter([Response(text="I cannot sort."), Response(text="Sorted.")])
+
+    async def model(request: ProviderRequest) -> Exchange:
+        sent.append([t.name for t in request.tools])
+        return Exchange(request={}, response=next(answers))
+
+    # the recording says the first turn offered sort; the case's script offers it at the second
+    recorded = [
+        UserTurn(text="Look up report.txt.", source="script", offered=["sort"]),
+        UserTurn(text=MORE, source="script"),
+        UserTurn(text="Thanks.", stop="user_stop", source="script"),
+    ]
+    script = ["Look up report.txt.", UserStep(offer=["sort"], say=MORE), "Thanks. ###STOP###"]
+    run = asyncio.run(
+        run_agent(
+            model,
+            model="m",
+            messages=[Message(role="system", content="s")],
+            tools=[Tool(name="lookup")],
+            settings=ModelSettings(),
+            toolbox=RecordedToolBox([], EndState()),
+            user=RecordedUser(recorded, ScriptedUser(script, [None] * 3)),
+            held_back={"sort": Tool(name="sort")},
+        )
+    )
+    assert sent == [["lookup"], ["lookup", "sort"]]
+    assert [t.offered for t in run.user_turns or []] == [None, ["sort"], None]
+
+
+def test_a_replay_of_a_record_that_claims_an_earlier_offer_is_refused(tmp_path: Path) -> None:
+    from toolproof.errors import SuiteError
+
+    suite = load_suite(write_suite(tmp_path / "suite", SUITE))
+    steps = [_call("sort"), {"text": "Done."}, _call("sort"), {"text": "Sorted."}]
+    _scripted(tmp_path, suite, steps, "early")
+    line = json.loads((tmp_path / "early" / "records.jsonl").read_text("utf-8"))
+    line["user_turns"][0]["offered"] = ["sort"]
+    (tmp_path / "early" / "records.jsonl").write_text(json.dumps(line) + "\n", "utf-8")
+    target = Target(spec=f"replay:{tmp_path / 'early'}")
+    with pytest.raises(SuiteError, match=r"records\.jsonl:1:1: user_turns\[0\]\.offered"):
+        run_suite(suite, [target], _opts(tmp_path, "again"))
+
+
+def test_a_replay_after_the_script_changed_offers_as_the_script_does_now(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path / "suite", SUITE))
+    steps = [{"text": "I cannot sort."}, _call("sort"), {"text": "Sorted."}]
+    _scripted(tmp_path, suite, steps, "first")
+    # the script no longer offers sort at the second turn: the case offers it from the start
+    data = {**SUITE, "cases": [_case("late")]}
+    data["cases"][0]["user"]["script"] = ["Look up report.txt.", MORE, "Thanks. ###STOP###"]
+    changed = load_suite(write_suite(tmp_path / "changed", data))
+    target = Target(spec=f"replay:{tmp_path / 'first'}")
+    (again,) = run_suite(changed, [target], _opts(tmp_path, "again")).records
+    assert [t.offered for t in again.user_turns or []] == [None, None, None]

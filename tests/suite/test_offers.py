@@ -78,7 +78,32 @@ def test_offers_of_the_cases_tools_validate(tmp_path: Path) -> None:
         ),
         (
             "{offer: sort, say: hi}",
-            "suite.yaml:19:12: cases[0].user.script[1].offer: ",
+            "suite.yaml:19:12: cases[0].user.script[1].offer: Input should be a valid list, "
+            "got 'sort'",
+        ),
+        (
+            "{offer: [1], say: hi}",
+            "suite.yaml:19:20: cases[0].user.script[1].offer[0]: Input should be a valid "
+            "string, got 1",
+        ),
+        (
+            "{offer: [null], say: hi}",
+            "suite.yaml:19:20: cases[0].user.script[1].offer[0]: Input should be a valid "
+            "string, got None",
+        ),
+        (
+            "{offer: [[sort]], say: hi}",
+            "suite.yaml:19:20: cases[0].user.script[1].offer[0]: Input should be a valid "
+            "string, got ['sort']",
+        ),
+        (
+            "{when: {contains: x}, offer: [], say: hi}",
+            "suite.yaml:19:33: cases[0].user.script[1].offer: List should have at least 1 item",
+        ),
+        (
+            "{call: {tool: 1}, say: hi}",
+            "suite.yaml:19:19: cases[0].user.script[1].call.tool: Input should be a valid "
+            "string, got 1",
         ),
     ],
 )
@@ -87,7 +112,21 @@ def test_an_offer_the_case_cannot_make_is_a_located_error(
 ) -> None:
     text = SUITE.replace('{offer: [sort], say: "More tools. What about now?"}', new)
     errors = _errors(tmp_path, text)
-    assert any(e.startswith(found) for e in errors), errors
+    # one line: not the plain entry's, the rule's or the entry's other alternatives too
+    assert len(errors) == 1 and errors[0].startswith(found), errors
+
+
+def test_a_name_given_many_times_gives_three_lines_and_a_count(tmp_path: Path) -> None:
+    data = yaml.safe_load(SUITE)
+    data["cases"][0]["user"]["script"][1]["offer"] = ["sort"] * 5_000
+    errors = _errors(tmp_path, yaml.safe_dump(data, sort_keys=False))
+    assert [e.split(": ", 1)[1] for e in errors] == [
+        "cases[0].user.script[1].offer[1]: tool 'sort' is offered twice in this entry",
+        "cases[0].user.script[1].offer[2]: tool 'sort' is offered twice in this entry",
+        "cases[0].user.script[1].offer[3]: tool 'sort' is offered twice in this entry",
+        "cases[0].user.script[1].offer[4]: tool 'sort' is offered twice in this entry, and "
+        "4995 more names here are given again",
+    ]
 
 
 def test_validate_refuses_an_unknown_offer_with_file_line_and_field(tmp_path: Path) -> None:

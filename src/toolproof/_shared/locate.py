@@ -42,24 +42,86 @@ class Locator:
         return None, None
 
 
-def _real_path(data: Any, loc: Sequence[str | int]) -> Path_:
-    """Drop pydantic's union-member tags from a location, keeping real keys and indexes."""
+#: The errors whose location ends with a key the data does not hold (it names it).
+_NAMES_A_KEY = ("missing", "extra_forbidden")
+
+
+def _real_path(data: Any, loc: Sequence[str | int], kind: str | None = None) -> Path_:
+    """Drop pydantic's union-member tags from a location, keeping real keys and indexes.
+
+    ``kind``: the error's type. A key the data does not hold is kept only where the
+    error names it (a missing key, ending the location); any other segment that is not
+    a key or index of the data is a union member's tag ('str', 'int', 'list[CallSpec]',
+    'function-after[...]'), and is dropped."""
     out: list[str | int] = []
     cur = data
-    for seg in loc:
+    last = len(loc) - 1
+    for i, seg in enumerate(loc):
         if (isinstance(cur, dict) and isinstance(seg, str) and seg in cur) or (
             isinstance(cur, list) and isinstance(seg, int) and 0 <= seg < len(cur)
         ):
             out.append(seg)
             cur = cur[seg]  # type: ignore[index]
         elif (
-            isinstance(cur, dict) and isinstance(seg, str) and seg not in cur and seg.isidentifier()
+            isinstance(cur, dict)
+            and isinstance(seg, str)
+            and seg not in cur
+            and seg.isidentifier()
+            and (kind is None or (i == last and kind in _NAMES_A_KEY))
         ):
             # a missing or unknown key named by the error itself
             out.append(seg)
             cur = None
-        # anything else is a union tag such as 'list[CallSpec]' or 'int'
     return tuple(out)
+
+
+def _union_member(
+    data: Any, loc: Sequence[str | int], kind: str
+) -> tuple[Path_, str, tuple[str | int, ...]] | None:
+    """The first union member an error's location passes through: (the real path of the
+    value the union takes, the member's tag, the location after the tag), or None."""
+    real = _real_path(data, loc, kind)
+    out: list[str | int] = []
+    for i, seg in enumerate(loc):
+        if len(out) < len(real) and seg == real[len(out)]:
+            out.append(seg)
+        else:
+            return tuple(out), str(seg), tuple(loc[i + 1 :])
+    return None
+
+
+def _best_members(errs: list[Any], data: Any) -> list[Any]:
+    """The errors without those of union members that fit worse than another.
+
+    A value that fits none of a union's members gets every member's errors: for a
+    scripted user's entry ``{offer: [], say: x}``, "should be a string" (the plain
+    entry), "missing 'when'" (a rule) and the real one (an entry's ``offer``). A member
+    that fails at the value itself, misses a key or does not have one of the value's keys
+    fits worse than one that only fails inside a key the value holds; when some member
+    fits so, only its errors are kept."""
+    members: dict[Path_, dict[str, list[tuple[Any, tuple[str | int, ...]]]]] = {}
+    for err in errs:
+        found = _union_member(data, err["loc"], err["type"])
+        if found is not None:
+            node, tag, rest = found
+            members.setdefault(node, {}).setdefault(tag, []).append((err, rest))
+
+    def fits(tag_errs: list[tuple[Any, tuple[str | int, ...]]]) -> bool:
+        for err, rest in tag_errs:
+            if not rest:  # at the value itself: not of this member's kind
+                return False
+            if err["type"] in _NAMES_A_KEY and len(rest) == 1 and isinstance(rest[0], str):
+                return False  # a key of an object missing, or one it does not have
+        return True
+
+    dropped: set[int] = set()
+    for by_tag in members.values():
+        if len(by_tag) < 2:
+            continue
+        good = [tag for tag, tag_errs in by_tag.items() if fits(tag_errs)]
+        if good and len(good) < len(by_tag):
+            dropped.update(id(e) for tag, es in by_tag.items() if tag not in good for e, _ in es)
+    return [e for e in errs if id(e) not in dropped]
 
 
 def _expand(tp: Any) -> list[Any]:
@@ -102,7 +164,7 @@ def first_error(
     exc: ValidationError, data: Any, model: type[BaseModel], where: Locator, prefix: Path_ = ()
 ) -> SuiteError:
     """The first problem of a validation error, as a located one-line error."""
-    errs = exc.errors(include_url=False)
+    errs = _best_members(exc.errors(include_url=False), data)
     err = next((e for e in errs if e["type"] == "extra_forbidden"), errs[0])
     return _located(err, data, model, where, prefix)
 
@@ -115,15 +177,13 @@ def all_errors(
     Members of a union fail together; only the most specific place is kept
     (an error at ``tools`` is dropped when ``tools[0].name`` has one).
     """
-    errs = exc.errors(include_url=False)
+    errs = _best_members(exc.errors(include_url=False), data)
     by_path: dict[Path_, Any] = {}
     for err in errs:
-        path = _real_path(data, err["loc"])
+        path = _real_path(data, err["loc"], err["type"])
         if path not in by_path or err["type"] == "extra_forbidden":
             by_path[path] = err
-    paths = [
-        p for p in by_path if not any(len(q) > len(p) and q[: len(p)] == p for q in by_path)
-    ]
+    paths = [p for p in by_path if not any(len(q) > len(p) and q[: len(p)] == p for q in by_path)]
     typos = [p for p in paths if by_path[p]["type"] == "extra_forbidden" and p]
     paths = [p for p in paths if not _explained(p, by_path[p], typos)]
     paths.sort(key=lambda p: by_path[p]["type"] != "extra_forbidden")  # a typo explains the rest
@@ -144,7 +204,7 @@ def _explained(path: Path_, err: Any, typos: list[Path_]) -> bool:
 def _located(
     err: Any, data: Any, model: type[BaseModel], where: Locator, prefix: Path_
 ) -> SuiteError:
-    path = _real_path(data, err["loc"])
+    path = _real_path(data, err["loc"], err["type"])
     full = (*prefix, *path)
     kind = err["type"]
     if kind == "extra_forbidden":

@@ -36,6 +36,7 @@ from toolproof.types import (
     Response,
     Stage,
     ToolCall,
+    UserRule,
     UserToolCall,
 )
 
@@ -231,11 +232,18 @@ def _not_yet_offered(
     held = cc.case.held_back
     if not held:
         return infos
+    soonest = _soonest_offers(cc.case.user.script if cc.case.user is not None else None)
     since: dict[str, tuple[int, int]] = {}  # a held-back tool: where it is offered from, turn
-    for number, turn in enumerate(record.user_turns or (), 1):
+    for i, turn in enumerate(record.user_turns or ()):
         for name in turn.offered or ():
-            if name in held and turn.at is not None and name not in since:
-                since[name] = (turn.at, number)
+            # an offer the case's script cannot make at this turn is not one
+            if (
+                name in held
+                and turn.at is not None
+                and name not in since
+                and i >= soonest.get(name, i + 1)
+            ):
+                since[name] = (turn.at, i + 1)
     out = []
     for (index, call), info in zip(placed, infos, strict=True):
         offered = since.get(call.name)
@@ -262,6 +270,25 @@ def _offers(record: Record, start: int) -> tuple[tuple[int, int, tuple[str, ...]
         for number, turn in enumerate(record.user_turns or (), 1)
         if turn.offered and turn.at is not None
     )
+
+
+def _soonest_offers(script: Sequence[Any] | None) -> dict[str, int]:
+    """Each tool a scripted user offers: the first user turn (from 0) it can offer it at.
+    A rule may answer any turn (0); the plain entries answer in order, each turn taking
+    one up to the first with something to say, so a plain entry's soonest turn is the
+    number of plain entries before it that end a turn."""
+    soonest: dict[str, int] = {}
+    ended = 0  # the plain entries so far that end a turn
+    for entry in script or ():
+        if isinstance(entry, str):
+            ended += 1
+            continue
+        rule = isinstance(entry, UserRule)
+        for name in entry.offer or ():
+            soonest[name] = min(soonest.get(name, 0 if rule else ended), 0 if rule else ended)
+        if not rule and entry.say is not None:
+            ended += 1
+    return soonest
 
 
 def _user_calls(record: Record, start: int) -> tuple[tuple[int, UserToolCall], ...]:

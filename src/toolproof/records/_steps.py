@@ -35,6 +35,7 @@ from typing import Any
 
 __all__ = [
     "BadSteps",
+    "check_user_turns",
     "compact_user_turns",
     "expand_requests",
     "expand_steps",
@@ -324,6 +325,7 @@ def expand_requests(data: dict[str, Any], fmt: Any = "toolproof.record/3") -> No
         return
     if fmt in _USER_DELTAS:
         data["user_turns"] = expand_user_turns(turns)
+        check_user_turns(data)
         return
     for i, turn in enumerate(turns):  # an older format never stored a user turn's delta
         if not isinstance(turn, dict):
@@ -336,4 +338,139 @@ def expand_requests(data: dict[str, Any], fmt: Any = "toolproof.record/3") -> No
             if "request_delta" in holder:
                 raise BadSteps(
                     i, f"{where}request_delta", f"not a field of records format {fmt}", "user_turns"
+                )
+    check_user_turns(data)
+
+
+def request_tool_names(request: Any) -> set[str] | None:
+    """The names of the tools a provider request (as sent, a JSON object) offered; None
+    when it is not a JSON object or its ``tools`` is not a list. Each provider's shape:
+    ``{"name": N}`` (Anthropic, OpenAI Responses, toolproof's own), ``{"function":
+    {"name": N}}`` (OpenAI Chat), ``{"functionDeclarations": [{"name": N}]}`` (Gemini)."""
+    if not isinstance(request, dict):
+        return None
+    tools = request.get("tools", [])
+    if not isinstance(tools, list):
+        return None
+    names: set[str] = set()
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        found = tool.get("functionDeclarations")
+        held = found if isinstance(found, list) else [tool.get("function", tool)]
+        names.update(
+            d["name"] for d in held if isinstance(d, dict) and isinstance(d.get("name"), str)
+        )
+    return names
+
+
+def check_user_turns(data: dict[str, Any]) -> None:
+    """A record's user turns (data as read, requests whole) against its transcript and
+    steps. Raises :class:`BadSteps`, located:
+
+    - each turn's ``at`` is 0 or more, larger than the turn before it's, and names the
+      turn's ``user`` message in the transcript (a turn that stopped the conversation
+      added none: its ``at`` is at most the transcript's length);
+    - each tool a turn ``offered`` is in the request of every step sent after that turn,
+      and in none sent before the first turn that offered it: the offers a grade relies
+      on are the ones the requests, the measurement, show.
+
+    A value of the wrong type is left to the record's model, which refuses it."""
+    turns = data.get("user_turns")
+    if not isinstance(turns, list):
+        return
+    transcript = data.get("transcript")
+    messages = transcript if isinstance(transcript, list) else None
+    last: int | None = None
+    offers: list[tuple[int, int, list[str]]] = []  # (turn, its at, the names it offered)
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, dict):
+            continue
+        at = turn.get("at")
+        if type(at) is not int:
+            continue
+        if at < 0:
+            raise BadSteps(
+                i, "at", f"{at} is not a place in the transcript (0 or more)", "user_turns"
+            )
+        if last is not None and at <= last:
+            raise BadSteps(
+                i, "at", f"{at} does not come after the turn before it (at {last})", "user_turns"
+            )
+        last = at
+        if messages is not None:
+            if turn.get("stop") is None:
+                message = messages[at] if at < len(messages) else None
+                if not isinstance(message, dict) or message.get("role") != "user":
+                    raise BadSteps(
+                        i,
+                        "at",
+                        f"transcript[{at}] is not this turn's user message",
+                        "user_turns",
+                    )
+            elif at > len(messages):
+                raise BadSteps(
+                    i,
+                    "at",
+                    f"{at} is past the end of the transcript ({len(messages)} messages)",
+                    "user_turns",
+                )
+        offered = turn.get("offered")
+        if isinstance(offered, list) and offered:
+            offers.append((i, at, [n for n in offered if isinstance(n, str)]))
+    if offers:
+        _check_offers(offers, messages, data.get("steps"))
+
+
+def _check_offers(
+    offers: list[tuple[int, int, list[str]]], messages: list[Any] | None, steps: Any
+) -> None:
+    """Each turn's ``offered`` against the tools of the requests sent after and before it
+    (see :func:`check_user_turns`)."""
+    first: dict[str, tuple[int, int]] = {}  # a name: the first turn that offered it, its at
+    for i, at, names in offers:
+        for name in names:
+            first.setdefault(name, (i, at))
+    # each step answered with one assistant message: the last len(steps) of the transcript
+    answers = [
+        p
+        for p, m in enumerate(messages or ())
+        if isinstance(m, dict) and m.get("role") == "assistant"
+    ]
+    steps = steps if isinstance(steps, list) else []
+    unmatched = answers[: max(len(answers) - len(steps), 0)]
+    for p in unmatched:
+        after = [i for i, at, _ in offers if at < p]
+        if after:
+            raise BadSteps(
+                after[0],
+                "offered",
+                f"the agent's answer at transcript[{p}], after this turn, has no recorded step "
+                "whose request shows the tools it was offered",
+                "user_turns",
+            )
+    n = min(len(steps), len(answers))
+    base = len(steps) - n
+    for k, (step, p) in enumerate(zip(steps[base:], answers[len(answers) - n :], strict=True)):
+        sent = request_tool_names(step.get("request") if isinstance(step, dict) else None)
+        for name, (i, at) in first.items():
+            if sent is not None and at >= p and name in sent:
+                raise BadSteps(
+                    i,
+                    "offered",
+                    f"offers {name!r}, but steps[{base + k}], sent before this turn, already "
+                    "offered it",
+                    "user_turns",
+                )
+        for i, at, names in offers:
+            if at >= p:
+                continue
+            missing = [n for n in names if sent is None or n not in sent]
+            if missing:
+                raise BadSteps(
+                    i,
+                    "offered",
+                    f"offers {missing[0]!r}, but the request of steps[{base + k}], sent after "
+                    "this turn, does not offer it",
+                    "user_turns",
                 )

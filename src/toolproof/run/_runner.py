@@ -1432,12 +1432,15 @@ class _TargetRun:
 
         if case.user is None:
             return None
-        if recorded is not None:  # a replay: the recorded user, no model asked
-            return RecordedUser(recorded.user_turns or [])
+        script = None
         if case.user.script is not None:
-            return ScriptedUser(
+            script = ScriptedUser(
                 case.user.script, self.session.script_matchers(case), case.user.tools
             )
+        if recorded is not None:  # a replay: the recorded user, offering what the script does
+            return RecordedUser(recorded.user_turns or [], script)
+        if script is not None:
+            return script
         run = self.session.user_run()
 
         async def call(request: ProviderRequest) -> tuple[Exchange, bool]:

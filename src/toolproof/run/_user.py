@@ -322,11 +322,18 @@ class ScriptedUser(SimUser):
 
 
 class RecordedUser(SimUser):
-    """A replay: the recorded user's turns, in order; no model is asked."""
+    """A replay: the recorded user's turns, in order; no model is asked.
 
-    def __init__(self, turns: Sequence[UserTurn]) -> None:
+    ``script``: the case's scripted user as it is now. What each turn offers the agent
+    (``offered``) is what the script offers at that turn, never the recording's: a
+    replay does not carry an offer the recording claims forward (without a script, a
+    turn offers nothing). The script's calls run nothing (it is asked without an
+    environment); its text is not used."""
+
+    def __init__(self, turns: Sequence[UserTurn], script: ScriptedUser | None = None) -> None:
         self._turns = list(turns)
         self._next = 0
+        self._script = script
 
     async def reply(
         self, transcript: Sequence[Message], turn: int, act: Act | None = None
@@ -338,8 +345,13 @@ class RecordedUser(SimUser):
             )
         recorded = self._turns[self._next]
         self._next += 1
+        # only a script offers tools: a user model's turn never does
+        offered = None
+        if self._script is not None:
+            offered = (await self._script.reply(transcript, turn)).turn.offered
+        update = {"at": None, "offered": offered}
         # the recorded user model's tokens count against the conversation's budget again
-        return UserReply(recorded.model_copy(update={"at": None}), recorded_usage(recorded))
+        return UserReply(recorded.model_copy(update=update), recorded_usage(recorded))
 
 
 def recorded_usage(turn: UserTurn) -> tuple[int, int] | None:

@@ -186,7 +186,8 @@ def _check_asserts(case: Case, suite: Suite, graded: Any, report: Any) -> None:
     # 'judged' facts are left to the nl_assertion judge (with --judge), like nl_assertions
 
 
-#: The unknown names one ``offer`` list reports by name (the others are counted).
+#: The unknown names, and the names given again, one ``offer`` list reports by name (the
+#: others are counted).
 _SHOWN_OFFERS = 3
 
 
@@ -200,10 +201,13 @@ def _check_offers(case: Case, by_name: dict[str, SuiteTool], report: Any) -> Non
             continue
         seen: set[str] = set()
         unknown: list[int] = []  # where each name the suite does not define is
+        twice: list[int] = []  # where each name given again is
         for j, name in enumerate(entry.offer):
             where = ("user", "script", i, "offer", j)
             if name in seen:
-                report(case, where, f"tool '{name}' is offered twice in this entry")
+                twice.append(j)
+                if len(twice) <= _SHOWN_OFFERS:
+                    report(case, where, f"tool '{name}' is offered twice in this entry")
                 continue
             seen.add(name)
             if name not in by_name:
@@ -228,6 +232,15 @@ def _check_offers(case: Case, by_name: dict[str, SuiteTool], report: Any) -> Non
                 ("user", "script", i, "offer", j),
                 f"unknown tool '{entry.offer[j]}', and {more - 1} more names here the suite "
                 "does not define",
+            )
+        if len(twice) > _SHOWN_OFFERS:
+            j = twice[_SHOWN_OFFERS]
+            more = len(twice) - _SHOWN_OFFERS
+            report(
+                case,
+                ("user", "script", i, "offer", j),
+                f"tool '{entry.offer[j]}' is offered twice in this entry, and {more - 1} more "
+                "names here are given again",
             )
 
 
