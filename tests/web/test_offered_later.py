@@ -35,12 +35,14 @@ def runs(tmp_path: Path) -> Path:
     return runs
 
 
-async def _case_page(runs: Path, run: str, case: str, store: Path | None = None) -> str:
+async def _case_page(
+    runs: Path, run: str, case: str, store: Path | None = None, status: int = 200
+) -> str:
     source = StoreSource(str(store), Trust()) if store else FolderSource(runs)
     app = make_app(source, page_size=10)
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         resp = await client.get(f"/case?run={run}&id={case}&target=scripted:agent.yaml")
-        assert resp.status == 200, await resp.text()
+        assert resp.status == status, await resp.text()
         return await resp.text()
 
 
@@ -54,12 +56,13 @@ async def test_the_case_page_shows_what_each_user_turn_offered(runs: Path) -> No
     assert "called sort_file before it was offered (offered at user turn 2)" in page
 
 
-async def test_the_case_page_escapes_offered_names(runs: Path) -> None:
-    page = await _case_page(runs, "hostile", "calls-it-too-soon")
+async def test_hostile_offered_names_are_refused_with_an_escaped_message(runs: Path) -> None:
+    # offers the requests do not show are refused where records are read; the page that
+    # says so names the first of them, escaped
+    page = await _case_page(runs, "hostile", "calls-it-too-soon", status=422)
     assert "<img src=x" not in page and "\x1b" not in page
-    names = "&lt;img src=x onerror=alert(&#39;offer&#39;)&gt;, [bold]b[/bold], esc\\x1b[2Jx"
-    assert page.count(f"offers the agent: {names} (user turn 2)") == 1  # the transcript
-    assert page.count(f"  offer  {names} (user turn 2)") == 1  # the failure's diff
+    assert "user_turns[1].offered" in page
+    assert "&lt;img src=x onerror=alert(&#39;offer&#39;)&gt;" in page
 
 
 async def test_the_viewer_of_the_history_store_shows_it_too(runs: Path, tmp_path: Path) -> None:
