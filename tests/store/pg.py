@@ -34,7 +34,7 @@ class Server:
         self.log = self.root / "server.log"
         self._as: list[str] = []
         if os.geteuid() == 0:
-            runuser = shutil.which("runuser")
+            runuser = shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
             if runuser is None:
                 raise RuntimeError("running as root, and runuser is missing to drop to postgres")
             shutil.chown(self.root, user="postgres")
