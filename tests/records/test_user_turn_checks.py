@@ -198,3 +198,28 @@ def test_a_turn_without_a_transcript_is_checked_for_order_only() -> None:
     check_user_turns({"user_turns": [{"at": 1}, {"at": 3}]})
     with pytest.raises(BadSteps, match="does not come after"):
         check_user_turns({"user_turns": [{"at": 3}, {"at": 3}]})
+
+
+def _conversation(steps: int, offered: list[str], at_end: bool) -> dict[str, Any]:
+    """A record of ``steps`` one-answer steps, each request offering tool 'a', and one
+    user turn offering ``offered``: before the first answer, or after the last."""
+    transcript: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for _ in range(steps):
+        transcript += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "more"}]
+    return {
+        "user_turns": [{"at": len(transcript) - 1 if at_end else 0, "offered": offered}],
+        "transcript": transcript,
+        "steps": [{"request": {"tools": [{"name": "a"}]}} for _ in range(steps)],
+    }
+
+
+def test_long_offer_lists_are_checked_against_what_was_sent_not_name_by_name_per_step() -> None:
+    # 300,000 names offered after 5,000 steps, or one name 300,000 times before them: the
+    # check walks the names each request sent (this took 43 s here when it walked every
+    # offered name for each step)
+    check_user_turns(_conversation(5_000, [f"t{i}" for i in range(300_000)], at_end=True))
+    check_user_turns(_conversation(5_000, ["a"] * 300_000, at_end=False))
+    # the earliest turn's name a request sent before it is the one named
+    late = _conversation(3, ["t1", "a", "t2"], at_end=True)
+    with pytest.raises(BadSteps, match=r"offers 'a', but steps\[0\], sent before this turn"):
+        check_user_turns(late)

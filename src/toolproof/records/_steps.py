@@ -417,7 +417,9 @@ def check_user_turns(data: dict[str, Any]) -> None:
                 )
         offered = turn.get("offered")
         if isinstance(offered, list) and offered:
-            offers.append((i, at, [n for n in offered if isinstance(n, str)]))
+            # each name once: every one is then looked for in each request sent after
+            names = dict.fromkeys(n for n in offered if isinstance(n, str))
+            offers.append((i, at, list(names)))
     if offers:
         _check_offers(offers, messages, data.get("steps"))
 
@@ -453,15 +455,19 @@ def _check_offers(
     base = len(steps) - n
     for k, (step, p) in enumerate(zip(steps[base:], answers[len(answers) - n :], strict=True)):
         sent = request_tool_names(step.get("request") if isinstance(step, dict) else None)
-        for name, (i, at) in first.items():
-            if sent is not None and at >= p and name in sent:
-                raise BadSteps(
-                    i,
-                    "offered",
-                    f"offers {name!r}, but steps[{base + k}], sent before this turn, already "
-                    "offered it",
-                    "user_turns",
-                )
+        # the names this request sent that a later turn offers (walked over what was sent,
+        # never over every name offered: a hostile list stays the size of the requests)
+        early = [first[name] for name in sent or () if name in first and first[name][1] >= p]
+        if early:
+            i, _ = min(early)
+            name = next(n for n, (j, _) in first.items() if j == i and n in (sent or ()))
+            raise BadSteps(
+                i,
+                "offered",
+                f"offers {name!r}, but steps[{base + k}], sent before this turn, already "
+                "offered it",
+                "user_turns",
+            )
         for i, at, names in offers:
             if at >= p:
                 continue
