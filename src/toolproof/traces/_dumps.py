@@ -74,17 +74,9 @@ def call_case(call: ToolCall) -> dict[str, Any]:
 
 
 def call_record(call: ToolCall) -> dict[str, Any]:
-    """``call.model_dump(mode="json", exclude_none=True)``."""
-    out: dict[str, Any] = {}
-    if call.id is not None:
-        out["id"] = call.id
-    out["name"] = call.name
-    if call.raw_arguments is not None:
-        out["raw_arguments"] = call.raw_arguments
-    if call.arguments is not None:
-        out["arguments"] = json_value(call.arguments, f"the arguments of a call of '{call.name}'")
-    if call.parse_error is not None:
-        out["parse_error"] = call.parse_error
+    """``call.model_dump(mode="json", exclude_none=True)``: :func:`call_case` with
+    ``extracted_from_text`` always written (last in both)."""
+    out = call_case(call)
     out["extracted_from_text"] = call.extracted_from_text
     return out
 
