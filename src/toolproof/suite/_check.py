@@ -224,24 +224,15 @@ def _check_offers(case: Case, by_name: dict[str, SuiteTool], report: Any) -> Non
                     f"tool '{name}' is not one of the case's tools: list it in the case's "
                     "'tools' too (a tool offered later is held back until then)",
                 )
+        at = ("user", "script", i, "offer")
         if len(unknown) > _SHOWN_OFFERS:
-            j = unknown[_SHOWN_OFFERS]
-            more = len(unknown) - _SHOWN_OFFERS
-            report(
-                case,
-                ("user", "script", i, "offer", j),
-                f"unknown tool '{entry.offer[j]}', and {more - 1} more names here the suite "
-                "does not define",
-            )
+            j, more = unknown[_SHOWN_OFFERS], len(unknown) - _SHOWN_OFFERS - 1
+            said = f"unknown tool '{entry.offer[j]}', and {more} more names here the suite "
+            report(case, (*at, j), said + "does not define")
         if len(twice) > _SHOWN_OFFERS:
-            j = twice[_SHOWN_OFFERS]
-            more = len(twice) - _SHOWN_OFFERS
-            report(
-                case,
-                ("user", "script", i, "offer", j),
-                f"tool '{entry.offer[j]}' is offered twice in this entry, and {more - 1} more "
-                "names here are given again",
-            )
+            j, more = twice[_SHOWN_OFFERS], len(twice) - _SHOWN_OFFERS - 1
+            said = f"tool '{entry.offer[j]}' is offered twice in this entry, and {more} more "
+            report(case, (*at, j), said + "names here are given again")
 
 
 def _check_state(case: Case, suite: Suite, by_name: dict[str, SuiteTool], report: Any) -> None:
