@@ -19,7 +19,7 @@ from toolproof.gate import compare_runs, run_gate
 from toolproof.report import run_view
 from toolproof.store import open_store
 from toolproof.web import StoreSource, make_app
-from toolproof.web._pages import filter_entries
+from toolproof.web._pages import filter_entries, stored_comparisons
 
 RUNS = ("support-a", "support-b", "support-c", "xss")
 
@@ -284,3 +284,22 @@ async def test_a_record_too_deep_to_show_is_a_located_error(
         assert case.status == 200, text
         assert "Traceback" not in text and "the raw exchange cannot be shown" in text
         assert f"support-b/records.jsonl:{len(lines)}" in text
+
+
+def test_a_stored_comparison_names_the_cases_the_gates_comparison_names(
+    stored: str, runs_dir: Path
+) -> None:
+    source = StoreSource(stored, TRUST)
+    seen = 0
+    for x, y in (
+        ("support-a", "support-b"),
+        ("support-a", "support-c"),
+        ("support-b", "support-c"),
+    ):
+        _, compared = stored_comparisons(source.open(x), source.open(y))
+        gated = compare_runs(*(load_run(runs_dir / r, trust=TRUST) for r in (x, y)))
+        for (c, _sa, _sb), g in zip(compared, gated, strict=True):
+            got = (c.newly_failing, c.newly_fixed, c.new_critical_failures)
+            assert got == (g.newly_failing, g.newly_fixed, g.new_critical_failures)
+            seen += len(g.new_critical_failures) + len(g.newly_failing)
+    assert seen  # (the runs differ: there is something to name)

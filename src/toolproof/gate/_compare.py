@@ -10,7 +10,7 @@ drop that stays there happens regardless of the judge.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -195,15 +195,12 @@ def compare_targets(
     ca = [v for v in cur.verdicts if v.case_id in common]
     a, b = case_outcomes("strict_pass", ba), case_outcomes("strict_pass", ca)
     every = case_outcomes("strict_pass", cur.verdicts)
-    risk_of = {v.case_id: v.risk for v in cur.verdicts}
-    new_critical = [
-        c for c, ok in every.items() if not ok and a.get(c, True) and risk_of[c] is Risk.critical
-    ]
+    critical = {v.case_id for v in cur.verdicts if v.risk is Risk.critical}
+    failing, fixed, new_critical = changed_cases(a, b, every, critical)
     metrics = [_metric(m, bv, cv) for m in COMPARED] + _stability_deltas(
         base, cur, common, mcnemar(a, b)
     )
     judged: list[MetricDelta] = []
-    fixed = sorted(c for c in common if b[c] and not a[c])
     by_judge: list[str] = []
     if base_run is not None and cur_run is not None:
         bj, cj = RunJudges.of(base_run), RunJudges.of(cur_run)
@@ -227,13 +224,33 @@ def compare_targets(
                 sum(len(v.forbidden_called) for v in ca),
             ),
         },
-        newly_failing=sorted(c for c in common if a[c] and not b[c]),
+        newly_failing=failing,
         newly_fixed=fixed,
         fixed_by_judge=by_judge,
-        new_critical_failures=sorted(new_critical),
+        new_critical_failures=new_critical,
         by_risk=_by_risk(bv, cv),
         warnings=list(warnings or []),
     )
+
+
+def changed_cases(
+    before: Mapping[str, bool],
+    after: Mapping[str, bool],
+    now: Mapping[str, bool],
+    critical: Container[str],
+) -> tuple[list[str], list[str], list[str]]:
+    """Which cases changed between two runs, from per-case outcomes (did every attempt
+    that counts pass): newly failing and newly fixed, over the cases both runs scored
+    (``before`` and ``after`` hold the same cases); and the new critical failures, over
+    every case the current run scored (``now``): a case in ``critical`` that fails now
+    and passed, or was not scored, before. Each list sorted. The one rule for the gate's
+    comparison and the viewer's comparison of stored runs."""
+    failing = sorted(c for c, ok in after.items() if before[c] and not ok)
+    fixed = sorted(c for c, ok in after.items() if ok and not before[c])
+    new_critical = sorted(
+        c for c, ok in now.items() if not ok and c in critical and before.get(c, True)
+    )
+    return failing, fixed, new_critical
 
 
 def fingerprint_warnings(base: Evaluation, cur: Evaluation) -> list[str]:

@@ -14,7 +14,7 @@ from toolproof.gate import (
     fingerprint_differences,
     fingerprint_warnings,
 )
-from toolproof.gate._compare import McNemar, MetricDelta, mcnemar
+from toolproof.gate._compare import McNemar, MetricDelta, changed_cases, mcnemar
 from toolproof.report import RunView
 from toolproof.report._escape import visible
 from toolproof.report._htmlview import LABELS, CaseEntry, RateView
@@ -250,10 +250,10 @@ def _stored_comparison(
         va, vb = metric_view(getattr(a, name)).value, metric_view(getattr(b, name)).value
         delta = None if va is None or vb is None else vb - va
         metrics.append(MetricDelta(metric=name, baseline=va, current=vb, delta=delta))
-    critical = [
-        c for c, e in eb.items()
-        if e.risk == "critical" and e.status == "fail" and oa.get(c, True)
-    ]  # fmt: skip
+    # (as the gate reads them: a case passes when every scored attempt passed)
+    now = {c: e.passes == e.attempts - e.errors for c, e in eb.items() if c in scored_b}
+    critical = {c for c, e in eb.items() if e.risk == "critical"}
+    failing, fixed, new_critical = changed_cases(oa, ob, now, critical)
     return Comparison(
         baseline_target=ta,
         target=tb,
@@ -262,9 +262,9 @@ def _stored_comparison(
             "unsafe_calls": (a.unsafe_calls, b.unsafe_calls),
             "forbidden_calls": (a.forbidden_calls, b.forbidden_calls),
         },
-        newly_failing=sorted(c for c in common if oa[c] and not ob[c]),
-        newly_fixed=sorted(c for c in common if ob[c] and not oa[c]),
-        new_critical_failures=sorted(critical),
+        newly_failing=failing,
+        newly_fixed=fixed,
+        new_critical_failures=new_critical,
         by_risk=[],
         warnings=[],
     )
