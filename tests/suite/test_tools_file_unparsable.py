@@ -45,3 +45,24 @@ def test_run_with_a_deep_tools_file_is_a_located_error(tmp_path: Path) -> None:
     out = done.stdout + done.stderr
     assert done.returncode == 2, out
     assert "Traceback" not in out and "cannot be parsed" in out, out
+
+
+def test_a_tools_file_too_large_to_read_without_running_is_a_located_error(
+    tmp_path: Path,
+) -> None:
+    """Parsing Python takes a hundred times a file's size in memory and more, so a tools
+    file from an untrusted change is parsed only up to MAX_READ_TOOLS_CHARS; with
+    --allow-code the file is the user's to run, and it is read whole."""
+    from toolproof.suite._load import MAX_READ_TOOLS_CHARS
+
+    folder = _suite(tmp_path, [], ["toggle"])
+    # (one long string: over the bound, yet cheap to parse when --allow-code reads it)
+    body = "def toggle(state, args):\n    return {}\n\nx = '" + "a" * MAX_READ_TOOLS_CHARS + "'\n"
+    (folder / "tools.py").write_text(body)
+    code, out = _validate(folder)
+    assert code == 2, out
+    assert "Traceback" not in out and str(folder / "suite.yaml") in out
+    assert f"the tools file 'tools.py' holds {len(body):,} characters" in out, out
+    assert "give --allow-code to check it by running it" in out
+    code, out = _validate(folder, "--allow-code")
+    assert code == 0 and "holds" not in out and "Traceback" not in out, out

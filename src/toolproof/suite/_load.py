@@ -574,6 +574,10 @@ MAX_CASE_FILES = 10_000
 #: each ``**`` on its own, so ``**/**/**/...`` over nested folders takes exponential time.
 MAX_GLOB_FOLDERS = 10_000
 MAX_GLOB_DEPTH = 32
+#: Without --allow-code, a Python environment's tools file is parsed (never run) to check
+#: the names a suite uses, up to this many characters: Python's parser takes a hundred
+#: times a file's size and more in memory.
+MAX_READ_TOOLS_CHARS = 1_000_000
 
 
 def _glob_match(parts: list[str], names: list[str]) -> bool:
@@ -822,6 +826,18 @@ def _case_functions(
     path = reader.path(where, ("environment", "tools"), env.tools)
     text = None if path is None else reader.text(where, ("environment", "tools"), path, env.tools)
     if text is None:
+        return
+    if not reader.trust.allow_code and len(text) > MAX_READ_TOOLS_CHARS:
+        # (parsing Python takes a hundred times its size and more: a 10 MB file of one long
+        # list took 3.5 GB and 24 s; a file this check reads is untrusted until --allow-code)
+        reader.add(
+            where.error(
+                ("environment", "tools"),
+                f"the tools file '{env.tools}' holds {len(text):,} characters; without "
+                f"--allow-code it is read, never run, and at most {MAX_READ_TOOLS_CHARS:,} "
+                "characters of Python are read so (give --allow-code to check it by running it)",
+            )
+        )
         return
     try:
         tree = ast.parse(text, env.tools)
