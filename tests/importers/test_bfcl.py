@@ -340,3 +340,44 @@ def test_a_category_file_with_no_entry_is_an_error_naming_it(tmp_path: Path, nam
     (data / name).write_text("\n", encoding="utf-8")
     with pytest.raises(UserError, match=re.escape(f"{data / name}: holds no entry")):
         import_bfcl(data)
+
+
+def test_a_category_asked_for_whose_file_is_missing_is_an_error(tmp_path: Path) -> None:
+    """--category NAME with no BFCL_v4_NAME.json in the data folder is an error naming
+    the file (nothing written), not a quiet import of no suite."""
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    (data / "BFCL_v4_parallel.json").unlink()
+    with pytest.raises(UserError, match=r"BFCL_v4_parallel\.json.*--category parallel"):
+        import_bfcl(data, ["simple_python", "parallel"])
+    out = tmp_path / "suites"
+    args = ["import", "bfcl", "--data", str(data), "-o", str(out), "--category", "parallel"]
+    refused = runner.invoke(app, args)
+    assert isinstance(refused.exception, UserError), refused.output
+    assert not out.exists()
+    # a category the folder holds is imported as before
+    assert [s.category.name for s in import_bfcl(data, ["simple_python"]).suites] == [
+        "simple_python"
+    ]
+
+
+def test_every_skipped_entry_is_counted_by_file_when_the_list_is_cut(tmp_path: Path) -> None:
+    """Past the first 20 skipped entries, the rest are not listed one by one but counted
+    per file, so a truncated file late in the list is still named."""
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    java = data / "BFCL_v4_simple_java.json"
+    first = java.read_text(encoding="utf-8").splitlines()[0]
+    extra = [json.dumps({**json.loads(first), "id": f"simple_java_{n}"}) for n in range(100, 125)]
+    java.write_text("\n".join([first, *extra]) + "\n", encoding="utf-8")  # 25 without answers
+    entries = data / "BFCL_v4_simple_python.json"
+    text = entries.read_text(encoding="utf-8")
+    truncated = text.splitlines()[0][:40]  # a line cut short, listed after the 20th skip
+    entries.write_text(text.rstrip("\n") + "\n" + truncated, encoding="utf-8")
+    out = tmp_path / "suites"
+    result = runner.invoke(app, ["import", "bfcl", "--data", str(data), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    listed = [line for line in result.output.splitlines() if line.startswith("skipped: ")]
+    assert len(listed) == 21, result.output
+    assert "26 entries skipped" in result.output
+    assert listed[-1] == f"skipped: 6 more, not listed: {java} 5, {entries} 1", listed[-1]

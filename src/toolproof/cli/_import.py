@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -61,16 +63,31 @@ def bfcl_command(
         typer.echo(f"not imported: {visible(skip.where)}: {visible(skip.reason)}")
     for skip in result.skipped[:20]:
         typer.echo(f"skipped: {visible(skip.where)}: {visible(skip.reason)}", err=True)
+    if len(result.skipped) > 20:
+        typer.echo(f"skipped: {_rest(result.skipped[20:])}", err=True)
     # in the bfcl profile, BFCL's own type rule bounds the values kept; in strict, the schema
     why = "BFCL's type check refuses them" if profile == "bfcl" else "they break the tool's schema"
     for drop in result.dropped[:5]:
         typer.echo(f"values left out ({why}): {visible(drop.where)}: {visible(drop.reason)}")
+    if len(result.dropped) > 5:
+        typer.echo(f"values left out ({why}): {_rest(result.dropped[5:])}")
     total = sum(len(s.cases) for s in result.suites)
     typer.echo(
         f"{total} cases in {len(written)} suites; {len(result.skipped)} entries skipped; "
         f"{len(result.dropped)} cases with acceptable values left out ({why}); "
         f"{len(result.categories_skipped)} categories not imported"
     )
+
+
+def _rest(skips: list[Any]) -> str:
+    """The entries past those listed, counted per file (``where`` is FILE or FILE:LINE)."""
+    from collections import Counter
+
+    from toolproof.report._escape import visible
+
+    files = Counter(re.sub(r":\d+$", "", s.where) for s in skips)
+    per_file = ", ".join(f"{visible(f)} {n}" for f, n in files.items())
+    return f"{len(skips)} more, not listed: {per_file}"
 
 
 @import_app.command("tau2")

@@ -725,6 +725,10 @@ def import_bfcl(
     files = sorted(root.glob(f"{_PREFIX}*.json"))
     if not files:
         raise UserError(f"{root}: no {_PREFIX}*.json files (is this BFCL's data folder?)")
+    found = {_category_of(path.stem) for path in files}
+    for name in wanted or ():
+        if name not in found:  # asked for by name: never a quiet import of nothing
+            raise UserError(f"{root}: no {_PREFIX}{name}.json (asked for with --category {name})")
     for path in files:
         name = _category_of(path.stem)
         if wanted is not None and name not in wanted:
