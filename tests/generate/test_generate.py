@@ -191,14 +191,57 @@ def test_cli_end_to_end_with_the_cache_and_review_gate(tmp_path: Path) -> None:
     assert f"review: {len(lines)} generated case(s) still marked needs-review" in checked.output
     covered = runner.invoke(app, ["coverage", str(out.parent)])
     assert covered.exit_code == 0 and "delete_file" in covered.output
-    # a re-run with the same inputs comes from the cache: the script now says only prose
+    # a scripted model's answers are not cached: a re-run reads the script as it is now
     script.write_text(yaml.safe_dump({"default": {"text": "prose"}}), encoding="utf-8")
     refused = runner.invoke(app, args)
     assert refused.exit_code != 0  # the cases file exists
     again = runner.invoke(app, [*args, "--force"])
     assert again.exit_code == 0, again.output
-    assert "0 model calls" in again.output
-    assert out.read_text(encoding="utf-8").splitlines() == lines
+    asked = meta["counts"]["asked"]
+    assert f"{asked} asked, 0 kept" in again.output and f"{asked} not JSON" in again.output
+    assert "0 from the cache (a scripted or replayed model's answers are not cached)" in (
+        again.output
+    )
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_scripted_generator_is_never_answered_from_the_cache(tmp_path: Path) -> None:
+    """The script is the model: an edited script (or another script of the same name)
+    must not be answered with what an earlier script said, so, as in a run, answers from
+    a scripted model are neither cached nor read from the cache."""
+    script = tmp_path / "script.yaml"
+    _script(script)
+    cache = tmp_path / "c"
+    first = generate_cases(_tools(), f"scripted:{script}", DEFAULT_MIX, cache=cache)
+    assert first.counts["kept"] > 0 and first.model_calls == first.counts["asked"]
+    script.write_text(yaml.safe_dump({"default": {"text": "prose"}}), encoding="utf-8")
+    again = generate_cases(_tools(), f"scripted:{script}", DEFAULT_MIX, cache=cache)
+    assert again.cache_hits == 0 and again.model_calls == again.counts["asked"]
+    assert again.counts["kept"] == 0 and again.counts["not_json"] == again.counts["asked"]
+    assert not again.cached and first.cached is False
+
+
+def test_a_generator_s_answers_come_from_the_cache_on_a_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model that is cached is asked once per slot: a re-run with the same inputs makes
+    no model call and writes the same cases."""
+    from toolproof.providers._openai_chat import OpenAIChatProvider as OpenAIChat
+    from toolproof.testing import Reply, StubServer
+
+    answer = {"prompt": "What is the weather in Prague?", "call": {"name": "get_weather",
+              "arguments": {"city": "Prague"}}}  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-generate-0123456789")
+    cache = tmp_path / "c"
+    with StubServer(default=Reply.say(json.dumps(answer))) as stub:
+        monkeypatch.setattr(OpenAIChat, "default_base_url", stub.base_url("openai"))
+        first = generate_cases(_tools(), "openai:gpt-gen", DEFAULT_MIX, cache=cache)
+        asked = stub.request_count
+        assert asked == first.counts["asked"] == first.model_calls and first.cached
+        again = generate_cases(_tools(), "openai:gpt-gen", DEFAULT_MIX, cache=cache)
+        assert stub.request_count == asked  # no call to the model the second time
+    assert again.cache_hits == asked and again.model_calls == 0
+    assert again.cases == first.cases and first.counts["kept"] > 0
 
 
 def test_gate_reviewed_only_refuses_unreviewed(tmp_path: Path) -> None:

@@ -104,9 +104,14 @@ def generate(
         f"{c['schema']} breaking the schema, {c['no_prompt'] + c['no_call_given']} incomplete, "
         f"{c['invalid_case']} invalid, {c['model_error']} model errors"
     )
+    where = (
+        visible(str(cache))
+        if result.cached
+        else "a scripted or replayed model's answers are not cached"
+    )
     typer.echo(
         f"{result.model_calls} model calls, {result.cache_hits} from the cache "
-        f"({visible(str(cache))}); prompts, seed and model in {meta_path}"
+        f"({where}); prompts, seed and model in {meta_path}"
     )
     typer.echo(f"wrote {out}: every case is marked needs-review")
     if imported is not None:

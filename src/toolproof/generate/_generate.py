@@ -61,6 +61,9 @@ class GenerateResult:
     meta: dict[str, Any] = field(default_factory=dict)
     model_calls: int = 0
     cache_hits: int = 0
+    cached: bool = False
+    """Whether answers were read from and written to the cache (never for a scripted or
+    replayed model: its file is its answers, and an edited file must be read again)."""
 
 
 class _Skip(Exception):
@@ -176,6 +179,14 @@ def _key(spec: str, messages: list[dict[str, str]], seed: int, slot: str) -> str
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _cacheable(spec: str) -> bool:
+    """Whether the provider ``spec`` names may have its answers cached (see
+    ``Provider.cacheable``: not a scripted or replayed model, nor a target)."""
+    from toolproof.providers._registry import provider_class
+
+    return provider_class(spec).cacheable
+
+
 def _cached(cache: Path | None, key: str) -> tuple[str, str | None, str | None] | None:
     """The cached answer, the model version that gave it and when, if any."""
     if cache is None:
@@ -265,6 +276,9 @@ def generate_cases(
         raise UserError("two tools share a name; generate needs one definition per name")
     slots = plan_slots(tools, mix)
     result = GenerateResult()
+    if cache is not None and not _cacheable(spec):
+        cache = None  # as in a run: a scripted or replayed model's answers are not cached
+    result.cached = cache is not None
     asked: list[tuple[Slot, list[dict[str, str]], int, str]] = []
     for n, slot in enumerate(slots):
         messages = slot_messages(slot, by_name)
