@@ -498,3 +498,28 @@ def test_generate_never_overwrites_the_generation_record_unasked(tmp_path: Path)
     forced = runner.invoke(app, [*args, "--force"])
     assert forced.exit_code == 0, forced.output
     assert "mine" not in meta.read_text(encoding="utf-8")
+
+
+def test_review_refuses_an_edit_the_suite_beside_the_file_would_refuse(tmp_path: Path) -> None:
+    """An edited expectation naming a tool the suite does not define, or arguments its
+    schema refuses, is not saved (``validate`` would refuse the suite); a good edit is."""
+    cases = tmp_path / "cases.jsonl"
+    _generated_file(cases, 2)
+    tools = [t.model_dump(mode="json", exclude_defaults=True) for t in _tools()]
+    (tmp_path / "suite.yaml").write_text(
+        yaml.safe_dump({"format": 1, "suite": "s", "tools": tools, "cases_from": "cases.jsonl"}),
+        encoding="utf-8",
+    )
+    unknown = json.dumps({"call": "nope", "args": {}})
+    bad_args = json.dumps({"call": "get_weather", "args": {"city": 7}})
+    good = json.dumps({"call": "get_weather", "args": {"city": "Brno"}})
+    given = f"e\n\n{unknown}\ne\n\n{bad_args}\ne\n\n{good}\ns\n"
+    result = runner.invoke(app, ["review", str(cases)], input=given)
+    assert result.exit_code == 0, result.output
+    assert "not saved: " in result.output and "unknown tool 'nope'" in result.output
+    assert "violates the schema of get_weather.city" in result.output
+    kept = [json.loads(line) for line in cases.read_text(encoding="utf-8").splitlines()]
+    assert kept[0]["expect"] == json.loads(good) and kept[0]["generated"]["status"] == "edited"
+    assert kept[1]["generated"]["status"] == "needs-review"
+    checked = runner.invoke(app, ["validate", str(tmp_path)])
+    assert checked.exit_code == 0, checked.output
