@@ -523,3 +523,25 @@ def test_review_refuses_an_edit_the_suite_beside_the_file_would_refuse(tmp_path:
     assert kept[1]["generated"]["status"] == "needs-review"
     checked = runner.invoke(app, ["validate", str(tmp_path)])
     assert checked.exit_code == 0, checked.output
+
+
+def test_an_output_that_cannot_be_written_is_an_error_before_any_model_call(
+    tmp_path: Path,
+) -> None:
+    """-o naming a folder, or a file under a file, is a UserError naming it, before the
+    generator is asked anything (it was a traceback after every model call)."""
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"default": {"text": "prose"}}), encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": t["name"], "parameters": t["parameters"]}
+                                 for t in TOOLS]), encoding="utf-8")  # fmt: skip
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x", encoding="utf-8")
+    for out, said in ((folder, "is a folder"), (a_file / "cases.jsonl", "not a folder")):
+        args = ["generate", "--tools", str(tools), "--model", f"scripted:{script}",
+                "-o", str(out), "--force"]  # fmt: skip
+        refused = runner.invoke(app, args)
+        assert isinstance(refused.exception, UserError), refused.output
+        assert said in str(refused.exception) and "generated 1/" not in refused.output

@@ -381,3 +381,23 @@ def test_every_skipped_entry_is_counted_by_file_when_the_list_is_cut(tmp_path: P
     assert len(listed) == 21, result.output
     assert "26 entries skipped" in result.output
     assert listed[-1] == f"skipped: 6 more, not listed: {java} 5, {entries} 1", listed[-1]
+
+
+def test_an_output_place_that_cannot_hold_the_suites_is_an_error_naming_it(
+    tmp_path: Path,
+) -> None:
+    """-o under a file, or a suite file that is a folder, is a UserError naming the path
+    before anything is written (it was a traceback, with --force too)."""
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(UserError, match=r"a_file: not a folder"):
+        write_bfcl(import_bfcl(SAMPLE), a_file / "suites")
+    out = tmp_path / "suites"
+    (out / "simple_python" / "suite.yaml").mkdir(parents=True)
+    for force in (False, True):
+        with pytest.raises(UserError, match=r"simple_python/suite\.yaml: is a folder"):
+            write_bfcl(import_bfcl(SAMPLE), out, force=force)
+    assert sorted(p.name for p in out.iterdir()) == ["simple_python"]  # nothing written
+    args = ["import", "bfcl", "--data", str(SAMPLE), "-o", str(a_file / "x"), "--force"]
+    refused = runner.invoke(app, args)
+    assert isinstance(refused.exception, UserError), refused.output

@@ -62,8 +62,16 @@ def generate(
 
     meta_path = out.with_name(out.stem + ".generation.json")
     for path in (out, meta_path):  # neither file the user has is overwritten unless asked
+        if path.is_dir():
+            raise UserError(
+                f"{path}: is a folder; -o names the cases file (e.g. {out}/cases.jsonl)"
+            )
         if (path.exists() or path.is_symlink()) and not force:
             raise UserError(f"{path}: exists (--force to overwrite)")
+    try:  # before any model call: the place must hold the files
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{out.parent}: not a folder the cases can be written in ({exc})") from None
     chosen = parse_mix(mix)
     imported = None
     if _is_suite(tools):
@@ -91,12 +99,15 @@ def generate(
             f"{verified['failed']} failed (flagged), {verified['errors']} errors; "
             f"{verified['cached']} answers from the cache"
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as fh:
-        for case in result.cases:
-            fh.write(json.dumps(case, ensure_ascii=False) + "\n")
     meta = {**result.meta, "counts": dict(result.counts), "skipped": result.skipped}
-    meta_path.write_text(json.dumps(meta, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    try:
+        with out.open("w", encoding="utf-8") as fh:
+            for case in result.cases:
+                fh.write(json.dumps(case, ensure_ascii=False) + "\n")
+        meta_text = json.dumps(meta, ensure_ascii=False, indent=2) + "\n"
+        meta_path.write_text(meta_text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{exc.filename or out}: cannot be written: {exc.strerror}") from None
     c = result.counts
     typer.echo(
         f"{c['asked']} asked, {c['kept']} kept; {c['duplicate']} near duplicates removed; "

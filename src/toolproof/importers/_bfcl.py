@@ -818,19 +818,35 @@ def write_bfcl(result: BfclImport, out: Path, force: bool = False) -> list[Path]
     for s in result.suites:
         folder = out / s.category.name
         for name in ("suite.yaml", "cases.jsonl", *s.files):
+            _writable(folder / name)
             if ((folder / name).exists() or (folder / name).is_symlink()) and not force:
                 raise UserError(f"{folder / name}: exists (--force to overwrite)")
         targets.append((folder, s))
     written = []
-    for folder, s in targets:
-        folder.mkdir(parents=True, exist_ok=True)
-        header = yaml.safe_dump(s.suite, sort_keys=False, allow_unicode=True)
-        (folder / "suite.yaml").write_text(header, encoding="utf-8")
-        with (folder / "cases.jsonl").open("w", encoding="utf-8") as fh:
-            for case in s.cases:
-                fh.write(json.dumps(case, ensure_ascii=False) + "\n")
-        for name, text in s.files.items():
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_text(text, encoding="utf-8")
-        written.append(folder / "suite.yaml")
+    try:
+        for folder, s in targets:
+            folder.mkdir(parents=True, exist_ok=True)
+            header = yaml.safe_dump(s.suite, sort_keys=False, allow_unicode=True)
+            (folder / "suite.yaml").write_text(header, encoding="utf-8")
+            with (folder / "cases.jsonl").open("w", encoding="utf-8") as fh:
+                for case in s.cases:
+                    fh.write(json.dumps(case, ensure_ascii=False) + "\n")
+            for name, text in s.files.items():
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
+                (folder / name).write_text(text, encoding="utf-8")
+            written.append(folder / "suite.yaml")
+    except OSError as exc:
+        raise UserError(f"{exc.filename or out}: cannot be written: {exc.strerror}") from None
     return written
+
+
+def _writable(path: Path) -> None:
+    """Refuse (a UserError naming it) a file to write that is a folder, or that lies
+    under something that is not one: checked before anything is written."""
+    if path.is_dir():
+        raise UserError(f"{path}: is a folder, where a file is to be written")
+    for parent in path.parents:
+        if parent.is_dir():
+            return
+        if parent.exists() or parent.is_symlink():
+            raise UserError(f"{parent}: not a folder, so {path} cannot be written")
