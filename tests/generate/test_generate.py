@@ -545,3 +545,24 @@ def test_an_output_that_cannot_be_written_is_an_error_before_any_model_call(
         refused = runner.invoke(app, args)
         assert isinstance(refused.exception, UserError), refused.output
         assert said in str(refused.exception) and "generated 1/" not in refused.output
+
+
+def test_extract_json_reads_the_first_object_in_prose_with_braces_after_it() -> None:
+    """The first balanced ``{...}`` that is an object is read, whatever braces the prose
+    holds after it (text to the last ``}`` was read, so these were counted as not JSON)."""
+    assert extract_json('Here: {"prompt": "a"} Hope that helps {smile}') == {"prompt": "a"}
+    assert extract_json('Sure {not json} then {"prompt": "b"}') == {"prompt": "b"}
+    assert extract_json('{"prompt": "c"}\n{"prompt": "second"}') == {"prompt": "c"}
+    # an object cut short is not JSON: the object inside it is not read as the answer
+    cut = '{"prompt": "e", "call": {"name": "x", "arguments": {"a": 1}}'
+    assert extract_json(cut) is None and extract_json('{"prompt": "f {\\"x\\": 1}') is None
+    assert extract_json('{"call": {"name": "x"}, "prompt": "d"} }') == {
+        "call": {"name": "x"},
+        "prompt": "d",
+    }
+    import time
+
+    started = time.perf_counter()
+    for hostile in ("{" * 200_000, '{"a": ' * 40_000, "{}" * 100_000):
+        extract_json(hostile)
+    assert time.perf_counter() - started < 5

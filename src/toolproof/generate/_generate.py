@@ -50,6 +50,8 @@ __all__ = [
 DUPLICATE_SCORE = 90.0
 #: Longest answer read as JSON (a longer one is cut and counted as not JSON).
 _MAX_ANSWER = 200_000
+#: Most places in prose an object is looked for at (each ``{``, in order).
+_MAX_STARTS = 200
 
 
 @dataclass
@@ -85,17 +87,31 @@ def extract_json(text: str) -> dict[str, Any] | None:
     """The JSON object an answer holds: the whole text, a fenced block, or the first
     balanced ``{...}``; None when there is none (prose)."""
     text = text[:_MAX_ANSWER].strip()
-    candidates = [text, *_FENCE.findall(text)]
-    start = text.find("{")
-    if start >= 0:
-        candidates.append(text[start : text.rfind("}") + 1])
-    for candidate in candidates:
+    for candidate in (text, *_FENCE.findall(text)):
         try:
             value = json.loads(candidate)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             return value
+    # in prose: the first "{" a whole object starts at, whatever follows it; an object
+    # cut short ends the search (an object inside it is not the answer)
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    for _ in range(_MAX_STARTS):
+        if start < 0:
+            break
+        try:
+            value = decoder.raw_decode(text, start)[0]
+        except json.JSONDecodeError as exc:
+            if exc.pos >= len(text) or exc.msg.startswith("Unterminated string"):
+                return None
+            value = None
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
     return None
 
 
