@@ -177,7 +177,10 @@ def test_unknown_category_option_and_missing_package(monkeypatch: pytest.MonkeyP
     import importlib.util
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(UserError, match=r"pip install 'toolproof\[bfcl\]'"):
+    with pytest.raises(UserError, match=r"pip install -e '\.\[bfcl\]' in the toolproof checkout"):
+        from toolproof._shared import install_hint
+
+        monkeypatch.setattr(install_hint, "source_folder", lambda: None)
         bfcl_data_dir()
 
 
@@ -401,3 +404,26 @@ def test_an_output_place_that_cannot_hold_the_suites_is_an_error_naming_it(
     args = ["import", "bfcl", "--data", str(SAMPLE), "-o", str(a_file / "x"), "--force"]
     refused = runner.invoke(app, args)
     assert isinstance(refused.exception, UserError), refused.output
+
+
+def test_the_install_hints_for_bfcl_name_something_pip_can_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """toolproof is not on the package index: the BFCL page and the missing-package
+    messages never say pip install 'toolproof[bfcl]' (which fails), but the checkout."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "bfcl.md").read_text("utf-8")
+    assert "pip install 'toolproof[bfcl]'" not in page
+    assert 'pip install -e ".[bfcl]"' in page
+    from toolproof._shared import install_hint
+    from toolproof.importers import bfcl_env
+
+    monkeypatch.setattr(install_hint, "source_folder", lambda: None)
+
+    def missing(name: str) -> object:
+        raise ModuleNotFoundError("No module named 'bfcl_eval'", name="bfcl_eval")
+
+    monkeypatch.setattr(bfcl_env.importlib, "import_module", missing)
+    with pytest.raises(ModuleNotFoundError) as caught:
+        bfcl_env.BfclEnvironment().setup({"bfcl": {"involved_classes": ["MathAPI"]}})
+    assert "toolproof[bfcl]'" not in str(caught.value)
+    assert "pip install -e '.[bfcl]' in the toolproof checkout" in str(caught.value)

@@ -185,8 +185,10 @@ def bfcl_data_dir(explicit: str | Path | None = None) -> Path:
         return path
     spec = importlib.util.find_spec("bfcl_eval")
     if spec is None or not spec.submodule_search_locations:
+        from toolproof._shared.install_hint import install_hint
+
         raise UserError(
-            "BFCL's data ships in the bfcl-eval package: pip install 'toolproof[bfcl]' "
+            f"BFCL's data ships in the bfcl-eval package: {install_hint('bfcl')} "
             "(or pip install --no-deps bfcl-eval, enough for the data), or give --data DIR"
         )
     path = Path(next(iter(spec.submodule_search_locations))) / "data"

@@ -145,9 +145,11 @@ class BfclEnvironment:
                     raise ValueError(f"BFCL has no class '{name}' (it has: {', '.join(mapping)})")
                 self._classes[name] = getattr(importlib.import_module(mapping[name]), name)
             except ModuleNotFoundError as exc:
+                from toolproof._shared.install_hint import install_hint
+
                 raise ModuleNotFoundError(
                     f"BFCL's class {name} cannot be imported ({exc}): its code comes from the "
-                    "bfcl-eval package installed beside toolproof: pip install 'toolproof[bfcl]' "
+                    f"bfcl-eval package installed beside toolproof: {install_hint('bfcl')} "
                     "(or pip install --no-deps bfcl-eval mpmath)",
                     name=exc.name,
                 ) from None
