@@ -566,3 +566,32 @@ def test_extract_json_reads_the_first_object_in_prose_with_braces_after_it() -> 
     for hostile in ("{" * 200_000, '{"a": ' * 40_000, "{}" * 100_000):
         extract_json(hostile)
     assert time.perf_counter() - started < 5
+
+
+def test_a_verify_rerun_answered_from_the_cache_does_not_prepare_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Preparing a model can be costly (the bundled one starts a server and loads 491 MB):
+    a rerun whose every answer comes from the cache does not prepare it."""
+    from toolproof.generate import verify_with
+    from toolproof.providers._openai_chat import OpenAIChatProvider as OpenAIChat
+    from toolproof.testing import Reply, StubServer
+
+    script = tmp_path / "s.yaml"
+    _good_script(script, _tools())
+    prepared: list[str] = []
+
+    async def prepare(self: Any, note: Any) -> None:
+        prepared.append(self.model)
+
+    monkeypatch.setattr(OpenAIChat, "prepare", prepare)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-verify-0123456789")
+    cache = tmp_path / "responses"
+    with StubServer(default=Reply.say("Sorry?")) as stub:
+        monkeypatch.setattr(OpenAIChat, "default_base_url", stub.base_url("openai"))
+        first = generate_cases(_tools(), f"scripted:{script}", DEFAULT_MIX)
+        verify_with(first, _tools(), "openai:gpt-verify", cache=cache)
+        assert prepared == ["gpt-verify"]
+        again = generate_cases(_tools(), f"scripted:{script}", DEFAULT_MIX)
+        counts = verify_with(again, _tools(), "openai:gpt-verify", cache=cache)
+    assert counts["cached"] == len(again.cases) and prepared == ["gpt-verify"]

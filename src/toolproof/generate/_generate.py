@@ -375,8 +375,8 @@ async def _answers(
     store = ResponseCache(cache) if cache is not None and provider.cacheable else None
     key_of = Fingerprinter(spec, settings)
     out: dict[str, Any] = {}
+    prepared = False  # only when a case needs the model: a rerun from the cache does not
     try:
-        await provider.prepare(lambda _: None)
         for case in suite.cases:
             request = ProviderRequest(
                 model=split_spec(spec)[1],
@@ -391,6 +391,9 @@ async def _answers(
                 out[case.id] = hit.response
                 counts["cached"] += 1
                 continue
+            if not prepared:
+                await provider.prepare(lambda _: None)
+                prepared = True
             try:
                 exchange = await provider.generate(request)
             except ProviderError as exc:
