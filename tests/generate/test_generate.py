@@ -595,3 +595,25 @@ def test_a_verify_rerun_answered_from_the_cache_does_not_prepare_the_model(
         again = generate_cases(_tools(), f"scripted:{script}", DEFAULT_MIX)
         counts = verify_with(again, _tools(), "openai:gpt-verify", cache=cache)
     assert counts["cached"] == len(again.cases) and prepared == ["gpt-verify"]
+
+
+def test_generate_says_which_tools_the_import_left_out_and_why(tmp_path: Path) -> None:
+    """A tool the import cannot carry is named with the field at fault (as by `tools
+    import`), not dropped without a word from the cases and the suite written."""
+    tools = tmp_path / "tools.json"
+    good = {"name": "ok", "description": "d", "parameters": {"type": "object"}}
+    bad = {"name": "bad", "description": "d",
+           "parameters": {"type": "object", "properties": {"x": {"type": "strin"}}}}  # fmt: skip
+    tools.write_text(json.dumps([good, bad]), encoding="utf-8")
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"default": {"text": "prose"}}), encoding="utf-8")
+    out = tmp_path / "gen" / "cases.jsonl"
+    args = ["generate", "--tools", str(tools), "--model", f"scripted:{script}", "-o", str(out)]
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "error: bad: not imported" in done.output
+    assert "(at parameters.properties.x.type)" in done.output
+    # with no tool left, the reasons come before the refusal
+    tools.write_text(json.dumps([bad]), encoding="utf-8")
+    refused = runner.invoke(app, [*args[:-2], "-o", str(tmp_path / "none" / "cases.jsonl")])
+    assert refused.exit_code != 0 and "error: bad: not imported" in refused.output

@@ -85,6 +85,8 @@ def generate(
         defined = list(by_name.values())
     else:
         imported = import_tools(tools, timeout_s=timeout)
+        for note in imported.warnings:  # a tool left out, or something in one not carried
+            typer.echo(note.render(), err=True)
         defined = imported.tools
     cache = cache_dir if cache_dir is not None else default_cache_dir().parent / "generate"
     result = generate_cases(
