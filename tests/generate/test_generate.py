@@ -617,3 +617,18 @@ def test_generate_says_which_tools_the_import_left_out_and_why(tmp_path: Path) -
     tools.write_text(json.dumps([bad]), encoding="utf-8")
     refused = runner.invoke(app, [*args[:-2], "-o", str(tmp_path / "none" / "cases.jsonl")])
     assert refused.exit_code != 0 and "error: bad: not imported" in refused.output
+
+
+def test_a_confusion_case_calling_the_tool_itself_is_counted_invalid_not_unknown() -> None:
+    """The tool exists: an answer to a confusion slot that calls it (not the neighbouring
+    tool) is not a valid confusion case, and is not counted as naming an unknown tool."""
+    from toolproof.generate._generate import _Skip, case_from_answer
+
+    tools = {t.name: t for t in _tools()}
+    slot = next(s for s in plan_slots(_tools(), DEFAULT_MIX) if s.kind == "confusion")
+    own = tools[slot.tool].parameters.get("required", [])
+    answer = {"prompt": "p", "call": {"name": slot.tool, "arguments": {k: "x" for k in own}}}
+    with pytest.raises(_Skip) as caught:
+        case_from_answer(slot, answer, tools, {"by": "m", "at": "t", "status": "needs-review"})
+    assert caught.value.count == "invalid_case"
+    assert "must call the neighbouring tool" in caught.value.reason

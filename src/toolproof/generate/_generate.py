@@ -151,7 +151,7 @@ def case_from_answer(
         if slot.kind == "confusion":
             expect["forbidden"] = [slot.tool]
             if name == slot.tool:
-                raise _Skip("a confusion case must call the neighbouring tool", "unknown_tool")
+                raise _Skip("a confusion case must call the neighbouring tool", "invalid_case")
         case["expect"] = expect
     elif slot.kind == "no_call":
         case["expect"] = {"kind": "none", "forbidden": [slot.tool]}
