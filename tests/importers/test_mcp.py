@@ -92,6 +92,23 @@ def test_server_that_dies_is_one_clear_error() -> None:
     assert "\n" not in message
 
 
+def test_a_server_that_dies_at_start_is_said_with_its_last_words() -> None:
+    """The last line the server wrote to its stderr (a missing module, a bad flag) is in
+    the one-line error, escaped: "Connection closed" alone does not say why."""
+    code = "import sys; import nope_not_a_module"
+    with pytest.raises(UserError) as err:
+        import_tools(f'mcp:stdio:{sys.executable} -c "{code}"', timeout_s=60)
+    message = str(err.value)
+    assert "cannot list tools" in message and "\n" not in message
+    assert message.endswith(
+        "; the server's last words: ModuleNotFoundError: No module named 'nope_not_a_module'"
+    ), message
+    # a server that says nothing on stderr: the message is as before
+    with pytest.raises(UserError) as quiet:
+        import_tools(f"mcp:stdio:{sys.executable} -c 'import sys; sys.exit(3)'", timeout_s=60)
+    assert "last words" not in str(quiet.value)
+
+
 def test_nothing_listening_is_one_clear_error() -> None:
     with pytest.raises(UserError, match="cannot list tools"):
         import_tools(f"mcp:http://127.0.0.1:{_free_port()}/mcp", timeout_s=30)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TextIO
 
 from toolproof._shared.mcp_sdk import (
     ServerFault,
@@ -21,6 +22,7 @@ from toolproof._shared.mcp_sdk import (
     quiet_sdk_log,
     until_fault,
 )
+from toolproof._shared.visible import visible
 from toolproof.errors import UserError
 
 INSTALL_HINT = "listing an MCP server's tools needs the mcp SDK: pip install 'toolproof[mcp]'"
@@ -63,17 +65,39 @@ def list_mcp_tools(
         import mcp  # noqa: F401
     except ImportError:
         raise UserError(INSTALL_HINT) from None
+    # the server's stderr, kept to say its last line when listing fails
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            with quiet_sdk_log():
+                return asyncio.run(asyncio.wait_for(_list(source, cwd, errlog), timeout_s))
+        except ServerFault as exc:
+            raise UserError(f"{source.label}: cannot list tools: {exc}{_said(errlog)}") from None
+        except TimeoutError:
+            raise UserError(
+                f"{source.label}: no complete tool list within {timeout_s:g} s{_said(errlog)}"
+            ) from None
+        except UserError:
+            raise
+        except Exception as exc:  # the SDK and the server can fail in many ways
+            raise UserError(
+                f"{source.label}: cannot list tools: {_reason(exc)}{_said(errlog)}"
+            ) from None
+
+
+def _said(errlog: IO[str]) -> str:
+    """``; the server's last words: LINE`` (the last line of its stderr, escaped and cut
+    to 300 characters), or nothing when it wrote none."""
     try:
-        with quiet_sdk_log():
-            return asyncio.run(asyncio.wait_for(_list(source, cwd), timeout_s))
-    except ServerFault as exc:
-        raise UserError(f"{source.label}: cannot list tools: {exc}") from None
-    except TimeoutError:
-        raise UserError(f"{source.label}: no complete tool list within {timeout_s:g} s") from None
-    except UserError:
-        raise
-    except Exception as exc:  # the SDK and the server can fail in many ways
-        raise UserError(f"{source.label}: cannot list tools: {_reason(exc)}") from None
+        errlog.flush()
+        size = errlog.seek(0, os.SEEK_END)
+        errlog.seek(max(0, size - 4096))
+        tail = errlog.read()
+    except (OSError, ValueError):
+        return ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return f"; the server's last words: {visible(lines[-1][:300])}"
 
 
 def _reason(exc: BaseException) -> str:
@@ -85,7 +109,7 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip(": ")
 
 
-async def _list(source: McpSource, cwd: Path | None) -> list[dict[str, Any]]:
+async def _list(source: McpSource, cwd: Path | None, errlog: TextIO) -> list[dict[str, Any]]:
     from mcp import ClientSession
 
     faults = ServerFaults()
@@ -104,12 +128,11 @@ async def _list(source: McpSource, cwd: Path | None) -> list[dict[str, Any]]:
         cwd=str(cwd) if cwd else None,
         env=_passed_env(),
     )
-    with open(os.devnull, "w") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as streams,
-            ClientSession(streams[0], streams[1], message_handler=faults) as session,
-        ):
-            return await until_fault(_pages(session, source), faults)
+    async with (
+        stdio_client(params, errlog=errlog) as streams,
+        ClientSession(streams[0], streams[1], message_handler=faults) as session,
+    ):
+        return await until_fault(_pages(session, source), faults)
 
 
 def _passed_env() -> dict[str, str]:
