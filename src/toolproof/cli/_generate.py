@@ -68,10 +68,6 @@ def generate(
             )
         if (path.exists() or path.is_symlink()) and not force:
             raise UserError(f"{path}: exists (--force to overwrite)")
-    try:  # before any model call: the place must hold the files
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"{out.parent}: not a folder the cases can be written in ({exc})") from None
     chosen = parse_mix(mix)
     imported = None
     if _is_suite(tools):
@@ -88,6 +84,10 @@ def generate(
         for note in imported.warnings:  # a tool left out, or something in one not carried
             typer.echo(note.render(), err=True)
         defined = imported.tools
+    try:  # before any model call: the place must hold the files
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{out.parent}: not a folder the cases can be written in ({exc})") from None
     cache = cache_dir if cache_dir is not None else default_cache_dir().parent / "generate"
     result = generate_cases(
         defined, model, chosen, seed=seed, cache=cache, note=lambda m: typer.echo(m, err=True)
