@@ -114,6 +114,30 @@ def test_nothing_listening_is_one_clear_error() -> None:
         import_tools(f"mcp:http://127.0.0.1:{_free_port()}/mcp", timeout_s=30)
 
 
+def test_nothing_listening_leaves_no_task_whose_failure_nobody_read() -> None:
+    """The session torn down by the transport failing leaves the listing's own task to end
+    later; its failure is read, never logged at exit as 'Task exception was never
+    retrieved' (whose logging, from the garbage collector inside Python's parser, broke a
+    later parse in the same process: 'AST constructor recursion depth mismatch')."""
+    code = (
+        "import ast, gc\n"
+        "from toolproof.errors import UserError\n"
+        "from toolproof.importers import import_tools\n"
+        "try:\n"
+        f"    import_tools('mcp:http://127.0.0.1:{_free_port()}/mcp', timeout_s=30)\n"
+        "except UserError as e:\n"
+        "    print('refused:', e)\n"
+        "gc.collect()\n"
+        "ast.parse(open(ast.__file__).read())\n"
+        "print('parsed')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "refused:" in done.stdout and "cannot list tools" in done.stdout
+    assert "parsed" in done.stdout
+    assert "never retrieved" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
 def test_missing_sdk_gives_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "mcp", None)
     with pytest.raises(UserError) as err:

@@ -62,6 +62,10 @@ async def until_fault(work: Awaitable[T], faults: ServerFaults) -> T:
     """``work``'s result, or :class:`ServerFault` as soon as the server sends a bad line."""
     task = asyncio.ensure_future(work)
     watch = asyncio.ensure_future(faults.wait())
+    # (where the session is torn down around this wait, by the transport failing, the work
+    # ends on its own later: its outcome is read then, never left for the garbage collector
+    # to log as an exception nobody retrieved)
+    task.add_done_callback(_read_outcome)
     try:
         await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -73,6 +77,11 @@ async def until_fault(work: Awaitable[T], faults: ServerFaults) -> T:
         await task
     assert faults.first is not None
     raise ServerFault(describe(faults.first))
+
+
+def _read_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 @contextlib.contextmanager
