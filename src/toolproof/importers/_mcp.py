@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO
 
+from toolproof._shared.install_hint import install_hint
 from toolproof._shared.mcp_sdk import (
     ServerFault,
     ServerFaults,
@@ -25,7 +26,7 @@ from toolproof._shared.mcp_sdk import (
 from toolproof._shared.visible import visible
 from toolproof.errors import UserError
 
-INSTALL_HINT = "listing an MCP server's tools needs the mcp SDK: pip install 'toolproof[mcp]'"
+INSTALL_HINT = f"listing an MCP server's tools needs the mcp SDK: {install_hint('mcp')}"
 MAX_PAGES = 1000
 
 

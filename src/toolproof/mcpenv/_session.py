@@ -22,13 +22,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from toolproof._shared.install_hint import install_hint
 from toolproof._shared.mcp_sdk import ServerFaults, quiet_sdk_log, until_fault
 from toolproof.errors import UserError
 from toolproof.match import ToolResult
 from toolproof.mcpenv._sandbox import sandboxed
 from toolproof.types import McpToolRun
 
-INSTALL_HINT = "MCP environments need the mcp SDK: pip install 'toolproof[mcp]'"
+INSTALL_HINT = f"MCP environments need the mcp SDK: {install_hint('mcp')}"
 #: Seconds a tool call may take when the suite does not say.
 DEFAULT_CALL_TIMEOUT_S = 30.0
 #: The most of the server's stderr kept in a record (its end).

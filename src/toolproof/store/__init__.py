@@ -9,7 +9,7 @@ Where it is
 ``--store LOCATION`` on ``run``, ``score``, ``gate`` and ``history``, else
 ``$TOOLPROOF_STORE``, else ``.toolproof/history.db`` under the working folder.
 LOCATION is a file path, ``sqlite:///PATH`` or ``postgresql://user@host/db``
-(needs ``pip install 'toolproof[postgres]'``). ``off`` (or ``--no-store``)
+(needs the ``postgres`` extra). ``off`` (or ``--no-store``)
 turns it off.
 
 Reading it

@@ -153,8 +153,10 @@ class PostgresDatabase(Database):
         try:
             import psycopg
         except ImportError:
+            from toolproof._shared.install_hint import install_hint
+
             raise UserError(
-                "a PostgreSQL store needs psycopg: pip install 'toolproof[postgres]'"
+                f"a PostgreSQL store needs psycopg: {install_hint('postgres')}"
             ) from None
         self.url = _redact(url)
         try:
