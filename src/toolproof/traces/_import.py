@@ -557,7 +557,7 @@ def import_traces(
     files = source_files(sources)
     report.files = len(files)
     if out is not None:
-        _prepare(out, force)
+        _prepare(out, force, [*sources, *files])
     with tempfile.TemporaryDirectory(prefix="toolproof-traces-") as tmp:
         index = Index(Path(tmp) / "index.db")
         try:
@@ -584,25 +584,63 @@ def import_traces(
                 sink.selector.finish()
             report.redaction = redactor.report()
             if out is not None:
-                _finish(staging, out, sink, report, redactor, label)
+                _finish(staging, out, sink, report, redactor, label, force)
         finally:
             index.close()
     return report
 
 
-def _prepare(out: Path, force: bool) -> None:
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+def _prepare(out: Path, force: bool, sources: list[Path]) -> None:
+    """Refuse an ``--out`` that cannot be written, or that ``--force`` must not replace.
+
+    Checked before anything is read; the folder ``--force`` replaces is removed only
+    once the import has succeeded (see :func:`_finish`).
+    """
+    above = out.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        raise UserError(f"{out}: cannot be a folder: {above} is a file")
+    if out.is_symlink() and not out.exists():
         if not force:
-            raise UserError(f"{out}: already exists and is not empty (pass --force to replace it)")
-        if out.is_dir() and not out.is_symlink():
-            shutil.rmtree(out)
-        else:
-            out.unlink()
+            raise UserError(f"{out}: is a broken symbolic link (pass --force to replace it)")
+        return
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: is a file, not a folder; --out names the folder to write")
+    if not (out.exists() and any(out.iterdir())):
+        return
+    if not force:
+        raise UserError(f"{out}: already exists and is not empty (pass --force to replace it)")
+    if out.is_symlink():
+        return  # --force replaces the link, never what it points to
+    root = out.resolve()
+    for source in sources:
+        if source.resolve().is_relative_to(root):
+            raise UserError(
+                f"{out}: holds {source}, which is being imported; --force would delete it: "
+                "give another --out folder"
+            )
+
+
+def _replace(out: Path) -> None:
+    """Remove what ``--force`` replaces: the link itself, or the folder (not through a link)."""
+    if out.is_symlink():
+        out.unlink()
+    elif out.is_dir() and any(out.iterdir()):
+        shutil.rmtree(out)
 
 
 def _finish(
-    staging: Path, out: Path, sink: _Out, report: ImportReport, redactor: Redactor, label: str
+    staging: Path,
+    out: Path,
+    sink: _Out,
+    report: ImportReport,
+    redactor: Redactor,
+    label: str,
+    force: bool,
 ) -> None:
+    if force:
+        _replace(out)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("cases.jsonl", "provenance.jsonl", "decisions.jsonl"):
         shutil.move(staging / name, out / name)
