@@ -131,3 +131,55 @@ def test_promote_refuses_without_a_terminal(tmp_path: Path) -> None:
 
     result = CliRunner().invoke(app, ["traces", "promote", str(tmp_path), "--into", str(tmp_path)])
     assert result.exit_code != 0
+
+
+def _imported(tmp_path: Path) -> Path:
+    tmp_path.mkdir(exist_ok=True)
+    src = tmp_path / "t.jsonl"
+    src.write_text(_trace(1, "Where is A-1?", "lookup", 1) + "\n")
+    folder = tmp_path / "imp"
+    import_traces([src], folder, label="p", redactor=Redactor())
+    return folder
+
+
+def _promote(folder: Path, into: Path) -> object:
+    import io
+
+    from rich.console import Console
+
+    from toolproof.traces import promote
+
+    return promote(
+        folder,
+        into,
+        reviewer="ana",
+        console=Console(file=io.StringIO()),
+        redactor=Redactor(),
+        ask=lambda _console, _prompt: "r",
+    )
+
+
+def test_into_a_missing_folder_makes_the_folder(tmp_path: Path) -> None:
+    folder = _imported(tmp_path)
+    golden = tmp_path / "golden"  # `--into golden/`: the shell's trailing slash is gone
+    _promote(folder, golden)
+    assert (golden / "production-cases.jsonl").is_file()
+    assert (golden / "production-cases.provenance.jsonl").is_file()
+    assert not (tmp_path / "golden.provenance.jsonl").exists()
+    _promote(_imported(tmp_path / "b"), tmp_path / "cases.jsonl")  # a .jsonl is the file
+    assert (tmp_path / "cases.jsonl").is_file() and (tmp_path / "cases.provenance.jsonl").is_file()
+
+
+def test_into_a_users_file_or_under_one_is_refused_before_any_question(tmp_path: Path) -> None:
+    import pytest
+
+    from toolproof.errors import UserError
+
+    folder = _imported(tmp_path)
+    mine = tmp_path / "notes.txt"
+    mine.write_text("keep")
+    for into in (mine, mine / "golden", mine / "cases.jsonl"):
+        with pytest.raises(UserError, match="--into"):
+            _promote(folder, into)
+    assert mine.read_text() == "keep"
+    assert not (folder / "reviews.jsonl").exists()  # no review given for an unwritable case

@@ -185,7 +185,7 @@ def promote_command(
     into: Path = typer.Option(
         ...,
         "--into",
-        help="A cases file (JSONL) of your golden suite, or its folder "
+        help="A cases file (.jsonl) of your golden suite, or its folder, made when missing "
         "(then FOLDER/production-cases.jsonl); list it in the suite's cases_from.",
     ),
     reviewer: str = typer.Option("", "--reviewer", help="Your name, kept with each review."),

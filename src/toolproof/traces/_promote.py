@@ -137,7 +137,7 @@ def promote(
             prov[p["case_id"]] = p
     reviews_path = folder / "reviews.jsonl"
     reviews = _reviews(reviews_path)
-    target = into / "production-cases.jsonl" if into.is_dir() else into
+    target = _target(into)
     order = sorted(
         (c for c in suite.cases if c.id not in reviews),
         key=lambda c: (not negative_feedback(prov.get(c.id, {}).get("feedback")), c.id),
@@ -190,6 +190,33 @@ def promote(
     return result
 
 
+def _target(into: Path) -> Path:
+    """The cases file ``--into`` names: a ``.jsonl`` file, else a folder's
+    ``production-cases.jsonl`` (the folder made when missing). Checked before any
+    question, so that no review is given for a case that cannot be written."""
+    if into.is_dir() or (into.suffix.lower() != ".jsonl" and not into.exists()):
+        target = into / "production-cases.jsonl"
+    elif into.suffix.lower() != ".jsonl":
+        raise UserError(
+            f"--into {into}: is neither a folder nor a cases file (.jsonl); not written to"
+        )
+    else:
+        target = into
+    for path in (target, _provenance(target)):
+        if path.exists() and not path.is_file():
+            raise UserError(f"--into {into}: {path} is not a file")
+    above = target.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        raise UserError(f"--into {into}: {above} is a file, not a folder")
+    return target
+
+
+def _provenance(target: Path) -> Path:
+    return target.with_name(target.stem + ".provenance.jsonl")
+
+
 def _append(
     target: Path,
     case: Case,
@@ -212,5 +239,5 @@ def _append(
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("a", encoding="utf-8") as f:
         f.write(json.dumps(data, ensure_ascii=False) + "\n")
-    with target.with_name(target.stem + ".provenance.jsonl").open("a", encoding="utf-8") as f:
+    with _provenance(target).open("a", encoding="utf-8") as f:
         f.write(json.dumps({**prov, "review": review}, ensure_ascii=False) + "\n")
