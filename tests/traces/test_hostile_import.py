@@ -1,0 +1,68 @@
+"""traces import on hostile input: each is a located, counted skip, never a silent change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from toolproof.traces import Redactor, import_traces
+
+T = "5b8efff798038103d269b633813fc60c"
+DEEP = 10_000
+
+
+def _chat(span: str, inputs: str, outputs: str) -> str:
+    attrs = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": inputs,
+        "gen_ai.output.messages": outputs,
+    }
+    obj = {
+        "traceId": T,
+        "spanId": span,
+        "name": "chat m",
+        "kind": 3,
+        "startTimeUnixNano": "1764400000000000000",
+        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
+    }
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [obj]}]}]})
+
+
+USER = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Weather?"}]}])
+
+
+def _call(arguments: str) -> str:
+    return (
+        '[{"role": "assistant", "parts": [{"type": "tool_call", "name": "get_weather", '
+        f'"id": "c1", "arguments": {arguments}}}]}}]'
+    )
+
+
+def test_json_text_nested_too_deeply_skips_the_span_naming_the_attribute(tmp_path: Path) -> None:
+    deep = "[" * DEEP + "]" * DEEP
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        "\n".join(
+            [
+                _chat("eee19b7ec3c1b171", USER, _call('{"city": "Paris"}')),  # fine
+                _chat("eee19b7ec3c1b172", USER[:-1] + ", " + deep + "]", _call("{}")),
+                _chat("eee19b7ec3c1b173", USER, _call('{"a": ' + deep + "}")),
+            ]
+        )
+        + "\n"
+    )
+    out = tmp_path / "o"
+    report = import_traces([src], out, label="t", redactor=Redactor())
+    problems = [p.render() for p in report.problems]
+    assert any(
+        "t.jsonl:2 (span eee19b7ec3c1b172)" in p and "gen_ai.input.messages" in p and "deep" in p
+        for p in problems
+    ), problems
+    assert any(
+        "t.jsonl:3 (span eee19b7ec3c1b173)" in p and "gen_ai.output.messages" in p for p in problems
+    ), problems
+    # neither is read as a span without content, nor as a decision that made no call
+    assert report.without_content == 0
+    decisions = [json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()]
+    assert [d["span_id"] for d in decisions] == ["eee19b7ec3c1b171"]
+    assert decisions[0]["calls"][0]["tool"] == "get_weather"
