@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
+
 from toolproof.traces import Redactor, import_traces
+from toolproof.traces._read import source_files
 
 T = "5b8efff798038103d269b633813fc60c"
 DEEP = 10_000
@@ -66,3 +70,22 @@ def test_json_text_nested_too_deeply_skips_the_span_naming_the_attribute(tmp_pat
     decisions = [json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()]
     assert [d["span_id"] for d in decisions] == ["eee19b7ec3c1b171"]
     assert decisions[0]["calls"][0]["tool"] == "get_weather"
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symbolic links")
+def test_links_in_a_trace_folder_are_not_followed_and_are_counted(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.jsonl").write_text(_chat("eee19b7ec3c1b179", USER, _call("{}")) + "\n")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.jsonl").write_text(_chat("eee19b7ec3c1b171", USER, _call("{}")) + "\n")
+    (data / "file-link.jsonl").symlink_to(outside / "secret.jsonl")
+    (data / "folder-link").symlink_to(outside)
+    problems: list = []
+    assert source_files([data], problems) == [data / "a.jsonl"]
+    shown = sorted(p.render() for p in problems)
+    assert len(shown) == 2 and all("symbolic link" in p for p in shown), shown
+    assert "file-link.jsonl" in shown[0] and "folder-link" in shown[1]
+    report = import_traces([data], tmp_path / "o", label="t", redactor=Redactor())
+    assert report.spans == 1 and report.as_json(Redactor())["skipped"]["symbolic link"] == 2

@@ -554,7 +554,7 @@ def import_traces(
     sel = selection or Selection()
     # the model is loaded (or its absence said) before any file is read
     similar = _Similar(sel.similar) if sel.similar is not None else None
-    files = source_files(sources)
+    files = source_files(sources, report.problems)
     report.files = len(files)
     if out is not None:
         _prepare(out, force, [*sources, *files])

@@ -55,7 +55,7 @@ class Problem:
     span: str | None = None
 
     def render(self) -> str:
-        where = f"{self.file}:{self.line}"
+        where = f"{self.file}:{self.line}" if self.line else self.file  # 0: the whole file
         span = f" (span {self.span})" if self.span else ""
         return f"{where}{span}: {self.message}"
 
@@ -90,12 +90,23 @@ class LogRow:
     line: int
 
 
-def source_files(sources: list[Path]) -> list[Path]:
-    """The files to read: each file named, and every file inside each folder (name order)."""
+def source_files(sources: list[Path], problems: list[Problem] | None = None) -> list[Path]:
+    """The files to read: each file named, and every file inside each folder (name order).
+
+    A symbolic link inside a folder (to a file or a folder, inside it or not) is not
+    followed: it is counted in ``problems``, so what a folder holds is never read
+    from elsewhere unseen."""
     out: list[Path] = []
     for source in sources:
         if source.is_dir():
-            out.extend(sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()))
+            for p in sorted(source.rglob("*")):
+                if p.is_symlink():
+                    if problems is not None:
+                        problems.append(
+                            Problem("symbolic link", str(p), 0, "a symbolic link: not followed")
+                        )
+                elif p.is_file():
+                    out.append(p)
         elif source.is_file():
             out.append(source)
         else:
