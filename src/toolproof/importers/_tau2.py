@@ -157,12 +157,16 @@ def _read_json(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SuiteError(
             str(path), f"not valid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
         ) from None
+    except RecursionError:
+        raise UserError(f"{path}: not read: JSON nested too deeply") from None
 
 
 def _jsonable(value: Any) -> Any:
@@ -613,6 +617,14 @@ def write_tau2(result: Tau2Import, out: Path, *, force: bool = False) -> list[Pa
             folder / "env" / "tools.py",
             *(folder / "state" / f"{stem}.json" for stem in stems),
         ]
+        for path in paths:  # a folder on the way that is a file: nothing could be written
+            above = path.parent
+            while not above.exists() and above != above.parent:
+                above = above.parent
+            if not above.is_dir():
+                raise UserError(f"{path}: cannot be written: {above} is a file, not a folder")
+            if path.is_dir():
+                raise UserError(f"{path}: is a folder; not overwritten")
         there = next((p for p in paths if p.exists() or p.is_symlink()), None)
         if there is not None and not force:
             raise UserError(f"{there}: already exists (--force to overwrite)")
