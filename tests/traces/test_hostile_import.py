@@ -89,3 +89,37 @@ def test_links_in_a_trace_folder_are_not_followed_and_are_counted(tmp_path: Path
     assert "file-link.jsonl" in shown[0] and "folder-link" in shown[1]
     report = import_traces([data], tmp_path / "o", label="t", redactor=Redactor())
     assert report.spans == 1 and report.as_json(Redactor())["skipped"]["symbolic link"] == 2
+
+
+KEY = "sk-proj-abcDEF1234567890abcDEF1234567890abcd"
+
+
+def test_no_fragment_of_a_secret_survives_in_a_problem_message(tmp_path: Path) -> None:
+    name = f"tool jane.doe@corp.example.net {KEY}"  # not a valid tool name: a reported problem
+    defs = [{"type": "function", "name": name, "parameters": {"type": "object"}}]
+    out = (
+        '[{"role": "assistant", "parts": [{"type": "tool_call", "name": '
+        + json.dumps(name)
+        + ', "id": "c1", "arguments": {}}]}]'
+    )
+    line = json.loads(_chat("eee19b7ec3c1b171", USER, out))
+    attrs = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    attrs.append({"key": "gen_ai.tool.definitions", "value": {"stringValue": json.dumps(defs)}})
+    src = tmp_path / "t.jsonl"
+    src.write_text(json.dumps(line) + "\n")
+    folder = tmp_path / "o"
+    report = import_traces([src], folder, label="t", redactor=Redactor())
+    assert report.problems, "the invalid definition is reported"
+    written = "".join(p.read_text() for p in folder.rglob("*") if p.is_file())
+    written += json.dumps(report.as_json(Redactor()))
+    for fragment in (KEY[-12:], KEY[8:20], "jane.doe", "corp.example"):
+        assert fragment not in written, fragment
+
+
+def test_clip_never_cuts_inside_a_word() -> None:
+    from toolproof.traces._values import clip
+
+    assert clip("short", 10) == "short"
+    assert clip(f"key {KEY} end", 20) == "key …"
+    assert clip(f"'{KEY}'", 20) == "'…"
+    assert clip("a b c", 3) == "a b…"

@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import ValidationError
+
 from toolproof.errors import UserError
 from toolproof.suite import expected_args_problems, tool_problems
 from toolproof.traces._drift import argument_summary
@@ -35,6 +37,7 @@ from toolproof.traces._index import Index, IndexedSpan, TraceInfo
 from toolproof.traces._read import SHAPE_ERRORS, Problem, iter_rows, source_files
 from toolproof.traces._redact import Redactor
 from toolproof.traces._shapes import Decision, ToolRun, decision_of, tool_run_of
+from toolproof.traces._values import clip
 from toolproof.types import Message, SuiteTool, ToolCall
 from toolproof.types._record import RECORD_FORMAT
 
@@ -174,8 +177,12 @@ def _checked_tool(defn: Any) -> tuple[SuiteTool | None, str | None]:
             description=defn.get("description", ""),
             parameters=json_value(params),
         )
+    except ValidationError as exc:  # without the input: pydantic cuts it in the middle
+        err = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(p) for p in err["loc"])
+        return None, clip(f"{where}: {err['msg']}" if where else err["msg"], 160)
     except (ValueError, RecursionError) as exc:
-        return None, (str(exc).splitlines()[:3] or ["not a tool definition"])[-1].strip()[:160]
+        return None, clip((str(exc).splitlines()[:3] or ["not a tool definition"])[-1].strip(), 160)
     problems = tool_problems(tool)
     if problems:
         path, message = problems[0]
@@ -240,7 +247,7 @@ def _offered(
                 INVALID_TOOL,
                 span.file,
                 span.line,
-                f"tool '{shown[:80]}': {why}; its definition is left out, {instead}",
+                f"tool '{clip(shown, 80)}': {why}; its definition is left out, {instead}",
                 span.span,
             )
         )
@@ -788,7 +795,7 @@ Message_ = Any
 
 def _unusable(span: IndexedSpan, exc: Exception) -> Problem:
     """A chat span whose content has the wrong shape: skipped, named with where it was."""
-    why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    why = clip(str(exc).splitlines()[0], 160) if str(exc) else type(exc).__name__
     return Problem("unusable span", span.file, span.line, f"skipped: {why}", span.span)
 
 

@@ -29,6 +29,7 @@ from toolproof.traces._values import (
     BadValue,
     any_value,
     attributes,
+    clip,
     decode_id,
     kind_of,
     status_of,
@@ -343,7 +344,7 @@ def _ids(
     span = decode_id(raw.get(skey), 8)
     if trace is None or span is None:
         which = "trace ID" if trace is None else "span ID"
-        shown = str(raw.get(skey) or "?")[:32]
+        shown = clip(str(raw.get(skey) or "?"), 32)
         problems.append(
             Problem(
                 "missing ID",
@@ -474,7 +475,7 @@ def _langfuse_observation(
         attrs["langfuse.scores"] = raw["scores"]
     attrs, dropped = attributes(attrs)
     for why in dropped:
-        problems.append(Problem("attribute dropped", file, line, why, str(span)[:40]))
+        problems.append(Problem("attribute dropped", file, line, why, clip(str(span), 40)))
     level = str(raw.get("level") or "")
     return SpanRow(
         trace=str(trace),
