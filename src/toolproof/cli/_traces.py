@@ -306,7 +306,25 @@ def _window(spec: str, store: str | None, suite: str | None, target: str | None)
 
 
 def _follow(path: Path, window: str, threshold: float, once: bool, max_windows: int | None) -> None:
+    from toolproof._shared.visible import visible
+    from toolproof.traces import Redactor
     from toolproof.traces._follow import follow, parse_window
+    from toolproof.traces._read import Problem
+
+    problems: list[Problem] = []
+    told = 0
+    redactor = Redactor()
+
+    def tell() -> None:  # skipped input, on stderr as it is met: the first 20, then a count
+        nonlocal told
+        for problem in problems[told:20]:
+            shown = visible(redactor.text(problem.render(), "error messages"))
+            typer.echo(f"skipped: {shown}", err=True)
+        told = len(problems)
+
+    def emit(result: Any) -> None:
+        tell()
+        typer.echo(result.render())
 
     results = follow(
         path,
@@ -314,8 +332,12 @@ def _follow(path: Path, window: str, threshold: float, once: bool, max_windows: 
         threshold=threshold,
         wait=not once,
         max_windows=max_windows,
-        emit=lambda r: typer.echo(r.render()),
+        emit=emit,
+        problems=problems,
     )
+    tell()
+    if problems:
+        typer.echo(f"skipped: {len(problems)} line(s) or span(s) in all", err=True)
     if any(r.alert for r in results):
         typer.echo(f"ALERT: tool_call_error_rate above {threshold:.1%} in at least one window")
         raise typer.Exit(1)
