@@ -123,3 +123,30 @@ def test_clip_never_cuts_inside_a_word() -> None:
     assert clip(f"key {KEY} end", 20) == "key …"
     assert clip(f"'{KEY}'", 20) == "'…"
     assert clip("a b c", 3) == "a b…"
+
+
+def test_a_container_of_the_wrong_type_is_counted_not_skipped_unseen(tmp_path: Path) -> None:
+    span = json.loads(_chat("eee19b7ec3c1b171", USER, _call("{}")))
+    spans = span["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        "\n".join(
+            [
+                json.dumps(span),  # 1: fine
+                '{"resourceSpans": 5}',  # 2
+                json.dumps({"resourceSpans": [{"scopeSpans": {"spans": spans}}]}),  # 3
+                json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans[0]}]}]}),  # 4
+                '{"resourceLogs": [{"scopeLogs": [{"logRecords": "x"}]}]}',  # 5
+                '{"resourceSpans": []}',  # 6: an empty export is no damage
+            ]
+        )
+        + "\n"
+    )
+    report = import_traces([src], tmp_path / "o", label="t", redactor=Redactor())
+    assert [(p.line, p.message.split(" is")[0]) for p in report.problems] == [
+        (2, "resourceSpans"),
+        (3, "scopeSpans"),
+        (4, "spans"),
+        (5, "logRecords"),
+    ]
+    assert report.spans == 1

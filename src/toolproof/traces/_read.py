@@ -300,18 +300,21 @@ def _rows_of(obj: Any, file: str, line: int, problems: list[Problem]) -> Iterato
         problems.append(Problem("not a trace", file, line, "a JSON value that is not an object"))
         return
     if "resourceSpans" in obj or "resource_spans" in obj:
-        for rs in _list(obj.get("resourceSpans", obj.get("resource_spans"))):
+        listed = _listed(file, line, problems)
+        for rs in listed(obj.get("resourceSpans", obj.get("resource_spans")), "resourceSpans"):
             resource, _ = attributes(_dict(_dict(rs).get("resource")).get("attributes"))
-            for ss in _list(_dict(rs).get("scopeSpans", _dict(rs).get("scope_spans"))):
-                for raw in _list(_dict(ss).get("spans")):
+            scopes = _dict(rs).get("scopeSpans", _dict(rs).get("scope_spans"))
+            for ss in listed(scopes, "scopeSpans"):
+                for raw in listed(_dict(ss).get("spans"), "spans"):
                     row = _span(raw, file, line, problems)
                     if row is not None:
                         row.resource = resource
                         yield row
     elif "resourceLogs" in obj:
-        for rl in _list(obj.get("resourceLogs")):
-            for sl in _list(_dict(rl).get("scopeLogs")):
-                for raw in _list(_dict(sl).get("logRecords")):
+        listed = _listed(file, line, problems)
+        for rl in listed(obj.get("resourceLogs"), "resourceLogs"):
+            for sl in listed(_dict(rl).get("scopeLogs"), "scopeLogs"):
+                for raw in listed(_dict(sl).get("logRecords"), "logRecords"):
                     log = _log(raw, file, line, problems)
                     if log is not None:
                         yield log
@@ -331,6 +334,22 @@ def _rows_of(obj: Any, file: str, line: int, problems: list[Problem]) -> Iterato
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def _listed(file: str, line: int, problems: list[Problem]) -> Any:
+    """``_list``, counting a container of the wrong type (``"spans": {...}``): what it
+    holds is skipped, never silently."""
+
+    def listed(value: Any, what: str) -> list[Any]:
+        if isinstance(value, list):
+            return value
+        if value is not None:
+            problems.append(
+                Problem("malformed span", file, line, f"{what} is not a list: its content skipped")
+            )
+        return []
+
+    return listed
 
 
 def _dict(value: Any) -> dict[str, Any]:
