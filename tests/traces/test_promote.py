@@ -142,7 +142,7 @@ def _imported(tmp_path: Path) -> Path:
     return folder
 
 
-def _promote(folder: Path, into: Path) -> object:
+def _promote(folder: Path, into: Path, reviewer: str = "ana") -> object:
     import io
 
     from rich.console import Console
@@ -152,7 +152,7 @@ def _promote(folder: Path, into: Path) -> object:
     return promote(
         folder,
         into,
-        reviewer="ana",
+        reviewer=reviewer,
         console=Console(file=io.StringIO()),
         redactor=Redactor(),
         ask=lambda _console, _prompt: "r",
@@ -183,3 +183,13 @@ def test_into_a_users_file_or_under_one_is_refused_before_any_question(tmp_path:
             _promote(folder, into)
     assert mine.read_text() == "keep"
     assert not (folder / "reviews.jsonl").exists()  # no review given for an unwritable case
+
+
+def test_the_reviewers_name_is_redacted_in_every_file_written(tmp_path: Path) -> None:
+    folder = _imported(tmp_path)
+    golden = tmp_path / "golden"
+    _promote(folder, golden, reviewer="jane.doe@corp.example.net")
+    written = [golden / "production-cases.jsonl", golden / "production-cases.provenance.jsonl"]
+    for path in [*written, folder / "reviews.jsonl"]:
+        text = path.read_text()
+        assert "jane.doe" not in text and "@example.com" in text, path

@@ -173,19 +173,22 @@ def promote(
                 expect = _correction(console, ask, redactor)
         except _Stop:
             break
-        review = {
-            "case_id": case.id,
-            "review": {"r": "right", "c": "corrected", "w": "wrong"}[answer],
-            "reviewer": reviewer,
-            "at": datetime.now(UTC).isoformat(),
-        }
+        review = redactor.value(  # the reviewer's name too: it goes into every file written
+            {
+                "case_id": case.id,
+                "review": {"r": "right", "c": "corrected", "w": "wrong"}[answer],
+                "reviewer": reviewer,
+                "at": datetime.now(UTC).isoformat(),
+            },
+            "reviews",
+        )
         if expect is not None:
             _append(target, case, expect, tools, review, prov.get(case.id, {}))
             result.promoted += 1
         else:
             result.wrong += 1
         with reviews_path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(redactor.value(review, "reviews"), ensure_ascii=False) + "\n")
+            f.write(json.dumps(review, ensure_ascii=False) + "\n")
         result.left -= 1
     return result
 
