@@ -193,3 +193,20 @@ def test_the_reviewers_name_is_redacted_in_every_file_written(tmp_path: Path) ->
     for path in [*written, folder / "reviews.jsonl"]:
         text = path.read_text()
         assert "jane.doe" not in text and "@example.com" in text, path
+
+
+def test_a_folder_without_provenance_or_with_a_damaged_line_is_a_located_error(
+    tmp_path: Path,
+) -> None:
+    import pytest
+
+    from toolproof.errors import UserError
+
+    folder = _imported(tmp_path)
+    prov = folder / "provenance.jsonl"
+    prov.write_text(prov.read_text() + '{"case_id": "x", "cut\n')
+    with pytest.raises(UserError, match=r"provenance\.jsonl:2: not a provenance line"):
+        _promote(folder, tmp_path / "golden")
+    prov.unlink()
+    with pytest.raises(UserError, match=r"no provenance\.jsonl"):
+        _promote(folder, tmp_path / "golden")

@@ -66,6 +66,26 @@ def _reviews(path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _provenance_lines(folder: Path) -> dict[str, dict[str, Any]]:
+    """Each case's provenance, by case ID: a located error for a line that is not one."""
+    path = folder / "provenance.jsonl"
+    if not path.is_file():
+        raise UserError(
+            f"{folder}: no provenance.jsonl here; give a folder `toolproof traces import` wrote"
+        )
+    out: dict[str, dict[str, Any]] = {}
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                p = json.loads(line)
+                out[str(p["case_id"])] = p
+            except (ValueError, KeyError, TypeError, RecursionError):
+                raise UserError(f"{path}:{number}: not a provenance line") from None
+    return out
+
+
 def _show(
     console: Console,
     case: Case,
@@ -129,12 +149,8 @@ def promote(
     redactor: Redactor,
     ask: Callable[[Console, str], str] = _ask,
 ) -> PromoteResult:
+    prov = _provenance_lines(folder)
     suite = load_suite(folder)
-    prov = {}
-    with (folder / "provenance.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            p = json.loads(line)
-            prov[p["case_id"]] = p
     reviews_path = folder / "reviews.jsonl"
     reviews = _reviews(reviews_path)
     target = _target(into)
