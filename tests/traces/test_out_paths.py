@@ -69,3 +69,16 @@ def test_force_replaces_a_link_not_the_folder_it_points_to(tmp_path: Path) -> No
     broken.symlink_to(tmp_path / "nowhere")
     with pytest.raises(UserError, match="broken symbolic link"):
         _import([TRACES], broken)
+
+
+def test_force_never_deletes_the_working_folder_or_one_above_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "work" / "here"
+    here.mkdir(parents=True)
+    (here / "precious.txt").write_text("keep")
+    monkeypatch.chdir(here)
+    for out in (Path("."), Path(".."), here):
+        with pytest.raises(UserError, match="working folder"):
+            _import([TRACES], out, force=True)
+    assert (here / "precious.txt").read_text() == "keep"

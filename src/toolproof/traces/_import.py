@@ -621,6 +621,10 @@ def _prepare(out: Path, force: bool, sources: list[Path]) -> None:
     if out.is_symlink():
         return  # --force replaces the link, never what it points to
     root = out.resolve()
+    if Path.cwd().resolve().is_relative_to(root):
+        raise UserError(
+            f"{out}: holds the working folder; --force would delete it: give another --out folder"
+        )
     for source in sources:
         if source.resolve().is_relative_to(root):
             raise UserError(
