@@ -150,3 +150,65 @@ def test_a_container_of_the_wrong_type_is_counted_not_skipped_unseen(tmp_path: P
         (5, "logRecords"),
     ]
     assert report.spans == 1
+
+
+def test_a_feedback_beyond_64_bits_is_kept_not_a_skipped_span(tmp_path: Path) -> None:
+    line = json.loads(_chat("eee19b7ec3c1b171", USER, _call("{}")))
+    attrs = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    big = "-99999999999999999999999999"
+    attrs.append({"key": "feedback.score", "value": {"intValue": big}})
+    src = tmp_path / "t.jsonl"
+    src.write_text(json.dumps(line) + "\n")
+    out = tmp_path / "o"
+    report = import_traces([src], out, label="t", redactor=Redactor())
+    assert report.problems == [] and report.cases == 1
+    prov = json.loads((out / "provenance.jsonl").read_text())
+    assert prov["feedback"] == int(big)
+
+
+def _kv(**values: object) -> dict:
+    return {"kvlistValue": {"values": [{"key": k, "value": v} for k, v in values.items()]}}
+
+
+def test_a_structured_message_holding_an_integer_beyond_64_bits_keeps_its_content(
+    tmp_path: Path,
+) -> None:
+    def text(v: str) -> dict:
+        return {"stringValue": v}
+
+    def parts(*items: dict) -> dict:
+        return {"arrayValue": {"values": list(items)}}
+
+    big = "18446744073709551616"  # 2**64: orjson refuses it
+    user = _kv(role=text("user"), parts=parts(_kv(type=text("text"), content=text("Refund"))))
+    call = _kv(
+        role=text("assistant"),
+        parts=parts(
+            _kv(
+                type=text("tool_call"),
+                name=text("refund"),
+                id=text("c1"),
+                arguments=_kv(amount={"intValue": big}),
+            )
+        ),
+    )
+    span = {
+        "traceId": T,
+        "spanId": "eee19b7ec3c1b171",
+        "name": "chat m",
+        "startTimeUnixNano": "1764400000000000000",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": text("chat")},
+            {"key": "gen_ai.input.messages", "value": parts(user)},
+            {"key": "gen_ai.output.messages", "value": parts(call)},
+        ],
+    }
+    src = tmp_path / "t.jsonl"
+    src.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n")
+    out = tmp_path / "o"
+    report = import_traces([src], out, label="t", redactor=Redactor())
+    assert report.without_content == 0 and report.cases == 1
+    case = json.loads((out / "cases.jsonl").read_text())
+    assert case["expect"]["calls"][0]["args"] == {"amount": int(big)}
+    decision = json.loads((out / "decisions.jsonl").read_text())
+    assert [c["tool"] for c in decision["calls"]] == ["refund"]
