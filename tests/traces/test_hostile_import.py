@@ -212,3 +212,20 @@ def test_a_structured_message_holding_an_integer_beyond_64_bits_keeps_its_conten
     assert case["expect"]["calls"][0]["args"] == {"amount": int(big)}
     decision = json.loads((out / "decisions.jsonl").read_text())
     assert [c["tool"] for c in decision["calls"]] == ["refund"]
+
+
+def test_a_span_id_of_luhn_valid_digits_is_kept_so_the_case_still_names_its_span(
+    tmp_path: Path,
+) -> None:
+    trace, span = "41111111111111114111111111111111", "4111111111111111"
+    line = json.loads(_chat(span, USER, _call("{}")))
+    line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] = trace
+    src = tmp_path / "t.jsonl"
+    src.write_text(json.dumps(line) + "\n")
+    out = tmp_path / "o"
+    import_traces([src], out, label="t", redactor=Redactor())
+    prov = json.loads((out / "provenance.jsonl").read_text())
+    decision = json.loads((out / "decisions.jsonl").read_text())
+    assert (prov["trace_id"], prov["span_id"]) == (trace, span)
+    assert (decision["trace_id"], decision["span_id"]) == (trace, span)
+    assert prov["case_id"].endswith(span)

@@ -438,7 +438,7 @@ class _Selector:
         r = self.redactor
         case = r.value(data, "cases")
         self._redacted_args(data, case, prov)
-        lines = (_dumps(case), r.line(rec, "records"), r.line(prov, "provenance"))
+        lines = (_dumps(case), r.line(rec, "records"), _line_keeping_ids(r, prov, "provenance"))
         for name, line, part in zip(("cases", "records", "provenance"), lines, parts, strict=True):
             try:
                 line.encode("utf-8")
@@ -928,7 +928,21 @@ def _decision_line(
         "calls": calls,
         "feedback": info.feedback,
     }
-    sink.decisions.write(redactor.line(line, "decisions") + "\n")
+    sink.decisions.write(_line_keeping_ids(redactor, line, "decisions") + "\n")
+
+
+#: The trace's own IDs in a provenance or decision line: hex the reader decoded and
+#: checked, never text. Kept as read, so the line still names its span: a span ID of
+#: decimal digits only that passes Luhn (4111111111111111) is no card, and replacing it
+#: broke the link to the trace (the case ID, made of the same IDs, kept them anyway).
+_TRACE_ID_FIELDS = ("trace_id", "span_id", "parent_span_id")
+
+
+def _line_keeping_ids(redactor: Redactor, data: dict[str, Any], where: str) -> str:
+    """``redactor.line(data, where)``, with the trace's own ID fields left as they are."""
+    ids = {k: data[k] for k in _TRACE_ID_FIELDS if k in data}
+    red = redactor.value({k: v for k, v in data.items() if k not in ids}, where)
+    return _dumps({k: ids[k] if k in ids else red[k] for k in data})
 
 
 def _case(
