@@ -221,9 +221,13 @@ def test_a_span_id_of_luhn_valid_digits_is_kept_so_the_case_still_names_its_span
     line = json.loads(_chat(span, USER, _call("{}")))
     line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] = trace
     src = tmp_path / "t.jsonl"
-    src.write_text(json.dumps(line) + "\n")
+    src.write_text(json.dumps(line) + "\n" + json.dumps(line) + "\n")  # line 2: a duplicate
     out = tmp_path / "o"
-    import_traces([src], out, label="t", redactor=Redactor())
+    report = import_traces([src], out, label="t", redactor=Redactor())
+    shown = report.as_json(Redactor())["problems"]
+    assert shown == [
+        f"{src}:2 (span {span}): a span with this ID was read before; this copy skipped"
+    ]
     prov = json.loads((out / "provenance.jsonl").read_text())
     decision = json.loads((out / "decisions.jsonl").read_text())
     assert (prov["trace_id"], prov["span_id"]) == (trace, span)

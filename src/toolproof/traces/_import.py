@@ -129,7 +129,7 @@ class ImportReport:
             "spans_without_parent_in_input": self.orphans,
             "spans_starting_before_parent": self.clock_skew,
             "skipped": self.problem_counts(),
-            "problems": [redactor.text(p.render(), "error messages") for p in self.problems[:200]],
+            "problems": [_shown_problem(p, redactor) for p in self.problems[:200]],
             "redaction": self.redaction,
         }
 
@@ -929,6 +929,19 @@ def _decision_line(
         "feedback": info.feedback,
     }
     sink.decisions.write(_line_keeping_ids(redactor, line, "decisions") + "\n")
+
+
+_SPAN_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def _shown_problem(problem: Problem, redactor: Redactor) -> str:
+    """A problem as the report shows it, redacted; a valid span ID is left as it is (decimal
+    digits that pass Luhn are no card), the file and the message redacted each."""
+    if problem.span is None or not _SPAN_ID.fullmatch(problem.span):
+        return redactor.text(problem.render(), "error messages")
+    where = redactor.text(problem.file, "error messages")
+    where += f":{problem.line}" if problem.line else ""
+    return f"{where} (span {problem.span}): {redactor.text(problem.message, 'error messages')}"
 
 
 #: The trace's own IDs in a provenance or decision line: hex the reader decoded and
