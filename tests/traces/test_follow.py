@@ -101,3 +101,13 @@ def test_damaged_lines_are_located_on_stderr_not_skipped_unseen(
     assert result.exit_code == 0
     assert "live.jsonl:6: " in result.stderr and "live.jsonl:7: line longer" in result.stderr
     assert "4 line(s) or span(s)" in result.stderr and "\x1b" not in result.stderr
+
+
+def test_a_device_is_refused_not_read_forever() -> None:
+    from toolproof.errors import UserError
+
+    device = Path("/dev/zero")
+    if not device.exists():
+        pytest.skip("no /dev/zero here")
+    with pytest.raises(UserError, match="device"):
+        follow(device, parse_window("1m"), wait=False)

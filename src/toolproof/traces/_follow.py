@@ -10,6 +10,7 @@ uses: the Wilson interval's lower bound above the threshold.
 
 from __future__ import annotations
 
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -61,6 +62,9 @@ def _lines(
     """Complete lines of a growing file; with ``wait``, waits for more at the end. A line
     over the limit is dropped as it streams past, and counted in ``problems``."""
     try:
+        mode = path.stat().st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            raise UserError(f"{path}: a device or socket, not a file of spans: not read")
         f = path.open("rb")
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
