@@ -293,6 +293,20 @@ def test_tasks_nested_too_deeply_or_not_utf8_are_located_errors(tmp_path: Path) 
         import_tau2(root, ["shop"], package="minitau", allow_code=True)
 
 
+def test_a_starting_state_validate_would_refuse_is_located_at_the_task(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    tasks_path = root / "data" / "tau2" / "domains" / "shop" / "tasks.json"
+    tasks = json.loads(tasks_path.read_text())
+    deep: dict = {"a": 1}
+    for _ in range(150):
+        deep = {"a": deep}
+    tasks[0]["initial_state"] = {"initialization_data": {"agent_data": deep}}
+    tasks_path.write_text(json.dumps(tasks, indent=1))
+    with pytest.raises(SuiteError, match="nested deeper than") as info:
+        import_tau2(root, ["shop"], package="minitau", allow_code=True)
+    assert info.value.file == str(tasks_path) and info.value.line is not None
+
+
 def test_an_out_that_is_a_file_or_under_one_is_refused_even_with_force(tmp_path: Path) -> None:
     result = import_tau2(MINI, ["shop"], package="minitau", allow_code=True)
     mine = tmp_path / "notes.txt"

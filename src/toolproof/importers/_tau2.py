@@ -42,6 +42,7 @@ from typing import Any
 
 from toolproof._shared.locate import Locator, json_positions
 from toolproof.errors import SuiteError, UserError
+from toolproof.suite._load import checked_state
 
 __all__ = [
     "DOMAINS",
@@ -190,6 +191,10 @@ def _read_db(path: Path) -> dict[str, Any]:
         data = _read_json(path)
     if not isinstance(data, dict):
         raise SuiteError(str(path), "the database must be a JSON object (its tables)", line=1)
+    try:  # as validate will read the suite's state
+        checked_state(data, "the database")
+    except ValueError as exc:
+        raise SuiteError(str(path), str(exc), line=1) from None
     return data
 
 
@@ -413,6 +418,10 @@ def _case(
             _merge(state, data["agent_data"])
         if data.get("user_data"):
             _merge(state.setdefault(USER_DB_KEY, {}), data["user_data"])
+        try:  # as validate will read it: a state nested too deeply is no suite to write
+            checked_state(state, f"task {task['id']}: its starting state")
+        except ValueError as exc:
+            raise locator.error((i, "initial_state", "initialization_data"), str(exc)) from None
         domain.case_states[case_id] = state
         case["state"] = f"state/{_file_stem(case_id)}.json"
         domain.counts["state"] += 1
