@@ -233,3 +233,19 @@ def test_a_span_id_of_luhn_valid_digits_is_kept_so_the_case_still_names_its_span
     assert (prov["trace_id"], prov["span_id"]) == (trace, span)
     assert (decision["trace_id"], decision["span_id"]) == (trace, span)
     assert prov["case_id"].endswith(span)
+
+
+def test_millions_of_damaged_lines_are_counted_without_holding_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.traces._read import Problems
+    from toolproof.traces._render import render_import
+
+    monkeypatch.setattr(Problems, "KEEP", 50)
+    src = tmp_path / "t.jsonl"
+    src.write_text("{not json}\n" * 1000)
+    report = import_traces([src], tmp_path / "o", label="t", redactor=Redactor())
+    assert len(report.problems) == 50  # held
+    data = report.as_json(Redactor())
+    assert data["skipped"] == {"malformed JSON": 1000}  # counted
+    assert "... 990 more (import-report.json names the first 50)" in render_import(data)

@@ -309,9 +309,9 @@ def _follow(path: Path, window: str, threshold: float, once: bool, max_windows: 
     from toolproof._shared.visible import visible
     from toolproof.traces import Redactor
     from toolproof.traces._follow import follow, parse_window
-    from toolproof.traces._read import Problem
+    from toolproof.traces._read import Problems
 
-    problems: list[Problem] = []
+    problems = Problems()  # a long follow of a damaged file: counted, not all held
     told = 0
     redactor = Redactor()
 
@@ -337,7 +337,8 @@ def _follow(path: Path, window: str, threshold: float, once: bool, max_windows: 
     )
     tell()
     if problems:
-        typer.echo(f"skipped: {len(problems)} line(s) or span(s) in all", err=True)
+        total = sum(problems.counts.values())
+        typer.echo(f"skipped: {total} line(s) or span(s) in all", err=True)
     if any(r.alert for r in results):
         typer.echo(f"ALERT: tool_call_error_rate above {threshold:.1%} in at least one window")
         raise typer.Exit(1)

@@ -34,7 +34,7 @@ from toolproof.traces._dumps import (
     message_record,
 )
 from toolproof.traces._index import Index, IndexedSpan, TraceInfo
-from toolproof.traces._read import SHAPE_ERRORS, Problem, iter_rows, source_files
+from toolproof.traces._read import SHAPE_ERRORS, Problem, Problems, iter_rows, source_files
 from toolproof.traces._redact import Redactor
 from toolproof.traces._shapes import Decision, ToolRun, decision_of, tool_run_of
 from toolproof.traces._values import clip
@@ -71,7 +71,7 @@ class ImportReport:
     calls_with_outcome: int = 0
     orphans: int = 0
     clock_skew: int = 0
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=Problems)
     redaction: dict[str, Any] = field(default_factory=dict)
     out: str | None = None
     target: str = ""
@@ -85,6 +85,8 @@ class ImportReport:
     sampled: dict[str, list[int]] | None = None
 
     def problem_counts(self) -> dict[str, int]:
+        if isinstance(self.problems, Problems):  # every problem counted, the first ones held
+            return dict(self.problems.counts.most_common())
         return dict(Counter(p.kind for p in self.problems).most_common())
 
     def as_json(self, redactor: Redactor) -> dict[str, Any]:

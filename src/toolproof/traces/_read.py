@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,15 @@ from toolproof.traces._values import (
 )
 from toolproof.trust import TooDeep, check_depth, loads_json
 
-__all__ = ["MAX_LINE_BYTES", "LogRow", "Problem", "SpanRow", "iter_rows", "source_files"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "LogRow",
+    "Problem",
+    "Problems",
+    "SpanRow",
+    "iter_rows",
+    "source_files",
+]
 
 #: The longest line read; a longer one is skipped (and counted), never held whole.
 MAX_LINE_BYTES = 32 << 20
@@ -59,6 +68,25 @@ class Problem:
         where = f"{self.file}:{self.line}" if self.line else self.file  # 0: the whole file
         span = f" (span {self.span})" if self.span else ""
         return f"{where}{span}: {self.message}"
+
+
+class Problems(list[Problem]):
+    """An import's problems: every one counted by kind, only the first :data:`KEEP` held.
+
+    A file of millions of damaged lines makes millions of problems; the report shows
+    200 and counts the rest, so holding them all only grew memory without bound
+    (2,000,000 bad lines took 550 MB)."""
+
+    KEEP = 10_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: Counter[str] = Counter()
+
+    def append(self, problem: Problem) -> None:
+        self.counts[problem.kind] += 1
+        if len(self) < self.KEEP:
+            super().append(problem)
 
 
 @dataclass(slots=True)
