@@ -282,6 +282,45 @@ def test_no_file_the_user_has_is_overwritten_without_force(tmp_path: Path) -> No
     assert mine.read_text() != "MY OWN POLICY"
 
 
+def test_tasks_nested_too_deeply_or_not_utf8_are_located_errors(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    tasks_path = root / "data" / "tau2" / "domains" / "shop" / "tasks.json"
+    tasks_path.write_text("[" * 10_000 + "]" * 10_000)
+    with pytest.raises(UserError, match=r"tasks\.json: not read: JSON nested too deeply"):
+        import_tau2(root, ["shop"], package="minitau", allow_code=True)
+    tasks_path.write_bytes(b'[{"id": "\xff"}]')
+    with pytest.raises(UserError, match=r"tasks\.json: not UTF-8"):
+        import_tau2(root, ["shop"], package="minitau", allow_code=True)
+
+
+def test_a_starting_state_validate_would_refuse_is_located_at_the_task(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    tasks_path = root / "data" / "tau2" / "domains" / "shop" / "tasks.json"
+    tasks = json.loads(tasks_path.read_text())
+    deep: dict = {"a": 1}
+    for _ in range(150):
+        deep = {"a": deep}
+    tasks[0]["initial_state"] = {"initialization_data": {"agent_data": deep}}
+    tasks_path.write_text(json.dumps(tasks, indent=1))
+    with pytest.raises(SuiteError, match="nested deeper than") as info:
+        import_tau2(root, ["shop"], package="minitau", allow_code=True)
+    assert info.value.file == str(tasks_path) and info.value.line is not None
+
+
+def test_an_out_that_is_a_file_or_under_one_is_refused_even_with_force(tmp_path: Path) -> None:
+    result = import_tau2(MINI, ["shop"], package="minitau", allow_code=True)
+    mine = tmp_path / "notes.txt"
+    mine.write_text("keep")
+    for out in (mine, mine / "suites"):
+        for force in (False, True):
+            with pytest.raises(UserError, match="is a file, not a folder"):
+                write_tau2(result, out, force=force)
+    assert mine.read_text() == "keep"
+    (tmp_path / "o" / "shop" / "suite.yaml").mkdir(parents=True)  # a folder where a file goes
+    with pytest.raises(UserError, match="is a folder"):
+        write_tau2(result, tmp_path / "o", force=True)
+
+
 @pytest.mark.parametrize("name", ["policy.md", "db.json", "tasks.json"])
 def test_a_symlink_out_of_the_checkout_is_refused_and_named(tmp_path: Path, name: str) -> None:
     root = _copy(tmp_path)

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from toolproof.cli._app import app
@@ -67,3 +68,46 @@ def test_a_growing_file_is_followed_as_it_grows(tmp_path: Path) -> None:
     worker.join(timeout=10)
     assert not worker.is_alive()
     assert [(r.calls, r.errors) for r in got] == [(50, 0), (1, 1)]
+
+
+def test_damaged_lines_are_located_on_stderr_not_skipped_unseen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.traces import _follow, _read
+
+    monkeypatch.setattr(_follow, "MAX_LINE_BYTES", 4096)
+    monkeypatch.setattr(_read, "MAX_LINE_BYTES", 4096)
+    path = tmp_path / "live.jsonl"
+    path.write_text(
+        _minute(0, 0, 5, 0)
+        + '{"resourceSpans": [{"scopeSpans": \n'  # line 6: cut off
+        + '{"x": "'
+        + "A" * 10_000
+        + '"}\n'  # line 7: over the line limit
+        + "\x1b[31m not json\n"  # line 8
+        + _minute(10, 0, 5, 0)
+        + '{"resourceSpans": '  # line 14: the file ends inside it
+    )
+    problems: list = []
+    results = follow(path, parse_window("1m"), wait=False, problems=problems)
+    assert [(r.calls, r.errors) for r in results] == [(10, 0)]
+    assert [(p.kind, p.line) for p in problems] == [
+        ("malformed JSON", 6),
+        ("line too long", 7),
+        ("malformed JSON", 8),
+        ("truncated", 14),
+    ]
+    result = CliRunner().invoke(app, ["drift", "--follow", str(path), "--window", "1m", "--once"])
+    assert result.exit_code == 0
+    assert "live.jsonl:6: " in result.stderr and "live.jsonl:7: line longer" in result.stderr
+    assert "4 line(s) or span(s)" in result.stderr and "\x1b" not in result.stderr
+
+
+def test_a_device_is_refused_not_read_forever() -> None:
+    from toolproof.errors import UserError
+
+    device = Path("/dev/zero")
+    if not device.exists():
+        pytest.skip("no /dev/zero here")
+    with pytest.raises(UserError, match="device"):
+        follow(device, parse_window("1m"), wait=False)

@@ -106,3 +106,48 @@ def test_missing_keys_and_refused_keys_are_one_line_errors(
     assert "sk-lf-wrong" not in str(err.value)
     with pytest.raises(UserError, match="http"):
         fetch_observations("file:///etc/passwd", tmp_path / "o.jsonl")
+
+
+def _serve(answer: Any) -> tuple[ThreadingHTTPServer, str]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = answer(self.path).encode()
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+def test_a_hostile_server_is_a_one_line_error_never_a_traceback_or_endless_paging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolproof.errors import UserError
+    from toolproof.traces._langfuse import fetch_observations
+
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC)
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET)
+    row = json.loads((FIXTURES / "langfuse-blob-export.jsonl").read_text().splitlines()[0])
+    calls: list[str] = []
+
+    def same_cursor(path: str) -> str:
+        calls.append(path)
+        return json.dumps({"data": [row], "meta": {"cursor": "again"}})
+
+    for answer, why in (
+        (lambda _path: "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        (same_cursor, "cursor it gave before"),
+    ):
+        httpd, url = _serve(answer)
+        try:
+            with pytest.raises(UserError, match=why):
+                fetch_observations(url, tmp_path / "o.jsonl")
+        finally:
+            httpd.shutdown()
+    assert len(calls) == 2  # the first page, then the repeated cursor: stopped

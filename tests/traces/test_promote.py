@@ -131,3 +131,82 @@ def test_promote_refuses_without_a_terminal(tmp_path: Path) -> None:
 
     result = CliRunner().invoke(app, ["traces", "promote", str(tmp_path), "--into", str(tmp_path)])
     assert result.exit_code != 0
+
+
+def _imported(tmp_path: Path) -> Path:
+    tmp_path.mkdir(exist_ok=True)
+    src = tmp_path / "t.jsonl"
+    src.write_text(_trace(1, "Where is A-1?", "lookup", 1) + "\n")
+    folder = tmp_path / "imp"
+    import_traces([src], folder, label="p", redactor=Redactor())
+    return folder
+
+
+def _promote(folder: Path, into: Path, reviewer: str = "ana") -> object:
+    import io
+
+    from rich.console import Console
+
+    from toolproof.traces import promote
+
+    return promote(
+        folder,
+        into,
+        reviewer=reviewer,
+        console=Console(file=io.StringIO()),
+        redactor=Redactor(),
+        ask=lambda _console, _prompt: "r",
+    )
+
+
+def test_into_a_missing_folder_makes_the_folder(tmp_path: Path) -> None:
+    folder = _imported(tmp_path)
+    golden = tmp_path / "golden"  # `--into golden/`: the shell's trailing slash is gone
+    _promote(folder, golden)
+    assert (golden / "production-cases.jsonl").is_file()
+    assert (golden / "production-cases.provenance.jsonl").is_file()
+    assert not (tmp_path / "golden.provenance.jsonl").exists()
+    _promote(_imported(tmp_path / "b"), tmp_path / "cases.jsonl")  # a .jsonl is the file
+    assert (tmp_path / "cases.jsonl").is_file() and (tmp_path / "cases.provenance.jsonl").is_file()
+
+
+def test_into_a_users_file_or_under_one_is_refused_before_any_question(tmp_path: Path) -> None:
+    import pytest
+
+    from toolproof.errors import UserError
+
+    folder = _imported(tmp_path)
+    mine = tmp_path / "notes.txt"
+    mine.write_text("keep")
+    for into in (mine, mine / "golden", mine / "cases.jsonl"):
+        with pytest.raises(UserError, match="--into"):
+            _promote(folder, into)
+    assert mine.read_text() == "keep"
+    assert not (folder / "reviews.jsonl").exists()  # no review given for an unwritable case
+
+
+def test_the_reviewers_name_is_redacted_in_every_file_written(tmp_path: Path) -> None:
+    folder = _imported(tmp_path)
+    golden = tmp_path / "golden"
+    _promote(folder, golden, reviewer="jane.doe@corp.example.net")
+    written = [golden / "production-cases.jsonl", golden / "production-cases.provenance.jsonl"]
+    for path in [*written, folder / "reviews.jsonl"]:
+        text = path.read_text()
+        assert "jane.doe" not in text and "@example.com" in text, path
+
+
+def test_a_folder_without_provenance_or_with_a_damaged_line_is_a_located_error(
+    tmp_path: Path,
+) -> None:
+    import pytest
+
+    from toolproof.errors import UserError
+
+    folder = _imported(tmp_path)
+    prov = folder / "provenance.jsonl"
+    prov.write_text(prov.read_text() + '{"case_id": "x", "cut\n')
+    with pytest.raises(UserError, match=r"provenance\.jsonl:2: not a provenance line"):
+        _promote(folder, tmp_path / "golden")
+    prov.unlink()
+    with pytest.raises(UserError, match=r"no provenance\.jsonl"):
+        _promote(folder, tmp_path / "golden")

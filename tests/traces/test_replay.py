@@ -89,6 +89,7 @@ def test_replay_answers_from_production_and_reports_agreement(tmp_path: Path) ->
 
 
 def test_report_writes_verdicts_as_evaluation_events_linked_to_production(tmp_path: Path) -> None:
+    from toolproof.errors import UserError
     from toolproof.traces._read import LogRow, iter_rows
 
     folder = tmp_path / "imp"
@@ -117,6 +118,20 @@ def test_report_writes_verdicts_as_evaluation_events_linked_to_production(tmp_pa
     assert {r.name for r in rows} == {"gen_ai.evaluation.result"}
     labels = sorted(r.attrs["gen_ai.evaluation.score.label"] for r in rows)
     assert labels == ["fail"] * 3 + ["pass"] * 4
+    # a folder, a path under a file, or a link: located errors, nothing written through
+    mine = tmp_path / "mine.txt"
+    mine.write_text("keep")
+    (tmp_path / "link.jsonl").symlink_to(mine)
+    for bad, why in (
+        (tmp_path, "is a folder"),
+        (mine / "eval.jsonl", "is not a folder"),
+        (tmp_path / "link.jsonl", "symbolic link"),
+    ):
+        for flag in ("--otlp", "--html"):
+            result = CliRunner().invoke(app, ["report", str(run), flag, str(bad)])
+            error = result.exception
+            assert isinstance(error, UserError) and why in str(error), (flag, bad, error)
+    assert mine.read_text() == "keep"
 
 
 def test_calls_recovered_from_text_do_not_count_as_agreement() -> None:

@@ -139,6 +139,8 @@ def open_write(
             ) from None
         if exc.errno == errno.ENXIO:  # a FIFO with no reader
             raise UnsafePath(f"'{path}' is a device, FIFO or socket, not a regular file") from None
+        if exc.errno == errno.EISDIR:
+            raise UnsafePath(f"'{path}' is a folder, not a file") from None
         raise
     try:
         info = os.fstat(fd)

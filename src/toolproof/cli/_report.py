@@ -78,8 +78,7 @@ def _write_otlp(path: Path, ev: Evaluation) -> None:
     ids = provenance_ids(folder)
     verdicts = [v for t in ev.targets.values() for v in t.verdicts]
     data = evaluation_logs(verdicts, ids)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
+    save(path, json.dumps(data, ensure_ascii=False) + "\n")  # located refusals, no links
     linked = sum(1 for v in verdicts if v.case_id in ids)
     typer.echo(
         f"wrote {path}: {len(verdicts)} gen_ai.evaluation.result event(s), "

@@ -185,7 +185,7 @@ def promote_command(
     into: Path = typer.Option(
         ...,
         "--into",
-        help="A cases file (JSONL) of your golden suite, or its folder "
+        help="A cases file (.jsonl) of your golden suite, or its folder, made when missing "
         "(then FOLDER/production-cases.jsonl); list it in the suite's cases_from.",
     ),
     reviewer: str = typer.Option("", "--reviewer", help="Your name, kept with each review."),
@@ -306,7 +306,25 @@ def _window(spec: str, store: str | None, suite: str | None, target: str | None)
 
 
 def _follow(path: Path, window: str, threshold: float, once: bool, max_windows: int | None) -> None:
+    from toolproof._shared.visible import visible
+    from toolproof.traces import Redactor
     from toolproof.traces._follow import follow, parse_window
+    from toolproof.traces._read import Problems
+
+    problems = Problems()  # a long follow of a damaged file: counted, not all held
+    told = 0
+    redactor = Redactor()
+
+    def tell() -> None:  # skipped input, on stderr as it is met: the first 20, then a count
+        nonlocal told
+        for problem in problems[told:20]:
+            shown = visible(redactor.text(problem.render(), "error messages"))
+            typer.echo(f"skipped: {shown}", err=True)
+        told = len(problems)
+
+    def emit(result: Any) -> None:
+        tell()
+        typer.echo(result.render())
 
     results = follow(
         path,
@@ -314,8 +332,13 @@ def _follow(path: Path, window: str, threshold: float, once: bool, max_windows: 
         threshold=threshold,
         wait=not once,
         max_windows=max_windows,
-        emit=lambda r: typer.echo(r.render()),
+        emit=emit,
+        problems=problems,
     )
+    tell()
+    if problems:
+        total = sum(problems.counts.values())
+        typer.echo(f"skipped: {total} line(s) or span(s) in all", err=True)
     if any(r.alert for r in results):
         typer.echo(f"ALERT: tool_call_error_rate above {threshold:.1%} in at least one window")
         raise typer.Exit(1)

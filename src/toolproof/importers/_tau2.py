@@ -42,6 +42,7 @@ from typing import Any
 
 from toolproof._shared.locate import Locator, json_positions
 from toolproof.errors import SuiteError, UserError
+from toolproof.suite._load import checked_state
 
 __all__ = [
     "DOMAINS",
@@ -157,12 +158,16 @@ def _read_json(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SuiteError(
             str(path), f"not valid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
         ) from None
+    except RecursionError:
+        raise UserError(f"{path}: not read: JSON nested too deeply") from None
 
 
 def _jsonable(value: Any) -> Any:
@@ -186,6 +191,10 @@ def _read_db(path: Path) -> dict[str, Any]:
         data = _read_json(path)
     if not isinstance(data, dict):
         raise SuiteError(str(path), "the database must be a JSON object (its tables)", line=1)
+    try:  # as validate will read the suite's state
+        checked_state(data, "the database")
+    except ValueError as exc:
+        raise SuiteError(str(path), str(exc), line=1) from None
     return data
 
 
@@ -409,6 +418,10 @@ def _case(
             _merge(state, data["agent_data"])
         if data.get("user_data"):
             _merge(state.setdefault(USER_DB_KEY, {}), data["user_data"])
+        try:  # as validate will read it: a state nested too deeply is no suite to write
+            checked_state(state, f"task {task['id']}: its starting state")
+        except ValueError as exc:
+            raise locator.error((i, "initial_state", "initialization_data"), str(exc)) from None
         domain.case_states[case_id] = state
         case["state"] = f"state/{_file_stem(case_id)}.json"
         domain.counts["state"] += 1
@@ -613,6 +626,14 @@ def write_tau2(result: Tau2Import, out: Path, *, force: bool = False) -> list[Pa
             folder / "env" / "tools.py",
             *(folder / "state" / f"{stem}.json" for stem in stems),
         ]
+        for path in paths:  # a folder on the way that is a file: nothing could be written
+            above = path.parent
+            while not above.exists() and above != above.parent:
+                above = above.parent
+            if not above.is_dir():
+                raise UserError(f"{path}: cannot be written: {above} is a file, not a folder")
+            if path.is_dir():
+                raise UserError(f"{path}: is a folder; not overwritten")
         there = next((p for p in paths if p.exists() or p.is_symlink()), None)
         if there is not None and not force:
             raise UserError(f"{there}: already exists (--force to overwrite)")

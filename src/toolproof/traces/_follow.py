@@ -10,6 +10,7 @@ uses: the Wilson interval's lower bound above the threshold.
 
 from __future__ import annotations
 
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -56,29 +57,48 @@ class WindowResult:
 
 
 def _lines(
-    path: Path, wait: bool, poll: float, stop: Callable[[], bool]
+    path: Path, wait: bool, poll: float, stop: Callable[[], bool], problems: list[Problem]
 ) -> Iterator[tuple[int, bytes]]:
-    """Complete lines of a growing file; with ``wait``, waits for more at the end."""
+    """Complete lines of a growing file; with ``wait``, waits for more at the end. A line
+    over the limit is dropped as it streams past, and counted in ``problems``."""
     try:
+        mode = path.stat().st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            raise UserError(f"{path}: a device or socket, not a file of spans: not read")
         f = path.open("rb")
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    number, pending = 0, b""
+    number, pending, overlong = 0, b"", False
     with f:
         while not stop():
             chunk = f.readline(MAX_LINE_BYTES + 1)
             if not chunk:
                 if not wait:
+                    if pending or overlong:  # --once: the file ends inside a line
+                        problems.append(
+                            Problem("truncated", str(path), number + 1, "the file ends mid-line")
+                        )
                     return
                 time.sleep(poll)
                 continue
             pending += chunk
             if not pending.endswith(b"\n"):
                 if len(pending) > MAX_LINE_BYTES:
-                    pending = b""  # an overlong line: dropped, counted by the caller as damage
+                    pending, overlong = b"", True  # an overlong line: dropped, counted below
                 continue
             number += 1
             line, pending = pending, b""
+            if overlong or len(line) > MAX_LINE_BYTES + 1:
+                overlong = False
+                problems.append(
+                    Problem(
+                        "line too long",
+                        str(path),
+                        number,
+                        f"line longer than {MAX_LINE_BYTES >> 20} MiB skipped",
+                    )
+                )
+                continue
             yield number, line
 
 
@@ -111,7 +131,7 @@ def follow(
     def finished() -> bool:
         return max_windows is not None and len(done) >= max_windows
 
-    for number, line in _lines(path, wait, poll, finished):
+    for number, line in _lines(path, wait, poll, finished, problems):
         if not line.strip():
             continue
         try:

@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import ValidationError
+
 from toolproof.errors import UserError
 from toolproof.suite import expected_args_problems, tool_problems
 from toolproof.traces._drift import argument_summary
@@ -32,9 +34,10 @@ from toolproof.traces._dumps import (
     message_record,
 )
 from toolproof.traces._index import Index, IndexedSpan, TraceInfo
-from toolproof.traces._read import SHAPE_ERRORS, Problem, iter_rows, source_files
+from toolproof.traces._read import SHAPE_ERRORS, Problem, Problems, iter_rows, source_files
 from toolproof.traces._redact import Redactor
 from toolproof.traces._shapes import Decision, ToolRun, decision_of, tool_run_of
+from toolproof.traces._values import clip
 from toolproof.types import Message, SuiteTool, ToolCall
 from toolproof.types._record import RECORD_FORMAT
 
@@ -68,7 +71,7 @@ class ImportReport:
     calls_with_outcome: int = 0
     orphans: int = 0
     clock_skew: int = 0
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=Problems)
     redaction: dict[str, Any] = field(default_factory=dict)
     out: str | None = None
     target: str = ""
@@ -82,6 +85,8 @@ class ImportReport:
     sampled: dict[str, list[int]] | None = None
 
     def problem_counts(self) -> dict[str, int]:
+        if isinstance(self.problems, Problems):  # every problem counted, the first ones held
+            return dict(self.problems.counts.most_common())
         return dict(Counter(p.kind for p in self.problems).most_common())
 
     def as_json(self, redactor: Redactor) -> dict[str, Any]:
@@ -126,7 +131,7 @@ class ImportReport:
             "spans_without_parent_in_input": self.orphans,
             "spans_starting_before_parent": self.clock_skew,
             "skipped": self.problem_counts(),
-            "problems": [redactor.text(p.render(), "error messages") for p in self.problems[:200]],
+            "problems": [_shown_problem(p, redactor) for p in self.problems[:200]],
             "redaction": self.redaction,
         }
 
@@ -174,8 +179,12 @@ def _checked_tool(defn: Any) -> tuple[SuiteTool | None, str | None]:
             description=defn.get("description", ""),
             parameters=json_value(params),
         )
+    except ValidationError as exc:  # without the input: pydantic cuts it in the middle
+        err = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(p) for p in err["loc"])
+        return None, clip(f"{where}: {err['msg']}" if where else err["msg"], 160)
     except (ValueError, RecursionError) as exc:
-        return None, (str(exc).splitlines()[:3] or ["not a tool definition"])[-1].strip()[:160]
+        return None, clip((str(exc).splitlines()[:3] or ["not a tool definition"])[-1].strip(), 160)
     problems = tool_problems(tool)
     if problems:
         path, message = problems[0]
@@ -240,7 +249,7 @@ def _offered(
                 INVALID_TOOL,
                 span.file,
                 span.line,
-                f"tool '{shown[:80]}': {why}; its definition is left out, {instead}",
+                f"tool '{clip(shown, 80)}': {why}; its definition is left out, {instead}",
                 span.span,
             )
         )
@@ -431,7 +440,7 @@ class _Selector:
         r = self.redactor
         case = r.value(data, "cases")
         self._redacted_args(data, case, prov)
-        lines = (_dumps(case), r.line(rec, "records"), r.line(prov, "provenance"))
+        lines = (_dumps(case), r.line(rec, "records"), _line_keeping_ids(r, prov, "provenance"))
         for name, line, part in zip(("cases", "records", "provenance"), lines, parts, strict=True):
             try:
                 line.encode("utf-8")
@@ -554,10 +563,10 @@ def import_traces(
     sel = selection or Selection()
     # the model is loaded (or its absence said) before any file is read
     similar = _Similar(sel.similar) if sel.similar is not None else None
-    files = source_files(sources)
+    files = source_files(sources, report.problems)
     report.files = len(files)
     if out is not None:
-        _prepare(out, force)
+        _prepare(out, force, [*sources, *files])
     with tempfile.TemporaryDirectory(prefix="toolproof-traces-") as tmp:
         index = Index(Path(tmp) / "index.db")
         try:
@@ -584,25 +593,67 @@ def import_traces(
                 sink.selector.finish()
             report.redaction = redactor.report()
             if out is not None:
-                _finish(staging, out, sink, report, redactor, label)
+                _finish(staging, out, sink, report, redactor, label, force)
         finally:
             index.close()
     return report
 
 
-def _prepare(out: Path, force: bool) -> None:
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+def _prepare(out: Path, force: bool, sources: list[Path]) -> None:
+    """Refuse an ``--out`` that cannot be written, or that ``--force`` must not replace.
+
+    Checked before anything is read; the folder ``--force`` replaces is removed only
+    once the import has succeeded (see :func:`_finish`).
+    """
+    above = out.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        raise UserError(f"{out}: cannot be a folder: {above} is a file")
+    if out.is_symlink() and not out.exists():
         if not force:
-            raise UserError(f"{out}: already exists and is not empty (pass --force to replace it)")
-        if out.is_dir() and not out.is_symlink():
-            shutil.rmtree(out)
-        else:
-            out.unlink()
+            raise UserError(f"{out}: is a broken symbolic link (pass --force to replace it)")
+        return
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: is a file, not a folder; --out names the folder to write")
+    if not (out.exists() and any(out.iterdir())):
+        return
+    if not force:
+        raise UserError(f"{out}: already exists and is not empty (pass --force to replace it)")
+    if out.is_symlink():
+        return  # --force replaces the link, never what it points to
+    root = out.resolve()
+    if Path.cwd().resolve().is_relative_to(root):
+        raise UserError(
+            f"{out}: holds the working folder; --force would delete it: give another --out folder"
+        )
+    for source in sources:
+        if source.resolve().is_relative_to(root):
+            raise UserError(
+                f"{out}: holds {source}, which is being imported; --force would delete it: "
+                "give another --out folder"
+            )
+
+
+def _replace(out: Path) -> None:
+    """Remove what ``--force`` replaces: the link itself, or the folder (not through a link)."""
+    if out.is_symlink():
+        out.unlink()
+    elif out.is_dir() and any(out.iterdir()):
+        shutil.rmtree(out)
 
 
 def _finish(
-    staging: Path, out: Path, sink: _Out, report: ImportReport, redactor: Redactor, label: str
+    staging: Path,
+    out: Path,
+    sink: _Out,
+    report: ImportReport,
+    redactor: Redactor,
+    label: str,
+    force: bool,
 ) -> None:
+    if force:
+        _replace(out)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("cases.jsonl", "provenance.jsonl", "decisions.jsonl"):
         shutil.move(staging / name, out / name)
@@ -750,7 +801,7 @@ Message_ = Any
 
 def _unusable(span: IndexedSpan, exc: Exception) -> Problem:
     """A chat span whose content has the wrong shape: skipped, named with where it was."""
-    why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    why = clip(str(exc).splitlines()[0], 160) if str(exc) else type(exc).__name__
     return Problem("unusable span", span.file, span.line, f"skipped: {why}", span.span)
 
 
@@ -879,7 +930,34 @@ def _decision_line(
         "calls": calls,
         "feedback": info.feedback,
     }
-    sink.decisions.write(redactor.line(line, "decisions") + "\n")
+    sink.decisions.write(_line_keeping_ids(redactor, line, "decisions") + "\n")
+
+
+_SPAN_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def _shown_problem(problem: Problem, redactor: Redactor) -> str:
+    """A problem as the report shows it, redacted; a valid span ID is left as it is (decimal
+    digits that pass Luhn are no card), the file and the message redacted each."""
+    if problem.span is None or not _SPAN_ID.fullmatch(problem.span):
+        return redactor.text(problem.render(), "error messages")
+    where = redactor.text(problem.file, "error messages")
+    where += f":{problem.line}" if problem.line else ""
+    return f"{where} (span {problem.span}): {redactor.text(problem.message, 'error messages')}"
+
+
+#: The trace's own IDs in a provenance or decision line: hex the reader decoded and
+#: checked, never text. Kept as read, so the line still names its span: a span ID of
+#: decimal digits only that passes Luhn (4111111111111111) is no card, and replacing it
+#: broke the link to the trace (the case ID, made of the same IDs, kept them anyway).
+_TRACE_ID_FIELDS = ("trace_id", "span_id", "parent_span_id")
+
+
+def _line_keeping_ids(redactor: Redactor, data: dict[str, Any], where: str) -> str:
+    """``redactor.line(data, where)``, with the trace's own ID fields left as they are."""
+    ids = {k: data[k] for k in _TRACE_ID_FIELDS if k in data}
+    red = redactor.value({k: v for k, v in data.items() if k not in ids}, where)
+    return _dumps({k: ids[k] if k in ids else red[k] for k in data})
 
 
 def _case(

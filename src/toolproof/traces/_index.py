@@ -7,6 +7,7 @@ reads it back one trace at a time. Memory stays flat however large the files.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -105,7 +106,7 @@ class Index:
         body = row.attrs if row.name == "gen_ai.client.inference.operation.details" else row.body
         self.db.execute(
             "INSERT INTO logs (trace, span, name, body, time) VALUES (?,?,?,?,?)",
-            (row.trace, row.span, row.name, orjson.dumps(body), row.time),
+            (row.trace, row.span, row.name, _dumps(body), row.time),
         )
         self.logs += 1
 
@@ -120,10 +121,7 @@ class Index:
             parent = None
         role = span_role(row.attrs)
         keep = row.attrs if role != "other" else {}
-        try:
-            attrs = orjson.dumps(keep)
-        except TypeError:  # e.g. an integer beyond 64 bits in a flat attribute
-            attrs = orjson.dumps({k: v for k, v in keep.items() if isinstance(v, str)})
+        attrs = _dumps(keep)
         cur = self.db.execute(
             "INSERT OR IGNORE INTO spans VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (row.trace, row.span, parent, row.name, role, row.kind, row.start, row.end,
@@ -156,9 +154,7 @@ class Index:
                     _str(values["session"]),
                     _str(values["user"]),
                     _str(values["conversation"]),
-                    None
-                    if values["feedback"] is None
-                    else orjson.dumps(values["feedback"]).decode(),
+                    None if values["feedback"] is None else _feedback_json(values["feedback"]),
                 ),
             )
 
@@ -207,7 +203,7 @@ class Index:
                 r[6],
                 r[7],
                 r[8],
-                orjson.loads(r[9]),
+                _loads(r[9]),
                 r[10],
                 r[11],
             )
@@ -224,7 +220,7 @@ class Index:
         rows = self.db.execute(
             "SELECT name, body FROM logs WHERE trace=? AND span=? ORDER BY time, seq", (trace, span)
         ).fetchall()
-        return [(name, orjson.loads(body)) for name, body in rows]
+        return [(name, _loads(body)) for name, body in rows]
 
     def info(self, trace: str) -> TraceInfo:
         row = self.db.execute(
@@ -232,7 +228,8 @@ class Index:
         ).fetchone()
         if row is None:
             return TraceInfo(None, None, None, None)
-        return TraceInfo(row[0], row[1], row[2], None if row[3] is None else orjson.loads(row[3]))
+        # the standard library's reader: an integer beyond 64 bits stays that integer
+        return TraceInfo(row[0], row[1], row[2], None if row[3] is None else json.loads(row[3]))
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -266,3 +263,27 @@ def _first(info: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 def _str(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _feedback_json(value: Any) -> str:
+    """A trace's feedback as JSON text; an integer beyond 64 bits (which orjson refuses)
+    is written by the standard library, so the span is not lost over its feedback."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value)
+
+
+def _dumps(value: Any) -> bytes | str:
+    """JSON for the index: orjson's bytes, or, for a value orjson refuses (an integer
+    beyond 64 bits anywhere in it), the standard library's text. A flat or structured
+    attribute holding such a number is kept whole, never dropped with its span's content."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False)
+
+
+def _loads(blob: bytes | str) -> Any:
+    """What :func:`_dumps` wrote: text is read by the standard library (exact integers)."""
+    return json.loads(blob) if isinstance(blob, str) else orjson.loads(blob)

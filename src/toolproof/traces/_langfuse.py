@@ -53,6 +53,10 @@ def _get(url: str, auth: str, timeout: float) -> Any:
         raise UserError(f"Langfuse API: cannot reach {url.split('?')[0]} ({reason})") from None
     except ValueError:
         raise UserError(f"Langfuse API: {url.split('?')[0]} did not answer JSON") from None
+    except RecursionError:
+        raise UserError(
+            f"Langfuse API: {url.split('?')[0]} answered JSON nested too deeply"
+        ) from None
 
 
 def fetch_observations(
@@ -79,6 +83,7 @@ def fetch_observations(
     remember_secret(auth)
     endpoint = base.rstrip("/") + "/api/public/v2/observations"
     cursor: str | None = None
+    cursors: set[str] = set()  # a server that hands out a cursor again would page forever
     count = 0
     with out.open("w", encoding="utf-8") as f:
         for _ in range(MAX_PAGES):
@@ -104,4 +109,10 @@ def fetch_observations(
             cursor = meta.get("cursor") if isinstance(meta.get("cursor"), str) else None
             if not cursor or not data:
                 break
+            if cursor in cursors:
+                raise UserError(
+                    f"Langfuse API: {endpoint} gave a page cursor it gave before: stopped "
+                    f"after {count} observation(s) (the pages would repeat)"
+                )
+            cursors.add(cursor)
     return count

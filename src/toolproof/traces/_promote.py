@@ -66,6 +66,26 @@ def _reviews(path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _provenance_lines(folder: Path) -> dict[str, dict[str, Any]]:
+    """Each case's provenance, by case ID: a located error for a line that is not one."""
+    path = folder / "provenance.jsonl"
+    if not path.is_file():
+        raise UserError(
+            f"{folder}: no provenance.jsonl here; give a folder `toolproof traces import` wrote"
+        )
+    out: dict[str, dict[str, Any]] = {}
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                p = json.loads(line)
+                out[str(p["case_id"])] = p
+            except (ValueError, KeyError, TypeError, RecursionError):
+                raise UserError(f"{path}:{number}: not a provenance line") from None
+    return out
+
+
 def _show(
     console: Console,
     case: Case,
@@ -129,15 +149,11 @@ def promote(
     redactor: Redactor,
     ask: Callable[[Console, str], str] = _ask,
 ) -> PromoteResult:
+    prov = _provenance_lines(folder)
     suite = load_suite(folder)
-    prov = {}
-    with (folder / "provenance.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            p = json.loads(line)
-            prov[p["case_id"]] = p
     reviews_path = folder / "reviews.jsonl"
     reviews = _reviews(reviews_path)
-    target = into / "production-cases.jsonl" if into.is_dir() else into
+    target = _target(into)
     order = sorted(
         (c for c in suite.cases if c.id not in reviews),
         key=lambda c: (not negative_feedback(prov.get(c.id, {}).get("feedback")), c.id),
@@ -173,21 +189,51 @@ def promote(
                 expect = _correction(console, ask, redactor)
         except _Stop:
             break
-        review = {
-            "case_id": case.id,
-            "review": {"r": "right", "c": "corrected", "w": "wrong"}[answer],
-            "reviewer": reviewer,
-            "at": datetime.now(UTC).isoformat(),
-        }
+        review = redactor.value(  # the reviewer's name too: it goes into every file written
+            {
+                "case_id": case.id,
+                "review": {"r": "right", "c": "corrected", "w": "wrong"}[answer],
+                "reviewer": reviewer,
+                "at": datetime.now(UTC).isoformat(),
+            },
+            "reviews",
+        )
         if expect is not None:
             _append(target, case, expect, tools, review, prov.get(case.id, {}))
             result.promoted += 1
         else:
             result.wrong += 1
         with reviews_path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(redactor.value(review, "reviews"), ensure_ascii=False) + "\n")
+            f.write(json.dumps(review, ensure_ascii=False) + "\n")
         result.left -= 1
     return result
+
+
+def _target(into: Path) -> Path:
+    """The cases file ``--into`` names: a ``.jsonl`` file, else a folder's
+    ``production-cases.jsonl`` (the folder made when missing). Checked before any
+    question, so that no review is given for a case that cannot be written."""
+    if into.is_dir() or (into.suffix.lower() != ".jsonl" and not into.exists()):
+        target = into / "production-cases.jsonl"
+    elif into.suffix.lower() != ".jsonl":
+        raise UserError(
+            f"--into {into}: is neither a folder nor a cases file (.jsonl); not written to"
+        )
+    else:
+        target = into
+    for path in (target, _provenance(target)):
+        if path.exists() and not path.is_file():
+            raise UserError(f"--into {into}: {path} is not a file")
+    above = target.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        raise UserError(f"--into {into}: {above} is a file, not a folder")
+    return target
+
+
+def _provenance(target: Path) -> Path:
+    return target.with_name(target.stem + ".provenance.jsonl")
 
 
 def _append(
@@ -212,5 +258,5 @@ def _append(
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("a", encoding="utf-8") as f:
         f.write(json.dumps(data, ensure_ascii=False) + "\n")
-    with target.with_name(target.stem + ".provenance.jsonl").open("a", encoding="utf-8") as f:
+    with _provenance(target).open("a", encoding="utf-8") as f:
         f.write(json.dumps({**prov, "review": review}, ensure_ascii=False) + "\n")

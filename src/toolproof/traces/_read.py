@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from toolproof.traces._values import (
     BadValue,
     any_value,
     attributes,
+    clip,
     decode_id,
     kind_of,
     status_of,
@@ -36,7 +38,15 @@ from toolproof.traces._values import (
 )
 from toolproof.trust import TooDeep, check_depth, loads_json
 
-__all__ = ["MAX_LINE_BYTES", "LogRow", "Problem", "SpanRow", "iter_rows", "source_files"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "LogRow",
+    "Problem",
+    "Problems",
+    "SpanRow",
+    "iter_rows",
+    "source_files",
+]
 
 #: The longest line read; a longer one is skipped (and counted), never held whole.
 MAX_LINE_BYTES = 32 << 20
@@ -55,9 +65,28 @@ class Problem:
     span: str | None = None
 
     def render(self) -> str:
-        where = f"{self.file}:{self.line}"
+        where = f"{self.file}:{self.line}" if self.line else self.file  # 0: the whole file
         span = f" (span {self.span})" if self.span else ""
         return f"{where}{span}: {self.message}"
+
+
+class Problems(list[Problem]):
+    """An import's problems: every one counted by kind, only the first :data:`KEEP` held.
+
+    A file of millions of damaged lines makes millions of problems; the report shows
+    200 and counts the rest, so holding them all only grew memory without bound
+    (2,000,000 bad lines took 550 MB)."""
+
+    KEEP = 10_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: Counter[str] = Counter()
+
+    def append(self, problem: Problem) -> None:
+        self.counts[problem.kind] += 1
+        if len(self) < self.KEEP:
+            super().append(problem)
 
 
 @dataclass(slots=True)
@@ -90,12 +119,23 @@ class LogRow:
     line: int
 
 
-def source_files(sources: list[Path]) -> list[Path]:
-    """The files to read: each file named, and every file inside each folder (name order)."""
+def source_files(sources: list[Path], problems: list[Problem] | None = None) -> list[Path]:
+    """The files to read: each file named, and every file inside each folder (name order).
+
+    A symbolic link inside a folder (to a file or a folder, inside it or not) is not
+    followed: it is counted in ``problems``, so what a folder holds is never read
+    from elsewhere unseen."""
     out: list[Path] = []
     for source in sources:
         if source.is_dir():
-            out.extend(sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()))
+            for p in sorted(source.rglob("*")):
+                if p.is_symlink():
+                    if problems is not None:
+                        problems.append(
+                            Problem("symbolic link", str(p), 0, "a symbolic link: not followed")
+                        )
+                elif p.is_file():
+                    out.append(p)
         elif source.is_file():
             out.append(source)
         else:
@@ -288,18 +328,21 @@ def _rows_of(obj: Any, file: str, line: int, problems: list[Problem]) -> Iterato
         problems.append(Problem("not a trace", file, line, "a JSON value that is not an object"))
         return
     if "resourceSpans" in obj or "resource_spans" in obj:
-        for rs in _list(obj.get("resourceSpans", obj.get("resource_spans"))):
+        listed = _listed(file, line, problems)
+        for rs in listed(obj.get("resourceSpans", obj.get("resource_spans")), "resourceSpans"):
             resource, _ = attributes(_dict(_dict(rs).get("resource")).get("attributes"))
-            for ss in _list(_dict(rs).get("scopeSpans", _dict(rs).get("scope_spans"))):
-                for raw in _list(_dict(ss).get("spans")):
+            scopes = _dict(rs).get("scopeSpans", _dict(rs).get("scope_spans"))
+            for ss in listed(scopes, "scopeSpans"):
+                for raw in listed(_dict(ss).get("spans"), "spans"):
                     row = _span(raw, file, line, problems)
                     if row is not None:
                         row.resource = resource
                         yield row
     elif "resourceLogs" in obj:
-        for rl in _list(obj.get("resourceLogs")):
-            for sl in _list(_dict(rl).get("scopeLogs")):
-                for raw in _list(_dict(sl).get("logRecords")):
+        listed = _listed(file, line, problems)
+        for rl in listed(obj.get("resourceLogs"), "resourceLogs"):
+            for sl in listed(_dict(rl).get("scopeLogs"), "scopeLogs"):
+                for raw in listed(_dict(sl).get("logRecords"), "logRecords"):
                     log = _log(raw, file, line, problems)
                     if log is not None:
                         yield log
@@ -321,6 +364,22 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _listed(file: str, line: int, problems: list[Problem]) -> Any:
+    """``_list``, counting a container of the wrong type (``"spans": {...}``): what it
+    holds is skipped, never silently."""
+
+    def listed(value: Any, what: str) -> list[Any]:
+        if isinstance(value, list):
+            return value
+        if value is not None:
+            problems.append(
+                Problem("malformed span", file, line, f"{what} is not a list: its content skipped")
+            )
+        return []
+
+    return listed
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -332,7 +391,7 @@ def _ids(
     span = decode_id(raw.get(skey), 8)
     if trace is None or span is None:
         which = "trace ID" if trace is None else "span ID"
-        shown = str(raw.get(skey) or "?")[:32]
+        shown = clip(str(raw.get(skey) or "?"), 32)
         problems.append(
             Problem(
                 "missing ID",
@@ -463,7 +522,7 @@ def _langfuse_observation(
         attrs["langfuse.scores"] = raw["scores"]
     attrs, dropped = attributes(attrs)
     for why in dropped:
-        problems.append(Problem("attribute dropped", file, line, why, str(span)[:40]))
+        problems.append(Problem("attribute dropped", file, line, why, clip(str(span), 40)))
     level = str(raw.get("level") or "")
     return SpanRow(
         trace=str(trace),

@@ -66,6 +66,12 @@ def render_import(data: dict[str, Any], *, dry_run: bool = False) -> str:
         )
         for problem in data["problems"][:10]:
             lines.append(f"  {_esc(problem)}")
-        if len(data["problems"]) > 10:
-            lines.append(f"  ... {len(data['problems']) - 10} more in import-report.json")
+        total, kept = sum(skipped.values()), len(data["problems"])
+        if total > 10:
+            where = (
+                "in import-report.json"
+                if total == kept
+                else (f"(import-report.json names the first {kept})")
+            )
+            lines.append(f"  ... {total - 10} more {where}")
     return "\n".join(lines)

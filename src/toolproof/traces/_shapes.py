@@ -70,16 +70,51 @@ def span_role(attrs: dict[str, Any]) -> str:
     return "other"
 
 
+class _TooDeep(ValueError):
+    """JSON text nested deeper than the parser goes: content that cannot be read."""
+
+
 def _json(value: Any) -> Any:
-    """A JSON string's value (messages are JSON inside attribute strings); else the value."""
+    """A JSON string's value (messages are JSON inside attribute strings); else the value.
+
+    Text that is not JSON stays text; JSON nested too deeply to parse raises
+    :class:`_TooDeep` (read as text, a conversation or a call would silently vanish).
+    """
     if isinstance(value, str):
         text = value.strip()
         if text[:1] in ("[", "{"):
             try:
                 return json.loads(text)
-            except (ValueError, RecursionError):
+            except RecursionError:
+                raise _TooDeep("JSON nested too deeply to read") from None
+            except ValueError:
                 return value
     return value
+
+
+def _json_or_text(value: Any) -> Any:
+    """:func:`_json`, keeping JSON nested too deeply as the text it is (a tool's result)."""
+    try:
+        return _json(value)
+    except _TooDeep:
+        return value
+
+
+def _too_deep_key(attrs: dict[str, Any], logs: list[tuple[str, Any]]) -> str:
+    """The attribute (or log event) whose JSON text is nested too deeply, for the report."""
+    for key, value in attrs.items():
+        try:
+            _json(value)
+        except _TooDeep:
+            return key
+    for name, body in logs:
+        values = body.values() if isinstance(body, dict) else [body]
+        for value in values:
+            try:
+                _json(value)
+            except _TooDeep:
+                return f"log event {name}"
+    return "a JSON text"
 
 
 def _text(value: Any) -> str | None:
@@ -433,14 +468,17 @@ def decision_of(attrs: dict[str, Any], logs: list[tuple[str, Any]]) -> Decision:
     for event in logs:  # util-genai's event_only mode: the messages are the event's attributes
         if event[0] == "gen_ai.client.inference.operation.details" and isinstance(event[1], dict):
             attrs = {**attrs, **event[1]}
-    found = (
-        _latest(attrs)
-        or _langfuse(attrs)
-        or _openinference(attrs)
-        or _openllmetry(attrs)
-        or _legacy([e for e in logs if e[0] != "gen_ai.client.inference.operation.details"])
-        or Decision("no content", has_content=False)
-    )
+    try:
+        found = (
+            _latest(attrs)
+            or _langfuse(attrs)
+            or _openinference(attrs)
+            or _openllmetry(attrs)
+            or _legacy([e for e in logs if e[0] != "gen_ai.client.inference.operation.details"])
+            or Decision("no content", has_content=False)
+        )
+    except _TooDeep as exc:  # the span is skipped and named, never read as one without content
+        raise ValueError(f"{_too_deep_key(attrs, logs)}: {exc}") from None
     if found.model is None:
         found.model = attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model")
     if found.provider is None:
@@ -489,8 +527,8 @@ def tool_run_of(
     return ToolRun(
         name=tool,
         call_id=str(call_id) if call_id else None,
-        arguments=_json(args),
-        result=_json(result),
+        arguments=_json_or_text(args),
+        result=_json_or_text(result),
         error_type=str(error) if error else None,
         status=status,
         status_message=status_message,

@@ -19,6 +19,7 @@ __all__ = [
     "BadValue",
     "any_value",
     "attributes",
+    "clip",
     "decode_id",
     "kind_of",
     "status_of",
@@ -33,6 +34,22 @@ MAX_VALUE_DEPTH = 64
 
 class BadValue(ValueError):
     """An attribute value toolproof will not carry: the message says why."""
+
+
+_LAST_WORD = re.compile(r"[^\s'\"]+$")
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, never inside a word (then ``…``).
+
+    A secret cut in two escapes redaction (its prefix alone, or its tail, matches no
+    detector), so a word the cut would split is left out whole."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if not (text[limit].isspace() or text[limit] in "'\""):
+        cut = _LAST_WORD.sub("", cut)
+    return cut + "…"
 
 
 def any_value(value: Any, depth: int = 0) -> Any:
@@ -52,7 +69,8 @@ def any_value(value: Any, depth: int = 0) -> Any:
         try:
             return int(value["intValue"])
         except (TypeError, ValueError):
-            raise BadValue(f"intValue {str(value['intValue'])[:40]!r} is not an integer") from None
+            shown = clip(str(value["intValue"]), 40)
+            raise BadValue(f"intValue {shown!r} is not an integer") from None
     if "doubleValue" in value:
         try:
             return float(value["doubleValue"])
