@@ -11,7 +11,11 @@ import sys
 from types import ModuleType as _ModuleType  # not `types`: toolproof.types binds that name
 from typing import TYPE_CHECKING, Any
 
+from toolproof._shared.native import guard as _native_guard
 from toolproof._version import __version__
+
+# the compiled grading core only while it matches its sources (python -m toolproof.native)
+_native_guard()
 
 if TYPE_CHECKING:
     from toolproof.assertions import assert_no_tool_call, assert_tool_call

@@ -31,6 +31,13 @@ from toolproof.match._expr_context import Context
 from toolproof.match._judged import Decisions, Question
 from toolproof.match._semantic import Comparison, Embeddings, semantic_missing
 
+try:  # (what the compiled core reads; mypy, which builds it, brings it)
+    from mypy_extensions import mypyc_attr
+except ImportError:  # plain Python without mypy: the marks mean nothing
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[Any], Any]:  # type: ignore[misc]
+        return lambda cls: cls
+
 Reason = str | None
 MISSING: Any = object()
 
@@ -217,6 +224,7 @@ def kinds_differ(actual: Any, kinds: tuple[tuple[tuple[Any, ...], bool], ...]) -
     return False
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (a matcher defined elsewhere subclasses it)
 class Matcher:
     __slots__ = ()
     name = "matcher"
