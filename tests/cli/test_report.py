@@ -55,6 +55,21 @@ def test_report_of_a_records_file_needs_the_suite(tmp_path: Path) -> None:
     assert "lookup-not-search" in (tmp_path / "r.html").read_text()
 
 
+def test_an_output_that_names_a_folder_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    records, suite = str(SUPPORT / "records.jsonl"), str(SUPPORT)
+    for args in (
+        ("report", records, "-s", suite, "--html", str(folder)),
+        ("score", suite, records, "--no-failures", "--json", str(folder)),
+    ):
+        out = toolproof(*args, "--allow-code")
+        assert out.returncode == 2, out.stderr
+        assert "Traceback" not in out.stderr
+        assert f"error: {folder}: '{folder}' is a folder, not a regular file" in out.stderr
+    assert folder.is_dir() and not any(folder.iterdir())
+
+
 def test_report_without_html_prints_the_terminal_report() -> None:
     out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT), "--allow-code")
     assert out.returncode == 0, out.stderr

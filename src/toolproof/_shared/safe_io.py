@@ -139,6 +139,8 @@ def open_write(
             ) from None
         if exc.errno == errno.ENXIO:  # a FIFO with no reader
             raise UnsafePath(f"'{path}' is a device, FIFO or socket, not a regular file") from None
+        if exc.errno == errno.EISDIR:
+            raise UnsafePath(f"'{path}' is a folder, not a regular file") from None
         raise
     try:
         info = os.fstat(fd)
@@ -270,3 +272,5 @@ def save(path: str | Path, data: bytes | str, *, atomic: bool = False) -> None:
             write_bytes(path, raw)
     except UnsafePath as exc:
         raise refused(path, exc) from None
+    except OSError as exc:  # no permission, a read-only or full disk: one line, no traceback
+        raise UserError(f"{path}: cannot write: {exc.strerror or exc}") from None
