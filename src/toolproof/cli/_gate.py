@@ -203,7 +203,8 @@ def gate(
     store_gate(current, base, result, store, not no_store)
     if result.exit_code == EXIT_INCOMPLETE and result.coverage is not None:
         cov = result.coverage
-        fix = f"finish it with `toolproof run --resume {run}`, or " if cov.status else ""
+        resumable = cov.status and not cov.foreign  # resume refuses another run's records
+        fix = f"finish it with `toolproof run --resume {run}`, or " if resumable else ""
         typer.echo(
             f"error: {run}: not complete: {cov.message()}; {fix}pass --allow-partial", err=True
         )
