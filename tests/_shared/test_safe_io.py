@@ -44,3 +44,22 @@ def test_save_to_a_full_device_is_a_user_error() -> None:
         pytest.skip("no /dev/full here")
     with pytest.raises(UserError, match="/dev/full"):
         save("/dev/full", "x")
+
+
+def test_a_report_is_never_written_over_a_run_folders_own_files(tmp_path: Path) -> None:
+    from toolproof._shared.safe_io import save_report
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text("{}")
+    (run / "records.jsonl").write_text("kept\n")
+    for name in ("records.jsonl", "manifest.json", "events.jsonl"):
+        with pytest.raises(UserError, match="a file of the run folder"):
+            save_report(run / name, "<html>")
+    assert (run / "records.jsonl").read_text() == "kept\n"
+    assert (run / "manifest.json").read_text() == "{}"
+    assert not (run / "events.jsonl").exists()
+    save_report(run / "report.html", "<html>")  # a report of its own in the folder is fine
+    loose = tmp_path / "records.jsonl"  # no manifest beside it: not a run's file
+    save_report(loose, "x")
+    assert loose.read_text() == "x"

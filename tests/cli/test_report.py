@@ -70,6 +70,30 @@ def test_an_output_that_names_a_folder_is_one_line_not_a_traceback(tmp_path: Pat
     assert folder.is_dir() and not any(folder.iterdir())
 
 
+def test_a_report_path_naming_a_runs_own_file_is_refused(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    script = f"scripted:{SUPPORT / 'script.yaml'}"
+    out = toolproof("run", str(SUPPORT), "-m", script, "-q", "-o", str(run), "--allow-code")
+    assert out.returncode == 0, out.stderr
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    attempts = [
+        ("gate", str(run), "--markdown", str(run / "records.jsonl")),
+        ("gate", str(run), "--junit", str(run / "manifest.json")),
+        ("gate", str(run), "--json", str(run / "summary.json")),
+        ("report", str(run), "--html", str(run / "records.jsonl")),
+        ("score", str(SUPPORT), str(run / "records.jsonl"), "--json", str(run / "events.jsonl")),
+        ("run", str(SUPPORT), "-m", script, "-q", "-o", str(tmp_path / "new"),
+         "--html", str(run / "records.jsonl")),
+    ]  # fmt: skip
+    for args in attempts:
+        res = toolproof(*args, "--allow-code")
+        assert res.returncode == 2, (args, res.stderr)
+        assert "a report is never written over a run's own files" in res.stderr
+        assert "Traceback" not in res.stderr
+    assert not (tmp_path / "new").exists()  # refused before the run started
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+
+
 def test_report_without_html_prints_the_terminal_report() -> None:
     out = toolproof("report", str(SUPPORT / "records.jsonl"), "-s", str(SUPPORT), "--allow-code")
     assert out.returncode == 0, out.stderr

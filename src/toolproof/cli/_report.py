@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from toolproof._shared.safe_io import save
+from toolproof._shared.safe_io import save_report, unless_run_file
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 from toolproof.errors import UserError
 
@@ -56,6 +56,8 @@ def report(
     from toolproof.evaluate import load_run
     from toolproof.report import render_terminal
 
+    if html is not None:
+        unless_run_file(html)  # refused before any work, not after it
     trust, _ = trust_for(config, allow_code)
     ev = load_run(run, suite=suite, k=k, trust=trust)
     base = load_run(baseline, suite=suite, k=k, trust=trust) if baseline is not None else None
@@ -104,7 +106,7 @@ def write_html(path: Path, ev: object, gate: object) -> int:
     assert isinstance(ev, Evaluation) and isinstance(gate, GateResult | None)
     data = html_report(ev, gate).encode("utf-8")
 
-    save(path, data)
+    save_report(path, data)
     return len(data)
 
 
