@@ -236,3 +236,16 @@ def test_the_exit_code_is_defined_once_for_the_command_line() -> None:
     from toolproof.cli._exit import ExitCode
 
     assert ExitCode.INCOMPLETE == EXIT_INCOMPLETE == 4
+
+
+def test_an_incomplete_baseline_is_said() -> None:
+    """A killed baseline compares the run over the cases it holds only: the gate says so."""
+    s = b.suite()
+    base_records = [r for r in b.records(s, "base") if r.case_id != "cancel"]
+    killed = b.manifest(s, "base", status="running")
+    base = evaluate(s, base_records, source="base.jsonl", manifest=killed)
+    run = evaluate(s, b.records(s), source="m.jsonl", manifest=b.manifest(s))
+    (line,) = [w for w in run_gate(run, base).warnings if "baseline is not complete" in w]
+    assert "'running', not 'complete'" in line and "cancel #0 · base" in line
+    whole = evaluate(s, b.records(s, "base"), source="base.jsonl", manifest=b.manifest(s, "base"))
+    assert not [w for w in run_gate(run, whole).warnings if "baseline is not complete" in w]

@@ -393,6 +393,10 @@ def run_gate(
     changed = suite_changed_warning(run)
     if changed is not None:
         warnings.append(changed)
+    if baseline is not None and baseline.manifest is not None:
+        partial = run_coverage(baseline)  # compared over the cases it holds: say it
+        if not partial.complete:
+            warnings.append(f"the baseline is not complete: {partial.message()}")
     coverage = run_coverage(run)
     refused = not coverage.complete and not opts.allow_partial
     if coverage.shard is not None:
