@@ -114,6 +114,16 @@ def test_report_runs_no_suite_code_unless_allowed(tmp_path: Path) -> None:
     assert not (tmp_path / "r.html").exists()
 
 
+def test_view_refuses_runs_that_is_no_folder(tmp_path: Path) -> None:
+    """A mistyped --runs is one line, as a missing store is, not a viewer of nothing."""
+    (tmp_path / "file.txt").write_text("x")
+    for runs, why in (("nope", "no such folder"), ("file.txt", "not a folder")):
+        out = toolproof("view", "--runs", str(tmp_path / runs), "--port", "0", timeout=60)
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert f"--runs {tmp_path / runs}: {why}" in out.stderr
+        assert "Traceback" not in out.stderr
+
+
 def test_view_refuses_other_addresses_without_the_flag(tmp_path: Path) -> None:
     out = toolproof("view", "--runs", str(tmp_path), "--host", "0.0.0.0")
     assert out.returncode == 2

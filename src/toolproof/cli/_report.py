@@ -147,6 +147,9 @@ def view(
         )
     if suite is not None and runs is None:
         raise UserError("--suite goes with --runs: the store names each run's suite")
+    if runs is not None and not runs.is_dir():  # as a missing store is: nothing to serve
+        what = "no such folder" if not runs.exists() else "not a folder"
+        raise UserError(f"--runs {runs}: {what}; give the folder that holds the run folders")
     serve(runs, store=store, host=host, port=port, page_size=page_size, suite=suite, trust=trust)
 
 
