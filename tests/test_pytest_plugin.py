@@ -254,3 +254,27 @@ def test_a_missing_api_key_is_one_line_per_failing_test(
     # each failing test: its one-line reason, once in the body and once in the summary
     assert len(said) == 6, text
     assert len(text.splitlines()) < 60, text
+
+
+def test_a_session_with_nothing_scored_fails_as_the_gate_does(pytester: pytest.Pytester) -> None:
+    """Every answer was a server error: each test is skipped, and the session must not
+    pass, since `toolproof gate` over the same answers exits 3 (nothing scored)."""
+    import yaml
+
+    from tests.cli.test_gate_integrity import SUITE as ATTACK
+
+    pytester.path.joinpath("suite.yaml").write_text(yaml.safe_dump(ATTACK, sort_keys=False))
+    down = {"error": "server_error", "message": "simulated outage"}
+    script = {"cases": {"lookup": down, "greeting": down}}
+    pytester.path.joinpath("down.yaml").write_text(yaml.safe_dump(script))
+    pytester.path.joinpath("toolproof.yaml").write_text("models:\n  '*': {max_retries: 0}\n")
+    result = pytester.runpytest_subprocess(
+        "--toolproof-suite=suite.yaml",
+        "--toolproof-model=scripted:down.yaml",
+        "--toolproof-out=r",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["toolproof gate: FAILED (exit 3)", "*no attempt was scored*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED

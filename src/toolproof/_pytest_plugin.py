@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from toolproof.evaluate import Evaluation
+    from toolproof.gate import GateResult
     from toolproof.types import Record, Suite, Verdict
 
 _STATE = pytest.StashKey["_State"]()
@@ -121,6 +122,7 @@ class _State:
         self._error: str | None = None
         self.run_dir: str | None = None
         self.selected: set[str] | None = None
+        self.gate: GateResult | None = None
 
     def targets(self) -> list[str]:
         if self.models:
@@ -306,23 +308,36 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         state.selected = {i.case_id for i in session.items if isinstance(i, ToolproofCase)}
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Decide the gate over the answers the tests saw. When it finds nothing it can
+    trust (no attempt scored, more unanswered attempts than allowed, a harness error:
+    ``toolproof gate`` exits 3), the session fails even though every test was skipped."""
+    state = session.config.stash.get(_STATE, None)
+    if state is None or state._evaluation is None or session.config.option.collectonly:
+        return
+    from toolproof.gate import EXIT_INFRA, run_gate
+
+    state.gate = run_gate(state._evaluation)
+    if state.gate.exit_code == EXIT_INFRA and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state is None:
         return
     if state.run_dir:
         terminalreporter.write_line(f"toolproof run folder: {state.run_dir}")
-    if state._evaluation is not None and not config.option.collectonly:
-        _gate_summary(terminalreporter, state._evaluation)
+    if state.gate is not None:
+        _gate_summary(terminalreporter, state.gate)
 
 
-def _gate_summary(terminalreporter: Any, ev: Evaluation) -> None:
+def _gate_summary(terminalreporter: Any, result: GateResult) -> None:
     """The gate's decision over the answers the tests saw, as ``toolproof gate`` makes it
     (default options): the tests show each case, this line the release decision."""
-    from toolproof.gate import run_gate
     from toolproof.report._escape import visible
 
-    result = run_gate(ev)
     verdict = "PASSED" if result.exit_code == 0 else "FAILED"
     terminalreporter.write_line(f"toolproof gate: {verdict} (exit {result.exit_code})")
     for t in result.targets:

@@ -60,6 +60,32 @@ def test_a_missing_target_counts_every_one_of_its_attempts() -> None:
     assert cov.missing == len(s.cases) and cov.examples[0].endswith("· other")
 
 
+def test_records_of_another_run_make_the_run_incomplete() -> None:
+    """A manifest that names no target, or records of another run or another target:
+    the records are not the run the manifest describes."""
+    s = b.suite()
+    recs = b.records(s)
+    no_targets = b.manifest(s).model_copy(update={"targets": []})
+    cov = check_coverage(no_targets, s, recs)
+    assert not cov.complete and cov.expected == 0 and cov.foreign == len(recs)
+    assert "target 'm' is not one of the manifest's targets" in cov.message()
+    result = run_gate(evaluate(s, recs, source="m.jsonl", manifest=no_targets))
+    assert result.exit_code == EXIT_INCOMPLETE and not result.passed
+
+    elsewhere = [r.model_copy(update={"run_id": "base"}) for r in recs]
+    cov = check_coverage(b.manifest(s), s, elsewhere)
+    assert cov.foreign == len(recs) and cov.missing == 0 and not cov.complete
+    assert "run_id 'base' is not this run's ('m')" in cov.message()
+    assert "were not written by this run" in cov.message()
+
+    own = [r.model_copy(update={"run_id": "m"}) for r in recs]
+    assert check_coverage(b.manifest(s), s, own).complete
+    merged = b.manifest(s).model_copy(
+        update={"run_id": "all", "extra": {"merged_from": ["m (1/2)", "n (2/2)"]}}
+    )
+    assert check_coverage(merged, s, own).complete  # a merged run holds its shards' records
+
+
 def test_the_runs_tag_selection_is_respected() -> None:
     s = b.suite()
     only_safety = [r for r in b.records(s) if r.case_id == "cancel"]
@@ -175,6 +201,24 @@ def test_cli_refuses_a_complete_manifest_with_records_removed(
     assert data["coverage"]["missing"] == 1 and data["exit_code"] == EXIT_INCOMPLETE
 
 
+def test_cli_refuses_another_runs_records_under_this_manifest(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    run = _copy(run_dir, tmp_path)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["run_id"] = "other"  # records of run 'base' under another run's manifest
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    res = runner.invoke(app, ["gate", "--allow-code", str(run)])
+    assert res.exit_code == EXIT_INCOMPLETE, res.output
+    assert "run_id 'base' is not this run's ('other')" in res.output
+    assert "--resume" not in res.output  # resuming would refuse these records too
+    manifest["run_id"], manifest["targets"] = "base", []  # a manifest that names no target
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    res = runner.invoke(app, ["gate", "--allow-code", str(run)])
+    assert res.exit_code == EXIT_INCOMPLETE, res.output
+    assert "is not one of the manifest's targets" in res.output
+
+
 def test_cli_refuses_a_run_folder_without_manifest(run_dir: Path, tmp_path: Path) -> None:
     run = _copy(run_dir, tmp_path)
     (run / "manifest.json").unlink()
@@ -192,3 +236,16 @@ def test_the_exit_code_is_defined_once_for_the_command_line() -> None:
     from toolproof.cli._exit import ExitCode
 
     assert ExitCode.INCOMPLETE == EXIT_INCOMPLETE == 4
+
+
+def test_an_incomplete_baseline_is_said() -> None:
+    """A killed baseline compares the run over the cases it holds only: the gate says so."""
+    s = b.suite()
+    base_records = [r for r in b.records(s, "base") if r.case_id != "cancel"]
+    killed = b.manifest(s, "base", status="running")
+    base = evaluate(s, base_records, source="base.jsonl", manifest=killed)
+    run = evaluate(s, b.records(s), source="m.jsonl", manifest=b.manifest(s))
+    (line,) = [w for w in run_gate(run, base).warnings if "baseline is not complete" in w]
+    assert "'running', not 'complete'" in line and "cancel #0 · base" in line
+    whole = evaluate(s, b.records(s, "base"), source="base.jsonl", manifest=b.manifest(s, "base"))
+    assert not [w for w in run_gate(run, whole).warnings if "baseline is not complete" in w]

@@ -54,3 +54,18 @@ def test_differences_of_stored_fingerprints_say_when_the_rest_is_not_known() -> 
     assert fingerprint_differences(fa, same_source, ("A", "B"), rest_same=True) == [
         "tool schemas differs: x (A) vs y (B)"
     ]
+
+
+def test_a_run_graded_with_another_suite_than_it_was_made_with_is_said() -> None:
+    """`gate RUN --suite EDITED`: the records are graded against a suite whose contract
+    changed since the run; the gate says so, with both fingerprints."""
+    from toolproof.gate import run_gate
+
+    s = b.suite()
+    made = b.manifest(s)
+    assert not [w for w in run_gate(b.run(s)).warnings if "made with" in w]
+    edited = s.model_copy(update={"description": "edited after the run"})
+    run = evaluate(edited, b.records(edited), source="m.jsonl", manifest=made)
+    (line,) = [w for w in run_gate(run).warnings if "made with" in w]
+    assert line.startswith("the suite differs from the one this run was made with")
+    assert made.suite_fingerprint in line and edited.fingerprint() in line

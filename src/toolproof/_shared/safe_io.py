@@ -46,6 +46,8 @@ __all__ = [
     "refused",
     "replace_bytes",
     "save",
+    "save_report",
+    "unless_run_file",
     "write_bytes",
 ]
 
@@ -140,7 +142,7 @@ def open_write(
         if exc.errno == errno.ENXIO:  # a FIFO with no reader
             raise UnsafePath(f"'{path}' is a device, FIFO or socket, not a regular file") from None
         if exc.errno == errno.EISDIR:
-            raise UnsafePath(f"'{path}' is a folder, not a file") from None
+            raise UnsafePath(f"'{path}' is a folder, not a regular file") from None
         raise
     try:
         info = os.fstat(fd)
@@ -272,3 +274,37 @@ def save(path: str | Path, data: bytes | str, *, atomic: bool = False) -> None:
             write_bytes(path, raw)
     except UnsafePath as exc:
         raise refused(path, exc) from None
+    except OSError as exc:  # no permission, a read-only or full disk: one line, no traceback
+        raise UserError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+#: The files of a run folder (one holding ``manifest.json``) that only ``toolproof run``,
+#: ``judge`` and the history write: a report named there would replace a run's data.
+RUN_FILES = frozenset(
+    {
+        "records.jsonl",
+        "manifest.json",
+        "summary.json",
+        "events.jsonl",
+        "judgements.jsonl",
+        "tools.json",
+    }
+)
+
+
+def unless_run_file(path: str | Path) -> None:
+    """Refuse a report path that names one of a run folder's own files (a
+    :class:`UserError`): ``--html runs/x/records.jsonl`` would replace a run's records."""
+    p = Path(path)
+    if p.name in RUN_FILES and (p.parent / "manifest.json").is_file():
+        raise UserError(
+            f"{p}: this is a file of the run folder {p.parent} (it holds a manifest.json), "
+            "and a report is never written over a run's own files; give another path"
+        )
+
+
+def save_report(path: str | Path, data: bytes | str) -> None:
+    """:func:`save` for a report the user named (``--html``, ``--markdown``, ``--json``…),
+    once it is not one of a run folder's own files."""
+    unless_run_file(path)
+    save(path, data)

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 
 import typer
 
-from toolproof._shared.safe_io import save
+from toolproof._shared.safe_io import save, save_report
 from toolproof.cli._exit import ExitCode
 from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
@@ -135,7 +135,7 @@ def score(
     if json_out is not None:
         buffer = io.StringIO()
         write_summary_json(buffer, summaries)
-        save(json_out, buffer.getvalue())
+        save_report(json_out, buffer.getvalue())
     store_score(ev, files, store, not no_store, noted=noted)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from toolproof._shared.safe_io import save
+from toolproof._shared.safe_io import save_report, unless_run_file
 from toolproof.cli._run import infra_allowance
 from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
@@ -39,7 +39,7 @@ def _load(path: Path, suite: Path | None, k: int | None, trust: Trust) -> Evalua
 
 def _write(path: Path | None, text: str) -> None:
     if path is not None:
-        save(path, text)
+        save_report(path, text)
 
 
 def _json(data: Any) -> str:
@@ -160,6 +160,9 @@ def gate(
     from toolproof.judges import suite_calibrations
     from toolproof.report import gate_json, render_gate, render_junit, render_markdown
 
+    for out in (junit, markdown, json_out):  # refused before any work, not after it
+        if out is not None:
+            unless_run_file(out)
     allowance = infra_allowance(max_infra_errors)
     thresholds = None
     if policy is not None:
@@ -203,7 +206,8 @@ def gate(
     store_gate(current, base, result, store, not no_store)
     if result.exit_code == EXIT_INCOMPLETE and result.coverage is not None:
         cov = result.coverage
-        fix = f"finish it with `toolproof run --resume {run}`, or " if cov.status else ""
+        resumable = cov.status and not cov.foreign  # resume refuses another run's records
+        fix = f"finish it with `toolproof run --resume {run}`, or " if resumable else ""
         typer.echo(
             f"error: {run}: not complete: {cov.message()}; {fix}pass --allow-partial", err=True
         )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from toolproof._shared.safe_io import save
+from toolproof._shared.safe_io import save_report, unless_run_file
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
 from toolproof.errors import UserError
 
@@ -56,6 +56,8 @@ def report(
     from toolproof.evaluate import load_run
     from toolproof.report import render_terminal
 
+    if html is not None:
+        unless_run_file(html)  # refused before any work, not after it
     trust, _ = trust_for(config, allow_code)
     ev = load_run(run, suite=suite, k=k, trust=trust)
     base = load_run(baseline, suite=suite, k=k, trust=trust) if baseline is not None else None
@@ -71,14 +73,13 @@ def report(
 
 
 def _write_otlp(path: Path, ev: Evaluation) -> None:
-
     from toolproof.traces import evaluation_logs, provenance_ids
 
     folder = Path(ev.suite.source).parent if ev.suite.source else Path()
     ids = provenance_ids(folder)
     verdicts = [v for t in ev.targets.values() for v in t.verdicts]
     data = evaluation_logs(verdicts, ids)
-    save(path, json.dumps(data, ensure_ascii=False) + "\n")  # located refusals, no links
+    save_report(path, json.dumps(data, ensure_ascii=False) + "\n")  # located refusals, no links
     linked = sum(1 for v in verdicts if v.case_id in ids)
     typer.echo(
         f"wrote {path}: {len(verdicts)} gen_ai.evaluation.result event(s), "
@@ -103,7 +104,7 @@ def write_html(path: Path, ev: object, gate: object) -> int:
     assert isinstance(ev, Evaluation) and isinstance(gate, GateResult | None)
     data = html_report(ev, gate).encode("utf-8")
 
-    save(path, data)
+    save_report(path, data)
     return len(data)
 
 
@@ -144,6 +145,9 @@ def view(
         )
     if suite is not None and runs is None:
         raise UserError("--suite goes with --runs: the store names each run's suite")
+    if runs is not None and not runs.is_dir():  # as a missing store is: nothing to serve
+        what = "no such folder" if not runs.exists() else "not a folder"
+        raise UserError(f"--runs {runs}: {what}; give the folder that holds the run folders")
     serve(runs, store=store, host=host, port=port, page_size=page_size, suite=suite, trust=trust)
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from toolproof._shared.gcpause import fewer_young_collections, freeze_standing
-from toolproof._shared.safe_io import save
+from toolproof._shared.safe_io import save, unless_run_file
 from toolproof.cli import _warmup
 from toolproof.cli._command import TYPER, command
 from toolproof.cli._exit import ExitCode, done_writing
@@ -270,6 +270,8 @@ def run_command(args: RunArgs) -> None:
 
 
 def _run(args: RunArgs) -> None:
+    if args.html is not None:
+        unless_run_file(args.html)  # refused before any model is asked, not after
     allowance = infra_allowance(args.max_infra_errors)
     opts = _options(args)
     opts.trust, user_config = trust_for(args.config, args.allow_code)

@@ -320,6 +320,20 @@ def fingerprint_differences(
     return out
 
 
+def suite_changed_warning(ev: Evaluation) -> str | None:
+    """Said when the suite at hand is not the one the run was measured against (its
+    manifest's suite fingerprint): the records are graded against the suite as it is now.
+    A run a production import wrote fingerprints its files, not the suite: not compared."""
+    m = ev.manifest
+    if m is None or m.extra.get("imported_by") or m.suite_fingerprint == ev.suite.fingerprint():
+        return None
+    return (
+        "the suite differs from the one this run was made with: fingerprint "
+        f"{ev.suite.fingerprint()} now, {m.suite_fingerprint} in its manifest; its records "
+        "are graded against the suite as it is now"
+    )
+
+
 def _rest_of_suite(ev: Evaluation) -> str | None:
     """The fingerprint of the run's suite without its tools; None when the suite at hand
     is not the one the run was measured against (it changed since)."""

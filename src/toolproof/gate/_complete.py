@@ -43,10 +43,18 @@ class Coverage(BaseModel):
     examples: list[str] = Field(
         default_factory=list, description="The first missing attempts, as CASE #ATTEMPT · TARGET."
     )
+    foreign: int = Field(
+        default=0,
+        description="Records that are not of the run the manifest describes: another run's "
+        "ID, or a target it does not name.",
+    )
+    foreign_examples: list[str] = Field(
+        default_factory=list, description="The first such records, each with why."
+    )
 
     @property
     def complete(self) -> bool:
-        return self.status == "complete" and self.missing == 0
+        return self.status == "complete" and self.missing == 0 and self.foreign == 0
 
     def message(self) -> str:
         """Why the run is not complete (empty when it is)."""
@@ -66,6 +74,13 @@ class Coverage(BaseModel):
             parts.append(
                 f"{self.missing} of {self.expected} attempts (case × target × repeat) "
                 f"have no record ({shown}{more})"
+            )
+        if self.foreign:
+            shown = "; ".join(self.foreign_examples)
+            more = "; …" if self.foreign > len(self.foreign_examples) else ""
+            parts.append(
+                f"{self.foreign} record(s) are not of the run its manifest describes "
+                f"({shown}{more}): they were not written by this run"
             )
         return "; ".join(parts)
 
@@ -93,6 +108,8 @@ def check_coverage(manifest: Manifest | None, suite: Suite, records: Iterable[Re
         index, count = parse_shard(manifest.shard)
         cases = [c for c in cases if in_shard(c, index, count)]
     targets = [t.spec for t in manifest.targets]
+    records = list(records)
+    foreign = _foreign(manifest, set(targets), records)
     have = {(r.case_id, r.target, r.attempt) for r in records}
     missing: list[str] = []
     count = 0
@@ -114,4 +131,30 @@ def check_coverage(manifest: Manifest | None, suite: Suite, records: Iterable[Re
         missing=count,
         shard=manifest.shard,
         examples=missing,
+        foreign=len(foreign),
+        foreign_examples=foreign[:_EXAMPLES],
     )
+
+
+def _run_ids(manifest: Manifest) -> set[str]:
+    """The run IDs this run's records may carry: its own, and a merged run's shards'."""
+    ids = {manifest.run_id}
+    merged = manifest.extra.get("merged_from")
+    if isinstance(merged, list):
+        ids.update(str(m).rsplit(" (", 1)[0] for m in merged)
+    return ids
+
+
+def _foreign(manifest: Manifest, targets: set[str], records: list[Record]) -> list[str]:
+    """The records the run its manifest describes cannot have written, each with why
+    (as ``run --resume`` refuses them). A record that names no run (an imported one)
+    is not checked for its run ID."""
+    run_ids = _run_ids(manifest)
+    out: list[str] = []
+    for r in records:
+        where = f"{r.case_id} #{r.attempt} · {r.target}"
+        if r.run_id is not None and r.run_id not in run_ids:
+            out.append(f"{where}: run_id {r.run_id!r} is not this run's ({manifest.run_id!r})")
+        elif r.target not in targets:
+            out.append(f"{where}: target {r.target!r} is not one of the manifest's targets")
+    return out

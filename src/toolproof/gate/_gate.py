@@ -17,6 +17,7 @@ from toolproof.gate._compare import (
     compare_targets,
     fingerprint_warnings,
     pair_targets,
+    suite_changed_warning,
 )
 from toolproof.gate._complete import Coverage, check_coverage
 from toolproof.gate._findings import Finding
@@ -389,6 +390,13 @@ def run_gate(
     if opts.calibrations is None and run.calibrations is not None:
         opts = replace(opts, calibrations=run.calibrations)
     warnings = fingerprint_warnings(baseline, run) if baseline is not None else []
+    changed = suite_changed_warning(run)
+    if changed is not None:
+        warnings.append(changed)
+    if baseline is not None and baseline.manifest is not None:
+        partial = run_coverage(baseline)  # compared over the cases it holds: say it
+        if not partial.complete:
+            warnings.append(f"the baseline is not complete: {partial.message()}")
     coverage = run_coverage(run)
     refused = not coverage.complete and not opts.allow_partial
     if coverage.shard is not None:
