@@ -258,4 +258,6 @@ def test_cli_refuses_a_k_beyond_the_attempts_a_case_has(run_dir: Path) -> None:
     assert "--k 3:" in str(res.exception) and "only 2 attempt(s) of some case" in str(res.exception)
     res = runner.invoke(app, ["compare", "--allow-code", str(run_dir), str(run_dir), "--k", "3"])
     assert isinstance(res.exception, UserError), res.output
+    res = runner.invoke(app, ["report", "--allow-code", str(run_dir), "--k", "3"])
+    assert isinstance(res.exception, UserError), res.output
     assert runner.invoke(app, ["gate", "--allow-code", str(run_dir), "--k", "2"]).exit_code == 0
