@@ -290,3 +290,23 @@ def test_the_scaffolded_workflow_takes_the_gate_policy_from_the_base_branch(
     _git(checkout, "push", "-q", "origin", "main")
     _git(checkout, "checkout", "-q", "pr")
     assert take_policy() == strict  # the base branch's, not the pull request's
+
+
+def test_the_demo_script_gates_the_flaky_candidate_through_and_the_regressed_one_not(
+    tmp_path: Path,
+) -> None:
+    """examples/ci/demo.sh, as docs/gate.md offers it: exit 0 for the flaky candidate,
+    1 for the regressed one (without --allow-code every run and gate was refused)."""
+    env = {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
+        "TOOLPROOF_STORE": "off",
+        "COLUMNS": "160",
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
+    }
+    out = subprocess.run(
+        ["sh", str(REPO / "examples" / "ci" / "demo.sh"), str(tmp_path / "demo")],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert "gate flaky: exit code 0" in out.stdout, out.stdout + out.stderr
+    assert "gate regressed: exit code 1" in out.stdout, out.stdout + out.stderr
+    assert "new critical failure\\: cancel-after-yes" in (tmp_path / "demo" / "regressed.md").read_text()

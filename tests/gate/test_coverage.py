@@ -249,3 +249,15 @@ def test_an_incomplete_baseline_is_said() -> None:
     assert "'running', not 'complete'" in line and "cancel #0 · base" in line
     whole = evaluate(s, b.records(s, "base"), source="base.jsonl", manifest=b.manifest(s, "base"))
     assert not [w for w in run_gate(run, whole).warnings if "baseline is not complete" in w]
+
+
+def test_cli_refuses_a_k_beyond_the_attempts_a_case_has(run_dir: Path) -> None:
+    """--k 3 on a run of two repeats printed pass^2, labelled k=3."""
+    res = runner.invoke(app, ["gate", "--allow-code", str(run_dir), "--k", "3"])
+    assert isinstance(res.exception, UserError), res.output
+    assert "--k 3:" in str(res.exception) and "only 2 attempt(s) of some case" in str(res.exception)
+    res = runner.invoke(app, ["compare", "--allow-code", str(run_dir), str(run_dir), "--k", "3"])
+    assert isinstance(res.exception, UserError), res.output
+    res = runner.invoke(app, ["report", "--allow-code", str(run_dir), "--k", "3"])
+    assert isinstance(res.exception, UserError), res.output
+    assert runner.invoke(app, ["gate", "--allow-code", str(run_dir), "--k", "2"]).exit_code == 0

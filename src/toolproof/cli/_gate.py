@@ -19,6 +19,7 @@ from toolproof._shared.safe_io import save_report, unless_run_file
 from toolproof.cli._run import infra_allowance
 from toolproof.cli._store import NO_STORE, STORE
 from toolproof.cli._trust import ALLOW_CODE, CONFIG, trust_for
+from toolproof.errors import UserError
 
 if TYPE_CHECKING:
     from toolproof.evaluate import Evaluation
@@ -34,7 +35,25 @@ finished, attempts missing, or no manifest), unless --allow-partial."""
 def _load(path: Path, suite: Path | None, k: int | None, trust: Trust) -> Evaluation:
     from toolproof.evaluate import load_run
 
-    return load_run(path, suite=suite, k=k, keep_raw=False, trust=trust)
+    ev = load_run(path, suite=suite, k=k, keep_raw=False, trust=trust)
+    check_k(ev, k, path)
+    return ev
+
+
+def check_k(ev: Evaluation, k: int | None, path: Path) -> None:
+    """Refuse a ``--k`` above the fewest attempts a case has (an adaptive run aside): the
+    figures would be pass^fewest, labelled k."""
+    if k is None or (ev.manifest is not None and ev.manifest.schedule is not None):
+        return
+    from collections import Counter
+
+    held = Counter((r.target, r.case_id) for t in ev.targets.values() for r in t.records)
+    fewest = min(held.values(), default=k)
+    if k > fewest:
+        raise UserError(
+            f"--k {k}: {path} holds only {fewest} attempt(s) of some case, and pass@k "
+            f"and pass^k of k={k} need {k}; give --k {fewest} or less, or run more repeats"
+        )
 
 
 def _write(path: Path | None, text: str) -> None:

@@ -61,6 +61,11 @@ def report(
     trust, _ = trust_for(config, allow_code)
     ev = load_run(run, suite=suite, k=k, trust=trust)
     base = load_run(baseline, suite=suite, k=k, trust=trust) if baseline is not None else None
+    from toolproof.cli._gate import check_k
+
+    check_k(ev, k, run)
+    if base is not None and baseline is not None:
+        check_k(base, k, baseline)
     if otlp is not None:
         _write_otlp(otlp, ev)
         if html is None:
