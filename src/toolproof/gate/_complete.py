@@ -12,7 +12,7 @@ so it is never complete. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -69,20 +69,22 @@ class Coverage(BaseModel):
         if self.status != "complete":
             parts.append(f"the manifest says the run is '{self.status}', not 'complete'")
         if self.missing:
-            shown = ", ".join(self.examples)
-            more = ", …" if self.missing > len(self.examples) else ""
             parts.append(
                 f"{self.missing} of {self.expected} attempts (case × target × repeat) "
-                f"have no record ({shown}{more})"
+                f"have no record ({_listed(self.examples, self.missing, ', ')})"
             )
         if self.foreign:
-            shown = "; ".join(self.foreign_examples)
-            more = "; …" if self.foreign > len(self.foreign_examples) else ""
             parts.append(
                 f"{self.foreign} record(s) are not of the run its manifest describes "
-                f"({shown}{more}): they were not written by this run"
+                f"({_listed(self.foreign_examples, self.foreign, '; ')}): they were not "
+                "written by this run"
             )
         return "; ".join(parts)
+
+
+def _listed(examples: Sequence[str], total: int, sep: str) -> str:
+    """The examples shown, and "…" when there are more of them (``total``)."""
+    return sep.join(examples) + (f"{sep}…" if total > len(examples) else "")
 
 
 def _rounds(manifest: Manifest, target: str) -> int:
