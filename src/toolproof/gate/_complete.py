@@ -111,7 +111,7 @@ def check_coverage(manifest: Manifest | None, suite: Suite, records: Iterable[Re
         cases = [c for c in cases if in_shard(c, index, count)]
     targets = [t.spec for t in manifest.targets]
     records = list(records)
-    foreign = _foreign(manifest, set(targets), records)
+    foreign, foreign_examples = _foreign(manifest, set(targets), records)
     have = {(r.case_id, r.target, r.attempt) for r in records}
     missing: list[str] = []
     count = 0
@@ -133,8 +133,8 @@ def check_coverage(manifest: Manifest | None, suite: Suite, records: Iterable[Re
         missing=count,
         shard=manifest.shard,
         examples=missing,
-        foreign=len(foreign),
-        foreign_examples=foreign[:_EXAMPLES],
+        foreign=foreign,
+        foreign_examples=foreign_examples,
     )
 
 
@@ -147,16 +147,21 @@ def _run_ids(manifest: Manifest) -> set[str]:
     return ids
 
 
-def _foreign(manifest: Manifest, targets: set[str], records: list[Record]) -> list[str]:
-    """The records the run its manifest describes cannot have written, each with why
-    (as ``run --resume`` refuses them). A record that names no run (an imported one)
-    is not checked for its run ID."""
+def _foreign(manifest: Manifest, targets: set[str], records: list[Record]) -> tuple[int, list[str]]:
+    """How many records the run its manifest describes cannot have written (as ``run
+    --resume`` refuses them), and the first few, each with why. A record that names no
+    run (an imported one) is not checked for its run ID."""
     run_ids = _run_ids(manifest)
-    out: list[str] = []
+    count = 0
+    shown: list[str] = []
     for r in records:
-        where = f"{r.case_id} #{r.attempt} · {r.target}"
         if r.run_id is not None and r.run_id not in run_ids:
-            out.append(f"{where}: run_id {r.run_id!r} is not this run's ({manifest.run_id!r})")
+            why = f"run_id {r.run_id!r} is not this run's ({manifest.run_id!r})"
         elif r.target not in targets:
-            out.append(f"{where}: target {r.target!r} is not one of the manifest's targets")
-    return out
+            why = f"target {r.target!r} is not one of the manifest's targets"
+        else:
+            continue
+        count += 1
+        if len(shown) < _EXAMPLES:  # (a million foreign records: counted, not all held)
+            shown.append(f"{r.case_id} #{r.attempt} · {r.target}: {why}")
+    return count, shown
