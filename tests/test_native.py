@@ -115,6 +115,20 @@ def test_the_compiled_core_grades_as_the_sources_do_and_steps_aside_when_stale(
     assert len(verdicts) == 3_000 and verdicts == plain.stdout.splitlines()[1:]
     assert compiled.stderr == plain.stderr == ""
 
+    # a matcher defined outside toolproof still subclasses the compiled Matcher
+    outside = _python(
+        "from toolproof.match import Matcher\n"
+        "import toolproof.match._matchers as m\n"
+        "class Mine(Matcher):\n"
+        "    def check(self, actual):\n"
+        "        return None if actual == 'x' else 'not x'\n"
+        "print(m.__file__, Mine().ok('x'), Mine().ok('y'))\n",
+        copy,
+    )
+    assert outside.returncode == 0, outside.stderr
+    assert outside.stdout.split()[1:] == ["True", "False"]
+    assert outside.stdout.split()[0].endswith(SUFFIX), outside.stdout
+
     # a source changed after the build: the sources grade, and it is said once
     with (copy / "toolproof" / "match" / "_bfcl.py").open("a") as fh:
         fh.write("# changed\n")
